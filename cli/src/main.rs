@@ -1,0 +1,40 @@
+//! `robotsieve`: enforce robots.txt at crawl-frontier scale.
+//!
+//! A thin layer over `robotsieve-compiler` and `robotsieve-engine`: it parses
+//! flags, opens files, and prints. Every failure the user can cause ends with
+//! a message naming the file, line or URL and exit status 2.
+
+mod check;
+mod failure;
+mod input;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Enforce robots.txt at crawl-frontier scale, with Google's semantics.
+#[derive(Parser)]
+#[command(name = "robotsieve", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check URLs against one robots.txt (or a compiled artifact) for one crawler.
+    Check(check::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check(args) => check::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(failure) => {
+            eprintln!("robotsieve: {failure}");
+            ExitCode::from(2)
+        }
+    }
+}

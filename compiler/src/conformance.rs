@@ -1,0 +1,149 @@
+//! Reading the conformance cases of `../shared/conformance` (JSON Lines).
+//!
+//! The cases are the project's contract with Google's semantics; every
+//! matcher (the per-rule oracle, the automaton, the artifact, the binary) is
+//! tested against them. This reader lives in the library so that all those
+//! tests read the files one way.
+
+use base64::Engine as _;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// A verdict case of `robots.jsonl` or `google-spec-test.jsonl`.
+#[derive(Clone, Debug)]
+pub struct VerdictCase {
+    /// The case's name.
+    pub id: String,
+    /// The exact robots.txt bytes.
+    pub body: Vec<u8>,
+    /// The product tokens of one crawler.
+    pub agents: Vec<String>,
+    /// An escaped absolute URL.
+    pub url: String,
+    /// The verdict when the URL is matched byte for byte (`--raw-urls`).
+    pub allowed: bool,
+    /// The verdict with robotsieve's default URL escaping.
+    pub allowed_escaped: bool,
+}
+
+/// A case of `origins.jsonl`: does the robots.txt at `robots_url` govern `url`?
+#[derive(Clone, Debug, Deserialize)]
+pub struct OriginCase {
+    /// Where the robots.txt was fetched.
+    pub robots_url: String,
+    /// The URL in question.
+    pub url: String,
+    /// Whether the robots.txt governs the URL.
+    pub applies: bool,
+    /// Why.
+    #[serde(default)]
+    pub note: String,
+}
+
+/// A case of `status.jsonl`: the fetch status of the robots.txt and its effect.
+#[derive(Clone, Debug, Deserialize)]
+pub struct StatusCase {
+    /// HTTP status of the robots.txt fetch; 0 for no HTTP answer.
+    pub status: u16,
+    /// The body that came with it.
+    pub robots: String,
+    /// The URL in question.
+    pub url: String,
+    /// The crawler's tokens.
+    pub agents: Vec<String>,
+    /// The expected verdict.
+    pub allowed: bool,
+    /// Why.
+    #[serde(default)]
+    pub note: String,
+}
+
+#[derive(Deserialize)]
+struct RawVerdict {
+    id: String,
+    robots: Option<String>,
+    robots_b64: Option<String>,
+    robots_gen: Option<Generated>,
+    agents: Vec<String>,
+    url: String,
+    allowed: bool,
+    allowed_escaped: Option<bool>,
+}
+
+#[derive(Deserialize)]
+struct Generated {
+    head: String,
+    repeat: String,
+    times: usize,
+    tail: String,
+}
+
+/// The `shared/` folder beside the repository, if present: `$ROBOTSIEVE_SHARED`
+/// or `../shared` from the workspace root.
+pub fn shared_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("ROBOTSIEVE_SHARED") {
+        return Some(PathBuf::from(dir)).filter(|d| d.is_dir());
+    }
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?;
+    Some(workspace.join("../shared")).filter(|d| d.is_dir())
+}
+
+/// The path of a file under `shared/conformance`, if the folder is present.
+pub fn conformance_file(name: &str) -> Option<PathBuf> {
+    Some(shared_dir()?.join("conformance").join(name)).filter(|p| p.is_file())
+}
+
+/// Reads the verdict cases of one file.
+pub fn read_verdict_cases(path: &Path) -> Result<Vec<VerdictCase>, String> {
+    read_lines(path, |raw: RawVerdict| {
+        let body = match (raw.robots, raw.robots_b64, raw.robots_gen) {
+            (Some(text), None, None) => text.into_bytes(),
+            (None, Some(b64), None) => base64::engine::general_purpose::STANDARD
+                .decode(b64.as_bytes())
+                .map_err(|e| format!("{}: robots_b64: {e}", raw.id))?,
+            (None, None, Some(g)) => [g.head, g.repeat.repeat(g.times), g.tail]
+                .concat()
+                .into_bytes(),
+            _ => {
+                return Err(format!(
+                    "{}: exactly one of robots, robots_b64, robots_gen",
+                    raw.id
+                ))
+            }
+        };
+        Ok(VerdictCase {
+            id: raw.id,
+            body,
+            agents: raw.agents,
+            url: raw.url,
+            allowed: raw.allowed,
+            allowed_escaped: raw.allowed_escaped.unwrap_or(raw.allowed),
+        })
+    })
+}
+
+/// Reads `origins.jsonl`.
+pub fn read_origin_cases(path: &Path) -> Result<Vec<OriginCase>, String> {
+    read_lines(path, Ok)
+}
+
+/// Reads `status.jsonl`.
+pub fn read_status_cases(path: &Path) -> Result<Vec<StatusCase>, String> {
+    read_lines(path, Ok)
+}
+
+fn read_lines<R: for<'de> Deserialize<'de>, T>(
+    path: &Path,
+    convert: impl Fn(R) -> Result<T, String>,
+) -> Result<Vec<T>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| {
+            let raw: R = serde_json::from_str(line)
+                .map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
+            convert(raw).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))
+        })
+        .collect()
+}

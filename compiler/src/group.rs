@@ -1,0 +1,497 @@
+//! Which rules apply to a crawler: group selection and merging.
+//!
+//! A group is one or more `user-agent` lines followed by rules. Only a
+//! `user-agent` line that follows a rule starts a new group; sitemaps, unknown
+//! fields, blank lines and comments do not end one. Rules before the first
+//! `user-agent` line are ignored. The robots.txt side of `user-agent` is cut to
+//! its leading run of `[A-Za-z_-]` and compared without case; `*` (alone or
+//! followed by white space) names the global group.
+//!
+//! Every group naming any of the crawler's tokens is merged into one. If any
+//! exists, the global groups are ignored, even when the merged group has no
+//! rules; otherwise the global groups are merged and used.
+
+use crate::parse::{Field, RobotsTxt};
+use robotsieve_engine::label::Label;
+use robotsieve_engine::pattern;
+use std::fmt;
+
+/// One crawler, known by one or more product tokens (`googlebot-news,googlebot`).
+///
+/// Tokens are stored in lower case; matching is without case.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Agent {
+    tokens: Vec<String>,
+}
+
+/// Why an agent specification was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentError {
+    /// The offending token (empty when the specification was empty).
+    pub token: String,
+}
+
+impl fmt::Display for AgentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.token.is_empty() {
+            write!(
+                f,
+                "empty user-agent token: a product token is one or more of A-Z, a-z, '-' and '_'"
+            )
+        } else {
+            write!(
+                f,
+                "invalid user-agent token {:?}: a product token is made of A-Z, a-z, '-' and '_' only \
+                 (robots.txt groups name crawlers by such tokens, e.g. \"googlebot\", not by full User-Agent strings)",
+                self.token
+            )
+        }
+    }
+}
+
+impl std::error::Error for AgentError {}
+
+impl Agent {
+    /// Parses `TOKEN[,TOKEN...]`: the product tokens of one crawler.
+    pub fn parse(spec: &str) -> Result<Agent, AgentError> {
+        let tokens: Vec<String> = spec
+            .split(',')
+            .map(|t| t.trim().to_ascii_lowercase())
+            .collect();
+        for token in &tokens {
+            if token.is_empty() || !token.bytes().all(is_token_byte) {
+                return Err(AgentError {
+                    token: token.clone(),
+                });
+            }
+        }
+        Ok(Agent { tokens })
+    }
+
+    /// Takes tokens as Google's library takes them: any strings, unchecked,
+    /// compared without case against the token extracted from each
+    /// `user-agent` line. A string that is not a product token can then only
+    /// match by accident (`""` matches a `user-agent` value with no token
+    /// characters, as in the reference). For conformance with the reference
+    /// API; users get [`Agent::parse`], which refuses such tokens.
+    pub fn from_raw_tokens<S: AsRef<str>>(tokens: &[S]) -> Agent {
+        Agent {
+            tokens: tokens
+                .iter()
+                .map(|t| t.as_ref().to_ascii_lowercase())
+                .collect(),
+        }
+    }
+
+    /// The crawler's tokens, lower case.
+    pub fn tokens(&self) -> &[String] {
+        &self.tokens
+    }
+
+    /// Whether a robots.txt `user-agent` token (already extracted) names this crawler.
+    pub fn is_named_by(&self, token: &[u8]) -> bool {
+        self.tokens
+            .iter()
+            .any(|t| t.as_bytes().eq_ignore_ascii_case(token))
+    }
+}
+
+impl fmt::Display for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.tokens.join(","))
+    }
+}
+
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'-' || b == b'_'
+}
+
+/// What a `user-agent` value names, as Google reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UserAgent<'a> {
+    /// `*`, alone or followed by white space and anything.
+    Global,
+    /// The leading run of `[A-Za-z_-]` of the value (possibly empty, which
+    /// names no crawler).
+    Token(&'a [u8]),
+}
+
+impl<'a> UserAgent<'a> {
+    /// Reads a `user-agent` value.
+    pub fn read(value: &'a [u8]) -> UserAgent<'a> {
+        match value {
+            [b'*'] => UserAgent::Global,
+            [b'*', next, ..] if next.is_ascii_whitespace() || *next == 0x0b => UserAgent::Global,
+            _ => {
+                let len = value.iter().take_while(|&&b| is_token_byte(b)).count();
+                UserAgent::Token(&value[..len])
+            }
+        }
+    }
+}
+
+/// Whether a rule allows or disallows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Verb {
+    /// `allow:`
+    Allow,
+    /// `disallow:`
+    Disallow,
+}
+
+impl Verb {
+    /// `"allow"` or `"disallow"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verb::Allow => "allow",
+            Verb::Disallow => "disallow",
+        }
+    }
+}
+
+/// One rule of a merged group, ready to match.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Rule {
+    /// Allow or disallow.
+    pub verb: Verb,
+    /// The pattern after escaping (what is matched and what the length counts).
+    pub pattern: Vec<u8>,
+    /// The line of the robots.txt it came from.
+    pub line: u32,
+    /// Google's directory rule: this allow rule was derived from
+    /// `allow: .../index.htm...` on the same line and allows the directory
+    /// itself (`/d/$`).
+    pub index_directory: bool,
+}
+
+impl Rule {
+    /// The rule's precedence.
+    pub fn label(&self) -> Label {
+        Label::new(self.pattern.len(), self.verb == Verb::Allow)
+    }
+
+    /// Whether the rule matches a path-and-query (already in the form rules
+    /// are matched against).
+    pub fn matches(&self, path: &[u8]) -> bool {
+        pattern::matches(&self.pattern, path)
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {}",
+            self.verb.name(),
+            String::from_utf8_lossy(&self.pattern)
+        )
+    }
+}
+
+/// Where a merged group's rules came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Source {
+    /// One or more groups name the crawler.
+    Specific,
+    /// No group names the crawler; the `*` groups apply.
+    Global,
+    /// Neither: nothing applies and every path is allowed.
+    Nothing,
+}
+
+/// The merged rules that apply to one crawler.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Group {
+    /// Where the rules came from.
+    pub source: Source,
+    /// The `user-agent` lines of the merged groups.
+    pub agent_lines: Vec<u32>,
+    /// The rules, in file order (a derived directory rule right after its source).
+    pub rules: Vec<Rule>,
+}
+
+/// The outcome of matching a path against a group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decision {
+    /// The winning label (`Label::NONE` when no rule matched).
+    pub label: Label,
+    /// Index in `Group::rules` of the deciding rule: among the rules with the
+    /// winning label, the first in the file, as Google reports it.
+    pub rule: Option<usize>,
+}
+
+impl Decision {
+    /// Whether the path is allowed.
+    pub fn allowed(&self) -> bool {
+        self.label.allows()
+    }
+}
+
+impl Group {
+    /// Selects and merges the rules of `robots` that apply to `agent`.
+    pub fn select(robots: &RobotsTxt<'_>, agent: &Agent) -> Group {
+        let mut specific = Members::default();
+        let mut global = Members::default();
+        // The state of the group being read: does it name the crawler, is it global.
+        let (mut names_agent, mut is_global) = (false, false);
+        let mut after_rule = true;
+        for (line, d) in robots.directives() {
+            match d.field {
+                Field::UserAgent => {
+                    if after_rule {
+                        names_agent = false;
+                        is_global = false;
+                        after_rule = false;
+                    }
+                    match UserAgent::read(d.value) {
+                        UserAgent::Global => {
+                            is_global = true;
+                            global.agent_lines.push(line.number);
+                        }
+                        UserAgent::Token(token) => {
+                            if agent.is_named_by(token) {
+                                names_agent = true;
+                                specific.agent_lines.push(line.number);
+                            }
+                        }
+                    }
+                }
+                Field::Allow | Field::Disallow => {
+                    // Rules before any user-agent line belong to no group.
+                    if !(names_agent || is_global) {
+                        continue;
+                    }
+                    after_rule = true;
+                    let verb = if d.field == Field::Allow {
+                        Verb::Allow
+                    } else {
+                        Verb::Disallow
+                    };
+                    let target = if names_agent {
+                        &mut specific
+                    } else {
+                        &mut global
+                    };
+                    target.push_rule(verb, d.value, line.number);
+                }
+                Field::Sitemap | Field::Unknown => {}
+            }
+        }
+        if !specific.agent_lines.is_empty() {
+            specific.into_group(Source::Specific)
+        } else if !global.agent_lines.is_empty() {
+            global.into_group(Source::Global)
+        } else {
+            Members::default().into_group(Source::Nothing)
+        }
+    }
+
+    /// The straightforward per-rule matcher: tries every rule. This is the
+    /// oracle every faster matcher is tested against.
+    ///
+    /// `path` is a path-and-query in the form rules are matched against (see
+    /// [`robotsieve_engine::url::path_params_query`] and, unless raw URLs are
+    /// wanted, [`pattern::escape`]).
+    pub fn decide(&self, path: &[u8]) -> Decision {
+        let mut best = Decision {
+            label: Label::NONE,
+            rule: None,
+        };
+        for (i, rule) in self.rules.iter().enumerate() {
+            let label = rule.label();
+            if label > best.label && rule.matches(path) {
+                best = Decision {
+                    label,
+                    rule: Some(i),
+                };
+            }
+        }
+        best
+    }
+}
+
+#[derive(Default)]
+struct Members {
+    agent_lines: Vec<u32>,
+    rules: Vec<Rule>,
+}
+
+impl Members {
+    fn push_rule(&mut self, verb: Verb, value: &[u8], line: u32) {
+        // A rule without a path is ignored.
+        if value.is_empty() {
+            return;
+        }
+        let pattern = pattern::escape(value).into_owned();
+        let directory = (verb == Verb::Allow)
+            .then(|| index_directory(&pattern))
+            .flatten();
+        self.rules.push(Rule {
+            verb,
+            pattern,
+            line,
+            index_directory: false,
+        });
+        if let Some(pattern) = directory {
+            self.rules.push(Rule {
+                verb,
+                pattern,
+                line,
+                index_directory: true,
+            });
+        }
+    }
+
+    fn into_group(self, source: Source) -> Group {
+        Group {
+            source,
+            agent_lines: self.agent_lines,
+            rules: self.rules,
+        }
+    }
+}
+
+/// Google's directory rule: an allow pattern whose last segment starts with
+/// `index.htm` also allows the directory itself, as the pattern `<dir>/$`.
+fn index_directory(pattern: &[u8]) -> Option<Vec<u8>> {
+    let slash = pattern.iter().rposition(|&b| b == b'/')?;
+    if !pattern[slash..].starts_with(b"/index.htm") {
+        return None;
+    }
+    let mut directory = pattern[..=slash].to_vec();
+    directory.push(b'$');
+    Some(directory)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decide(body: &str, agent: &str, path: &str) -> bool {
+        let robots = RobotsTxt::parse(body.as_bytes());
+        Group::select(&robots, &Agent::parse(agent).unwrap())
+            .decide(path.as_bytes())
+            .allowed()
+    }
+
+    #[test]
+    fn agent_tokens_are_validated() {
+        assert!(Agent::parse("googlebot").is_ok());
+        assert!(Agent::parse("Googlebot-News,googlebot").is_ok());
+        assert!(Agent::parse("Googlebot/2.1").is_err());
+        assert!(Agent::parse("").is_err());
+        assert!(Agent::parse("a,,b").is_err());
+        assert!(Agent::parse("my bot").is_err());
+    }
+
+    #[test]
+    fn raw_tokens_match_like_the_reference() {
+        let body = "user-agent: *\ndisallow: /\nuser-agent: Foo Bar\nallow: /\n";
+        let robots = RobotsTxt::parse(body.as_bytes());
+        // "Foo Bar" reads as the token "Foo", which is not "foo bar".
+        let group = Group::select(&robots, &Agent::from_raw_tokens(&["Foo Bar"]));
+        assert_eq!(group.source, Source::Global);
+        let empty = RobotsTxt::parse(b"user-agent: /x\ndisallow: /\n");
+        assert_eq!(
+            Group::select(&empty, &Agent::from_raw_tokens(&[""])).source,
+            Source::Specific
+        );
+    }
+
+    #[test]
+    fn user_agent_values() {
+        assert_eq!(UserAgent::read(b"*"), UserAgent::Global);
+        assert_eq!(UserAgent::read(b"* foo"), UserAgent::Global);
+        assert_eq!(UserAgent::read(b"*foo"), UserAgent::Token(b""));
+        assert_eq!(
+            UserAgent::read(b"Googlebot/2.1"),
+            UserAgent::Token(b"Googlebot")
+        );
+        assert_eq!(
+            UserAgent::read(b"googlebot*"),
+            UserAgent::Token(b"googlebot")
+        );
+        assert_eq!(UserAgent::read(b"MJ12bot"), UserAgent::Token(b"MJ"));
+    }
+
+    #[test]
+    fn sitemap_and_unknown_lines_do_not_end_a_group() {
+        let body = "user-agent: a\nsitemap: x\ncrawl-delay: 1\n\nuser-agent: b\ndisallow: /x\n";
+        assert!(!decide(body, "a", "/x"));
+        assert!(!decide(body, "b", "/x"));
+    }
+
+    #[test]
+    fn rules_before_any_user_agent_are_ignored() {
+        assert!(decide(
+            "disallow: /x\nuser-agent: *\ndisallow: /y\n",
+            "a",
+            "/x"
+        ));
+    }
+
+    #[test]
+    fn specific_group_excludes_global_even_when_empty() {
+        let body = "user-agent: *\ndisallow: /\nuser-agent: a\n";
+        assert!(decide(body, "a", "/x"));
+        assert!(!decide(body, "b", "/x"));
+    }
+
+    #[test]
+    fn exact_token_match_no_fallback_to_shorter_token() {
+        let body = "user-agent: googlebot\ndisallow: /g\nuser-agent: *\ndisallow: /all\n";
+        assert!(decide(body, "googlebot-image", "/g"));
+        assert!(!decide(body, "googlebot-image", "/all"));
+    }
+
+    #[test]
+    fn several_tokens_pool_their_groups() {
+        let body =
+            "user-agent: googlebot\ndisallow: /g\nuser-agent: googlebot-news\ndisallow: /n\n";
+        assert!(!decide(body, "googlebot-news,googlebot", "/g"));
+        assert!(!decide(body, "googlebot-news,googlebot", "/n"));
+        assert!(decide(body, "googlebot-news", "/g"));
+    }
+
+    #[test]
+    fn precedence_longest_then_allow() {
+        let body = "user-agent: *\nallow: /p\ndisallow: /\nallow: /folder\ndisallow: /folder\n";
+        assert!(decide(body, "a", "/page"));
+        assert!(decide(body, "a", "/folder/x"));
+        assert!(!decide(body, "a", "/x"));
+    }
+
+    #[test]
+    fn index_htm_allows_the_directory() {
+        let body = "user-agent: *\ndisallow: /d/\nallow: /d/index.html\n";
+        assert!(decide(body, "a", "/d/"));
+        assert!(decide(body, "a", "/d/index.html"));
+        assert!(!decide(body, "a", "/d/other"));
+        let robots = RobotsTxt::parse(body.as_bytes());
+        let group = Group::select(&robots, &Agent::parse("a").unwrap());
+        assert_eq!(group.rules[2].pattern, b"/d/$");
+        assert!(group.rules[2].index_directory);
+    }
+
+    #[test]
+    fn empty_rules_are_ignored() {
+        assert!(decide("user-agent: *\ndisallow:\n", "a", "/x"));
+    }
+
+    #[test]
+    fn deciding_rule_is_the_first_of_equal_labels() {
+        let robots = RobotsTxt::parse(b"user-agent: *\ndisallow: /a*\ndisallow: /*b\n");
+        let group = Group::select(&robots, &Agent::parse("a").unwrap());
+        let d = group.decide(b"/ab");
+        assert_eq!(d.rule, Some(0));
+        assert_eq!(group.rules[0].line, 2);
+    }
+
+    #[test]
+    fn patterns_are_escaped() {
+        let body = "user-agent: *\ndisallow: /ä\ndisallow: /%aa\n";
+        assert!(!decide(body, "a", "/%C3%A4"));
+        assert!(!decide(body, "a", "/%AA"));
+        assert!(decide(body, "a", "/%aa"));
+    }
+}

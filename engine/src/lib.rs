@@ -1,0 +1,14 @@
+//! # robotsieve-engine
+//!
+//! Everything a robotsieve worker needs to answer "may this URL be fetched?"
+//! at frontier scale, and nothing it does not run: no robots.txt parsing.
+//!
+//! - [`label`]: a rule's precedence as one integer, so the larger label wins.
+//! - [`pattern`]: how robots.txt patterns (and URL paths) are escaped and what
+//!   a pattern matches.
+//! - [`url`]: taking URLs apart: path-and-query, origins.
+#![warn(missing_docs)]
+
+pub mod label;
+pub mod pattern;
+pub mod url;

@@ -1,0 +1,231 @@
+//! robots.txt path patterns: how they are escaped and what they match.
+//!
+//! A pattern matches a prefix of a URL's path-and-query. `*` matches any run
+//! of bytes (including none); a `$` that ends the pattern anchors it at the end
+//! of the path; a `$` anywhere else is a literal byte. Matching is on bytes and
+//! case-sensitive.
+//!
+//! Patterns (and, by default, URL paths) are escaped before use exactly as
+//! Google's reference library escapes patterns: bytes >= 0x80 become `%XX` and
+//! the hex digits of existing `%xx` escapes are upper-cased. Nothing is decoded:
+//! `%2A` stays three literal bytes and never means `*`.
+
+use std::borrow::Cow;
+
+const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
+
+/// Escapes a pattern or a path the way Google's library escapes patterns.
+///
+/// Returns the input unchanged (borrowed) when nothing needs escaping, which
+/// is the case for almost every real pattern and URL.
+pub fn escape(input: &[u8]) -> Cow<'_, [u8]> {
+    if !needs_escape(input) {
+        return Cow::Borrowed(input);
+    }
+    let mut out = Vec::with_capacity(input.len() + 16);
+    escape_into(input, &mut out);
+    Cow::Owned(out)
+}
+
+/// Whether [`escape`] would change `input`.
+pub fn needs_escape(input: &[u8]) -> bool {
+    let mut i = 0;
+    while i < input.len() {
+        let b = input[i];
+        if b == b'%' && is_hex_at(input, i + 1) && is_hex_at(input, i + 2) {
+            if input[i + 1].is_ascii_lowercase() || input[i + 2].is_ascii_lowercase() {
+                return true;
+            }
+            i += 3;
+            continue;
+        }
+        if b >= 0x80 {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Appends the escaped form of `input` to `out` (see [`escape`]).
+pub fn escape_into(input: &[u8], out: &mut Vec<u8>) {
+    let mut i = 0;
+    while i < input.len() {
+        let b = input[i];
+        if b == b'%' && is_hex_at(input, i + 1) && is_hex_at(input, i + 2) {
+            out.push(b'%');
+            out.push(input[i + 1].to_ascii_uppercase());
+            out.push(input[i + 2].to_ascii_uppercase());
+            i += 3;
+        } else if b >= 0x80 {
+            out.extend_from_slice(&[
+                b'%',
+                HEX_UPPER[usize::from(b >> 4)],
+                HEX_UPPER[usize::from(b & 15)],
+            ]);
+            i += 1;
+        } else {
+            out.push(b);
+            i += 1;
+        }
+    }
+}
+
+fn is_hex_at(input: &[u8], i: usize) -> bool {
+    input.get(i).is_some_and(u8::is_ascii_hexdigit)
+}
+
+/// Splits a pattern into its end anchor and its body: `/a$` is `(/a, true)`.
+/// Only a final `$` anchors; any other `$` is literal.
+pub fn split_anchor(pattern: &[u8]) -> (&[u8], bool) {
+    match pattern.split_last() {
+        Some((b'$', body)) => (body, true),
+        _ => (pattern, false),
+    }
+}
+
+/// Whether `pattern` matches `path` (a path-and-query starting with `/`).
+///
+/// The pattern matches when it matches a prefix of the path; with a final
+/// `$`, the whole path. The search is greedy over the literal pieces between
+/// stars, which finds a match whenever one exists: each piece is placed at its
+/// leftmost possible position, and a later placement can only leave less room
+/// for the pieces that follow. It allocates nothing.
+pub fn matches(pattern: &[u8], path: &[u8]) -> bool {
+    let (body, anchored) = split_anchor(pattern);
+    let mut pieces = body.split(|&b| b == b'*');
+    // The first piece is anchored at the start of the path.
+    let first = pieces.next().unwrap_or_default();
+    if !path.starts_with(first) {
+        return false;
+    }
+    let mut pos = first.len();
+    let has_star = body.contains(&b'*');
+    if !has_star {
+        return !anchored || pos == path.len();
+    }
+    let mut pieces = pieces.peekable();
+    while let Some(piece) = pieces.next() {
+        let last = pieces.peek().is_none();
+        if last && anchored {
+            // The final piece must sit at the very end, after `pos`.
+            return path.len() >= pos + piece.len() && path.ends_with(piece);
+        }
+        match find(&path[pos..], piece) {
+            Some(at) => pos += at + piece.len(),
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Leftmost occurrence of `needle` in `haystack`.
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() {
+        return Some(0);
+    }
+    let first = needle[0];
+    let mut start = 0;
+    while start + needle.len() <= haystack.len() {
+        let at = start
+            + haystack[start..=haystack.len() - needle.len()]
+                .iter()
+                .position(|&b| b == first)?;
+        if haystack[at..].starts_with(needle) {
+            return Some(at);
+        }
+        start = at + 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The definition, by recursion: slow and obviously right.
+    fn reference(pattern: &[u8], path: &[u8]) -> bool {
+        fn go(p: &[u8], s: &[u8]) -> bool {
+            match p.split_first() {
+                None => true,
+                Some((b'$', [])) => s.is_empty(),
+                Some((b'*', rest)) => (0..=s.len()).any(|i| go(rest, &s[i..])),
+                Some((&c, rest)) => s.first() == Some(&c) && go(rest, &s[1..]),
+            }
+        }
+        go(pattern, path)
+    }
+
+    #[test]
+    fn documented_examples() {
+        // Google's path-matching table.
+        assert!(matches(b"/fish", b"/fish"));
+        assert!(matches(b"/fish", b"/fish.html"));
+        assert!(matches(b"/fish", b"/fishheads/yummy.html"));
+        assert!(!matches(b"/fish", b"/Fish.asp"));
+        assert!(matches(b"/fish*", b"/fish.php?id=anything"));
+        assert!(matches(b"/fish/", b"/fish/?id=anything"));
+        assert!(!matches(b"/fish/", b"/fish"));
+        assert!(matches(b"/*.php", b"/folder/filename.php?parameters"));
+        assert!(!matches(b"/*.php", b"/windows.PHP"));
+        assert!(matches(b"/*.php$", b"/filename.php"));
+        assert!(!matches(b"/*.php$", b"/filename.php?parameters"));
+        assert!(!matches(b"/*.php$", b"/filename.php5"));
+        assert!(matches(b"/fish*.php", b"/fishheads/catfish.php?parameters"));
+        assert!(!matches(b"/fish*.php", b"/Fish.PHP"));
+        assert!(matches(b"/", b"/anything"));
+        assert!(matches(b"/*", b"/"));
+        assert!(matches(b"/$", b"/"));
+        assert!(!matches(b"/$", b"/a"));
+    }
+
+    #[test]
+    fn dollar_inside_is_literal() {
+        assert!(matches(b"/a$b", b"/a$b"));
+        assert!(!matches(b"/a$b", b"/ab"));
+        assert!(!matches(b"$", b"/"));
+        assert!(matches(b"/a$$", b"/a$"));
+    }
+
+    #[test]
+    fn anchored_last_piece_does_not_overlap_earlier_pieces() {
+        assert!(!matches(b"/ab*b$", b"/ab"));
+        assert!(matches(b"/ab*b$", b"/abb"));
+        assert!(matches(b"/*a*a$", b"/aa"));
+        assert!(!matches(b"/*a*a$", b"/a"));
+    }
+
+    #[test]
+    fn escaping() {
+        assert_eq!(&*escape(b"/a%2fb"), b"/a%2Fb");
+        assert_eq!(&*escape("/ä".as_bytes()), b"/%C3%A4");
+        assert_eq!(&*escape(b"/%2A"), b"/%2A");
+        assert_eq!(&*escape(b"/%zz%"), b"/%zz%");
+        assert_eq!(&*escape(b"/%a"), b"/%a");
+        assert!(matches!(escape(b"/plain"), Cow::Borrowed(_)));
+        assert!(!needs_escape(b"/%2F/x"));
+        assert!(needs_escape(b"/%2f"));
+        assert!(needs_escape(&[b'/', 0xff]));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+        #[test]
+        fn greedy_equals_definition(
+            pattern in proptest::collection::vec(prop::sample::select(b"/ab*$".to_vec()), 0..8),
+            path in proptest::collection::vec(prop::sample::select(b"/ab$".to_vec()), 0..10),
+        ) {
+            let mut path = path;
+            path.insert(0, b'/');
+            prop_assert_eq!(matches(&pattern, &path), reference(&pattern, &path));
+        }
+
+        #[test]
+        fn escape_is_idempotent(input in proptest::collection::vec(any::<u8>(), 0..20)) {
+            let once = escape(&input).into_owned();
+            prop_assert!(!needs_escape(&once));
+            prop_assert_eq!(escape(&once).into_owned(), once);
+        }
+    }
+}
