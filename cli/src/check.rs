@@ -33,18 +33,12 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let agent = Agent::parse(&args.agent).map_err(|e| fail!("--agent: {e}"))?;
     if args.robots.as_os_str() == "-" && args.urls.is_empty() {
-        return Err(fail!(
-            "--robots - reads standard input, so give the URLs as arguments"
-        ));
+        return Err(fail!("--robots - reads standard input, so give the URLs as arguments"));
     }
     let body = read_all(&args.robots)?;
     let robots = RobotsTxt::parse(&body);
     let group = Group::select(&robots, &agent);
-    let mode = if args.raw_urls {
-        PathMode::Raw
-    } else {
-        PathMode::Escaped
-    };
+    let mode = if args.raw_urls { PathMode::Raw } else { PathMode::Escaped };
 
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
@@ -61,11 +55,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             });
             writeln!(out, "{line}")
         } else {
-            let verdict = if decision.allowed() {
-                "allowed"
-            } else {
-                "disallowed"
-            };
+            let verdict = if decision.allowed() { "allowed" } else { "disallowed" };
             match rule {
                 Some(r) => writeln!(out, "{verdict}\t{url}\t{}: {r}", r.line),
                 None => writeln!(out, "{verdict}\t{url}"),

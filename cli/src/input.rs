@@ -8,9 +8,7 @@ use std::path::Path;
 pub fn read_all(path: &Path) -> Result<Vec<u8>, Failure> {
     if path == Path::new("-") {
         let mut body = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut body)
-            .context("standard input")?;
+        std::io::stdin().read_to_end(&mut body).context("standard input")?;
         Ok(body)
     } else {
         std::fs::read(path).context(path.display())

@@ -101,15 +101,8 @@ pub fn read_verdict_cases(path: &Path) -> Result<Vec<VerdictCase>, String> {
             (None, Some(b64), None) => base64::engine::general_purpose::STANDARD
                 .decode(b64.as_bytes())
                 .map_err(|e| format!("{}: robots_b64: {e}", raw.id))?,
-            (None, None, Some(g)) => [g.head, g.repeat.repeat(g.times), g.tail]
-                .concat()
-                .into_bytes(),
-            _ => {
-                return Err(format!(
-                    "{}: exactly one of robots, robots_b64, robots_gen",
-                    raw.id
-                ))
-            }
+            (None, None, Some(g)) => [g.head, g.repeat.repeat(g.times), g.tail].concat().into_bytes(),
+            _ => return Err(format!("{}: exactly one of robots, robots_b64, robots_gen", raw.id)),
         };
         Ok(VerdictCase {
             id: raw.id,
@@ -141,8 +134,7 @@ fn read_lines<R: for<'de> Deserialize<'de>, T>(
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty())
         .map(|(i, line)| {
-            let raw: R = serde_json::from_str(line)
-                .map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
+            let raw: R = serde_json::from_str(line).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
             convert(raw).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))
         })
         .collect()

@@ -34,10 +34,7 @@ pub struct AgentError {
 impl fmt::Display for AgentError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.token.is_empty() {
-            write!(
-                f,
-                "empty user-agent token: a product token is one or more of A-Z, a-z, '-' and '_'"
-            )
+            write!(f, "empty user-agent token: a product token is one or more of A-Z, a-z, '-' and '_'")
         } else {
             write!(
                 f,
@@ -54,15 +51,10 @@ impl std::error::Error for AgentError {}
 impl Agent {
     /// Parses `TOKEN[,TOKEN...]`: the product tokens of one crawler.
     pub fn parse(spec: &str) -> Result<Agent, AgentError> {
-        let tokens: Vec<String> = spec
-            .split(',')
-            .map(|t| t.trim().to_ascii_lowercase())
-            .collect();
+        let tokens: Vec<String> = spec.split(',').map(|t| t.trim().to_ascii_lowercase()).collect();
         for token in &tokens {
             if token.is_empty() || !token.bytes().all(is_token_byte) {
-                return Err(AgentError {
-                    token: token.clone(),
-                });
+                return Err(AgentError { token: token.clone() });
             }
         }
         Ok(Agent { tokens })
@@ -75,12 +67,7 @@ impl Agent {
     /// characters, as in the reference). For conformance with the reference
     /// API; users get [`Agent::parse`], which refuses such tokens.
     pub fn from_raw_tokens<S: AsRef<str>>(tokens: &[S]) -> Agent {
-        Agent {
-            tokens: tokens
-                .iter()
-                .map(|t| t.as_ref().to_ascii_lowercase())
-                .collect(),
-        }
+        Agent { tokens: tokens.iter().map(|t| t.as_ref().to_ascii_lowercase()).collect() }
     }
 
     /// The crawler's tokens, lower case.
@@ -90,9 +77,7 @@ impl Agent {
 
     /// Whether a robots.txt `user-agent` token (already extracted) names this crawler.
     pub fn is_named_by(&self, token: &[u8]) -> bool {
-        self.tokens
-            .iter()
-            .any(|t| t.as_bytes().eq_ignore_ascii_case(token))
+        self.tokens.iter().any(|t| t.as_bytes().eq_ignore_ascii_case(token))
     }
 }
 
@@ -179,12 +164,7 @@ impl Rule {
 
 impl fmt::Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}: {}",
-            self.verb.name(),
-            String::from_utf8_lossy(&self.pattern)
-        )
+        write!(f, "{}: {}", self.verb.name(), String::from_utf8_lossy(&self.pattern))
     }
 }
 
@@ -262,16 +242,8 @@ impl Group {
                         continue;
                     }
                     after_rule = true;
-                    let verb = if d.field == Field::Allow {
-                        Verb::Allow
-                    } else {
-                        Verb::Disallow
-                    };
-                    let target = if names_agent {
-                        &mut specific
-                    } else {
-                        &mut global
-                    };
+                    let verb = if d.field == Field::Allow { Verb::Allow } else { Verb::Disallow };
+                    let target = if names_agent { &mut specific } else { &mut global };
                     target.push_rule(verb, d.value, line.number);
                 }
                 Field::Sitemap | Field::Unknown => {}
@@ -293,17 +265,11 @@ impl Group {
     /// [`robotsieve_engine::url::path_params_query`] and, unless raw URLs are
     /// wanted, [`pattern::escape`]).
     pub fn decide(&self, path: &[u8]) -> Decision {
-        let mut best = Decision {
-            label: Label::NONE,
-            rule: None,
-        };
+        let mut best = Decision { label: Label::NONE, rule: None };
         for (i, rule) in self.rules.iter().enumerate() {
             let label = rule.label();
             if label > best.label && rule.matches(path) {
-                best = Decision {
-                    label,
-                    rule: Some(i),
-                };
+                best = Decision { label, rule: Some(i) };
             }
         }
         best
@@ -323,31 +289,15 @@ impl Members {
             return;
         }
         let pattern = pattern::escape(value).into_owned();
-        let directory = (verb == Verb::Allow)
-            .then(|| index_directory(&pattern))
-            .flatten();
-        self.rules.push(Rule {
-            verb,
-            pattern,
-            line,
-            index_directory: false,
-        });
+        let directory = (verb == Verb::Allow).then(|| index_directory(&pattern)).flatten();
+        self.rules.push(Rule { verb, pattern, line, index_directory: false });
         if let Some(pattern) = directory {
-            self.rules.push(Rule {
-                verb,
-                pattern,
-                line,
-                index_directory: true,
-            });
+            self.rules.push(Rule { verb, pattern, line, index_directory: true });
         }
     }
 
     fn into_group(self, source: Source) -> Group {
-        Group {
-            source,
-            agent_lines: self.agent_lines,
-            rules: self.rules,
-        }
+        Group { source, agent_lines: self.agent_lines, rules: self.rules }
     }
 }
 
@@ -369,9 +319,7 @@ mod tests {
 
     fn decide(body: &str, agent: &str, path: &str) -> bool {
         let robots = RobotsTxt::parse(body.as_bytes());
-        Group::select(&robots, &Agent::parse(agent).unwrap())
-            .decide(path.as_bytes())
-            .allowed()
+        Group::select(&robots, &Agent::parse(agent).unwrap()).decide(path.as_bytes()).allowed()
     }
 
     #[test]
@@ -392,10 +340,7 @@ mod tests {
         let group = Group::select(&robots, &Agent::from_raw_tokens(&["Foo Bar"]));
         assert_eq!(group.source, Source::Global);
         let empty = RobotsTxt::parse(b"user-agent: /x\ndisallow: /\n");
-        assert_eq!(
-            Group::select(&empty, &Agent::from_raw_tokens(&[""])).source,
-            Source::Specific
-        );
+        assert_eq!(Group::select(&empty, &Agent::from_raw_tokens(&[""])).source, Source::Specific);
     }
 
     #[test]
@@ -403,14 +348,8 @@ mod tests {
         assert_eq!(UserAgent::read(b"*"), UserAgent::Global);
         assert_eq!(UserAgent::read(b"* foo"), UserAgent::Global);
         assert_eq!(UserAgent::read(b"*foo"), UserAgent::Token(b""));
-        assert_eq!(
-            UserAgent::read(b"Googlebot/2.1"),
-            UserAgent::Token(b"Googlebot")
-        );
-        assert_eq!(
-            UserAgent::read(b"googlebot*"),
-            UserAgent::Token(b"googlebot")
-        );
+        assert_eq!(UserAgent::read(b"Googlebot/2.1"), UserAgent::Token(b"Googlebot"));
+        assert_eq!(UserAgent::read(b"googlebot*"), UserAgent::Token(b"googlebot"));
         assert_eq!(UserAgent::read(b"MJ12bot"), UserAgent::Token(b"MJ"));
     }
 
@@ -423,11 +362,7 @@ mod tests {
 
     #[test]
     fn rules_before_any_user_agent_are_ignored() {
-        assert!(decide(
-            "disallow: /x\nuser-agent: *\ndisallow: /y\n",
-            "a",
-            "/x"
-        ));
+        assert!(decide("disallow: /x\nuser-agent: *\ndisallow: /y\n", "a", "/x"));
     }
 
     #[test]
@@ -446,8 +381,7 @@ mod tests {
 
     #[test]
     fn several_tokens_pool_their_groups() {
-        let body =
-            "user-agent: googlebot\ndisallow: /g\nuser-agent: googlebot-news\ndisallow: /n\n";
+        let body = "user-agent: googlebot\ndisallow: /g\nuser-agent: googlebot-news\ndisallow: /n\n";
         assert!(!decide(body, "googlebot-news,googlebot", "/g"));
         assert!(!decide(body, "googlebot-news,googlebot", "/n"));
         assert!(decide(body, "googlebot-news", "/g"));

@@ -155,18 +155,12 @@ impl<'a> RobotsTxt<'a> {
         }
         number += 1;
         lines.push(read_line(number, start, &body[start..]));
-        RobotsTxt {
-            lines,
-            bom_bytes,
-            ignored_tail: &[],
-        }
+        RobotsTxt { lines, bom_bytes, ignored_tail: &[] }
     }
 
     /// The lines that set a field, with their directives.
     pub fn directives(&self) -> impl Iterator<Item = (&Line<'a>, &Directive<'a>)> {
-        self.lines
-            .iter()
-            .filter_map(|line| line.directive.as_ref().map(|d| (line, d)))
+        self.lines.iter().filter_map(|line| line.directive.as_ref().map(|d| (line, d)))
     }
 }
 
@@ -177,13 +171,7 @@ fn read_line(number: u32, offset: usize, raw: &[u8]) -> Line<'_> {
         Some(nul) => &text[..nul],
         None => text,
     };
-    Line {
-        number,
-        offset,
-        text,
-        truncated,
-        directive: directive(content),
-    }
+    Line { number, offset, text, truncated, directive: directive(content) }
 }
 
 /// Google's `isspace`: space, tab, LF, VT, FF, CR.
@@ -220,14 +208,8 @@ fn directive(content: &[u8]) -> Option<Directive<'_>> {
             // the line is exactly two words.
             let sep = line.iter().position(|&b| b == b' ' || b == b'\t')?;
             let after = &line[sep..];
-            let value_start = after
-                .iter()
-                .position(|&b| b != b' ' && b != b'\t')
-                .unwrap_or(after.len());
-            if after[value_start..]
-                .iter()
-                .any(|&b| b == b' ' || b == b'\t')
-            {
+            let value_start = after.iter().position(|&b| b != b' ' && b != b'\t').unwrap_or(after.len());
+            if after[value_start..].iter().any(|&b| b == b' ' || b == b'\t') {
                 return None;
             }
             (sep, true)
@@ -239,13 +221,7 @@ fn directive(content: &[u8]) -> Option<Directive<'_>> {
     }
     let value = trim(&line[sep + 1..]);
     let (field, spelling) = classify(key);
-    Some(Directive {
-        field,
-        spelling,
-        key,
-        value,
-        missing_colon,
-    })
+    Some(Directive { field, spelling, key, value, missing_colon })
 }
 
 /// Google's key classification, in its order of tests.
@@ -253,20 +229,12 @@ fn classify(key: &[u8]) -> (Field, Spelling) {
     const FIELDS: &[(Field, &str, &[&str])] = &[
         (Field::UserAgent, "user-agent", &["useragent", "user agent"]),
         (Field::Allow, "allow", &[]),
-        (
-            Field::Disallow,
-            "disallow",
-            &["dissallow", "dissalow", "disalow", "diasllow", "disallaw"],
-        ),
+        (Field::Disallow, "disallow", &["dissallow", "dissalow", "disalow", "diasllow", "disallaw"]),
         (Field::Sitemap, "sitemap", &["site-map"]),
     ];
     for &(field, name, typos) in FIELDS {
         if starts_with_ignore_case(key, name) {
-            let spelling = if key.len() == name.len() {
-                Spelling::Exact
-            } else {
-                Spelling::Prefix
-            };
+            let spelling = if key.len() == name.len() { Spelling::Exact } else { Spelling::Prefix };
             return (field, spelling);
         }
         if typos.iter().any(|typo| starts_with_ignore_case(key, typo)) {
@@ -289,10 +257,7 @@ mod tests {
             .lines
             .iter()
             .map(|l| {
-                let value = l
-                    .directive
-                    .map(|d| String::from_utf8_lossy(d.value).into_owned())
-                    .unwrap_or_default();
+                let value = l.directive.map(|d| String::from_utf8_lossy(d.value).into_owned()).unwrap_or_default();
                 (l.number, l.field(), value)
             })
             .collect()
@@ -317,20 +282,13 @@ mod tests {
 
     #[test]
     fn byte_order_marks() {
-        for body in [
-            &b"\xEF\xBB\xBFuser-agent: a"[..],
-            b"\xEF\xBBuser-agent: a",
-            b"\xEFuser-agent: a",
-        ] {
+        for body in [&b"\xEF\xBB\xBFuser-agent: a"[..], b"\xEF\xBBuser-agent: a", b"\xEFuser-agent: a"] {
             assert_eq!(fields(body)[0].1, Some(Field::UserAgent), "{body:?}");
         }
         // A broken mark stops skipping at the first byte that differs.
         assert_eq!(fields(b"\xEF\x00user-agent: a")[0].1, None);
         // Only at the start of the file.
-        assert_eq!(
-            fields(b"a: 1\n\xEF\xBB\xBFuser-agent: a")[1].1,
-            Some(Field::Unknown)
-        );
+        assert_eq!(fields(b"a: 1\n\xEF\xBB\xBFuser-agent: a")[1].1, Some(Field::Unknown));
     }
 
     #[test]
@@ -389,10 +347,7 @@ mod tests {
         let r = RobotsTxt::parse(&body);
         assert!(r.lines[0].truncated);
         assert_eq!(r.lines[0].text.len(), MAX_LINE_BYTES);
-        assert_eq!(
-            r.lines[0].directive.unwrap().value.len(),
-            MAX_LINE_BYTES - b"disallow: ".len()
-        );
+        assert_eq!(r.lines[0].directive.unwrap().value.len(), MAX_LINE_BYTES - b"disallow: ".len());
     }
 
     #[test]

@@ -17,26 +17,14 @@ fn run_file(name: &str) {
         let agent = Agent::from_raw_tokens(&case.agents);
         let robots = RobotsTxt::parse(&case.body);
         let group = Group::select(&robots, &agent);
-        for (mode, expected) in [
-            (PathMode::Raw, case.allowed),
-            (PathMode::Escaped, case.allowed_escaped),
-        ] {
+        for (mode, expected) in [(PathMode::Raw, case.allowed), (PathMode::Escaped, case.allowed_escaped)] {
             let got = group.decide(&mode.path_of(case.url.as_bytes())).allowed();
             if got != expected {
-                failures.push(format!(
-                    "{} ({mode:?}): expected allowed={expected}, got {got}",
-                    case.id
-                ));
+                failures.push(format!("{} ({mode:?}): expected allowed={expected}, got {got}", case.id));
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {} cases failed:\n{}",
-        failures.len(),
-        cases.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
     eprintln!("{name}: {} cases passed in both URL modes", cases.len());
 }
 

@@ -20,9 +20,7 @@ impl Label {
 
     /// The label of a rule whose (escaped) pattern is `pattern_len` bytes long.
     pub fn new(pattern_len: usize, allow: bool) -> Label {
-        let len = u32::try_from(pattern_len)
-            .unwrap_or(u32::MAX >> 1)
-            .min(u32::MAX >> 1);
+        let len = u32::try_from(pattern_len).unwrap_or(u32::MAX >> 1).min(u32::MAX >> 1);
         Label((len << 1) | u32::from(allow))
     }
 

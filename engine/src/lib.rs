@@ -7,8 +7,14 @@
 //! - [`pattern`]: how robots.txt patterns (and URL paths) are escaped and what
 //!   a pattern matches.
 //! - [`url`]: taking URLs apart: path-and-query, origins.
+//! - [`dfa`]: the automaton runtime: one scan of a path gives the winning rank.
+//! - [`rules`]: the per-rule fallback for rules no automaton can hold cheaply.
+//! - [`matcher`]: a compiled group: its parts, combined by rank.
 #![warn(missing_docs)]
 
+pub mod dfa;
 pub mod label;
+pub mod matcher;
 pub mod pattern;
+pub mod rules;
 pub mod url;

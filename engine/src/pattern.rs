@@ -58,11 +58,7 @@ pub fn escape_into(input: &[u8], out: &mut Vec<u8>) {
             out.push(input[i + 2].to_ascii_uppercase());
             i += 3;
         } else if b >= 0x80 {
-            out.extend_from_slice(&[
-                b'%',
-                HEX_UPPER[usize::from(b >> 4)],
-                HEX_UPPER[usize::from(b & 15)],
-            ]);
+            out.extend_from_slice(&[b'%', HEX_UPPER[usize::from(b >> 4)], HEX_UPPER[usize::from(b & 15)]]);
             i += 1;
         } else {
             out.push(b);
@@ -127,10 +123,7 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     let first = needle[0];
     let mut start = 0;
     while start + needle.len() <= haystack.len() {
-        let at = start
-            + haystack[start..=haystack.len() - needle.len()]
-                .iter()
-                .position(|&b| b == first)?;
+        let at = start + haystack[start..=haystack.len() - needle.len()].iter().position(|&b| b == first)?;
         if haystack[at..].starts_with(needle) {
             return Some(at);
         }

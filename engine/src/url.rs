@@ -17,17 +17,11 @@ pub fn path_params_query(url: &[u8]) -> Cow<'_, [u8]> {
         Some(p) if early_path.is_none_or(|e| p < e) => search_start + p + 3,
         _ => search_start,
     };
-    let Some(path_start) = url[protocol_end..]
-        .iter()
-        .position(|b| matches!(b, b'/' | b'?' | b';'))
-    else {
+    let Some(path_start) = url[protocol_end..].iter().position(|b| matches!(b, b'/' | b'?' | b';')) else {
         return Cow::Borrowed(b"/");
     };
     let path_start = protocol_end + path_start;
-    let hash = url[search_start..]
-        .iter()
-        .position(|&b| b == b'#')
-        .map(|h| h + search_start);
+    let hash = url[search_start..].iter().position(|&b| b == b'#').map(|h| h + search_start);
     if hash.is_some_and(|h| h < path_start) {
         return Cow::Borrowed(b"/");
     }
@@ -62,9 +56,7 @@ impl PathMode {
         match (self, path) {
             (PathMode::Raw, path) => path,
             (PathMode::Escaped, Cow::Borrowed(p)) => crate::pattern::escape(p),
-            (PathMode::Escaped, Cow::Owned(p)) => {
-                Cow::Owned(crate::pattern::escape(&p).into_owned())
-            }
+            (PathMode::Escaped, Cow::Owned(p)) => Cow::Owned(crate::pattern::escape(&p).into_owned()),
         }
     }
 
@@ -94,14 +86,8 @@ mod tests {
         assert_eq!(p("http://www.example.com/"), "/");
         assert_eq!(p("http://www.example.com/a"), "/a");
         assert_eq!(p("http://www.example.com/a/"), "/a/");
-        assert_eq!(
-            p("http://www.example.com/a/b?c=http://d.e/"),
-            "/a/b?c=http://d.e/"
-        );
-        assert_eq!(
-            p("http://www.example.com/a/b?c=d&e=f#fragment"),
-            "/a/b?c=d&e=f"
-        );
+        assert_eq!(p("http://www.example.com/a/b?c=http://d.e/"), "/a/b?c=http://d.e/");
+        assert_eq!(p("http://www.example.com/a/b?c=d&e=f#fragment"), "/a/b?c=d&e=f");
         assert_eq!(p("example.com"), "/");
         assert_eq!(p("example.com/"), "/");
         assert_eq!(p("example.com/a"), "/a");

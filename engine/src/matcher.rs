@@ -1,0 +1,1 @@
+//! A compiled group: automaton parts combined by rank. (Being written.)

@@ -1,0 +1,1 @@
+//! The per-rule fallback part behind an aho-corasick prefilter. (Being written.)
