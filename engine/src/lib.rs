@@ -10,6 +10,7 @@
 //! - [`dfa`]: the automaton runtime: one scan of a path gives the winning rank.
 //! - [`rules`]: the per-rule fallback for rules no automaton can hold cheaply.
 //! - [`matcher`]: a compiled group: its parts, combined by rank.
+//! - [`verdict`]: the four answers for a URL.
 #![warn(missing_docs)]
 
 pub mod dfa;
@@ -18,3 +19,4 @@ pub mod matcher;
 pub mod pattern;
 pub mod rules;
 pub mod url;
+pub mod verdict;
