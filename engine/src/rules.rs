@@ -1,1 +1,252 @@
-//! The per-rule fallback part behind an aho-corasick prefilter. (Being written.)
+//! The per-rule fallback: rules that no automaton can hold cheaply.
+//!
+//! Rules with several floating `*` (exponential in any DFA), and anything a
+//! build found over budget, are matched one by one. They are stored sorted by
+//! rank, highest first, so the first rule that matches is the best one and a
+//! search stops there. An aho-corasick automaton over each rule's longest
+//! literal piece (the bytes between two stars) picks the candidates, so a path
+//! is only checked against rules whose rarest-looking piece occurs in it;
+//! rules without any literal piece are always candidates.
+//!
+//! The stored form ([`RuleListBuf`]) is three plain tables, which the artifact
+//! keeps as aligned sections; [`RuleList`] is a validated view over them that
+//! builds and owns the prefilter.
+
+use crate::pattern;
+use aho_corasick::AhoCorasick;
+use std::fmt;
+
+/// The stored form of a per-rule part: patterns concatenated, sorted by rank,
+/// highest first.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RuleListBuf {
+    /// Every pattern (escaped, as matched, with its `$`), one after the other.
+    pub patterns: Vec<u8>,
+    /// `ends[i]`: where pattern `i` ends in `patterns` (it starts where `i - 1` ends).
+    pub ends: Vec<u32>,
+    /// `ranks[i]`: the rank pattern `i` gives when it matches; non-increasing, at least 1.
+    pub ranks: Vec<u32>,
+}
+
+impl RuleListBuf {
+    /// Stores `(pattern, rank)` pairs, sorting them by rank, highest first
+    /// (stable, so equal ranks keep their order).
+    pub fn new<'p>(rules: impl IntoIterator<Item = (&'p [u8], u32)>) -> RuleListBuf {
+        let mut rules: Vec<(&[u8], u32)> = rules.into_iter().collect();
+        rules.sort_by(|a, b| b.1.cmp(&a.1));
+        let mut buf = RuleListBuf::default();
+        for (pattern, rank) in rules {
+            buf.patterns.extend_from_slice(pattern);
+            buf.ends.push(u32::try_from(buf.patterns.len()).expect("rule list under 4 GiB"));
+            buf.ranks.push(rank);
+        }
+        buf
+    }
+
+    /// A validated view (builds the prefilter).
+    pub fn as_rule_list(&self) -> Result<RuleList<'_>, RuleListError> {
+        RuleList::new(&self.patterns, &self.ends, &self.ranks)
+    }
+}
+
+/// Why three tables are not a valid rule list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleListError(pub String);
+
+impl fmt::Display for RuleListError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid rule list: {}", self.0)
+    }
+}
+
+impl std::error::Error for RuleListError {}
+
+/// A validated per-rule part with its prefilter.
+#[derive(Clone, Debug)]
+pub struct RuleList<'a> {
+    patterns: &'a [u8],
+    ends: &'a [u32],
+    ranks: &'a [u32],
+    /// Over the distinct literal pieces; `None` when no rule has one.
+    prefilter: Option<AhoCorasick>,
+    /// For prefilter pattern `p`: the rules having it as their piece, ascending,
+    /// are `piece_rules[piece_starts[p] .. piece_starts[p + 1]]`.
+    piece_starts: Vec<u32>,
+    piece_rules: Vec<u32>,
+    /// Rules without a literal piece (`*`, `$`, `*$`), ascending.
+    always: Vec<u32>,
+}
+
+impl<'a> RuleList<'a> {
+    /// Checks the tables and builds the prefilter.
+    ///
+    /// `ends` must be non-decreasing and end within `patterns`; `ranks` must
+    /// have one entry per pattern, be non-increasing and at least 1.
+    pub fn new(patterns: &'a [u8], ends: &'a [u32], ranks: &'a [u32]) -> Result<RuleList<'a>, RuleListError> {
+        let err = |msg: String| Err(RuleListError(msg));
+        if ends.len() != ranks.len() {
+            return err(format!("{} pattern ends but {} ranks", ends.len(), ranks.len()));
+        }
+        let mut start = 0usize;
+        for (i, &end) in ends.iter().enumerate() {
+            let end = end as usize;
+            if end < start || end > patterns.len() {
+                return err(format!(
+                    "pattern {i} ends at {end}, outside {start}..={} (of {} pattern bytes)",
+                    patterns.len(),
+                    patterns.len()
+                ));
+            }
+            start = end;
+        }
+        if let Some(i) = ranks.iter().position(|&r| r == 0) {
+            return err(format!("pattern {i} has rank 0, which means \"no rule\""));
+        }
+        if let Some(i) = ranks.windows(2).position(|w| w[0] < w[1]) {
+            return err(format!("ranks are not sorted highest first at pattern {}", i + 1));
+        }
+        let mut list = RuleList {
+            patterns,
+            ends,
+            ranks,
+            prefilter: None,
+            piece_starts: Vec::new(),
+            piece_rules: Vec::new(),
+            always: Vec::new(),
+        };
+        // Group the rules by their longest literal piece.
+        let mut pieces: Vec<(&[u8], u32)> = Vec::new();
+        for i in 0..ends.len() {
+            match longest_piece(list.pattern(i)) {
+                Some(piece) => pieces.push((piece, i as u32)),
+                None => list.always.push(i as u32),
+            }
+        }
+        if !pieces.is_empty() {
+            pieces.sort();
+            let mut distinct: Vec<&[u8]> = Vec::new();
+            for (piece, rule) in pieces {
+                if distinct.last() != Some(&piece) {
+                    distinct.push(piece);
+                    list.piece_starts.push(list.piece_rules.len() as u32);
+                }
+                list.piece_rules.push(rule);
+            }
+            list.piece_starts.push(list.piece_rules.len() as u32);
+            let ac = AhoCorasick::new(&distinct).map_err(|e| {
+                RuleListError(format!("cannot build the prefilter over {} pieces: {e}", distinct.len()))
+            })?;
+            list.prefilter = Some(ac);
+        }
+        Ok(list)
+    }
+
+    /// Number of rules.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether there are no rules.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Pattern `i` (escaped, with its `$`).
+    pub fn pattern(&self, i: usize) -> &'a [u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.patterns[start..self.ends[i] as usize]
+    }
+
+    /// The highest rank this part can give (0 when empty).
+    pub fn max_answer(&self) -> u32 {
+        self.ranks.first().copied().unwrap_or(0)
+    }
+
+    /// The best rank among the rules matching `path` that is above `floor`
+    /// (0 when none is). Allocates nothing.
+    pub fn best(&self, path: &[u8], floor: u32) -> u32 {
+        // Rules that could beat `floor` are a prefix, and the first match wins.
+        let limit = self.ranks.partition_point(|&r| r > floor);
+        let mut winner = limit;
+        let consider = |rules: &[u32], winner: &mut usize| {
+            for &i in rules {
+                let i = i as usize;
+                if i >= *winner {
+                    break;
+                }
+                if pattern::matches(self.pattern(i), path) {
+                    *winner = i;
+                    break;
+                }
+            }
+        };
+        consider(&self.always, &mut winner);
+        if let Some(prefilter) = &self.prefilter {
+            for found in prefilter.find_overlapping_iter(path) {
+                if winner == 0 {
+                    break;
+                }
+                let p = found.pattern().as_usize();
+                let rules = &self.piece_rules[self.piece_starts[p] as usize..self.piece_starts[p + 1] as usize];
+                consider(rules, &mut winner);
+            }
+        }
+        if winner < limit {
+            self.ranks[winner]
+        } else {
+            0
+        }
+    }
+}
+
+/// The longest run of bytes between stars in a pattern's body, if any.
+fn longest_piece(pattern: &[u8]) -> Option<&[u8]> {
+    let (body, _) = pattern::split_anchor(pattern);
+    body.split(|&b| b == b'*').filter(|p| !p.is_empty()).max_by_key(|p| p.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(rules: &[(&str, u32)]) -> RuleListBuf {
+        RuleListBuf::new(rules.iter().map(|(p, r)| (p.as_bytes(), *r)))
+    }
+
+    #[test]
+    fn best_is_the_highest_matching_rank_above_the_floor() {
+        let buf = list(&[("/a*b*c", 3), ("/*x*y", 5), ("*", 1), ("/a$", 4)]);
+        let rules = buf.as_rule_list().unwrap();
+        assert_eq!(rules.max_answer(), 5);
+        assert_eq!(rules.best(b"/a1b2c", 0), 3);
+        assert_eq!(rules.best(b"/a1b2c/x/y", 0), 5);
+        assert_eq!(rules.best(b"/a", 0), 4);
+        assert_eq!(rules.best(b"/a/", 0), 1);
+        assert_eq!(rules.best(b"/a1b2c", 3), 0);
+        assert_eq!(rules.best(b"/a1b2c", 2), 3);
+        assert_eq!(rules.best(b"", 0), 1);
+    }
+
+    #[test]
+    fn equal_pieces_share_the_prefilter() {
+        let buf = list(&[("/*abc*1", 2), ("/*abc*2", 3), ("/q*abc", 1)]);
+        let rules = buf.as_rule_list().unwrap();
+        assert_eq!(rules.best(b"/abc1", 0), 2);
+        assert_eq!(rules.best(b"/abc12", 0), 3);
+        assert_eq!(rules.best(b"/qabc", 0), 1);
+        assert_eq!(rules.best(b"/ab", 0), 0);
+    }
+
+    #[test]
+    fn rejects_bad_tables() {
+        assert!(RuleList::new(b"/a/b", &[2, 1], &[2, 1]).is_err());
+        assert!(RuleList::new(b"/a/b", &[2, 5], &[2, 1]).is_err());
+        assert!(RuleList::new(b"/a/b", &[2, 4], &[1, 2]).is_err());
+        assert!(RuleList::new(b"/a/b", &[2, 4], &[1, 0]).is_err());
+        assert!(RuleList::new(b"/a/b", &[2, 4], &[1]).is_err());
+        let e = RuleList::new(b"/a/b", &[2, 5], &[2, 1]).unwrap_err();
+        assert!(e.to_string().contains("pattern 1 ends at 5"), "{e}");
+        assert!(RuleList::new(b"/a/b", &[2, 4], &[2, 2]).is_ok());
+        assert_eq!(RuleList::new(b"", &[], &[]).unwrap().best(b"/x", 0), 0);
+    }
+}
