@@ -1,6 +1,8 @@
-//! Taking URLs apart: the path-and-query that rules match against.
+//! Taking URLs apart: the path-and-query that rules match against, and the
+//! origin (scheme, host, port) that says which robots.txt governs a URL.
 
 use std::borrow::Cow;
+use std::fmt;
 
 /// The path, parameters and query of `url`, as Google's library extracts them.
 ///
@@ -68,6 +70,404 @@ impl PathMode {
 
 fn find_subslice(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+// ---------------------------------------------------------------------------
+// Origins: which robots.txt governs a URL.
+// ---------------------------------------------------------------------------
+
+/// A scheme robots.txt rules apply to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Scheme {
+    /// `http`, default port 80.
+    Http,
+    /// `https`, default port 443.
+    Https,
+    /// `ftp`, default port 21.
+    Ftp,
+}
+
+impl Scheme {
+    /// The scheme's name in lower case, as it appears in an origin key.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scheme::Http => "http",
+            Scheme::Https => "https",
+            Scheme::Ftp => "ftp",
+        }
+    }
+
+    /// The port an origin of this scheme has when none is written.
+    pub fn default_port(self) -> u16 {
+        match self {
+            Scheme::Http => 80,
+            Scheme::Https => 443,
+            Scheme::Ftp => 21,
+        }
+    }
+
+    /// The scheme named by `name`, compared without case; `None` for any other.
+    pub fn from_name(name: &[u8]) -> Option<Scheme> {
+        if name.eq_ignore_ascii_case(b"http") {
+            Some(Scheme::Http)
+        } else if name.eq_ignore_ascii_case(b"https") {
+            Some(Scheme::Https)
+        } else if name.eq_ignore_ascii_case(b"ftp") {
+            Some(Scheme::Ftp)
+        } else {
+            None
+        }
+    }
+}
+
+impl fmt::Display for Scheme {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a URL has no origin robots.txt can govern (the verdict `invalid`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UrlError {
+    /// No `scheme://` at the start: a relative URL, a bare host or garbage.
+    NotAbsolute,
+    /// A scheme other than http, https or ftp.
+    UnsupportedScheme,
+    /// Nothing between `scheme://` (or the user info) and the port or path.
+    EmptyHost,
+    /// The host holds a byte no host name may hold. Percent-escapes count as
+    /// such: robotsieve does not decode them in hosts (no crawler resolves
+    /// `ex%61mple.com`), so `%` makes the host invalid.
+    InvalidHost,
+    /// A bracketed host that is not an IPv6 address (zone identifiers included).
+    InvalidIpv6,
+    /// A non-ASCII host that IDNA (UTS 46) cannot convert to punycode, or that
+    /// is not UTF-8.
+    InvalidIdn,
+    /// A port that is not a decimal number or is above 65535.
+    InvalidPort,
+    /// A valid URL that is not `/robots.txt` at the root of its origin, where
+    /// one was required ([`OriginKey::of_robots_url`]).
+    NotRobotsTxt,
+}
+
+impl fmt::Display for UrlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            UrlError::NotAbsolute => "not an absolute URL (no scheme://)",
+            UrlError::UnsupportedScheme => "scheme is not http, https or ftp",
+            UrlError::EmptyHost => "empty host",
+            UrlError::InvalidHost => "host contains a character not allowed in a host name (percent-escapes included)",
+            UrlError::InvalidIpv6 => "bracketed host is not an IPv6 address",
+            UrlError::InvalidIdn => "non-ASCII host is not a valid internationalised domain name",
+            UrlError::InvalidPort => "port is not a number from 0 to 65535",
+            UrlError::NotRobotsTxt => "not /robots.txt at the root of its origin",
+        })
+    }
+}
+
+impl std::error::Error for UrlError {}
+
+/// A URL taken apart for the filter: its origin key and the path-and-query.
+///
+/// Borrowed from a [`KeyBuf`] and the URL; valid until the buffer is reused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Origin<'a> {
+    /// The canonical origin key, `scheme://host` or `scheme://host:port` (see
+    /// [`OriginKey`]).
+    pub key: &'a [u8],
+    /// The path-and-query: from the end of the authority, fragment dropped,
+    /// always starting with `/` (agrees with [`path_params_query`] on ordinary
+    /// URLs). Not escaped; see [`PathMode::prepare`].
+    pub path: &'a [u8],
+    /// The scheme.
+    pub scheme: Scheme,
+    /// The port written in the URL, unless it is the scheme's default.
+    pub port: Option<u16>,
+    host_len: usize,
+}
+
+impl<'a> Origin<'a> {
+    /// The normalised host: lower-case ASCII, punycode for internationalised
+    /// names, IPv6 literals in brackets and in RFC 5952 form.
+    pub fn host(&self) -> &'a [u8] {
+        let start = self.scheme.as_str().len() + 3;
+        &self.key[start..start + self.host_len]
+    }
+
+    /// Whether the path-and-query is exactly `/robots.txt`.
+    pub fn is_robots_txt(&self) -> bool {
+        self.path == b"/robots.txt"
+    }
+}
+
+/// Reusable scratch space for taking URLs apart without allocating.
+///
+/// The filter keeps one per worker: after the first few URLs have grown its
+/// buffers, [`KeyBuf::parse`] allocates nothing (except for non-ASCII hosts,
+/// which go through IDNA).
+///
+/// The rules, in order:
+/// - ASCII white space around the URL is ignored.
+/// - `scheme://` is required; the scheme is http, https or ftp in any case.
+/// - The authority runs to the first `/`, `?` or `#`. User info (up to the
+///   last `@`) is dropped. A `;` after the user info ends the authority and
+///   starts the path, as in Google's `path_params_query`.
+/// - The host: `[...]` must be an IPv6 address, written back in RFC 5952 form;
+///   otherwise ASCII letters, digits, `-`, `.`, `_` and `~`, lower-cased. A host
+///   with any non-ASCII byte goes through IDNA (UTS 46, the WHATWG deny list)
+///   to punycode. Percent-escapes are not decoded: `%` makes the host invalid.
+///   IPv4 addresses and trailing dots are kept as written.
+/// - The port: empty means none; otherwise decimal digits up to 65535; the
+///   scheme's default port is dropped from the key.
+/// - The path-and-query: fragment dropped, `/` prepended when it starts with
+///   `?` or `;`, `/` when empty.
+#[derive(Clone, Debug, Default)]
+pub struct KeyBuf {
+    key: Vec<u8>,
+    path: Vec<u8>,
+}
+
+impl KeyBuf {
+    /// An empty buffer.
+    pub fn new() -> KeyBuf {
+        KeyBuf { key: Vec::with_capacity(64), path: Vec::new() }
+    }
+
+    /// Takes `url` apart: its origin key (written into this buffer) and its
+    /// path-and-query.
+    pub fn parse<'a>(&'a mut self, url: &'a [u8]) -> Result<Origin<'a>, UrlError> {
+        let url = url.trim_ascii();
+        let colon = scheme_end(url).ok_or(UrlError::NotAbsolute)?;
+        if !url[colon..].starts_with(b"://") {
+            return Err(UrlError::NotAbsolute);
+        }
+        let scheme = Scheme::from_name(&url[..colon]).ok_or(UrlError::UnsupportedScheme)?;
+        let authority_start = colon + 3;
+        let authority_end = url[authority_start..]
+            .iter()
+            .position(|b| matches!(b, b'/' | b'?' | b'#'))
+            .map_or(url.len(), |p| authority_start + p);
+        let host_start = url[authority_start..authority_end]
+            .iter()
+            .rposition(|&b| b == b'@')
+            .map_or(authority_start, |at| authority_start + at + 1);
+        let host_port_end =
+            url[host_start..authority_end].iter().position(|&b| b == b';').map_or(authority_end, |p| host_start + p);
+        let (host, port_text) = split_port(&url[host_start..host_port_end])?;
+        if host.is_empty() {
+            return Err(UrlError::EmptyHost);
+        }
+        let port = match port_text {
+            Some(text) if !text.is_empty() => Some(parse_port(text)?),
+            _ => None,
+        }
+        .filter(|&p| p != scheme.default_port());
+
+        self.key.clear();
+        self.key.extend_from_slice(scheme.as_str().as_bytes());
+        self.key.extend_from_slice(b"://");
+        write_host(&mut self.key, host)?;
+        let host_len = self.key.len() - scheme.as_str().len() - 3;
+        if let Some(port) = port {
+            self.key.push(b':');
+            write_decimal(&mut self.key, port);
+        }
+
+        let rest = &url[host_port_end..];
+        let rest = &rest[..rest.iter().position(|&b| b == b'#').unwrap_or(rest.len())];
+        let path: &[u8] = if rest.is_empty() {
+            b"/"
+        } else if rest[0] == b'/' {
+            rest
+        } else {
+            self.path.clear();
+            self.path.push(b'/');
+            self.path.extend_from_slice(rest);
+            &self.path
+        };
+        Ok(Origin { key: &self.key, path, scheme, port, host_len })
+    }
+}
+
+/// The index of the `:` ending a syntactically valid scheme
+/// (`ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`), if any.
+fn scheme_end(url: &[u8]) -> Option<usize> {
+    if !url.first()?.is_ascii_alphabetic() {
+        return None;
+    }
+    let end = url.iter().position(|&b| !(b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')))?;
+    (url[end] == b':').then_some(end)
+}
+
+/// Splits `host[:port]` or `[v6][:port]`; the port text is what follows the colon.
+fn split_port(host_port: &[u8]) -> Result<(&[u8], Option<&[u8]>), UrlError> {
+    if host_port.first() == Some(&b'[') {
+        let close = host_port.iter().position(|&b| b == b']').ok_or(UrlError::InvalidIpv6)?;
+        let (host, after) = host_port.split_at(close + 1);
+        return match after {
+            [] => Ok((host, None)),
+            [b':', port @ ..] => Ok((host, Some(port))),
+            _ => Err(UrlError::InvalidPort),
+        };
+    }
+    Ok(match host_port.iter().rposition(|&b| b == b':') {
+        Some(c) => (&host_port[..c], Some(&host_port[c + 1..])),
+        None => (host_port, None),
+    })
+}
+
+fn parse_port(text: &[u8]) -> Result<u16, UrlError> {
+    let mut value: u32 = 0;
+    for &b in text {
+        if !b.is_ascii_digit() {
+            return Err(UrlError::InvalidPort);
+        }
+        value = value * 10 + u32::from(b - b'0');
+        if value > u32::from(u16::MAX) {
+            return Err(UrlError::InvalidPort);
+        }
+    }
+    Ok(value as u16)
+}
+
+fn write_decimal(out: &mut Vec<u8>, value: u16) {
+    let mut digits = [0u8; 5];
+    let mut n = value;
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
+fn is_host_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
+}
+
+/// Appends the normalised form of `host` to `out`.
+fn write_host(out: &mut Vec<u8>, host: &[u8]) -> Result<(), UrlError> {
+    if host[0] == b'[' {
+        let inner = std::str::from_utf8(&host[1..host.len() - 1]).map_err(|_| UrlError::InvalidIpv6)?;
+        let addr: std::net::Ipv6Addr = inner.parse().map_err(|_| UrlError::InvalidIpv6)?;
+        use std::io::Write as _;
+        write!(out, "[{addr}]").expect("writing to a Vec cannot fail");
+        return Ok(());
+    }
+    if host.is_ascii() {
+        if !host.iter().all(|&b| is_host_byte(b)) {
+            return Err(UrlError::InvalidHost);
+        }
+        out.extend(host.iter().map(u8::to_ascii_lowercase));
+        return Ok(());
+    }
+    let ascii = idna::domain_to_ascii_cow(host, idna::AsciiDenyList::URL).map_err(|_| UrlError::InvalidIdn)?;
+    if ascii.is_empty() || !ascii.bytes().all(is_host_byte) {
+        return Err(UrlError::InvalidIdn);
+    }
+    out.extend_from_slice(ascii.as_bytes());
+    Ok(())
+}
+
+/// An origin's canonical key: `scheme://host` or `scheme://host:port`, the
+/// port only when it is not the scheme's default. Always ASCII. This is what
+/// the artifact's origin index stores (hashed with [`origin_hash`]).
+///
+/// The owned form, for the compiler; the filter uses [`KeyBuf`].
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct OriginKey(Box<[u8]>);
+
+impl OriginKey {
+    /// The origin of any absolute URL.
+    pub fn of_url(url: impl AsRef<[u8]>) -> Result<OriginKey, UrlError> {
+        let mut buf = KeyBuf::new();
+        let origin = buf.parse(url.as_ref())?;
+        Ok(OriginKey(origin.key.into()))
+    }
+
+    /// The origin a robots.txt URL governs; the URL must be `/robots.txt` at
+    /// the root (no query), else [`UrlError::NotRobotsTxt`].
+    pub fn of_robots_url(url: impl AsRef<[u8]>) -> Result<OriginKey, UrlError> {
+        let mut buf = KeyBuf::new();
+        let origin = buf.parse(url.as_ref())?;
+        if !origin.is_robots_txt() {
+            return Err(UrlError::NotRobotsTxt);
+        }
+        Ok(OriginKey(origin.key.into()))
+    }
+
+    /// The key's bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// The key as text (it is always ASCII).
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).expect("origin keys are ASCII")
+    }
+
+    /// The key's [`origin_hash`].
+    pub fn hash64(&self) -> u64 {
+        origin_hash(&self.0)
+    }
+
+    /// The URL of this origin's robots.txt.
+    pub fn robots_url(&self) -> String {
+        format!("{}/robots.txt", self.as_str())
+    }
+}
+
+impl std::borrow::Borrow<[u8]> for OriginKey {
+    fn borrow(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl fmt::Display for OriginKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Debug for OriginKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "OriginKey({:?})", self.as_str())
+    }
+}
+
+/// The stable 64-bit hash of an origin key, stored in the artifact's origin
+/// index. It must never change (a new function needs a new format version).
+///
+/// Definition: with `K = 0x9E3779B97F4A7C15` and `M = 0xFF51AFD7ED558CCD`,
+/// start with `h = K ^ (len * M)`; for each whole 8-byte word `w` of the key
+/// (read little-endian), `h = rotl((h ^ w) * M, 31)`; the 0 to 7 remaining
+/// bytes, zero-padded to a little-endian word `t`, give `h = (h ^ t) * K`;
+/// finally murmur3's fmix64: `h ^= h >> 33; h *= 0xFF51AFD7ED558CCD;
+/// h ^= h >> 33; h *= 0xC4CEB9FE1A85EC53; h ^= h >> 33`. All arithmetic
+/// wraps. Independent of the machine's byte order.
+pub fn origin_hash(key: &[u8]) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    const M: u64 = 0xFF51_AFD7_ED55_8CCD;
+    let mut h = K ^ (key.len() as u64).wrapping_mul(M);
+    let mut words = key.chunks_exact(8);
+    for word in &mut words {
+        let w = u64::from_le_bytes(word.try_into().expect("chunks of 8"));
+        h = (h ^ w).wrapping_mul(M).rotate_left(31);
+    }
+    let tail = words.remainder();
+    let mut padded = [0u8; 8];
+    padded[..tail.len()].copy_from_slice(tail);
+    h = (h ^ u64::from_le_bytes(padded)).wrapping_mul(K);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xC4CE_B9FE_1A85_EC53);
+    h ^ (h >> 33)
 }
 
 #[cfg(test)]
