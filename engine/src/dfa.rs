@@ -125,6 +125,22 @@ impl<'a> Dfa<'a> {
         Ok(Dfa { classes, stride2, transitions, answers, start, sink_limit: sinks << stride2 })
     }
 
+    /// Makes a view of tables that [`Dfa::new`] has already accepted, without
+    /// re-checking every transition (which costs the table's size): for
+    /// lookups in an artifact whose tables were all checked when it was opened.
+    /// Given tables that were never checked, [`Dfa::scan`] may panic on an
+    /// out-of-range index, but never reads out of bounds.
+    pub fn validated(
+        classes: &'a [u8; 256],
+        stride2: u32,
+        transitions: Transitions<'a>,
+        answers: &'a [u32],
+        start: u32,
+        sinks: u32,
+    ) -> Dfa<'a> {
+        Dfa { classes, stride2, transitions, answers, start, sink_limit: sinks << stride2 }
+    }
+
     /// The answer (a rank) for a whole path: the best rule that matches it.
     #[inline]
     pub fn scan(&self, path: &[u8]) -> u32 {

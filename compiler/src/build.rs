@@ -1,0 +1,240 @@
+//! From robots.txt fetch results for many origins to one artifact.
+//!
+//! Most sites serve one of a few common files, and most files give the same
+//! group to several crawlers, so the work is deduplicated twice: each distinct
+//! body is parsed once, and each distinct group is compiled once and shared by
+//! every origin and crawler it applies to. Parsing and compiling run in
+//! parallel (rayon) over the distinct bodies and groups.
+
+use crate::automaton::{self, BuildOptions};
+use crate::group::{Agent, Group, Rule, Source, Verb};
+use crate::parse::RobotsTxt;
+use crate::writer::ArtifactWriter;
+use rayon::prelude::*;
+use robotsieve_engine::artifact::{FetchInfo, FetchKind};
+use robotsieve_engine::url::OriginKey;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// The robots.txt that governs one origin, as the corpus readers resolved it.
+#[derive(Clone, Debug)]
+pub struct OriginRobots {
+    /// The origin.
+    pub key: OriginKey,
+    /// How the fetch result governs it (and its HTTP status).
+    pub info: FetchInfo,
+    /// The body, when `info.kind` is [`FetchKind::Rules`].
+    pub body: Vec<u8>,
+}
+
+/// What to build.
+#[derive(Clone, Debug)]
+pub struct BuildPlan {
+    /// The crawlers, one group per origin each.
+    pub agents: Vec<Agent>,
+    /// Automaton options (explain mode, budget).
+    pub options: BuildOptions,
+}
+
+/// Figures about a build, for the user and `inspect`.
+#[derive(Clone, Debug, Default)]
+pub struct BuildReport {
+    /// Origins in the artifact.
+    pub origins: usize,
+    /// Distinct bodies parsed.
+    pub bodies: usize,
+    /// Distinct groups compiled.
+    pub groups: usize,
+    /// States over all automata.
+    pub states: usize,
+    /// Groups whose build went over budget and was split.
+    pub split_groups: usize,
+    /// The slowest group builds: (time, number of rules, an origin using it).
+    pub slowest: Vec<(Duration, usize, String)>,
+    /// Wall time of parsing and compiling.
+    pub elapsed: Duration,
+}
+
+/// Parses, selects, deduplicates and compiles; returns a writer ready to write.
+pub fn build(origins: Vec<OriginRobots>, plan: &BuildPlan) -> (ArtifactWriter, BuildReport) {
+    let started = Instant::now();
+    let explain = plan.options.explain;
+
+    // Distinct bodies, parsed once each.
+    let mut body_ids: HashMap<&[u8], usize> = HashMap::new();
+    let mut bodies: Vec<&[u8]> = Vec::new();
+    let origin_body: Vec<Option<usize>> = origins
+        .iter()
+        .map(|o| {
+            (o.info.kind == FetchKind::Rules).then(|| {
+                *body_ids.entry(&o.body).or_insert_with(|| {
+                    bodies.push(&o.body);
+                    bodies.len() - 1
+                })
+            })
+        })
+        .collect();
+    let body_groups: Vec<Vec<Group>> = bodies
+        .par_iter()
+        .map(|body| {
+            let robots = RobotsTxt::parse(body);
+            plan.agents.iter().map(|agent| dedup_form(Group::select(&robots, agent), explain)).collect()
+        })
+        .collect();
+
+    // Distinct groups, numbered in order of first use.
+    let unrestricted = Group { source: Source::Nothing, agent_lines: Vec::new(), rules: Vec::new() };
+    let blocked = Group {
+        source: Source::Nothing,
+        agent_lines: Vec::new(),
+        rules: vec![Rule { verb: Verb::Disallow, pattern: b"/".to_vec(), line: 0, index_directory: false }],
+    };
+    let mut group_ids: HashMap<&Group, u32> = HashMap::new();
+    let mut groups: Vec<&Group> = Vec::new();
+    let mut first_origin: Vec<usize> = Vec::new();
+    let mut origin_groups: Vec<Vec<u32>> = Vec::with_capacity(origins.len());
+    for (i, (origin, body)) in origins.iter().zip(&origin_body).enumerate() {
+        let ids = (0..plan.agents.len())
+            .map(|a| {
+                let group = match (origin.info.kind, body) {
+                    (FetchKind::Rules, Some(b)) => &body_groups[*b][a],
+                    (FetchKind::Blocked, _) => &blocked,
+                    _ => &unrestricted,
+                };
+                *group_ids.entry(group).or_insert_with(|| {
+                    groups.push(group);
+                    first_origin.push(i);
+                    (groups.len() - 1) as u32
+                })
+            })
+            .collect();
+        origin_groups.push(ids);
+    }
+
+    let compiled: Vec<(automaton::Compiled, Duration)> = groups
+        .par_iter()
+        .map(|group| {
+            let t = Instant::now();
+            let compiled = automaton::compile(group, &plan.options);
+            (compiled, t.elapsed())
+        })
+        .collect();
+
+    let agent_names = plan.agents.iter().map(|a| a.to_string()).collect();
+    let mut writer = ArtifactWriter::new(agent_names, explain);
+    let mut report =
+        BuildReport { origins: origins.len(), bodies: bodies.len(), groups: groups.len(), ..Default::default() };
+    let mut timings = Vec::with_capacity(groups.len());
+    for (g, ((compiled, took), group)) in compiled.into_iter().zip(&groups).enumerate() {
+        report.states += compiled.stats.states();
+        report.split_groups += usize::from(compiled.stats.split);
+        timings.push((took, group.rules.len(), origins[first_origin[g]].key.to_string()));
+        writer.add_group(compiled.matcher, group.rules.clone());
+    }
+    timings.sort_by(|a, b| b.0.cmp(&a.0));
+    timings.truncate(10);
+    report.slowest = timings;
+    for (origin, ids) in origins.into_iter().zip(origin_groups) {
+        writer.add_origin(origin.key, origin.info, ids);
+    }
+    report.elapsed = started.elapsed();
+    (writer, report)
+}
+
+/// The form in which groups are compared for sharing. With explanations,
+/// lines matter, so the group is kept whole. Without, only the set of
+/// (verb, pattern) pairs decides a verdict, so the rules are sorted and
+/// deduplicated and the rest dropped: more origins share one automaton.
+fn dedup_form(mut group: Group, explain: bool) -> Group {
+    if explain {
+        return group;
+    }
+    group.agent_lines.clear();
+    group.source = Source::Nothing;
+    for rule in &mut group.rules {
+        rule.line = 0;
+        rule.index_directory = false;
+    }
+    group.rules.sort_by(|a, b| (&a.pattern, a.verb == Verb::Allow).cmp(&(&b.pattern, b.verb == Verb::Allow)));
+    group.rules.dedup();
+    group
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use robotsieve_engine::artifact::Artifact;
+    use robotsieve_engine::url::PathMode;
+
+    fn origin(url: &str, kind: FetchKind, status: u16, body: &str) -> OriginRobots {
+        OriginRobots {
+            key: OriginKey::of_url(url).unwrap(),
+            info: FetchInfo { kind, status },
+            body: body.as_bytes().to_vec(),
+        }
+    }
+
+    fn artifact(explain: bool) -> Artifact {
+        let body = "user-agent: *\ndisallow: /private\nallow: /private/ok\n\nuser-agent: mybot\ndisallow: /\n";
+        let origins = vec![
+            origin("https://a.example", FetchKind::Rules, 200, body),
+            origin("http://a.example", FetchKind::Rules, 200, body),
+            origin("https://b.example:8443", FetchKind::Rules, 200, "user-agent: *\ndisallow: /b$\n"),
+            origin("https://down.example", FetchKind::Blocked, 503, ""),
+            origin("https://gone.example", FetchKind::Unrestricted, 404, ""),
+        ];
+        let agents = vec![Agent::parse("otherbot").unwrap(), Agent::parse("mybot").unwrap()];
+        let plan = BuildPlan { agents, options: BuildOptions { explain, ..BuildOptions::default() } };
+        let (writer, report) = build(origins, &plan);
+        assert_eq!(report.origins, 5);
+        assert_eq!(report.bodies, 2);
+        Artifact::from_bytes(&writer.to_bytes().unwrap()).unwrap()
+    }
+
+    fn allowed(a: &Artifact, agent: usize, key: &str, path: &str) -> Option<bool> {
+        let key = OriginKey::of_url(key).unwrap();
+        let origin = a.find_origin(key.as_bytes(), key.hash64())?;
+        let path = PathMode::Escaped.path_of(path.as_bytes());
+        Some(a.decide(a.group_of(origin, agent), &path).allowed())
+    }
+
+    #[test]
+    fn round_trip_through_the_artifact() {
+        for explain in [false, true] {
+            let a = artifact(explain);
+            assert_eq!(a.origins(), 5);
+            assert_eq!(allowed(&a, 0, "https://a.example", "/private/x"), Some(false));
+            assert_eq!(allowed(&a, 0, "https://a.example", "/private/ok"), Some(true));
+            assert_eq!(allowed(&a, 1, "http://a.example", "/anything"), Some(false));
+            assert_eq!(allowed(&a, 0, "https://b.example:8443", "/b"), Some(false));
+            assert_eq!(allowed(&a, 0, "https://b.example:8443", "/bb"), Some(true));
+            assert_eq!(allowed(&a, 0, "https://down.example", "/"), Some(false));
+            assert_eq!(allowed(&a, 1, "https://gone.example", "/x"), Some(true));
+            assert_eq!(allowed(&a, 0, "https://c.example", "/x"), None);
+            assert_eq!(allowed(&a, 0, "https://b.example", "/b"), None, "other port, other origin");
+        }
+    }
+
+    #[test]
+    fn explanations_name_the_line() {
+        let a = artifact(true);
+        assert!(a.explains());
+        let key = OriginKey::of_url("https://a.example").unwrap();
+        let origin = a.find_origin(key.as_bytes(), key.hash64()).unwrap();
+        let outcome = a.decide(a.group_of(origin, 0), b"/private/ok/x");
+        let rule = a.explain(&outcome).unwrap();
+        assert_eq!((rule.line, rule.allow, rule.pattern), (3, true, &b"/private/ok"[..]));
+        assert_eq!(rule.to_string(), "allow: /private/ok");
+    }
+
+    #[test]
+    fn identical_groups_are_shared() {
+        // Without explanations: otherbot on a.example (both schemes) shares one
+        // group; mybot's `disallow: /` there is the very group a blocked origin
+        // gets; b.example (both agents) and the unrestricted origin one each.
+        assert_eq!(artifact(false).groups(), 4);
+        // With explanations lines matter: mybot's line-6 rule is not the
+        // blocked origin's synthetic rule.
+        assert_eq!(artifact(true).groups(), 5);
+    }
+}

@@ -1,0 +1,290 @@
+//! Writing artifacts: compiled groups and origins laid out as
+//! `robotsieve_engine::artifact` reads them.
+//!
+//! The layout is documented (and read) in `engine/src/artifact.rs`; this is
+//! its only writer. The whole file is assembled in memory, then written to a
+//! temporary file beside the destination and renamed over it, so a crash
+//! never leaves a half-written artifact under the final name.
+
+use crate::group::{Rule, Verb};
+use robotsieve_engine::artifact::{
+    checksum, FetchInfo, Meta, Section, BYTE_ORDER_MARK, EMPTY_SLOT, EXPLAIN_ENTRY_LEN, FLAG_EXPLAIN, FORMAT_VERSION,
+    GROUP_RECORD_LEN, HEADER_LEN, MAGIC, NO_RULE, PART_DFA16, PART_DFA32, PART_RECORD_LEN, PART_RULES,
+    SECTION_ENTRY_LEN, SEMANTICS_VERSION,
+};
+use robotsieve_engine::matcher::{MatcherBuf, PartBuf};
+use robotsieve_engine::url::{origin_hash, OriginKey};
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::Path;
+
+/// Collects groups and origins, then lays them out as one artifact.
+pub struct ArtifactWriter {
+    meta: Meta,
+    explain: bool,
+    groups: Vec<(MatcherBuf, Vec<Rule>)>,
+    origins: Vec<(OriginKey, FetchInfo, Vec<u32>)>,
+}
+
+/// Why an artifact could not be written.
+#[derive(Debug)]
+pub enum WriteError {
+    /// The same origin was added twice.
+    DuplicateOrigin(String),
+    /// An origin names a group that was not added, or the wrong number of groups.
+    BadGroup(String),
+    /// Writing the file failed.
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for WriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WriteError::DuplicateOrigin(key) => write!(f, "origin {key} was added twice"),
+            WriteError::BadGroup(msg) => f.write_str(msg),
+            WriteError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for WriteError {}
+
+impl ArtifactWriter {
+    /// A writer for these crawlers (each `TOKEN[,TOKEN...]`). With `explain`,
+    /// the rules of every group are stored so verdicts can name their line.
+    pub fn new(agents: Vec<String>, explain: bool) -> ArtifactWriter {
+        ArtifactWriter { meta: Meta { agents, build: Vec::new() }, explain, groups: Vec::new(), origins: Vec::new() }
+    }
+
+    /// Records a piece of build information (shown by `inspect`).
+    pub fn build_info(&mut self, key: &str, value: &str) {
+        self.meta.build.push((key.to_string(), value.to_string()));
+    }
+
+    /// Adds a compiled group and returns its id. `rules` are the group's rules
+    /// (indexed by the matcher's rule table); stored only when explaining.
+    pub fn add_group(&mut self, matcher: MatcherBuf, rules: Vec<Rule>) -> u32 {
+        let rules = if self.explain { rules } else { Vec::new() };
+        self.groups.push((matcher, rules));
+        (self.groups.len() - 1) as u32
+    }
+
+    /// Adds an origin with its fetch information and one group id per agent.
+    pub fn add_origin(&mut self, key: OriginKey, info: FetchInfo, groups: Vec<u32>) {
+        self.origins.push((key, info, groups));
+    }
+
+    /// Number of origins added so far.
+    pub fn origins(&self) -> usize {
+        self.origins.len()
+    }
+
+    /// Lays the artifact out in memory.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, WriteError> {
+        let agents = self.meta.agents.len();
+        let mut seen = HashSet::with_capacity(self.origins.len());
+        for (key, _, groups) in &self.origins {
+            if !seen.insert(key.as_bytes()) {
+                return Err(WriteError::DuplicateOrigin(key.to_string()));
+            }
+            if groups.len() != agents || groups.iter().any(|&g| g as usize >= self.groups.len()) {
+                return Err(WriteError::BadGroup(format!(
+                    "origin {key}: group ids do not match the agents and groups"
+                )));
+            }
+        }
+
+        // Origin tables.
+        let meta = self.meta_with_counts().to_json();
+        let capacity = (self.origins.len() * 2).next_power_of_two().max(2);
+        let mut slots = vec![[0u64, EMPTY_SLOT]; capacity];
+        let mut key_ends = Vec::with_capacity(self.origins.len());
+        let mut keys = Vec::new();
+        let mut origin_groups = Vec::with_capacity(self.origins.len() * agents);
+        let mut origin_info = Vec::with_capacity(self.origins.len());
+        for (i, (key, info, groups)) in self.origins.iter().enumerate() {
+            keys.extend_from_slice(key.as_bytes());
+            key_ends
+                .push(u32::try_from(keys.len()).map_err(|_| WriteError::BadGroup("origin keys exceed 4 GiB".into()))?);
+            origin_groups.extend_from_slice(groups);
+            origin_info.push(info.pack());
+            let hash = origin_hash(key.as_bytes());
+            let mut slot = (hash as usize) & (capacity - 1);
+            while slots[slot][1] != EMPTY_SLOT {
+                slot = (slot + 1) & (capacity - 1);
+            }
+            slots[slot] = [hash, i as u64];
+        }
+        let slots: Vec<u64> = slots.into_iter().flatten().collect();
+
+        // Every section but TABLES has a known size, so TABLES' offset is known
+        // before its contents, and records can hold absolute offsets directly.
+        let part_count: usize = self.groups.iter().map(|(m, _)| m.parts.len()).sum();
+        let sizes = [
+            (Section::Meta, meta.len()),
+            (Section::Slots, slots.len() * 8),
+            (Section::KeyEnds, key_ends.len() * 4),
+            (Section::Keys, keys.len()),
+            (Section::OriginGroups, origin_groups.len() * 4),
+            (Section::OriginInfo, origin_info.len() * 4),
+            (Section::Groups, self.groups.len() * GROUP_RECORD_LEN),
+            (Section::Parts, part_count * PART_RECORD_LEN),
+        ];
+        let mut offsets = Vec::with_capacity(sizes.len() + 1);
+        let mut at = align8(HEADER_LEN + (sizes.len() + 1) * SECTION_ENTRY_LEN);
+        for (section, len) in sizes {
+            offsets.push((section, at as u64, len as u64));
+            at = align8(at + len);
+        }
+        let mut tables = Blob { base: at as u64, data: Vec::new() };
+        let mut groups = Vec::with_capacity(self.groups.len() * GROUP_RECORD_LEN);
+        let mut parts = Vec::with_capacity(part_count * PART_RECORD_LEN);
+        let mut part_index = 0u64;
+        for (matcher, rules) in &self.groups {
+            let labels_off = tables.u32s(&matcher.labels);
+            let rule_ids = if self.explain { matcher.rules.clone() } else { vec![NO_RULE; matcher.rules.len()] };
+            let rules_off = tables.u32s(&rule_ids);
+            for part in &matcher.parts {
+                let (head, offs) = match part {
+                    PartBuf::Dfa(dfa) => {
+                        let a = tables.bytes(&dfa.classes);
+                        let (kind, b) = if dfa.fits_u16() {
+                            let narrow: Vec<u16> = dfa.transitions.iter().map(|&t| t as u16).collect();
+                            (PART_DFA16, tables.u16s(&narrow))
+                        } else {
+                            (PART_DFA32, tables.u32s(&dfa.transitions))
+                        };
+                        let c = tables.u32s(&dfa.answers);
+                        ([kind, dfa.stride2, dfa.answers.len() as u32, dfa.sinks, dfa.start, 0], [a, b, c])
+                    }
+                    PartBuf::Rules(list) => {
+                        let offs = [tables.bytes(&list.patterns), tables.u32s(&list.ends), tables.u32s(&list.ranks)];
+                        ([PART_RULES, 0, list.ends.len() as u32, 0, 0, 0], offs)
+                    }
+                };
+                head.iter().for_each(|v| parts.extend_from_slice(&v.to_ne_bytes()));
+                offs.iter().for_each(|v| parts.extend_from_slice(&v.to_ne_bytes()));
+            }
+            let (explain_off, explain_count) = if self.explain && !rules.is_empty() {
+                let mut entries = Vec::with_capacity(rules.len() * EXPLAIN_ENTRY_LEN);
+                for rule in rules {
+                    let text_off = tables.bytes(&rule.pattern);
+                    let flags = u32::from(rule.verb == Verb::Allow) | u32::from(rule.index_directory) << 1;
+                    entries.extend_from_slice(&rule.line.to_ne_bytes());
+                    entries.extend_from_slice(&flags.to_ne_bytes());
+                    entries.extend_from_slice(&text_off.to_ne_bytes());
+                    entries.extend_from_slice(&(rule.pattern.len() as u64).to_ne_bytes());
+                }
+                (tables.bytes(&entries), rules.len() as u32)
+            } else {
+                (0, 0)
+            };
+            groups.extend_from_slice(&(matcher.labels.len() as u32).to_ne_bytes());
+            groups.extend_from_slice(&(matcher.parts.len() as u32).to_ne_bytes());
+            for v in [labels_off, rules_off, part_index, explain_off] {
+                groups.extend_from_slice(&v.to_ne_bytes());
+            }
+            groups.extend_from_slice(&explain_count.to_ne_bytes());
+            groups.extend_from_slice(&0u32.to_ne_bytes());
+            part_index += matcher.parts.len() as u64;
+        }
+        offsets.push((Section::Tables, at as u64, tables.data.len() as u64));
+        let file_len = align8(at + tables.data.len());
+
+        let mut out = Vec::with_capacity(file_len);
+        out.extend_from_slice(&MAGIC);
+        for v in [FORMAT_VERSION, SEMANTICS_VERSION, BYTE_ORDER_MARK, if self.explain { FLAG_EXPLAIN } else { 0 }] {
+            out.extend_from_slice(&v.to_ne_bytes());
+        }
+        out.extend_from_slice(&(file_len as u64).to_ne_bytes());
+        out.extend_from_slice(&0u64.to_ne_bytes()); // the checksum, set last
+        out.extend_from_slice(&(offsets.len() as u32).to_ne_bytes());
+        out.extend_from_slice(&0u32.to_ne_bytes());
+        for &(section, off, len) in &offsets {
+            out.extend_from_slice(&(section as u32).to_ne_bytes());
+            out.extend_from_slice(&0u32.to_ne_bytes());
+            out.extend_from_slice(&off.to_ne_bytes());
+            out.extend_from_slice(&len.to_ne_bytes());
+        }
+        let contents: [&[u8]; 9] = [
+            meta.as_bytes(),
+            bytemuck::cast_slice(&slots),
+            bytemuck::cast_slice(&key_ends),
+            &keys,
+            bytemuck::cast_slice(&origin_groups),
+            bytemuck::cast_slice(&origin_info),
+            &groups,
+            &parts,
+            &tables.data,
+        ];
+        for (bytes, &(_, off, len)) in contents.iter().zip(&offsets) {
+            debug_assert_eq!((bytes.len() as u64, align8(out.len()) as u64), (len, off));
+            out.resize(off as usize, 0);
+            out.extend_from_slice(bytes);
+        }
+        out.resize(file_len, 0);
+        let sum = checksum(&out[HEADER_LEN..]);
+        out[32..40].copy_from_slice(&sum.to_ne_bytes());
+        Ok(out)
+    }
+
+    /// Writes the artifact to `path` through a temporary file and a rename.
+    pub fn write(&self, path: &Path) -> Result<usize, WriteError> {
+        let bytes = self.to_bytes()?;
+        write_atomically(path, &bytes).map_err(WriteError::Io)?;
+        Ok(bytes.len())
+    }
+
+    fn meta_with_counts(&self) -> Meta {
+        let mut meta = self.meta.clone();
+        meta.build.push(("origins".into(), self.origins.len().to_string()));
+        meta.build.push(("groups".into(), self.groups.len().to_string()));
+        meta
+    }
+}
+
+/// Writes `bytes` to a temporary file beside `path`, syncs it, and renames it
+/// into place: readers see the old file or the whole new one, never a part.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+fn align8(n: usize) -> usize {
+    n.div_ceil(8) * 8
+}
+
+/// The TABLES section under construction: 8-byte aligned arrays, addressed
+/// by absolute file offset.
+struct Blob {
+    base: u64,
+    data: Vec<u8>,
+}
+
+impl Blob {
+    fn bytes(&mut self, bytes: &[u8]) -> u64 {
+        self.data.resize(align8(self.data.len()), 0);
+        let off = self.base + self.data.len() as u64;
+        self.data.extend_from_slice(bytes);
+        off
+    }
+
+    fn u16s(&mut self, values: &[u16]) -> u64 {
+        self.bytes(bytemuck::cast_slice(values))
+    }
+
+    fn u32s(&mut self, values: &[u32]) -> u64 {
+        self.bytes(bytemuck::cast_slice(values))
+    }
+}

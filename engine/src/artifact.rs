@@ -1,0 +1,990 @@
+//! The artifact: every origin's compiled rules in one memory-mappable file.
+//!
+//! A compiler writes it once (see `robotsieve_compiler::writer`); workers map
+//! it with memmap2 and answer from it in place, without decoding. Opening
+//! checks everything a lookup will rely on (header, checksum, every offset,
+//! every transition), so that a truncated, damaged or foreign file gives a
+//! clear [`ArtifactError`], and a lookup afterwards can neither read out of
+//! bounds nor panic.
+//!
+//! # Layout (format version 1)
+//!
+//! All integers are in the byte order of the machine that wrote the file (the
+//! header records it, and a reader of the other order refuses the file). Every
+//! section starts at a multiple of 8 bytes.
+//!
+//! ```text
+//! header   magic "RSIEVE\r\n", format version u32, semantics version u32,
+//!          byte-order mark u32 (0x01020304), flags u32 (bit 0: explain),
+//!          file length u64, checksum u64 (of every byte after the header),
+//!          section count u32, reserved u32
+//! sections count x { kind u32, reserved u32, offset u64, length u64 }
+//! META     JSON: agents, build information (small, read once; see below)
+//! SLOTS    origin hash table, power-of-two slots of { hash u64, origin u64 }
+//!          (origin u64::MAX = empty), linear probing
+//! KEY_ENDS u32 per origin: end of its key in KEYS
+//! KEYS     the canonical origin keys (`scheme://host[:port]`), concatenated
+//! ORIGIN_GROUPS u32 per origin and agent: the group that applies
+//! ORIGIN_INFO   u32 per origin: fetch status | kind << 16 (see [`FetchKind`])
+//! GROUPS   one GroupRecord per distinct compiled group
+//! PARTS    PartRecords (a group has one to three parts)
+//! TABLES   aligned arrays the records point into (absolute file offsets)
+//! ```
+//!
+//! The META section is JSON, written and read with no dependency: it is a few
+//! hundred bytes read once per open, where a human-readable, self-describing
+//! format helps `inspect` and debugging, and a binary serialiser would add a
+//! dependency (bincode, the usual choice, is unmaintained) for no speed gain.
+
+use crate::dfa::{Dfa, DfaError, Transitions};
+use crate::label::Label;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The first eight bytes of every artifact. The CR LF catches text-mode
+/// mangling, as in PNG.
+pub const MAGIC: [u8; 8] = *b"RSIEVE\r\n";
+/// The layout version this code reads and writes.
+pub const FORMAT_VERSION: u32 = 1;
+/// The version of the matching semantics the automata were built with. A
+/// change of semantics (a fix to Google conformance) bumps it, so old
+/// artifacts are refused rather than silently answering differently.
+pub const SEMANTICS_VERSION: u32 = 1;
+/// Written in native order; reads back differently on a machine of the other order.
+pub const BYTE_ORDER_MARK: u32 = 0x0102_0304;
+/// Header flag: the automata identify rules and the explanation tables are present.
+pub const FLAG_EXPLAIN: u32 = 1;
+/// Size of the fixed header in bytes.
+pub const HEADER_LEN: usize = 48;
+/// Size of one section table entry.
+pub const SECTION_ENTRY_LEN: usize = 24;
+/// Size of a [`GroupRecord`] in bytes.
+pub const GROUP_RECORD_LEN: usize = 48;
+/// Size of a [`PartRecord`] in bytes.
+pub const PART_RECORD_LEN: usize = 48;
+/// An empty hash-table slot.
+pub const EMPTY_SLOT: u64 = u64::MAX;
+/// `rules[rank]` when the rank does not identify a rule.
+pub const NO_RULE: u32 = u32::MAX;
+
+/// The sections of an artifact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u32)]
+pub enum Section {
+    /// JSON metadata.
+    Meta = 1,
+    /// The origin hash table.
+    Slots = 2,
+    /// End offsets of the origin keys.
+    KeyEnds = 3,
+    /// The origin keys.
+    Keys = 4,
+    /// Group id per origin and agent.
+    OriginGroups = 5,
+    /// Fetch status and kind per origin.
+    OriginInfo = 6,
+    /// Group records.
+    Groups = 7,
+    /// Part records.
+    Parts = 8,
+    /// The tables records point into.
+    Tables = 9,
+}
+
+impl Section {
+    /// Every section, in file order.
+    pub const ALL: [Section; 9] = [
+        Section::Meta,
+        Section::Slots,
+        Section::KeyEnds,
+        Section::Keys,
+        Section::OriginGroups,
+        Section::OriginInfo,
+        Section::Groups,
+        Section::Parts,
+        Section::Tables,
+    ];
+
+    /// The section's name in messages and `inspect`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Section::Meta => "meta",
+            Section::Slots => "origin index",
+            Section::KeyEnds => "origin key ends",
+            Section::Keys => "origin keys",
+            Section::OriginGroups => "origin groups",
+            Section::OriginInfo => "origin fetch info",
+            Section::Groups => "groups",
+            Section::Parts => "automaton parts",
+            Section::Tables => "tables",
+        }
+    }
+}
+
+/// What the robots.txt fetch of an origin gave, as stored per origin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum FetchKind {
+    /// A body was fetched (2xx, or a file given directly); its rules apply.
+    Rules = 0,
+    /// No restrictions (4xx other than 429, a redirect chain too long, ...).
+    Unrestricted = 1,
+    /// Everything disallowed (5xx, 429, no HTTP answer).
+    Blocked = 2,
+}
+
+impl FetchKind {
+    fn from_u32(v: u32) -> Option<FetchKind> {
+        match v {
+            0 => Some(FetchKind::Rules),
+            1 => Some(FetchKind::Unrestricted),
+            2 => Some(FetchKind::Blocked),
+            _ => None,
+        }
+    }
+}
+
+/// Per-origin fetch information: the kind and the HTTP status (0 for no answer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FetchInfo {
+    /// How the fetch result governs the origin.
+    pub kind: FetchKind,
+    /// The HTTP status of the governing fetch (0: no HTTP answer; 200 for
+    /// files given directly).
+    pub status: u16,
+}
+
+impl FetchInfo {
+    /// The packed form stored in ORIGIN_INFO.
+    pub fn pack(self) -> u32 {
+        u32::from(self.status) | (self.kind as u32) << 16
+    }
+
+    fn unpack(v: u32) -> Option<FetchInfo> {
+        Some(FetchInfo { kind: FetchKind::from_u32(v >> 16)?, status: (v & 0xffff) as u16 })
+    }
+}
+
+/// A distinct compiled group, as stored in GROUPS.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GroupRecord {
+    /// Number of ranks including rank 0 (entries of the labels and rules tables).
+    pub ranks: u32,
+    /// Number of parts.
+    pub parts: u32,
+    /// Offset of `ranks` u32 labels (`labels[rank]`).
+    pub labels_off: u64,
+    /// Offset of `ranks` u32 rule indexes into the explanation (`NO_RULE` when none).
+    pub rules_off: u64,
+    /// Index of the first part in PARTS.
+    pub first_part: u64,
+    /// Offset of `explain_count` explanation entries (0 when not explained).
+    pub explain_off: u64,
+    /// Number of explanation entries (the group's rules).
+    pub explain_count: u32,
+}
+
+/// One part of a group, as stored in PARTS.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PartRecord {
+    /// [`PART_DFA16`], [`PART_DFA32`] or [`PART_RULES`].
+    pub kind: u32,
+    /// DFA: log2 of the stride.
+    pub stride2: u32,
+    /// DFA: number of states. Rules: number of rules.
+    pub count: u32,
+    /// DFA: number of sink states.
+    pub sinks: u32,
+    /// DFA: premultiplied start state.
+    pub start: u32,
+    /// DFA: classes (256 bytes). Rules: concatenated patterns.
+    pub a: u64,
+    /// DFA: transitions. Rules: `count` u32 pattern ends.
+    pub b: u64,
+    /// DFA: `count` u32 answers. Rules: `count` u32 ranks.
+    pub c: u64,
+}
+
+/// Part kind: a DFA with u16 transitions.
+pub const PART_DFA16: u32 = 1;
+/// Part kind: a DFA with u32 transitions.
+pub const PART_DFA32: u32 = 2;
+/// Part kind: a per-rule list (patterns, ends, ranks).
+pub const PART_RULES: u32 = 3;
+
+/// One rule of a group's explanation table (24 bytes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExplainEntry {
+    /// The robots.txt line the rule came from.
+    pub line: u32,
+    /// Bit 0: allow; bit 1: the directory rule derived from an `index.htm` allow.
+    pub flags: u32,
+    /// Offset of the pattern text.
+    pub text_off: u64,
+    /// Length of the pattern text.
+    pub text_len: u64,
+}
+
+/// Size of an [`ExplainEntry`].
+pub const EXPLAIN_ENTRY_LEN: usize = 24;
+
+/// Why an artifact could not be opened.
+#[derive(Debug)]
+pub enum ArtifactError {
+    /// The file could not be read or mapped.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        error: std::io::Error,
+    },
+    /// The file is not an artifact, or is damaged; the message says where.
+    Invalid(String),
+}
+
+impl fmt::Display for ArtifactError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArtifactError::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            ArtifactError::Invalid(msg) => write!(f, "not a valid robotsieve artifact: {msg}"),
+        }
+    }
+}
+
+impl std::error::Error for ArtifactError {}
+
+fn invalid<T>(msg: impl Into<String>) -> Result<T, ArtifactError> {
+    Err(ArtifactError::Invalid(msg.into()))
+}
+
+/// The checksum of the bytes after the header: a fast 64-bit hash over 8-byte
+/// words in four independent lanes, defined here because it is part of the
+/// format and must never change with a dependency's version.
+pub fn checksum(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut lanes = [0x243F_6A88_85A3_08D3u64, 0x1319_8A2E_0370_7344, 0xA409_3822_299F_31D0, 0x082E_FA98_EC4E_6C89];
+    let mut blocks = bytes.chunks_exact(32);
+    for block in &mut blocks {
+        for (lane, word) in lanes.iter_mut().zip(block.chunks_exact(8)) {
+            let w = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+            *lane = (*lane ^ w).wrapping_mul(K).rotate_left(29);
+        }
+    }
+    let mut h = (bytes.len() as u64).wrapping_mul(K);
+    for lane in lanes {
+        h = (h ^ lane).wrapping_mul(K).rotate_left(31);
+    }
+    for &b in blocks.remainder() {
+        h = (h ^ u64::from(b)).wrapping_mul(K);
+    }
+    h ^ (h >> 32)
+}
+
+/// The metadata of an artifact (the META section).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Meta {
+    /// The crawlers, each as `TOKEN[,TOKEN...]`, in ORIGIN_GROUPS order.
+    pub agents: Vec<String>,
+    /// Free-form build information (tool version, sources, options), as JSON
+    /// key/value string pairs.
+    pub build: Vec<(String, String)>,
+}
+
+impl Meta {
+    /// Serialises as a small JSON object.
+    pub fn to_json(&self) -> String {
+        let mut out = String::from("{\"agents\":[");
+        for (i, agent) in self.agents.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            json_string(&mut out, agent);
+        }
+        out.push_str("],\"build\":{");
+        for (i, (k, v)) in self.build.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            json_string(&mut out, k);
+            out.push(':');
+            json_string(&mut out, v);
+        }
+        out.push_str("}}");
+        out
+    }
+
+    /// Parses what [`Meta::to_json`] wrote.
+    pub fn from_json(text: &str) -> Result<Meta, String> {
+        let mut p = JsonReader { s: text.as_bytes(), i: 0 };
+        let mut meta = Meta::default();
+        p.expect(b'{')?;
+        p.key("agents")?;
+        p.expect(b'[')?;
+        if !p.eat(b']') {
+            loop {
+                meta.agents.push(p.string()?);
+                if p.eat(b']') {
+                    break;
+                }
+                p.expect(b',')?;
+            }
+        }
+        p.expect(b',')?;
+        p.key("build")?;
+        p.expect(b'{')?;
+        if !p.eat(b'}') {
+            loop {
+                let k = p.string()?;
+                p.expect(b':')?;
+                meta.build.push((k, p.string()?));
+                if p.eat(b'}') {
+                    break;
+                }
+                p.expect(b',')?;
+            }
+        }
+        p.expect(b'}')?;
+        Ok(meta)
+    }
+}
+
+fn json_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Just enough JSON to read back [`Meta::to_json`]: objects of strings.
+struct JsonReader<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl JsonReader<'_> {
+    fn eat(&mut self, b: u8) -> bool {
+        if self.s.get(self.i) == Some(&b) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect(&mut self, b: u8) -> Result<(), String> {
+        if self.eat(b) {
+            Ok(())
+        } else {
+            Err(format!("expected '{}' at byte {}", b as char, self.i))
+        }
+    }
+
+    fn key(&mut self, name: &str) -> Result<(), String> {
+        let k = self.string()?;
+        if k != name {
+            return Err(format!("expected key {name:?}, found {k:?}"));
+        }
+        self.expect(b':')
+    }
+
+    fn string(&mut self) -> Result<String, String> {
+        self.expect(b'"')?;
+        let mut out = Vec::new();
+        loop {
+            match self.s.get(self.i).copied() {
+                None => return Err("unterminated string".into()),
+                Some(b'"') => {
+                    self.i += 1;
+                    return String::from_utf8(out).map_err(|e| e.to_string());
+                }
+                Some(b'\\') => {
+                    let esc = self.s.get(self.i + 1).copied();
+                    self.i += 2;
+                    match esc {
+                        Some(b'"') => out.push(b'"'),
+                        Some(b'\\') => out.push(b'\\'),
+                        Some(b'u') => {
+                            let hex = self.s.get(self.i..self.i + 4).ok_or("short \\u escape")?;
+                            let code = u32::from_str_radix(std::str::from_utf8(hex).map_err(|e| e.to_string())?, 16)
+                                .map_err(|e| e.to_string())?;
+                            let c = char::from_u32(code).ok_or("bad \\u escape")?;
+                            out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                            self.i += 4;
+                        }
+                        _ => return Err(format!("unsupported escape at byte {}", self.i)),
+                    }
+                }
+                Some(b) => {
+                    out.push(b);
+                    self.i += 1;
+                }
+            }
+        }
+    }
+}
+
+/// The bytes of an artifact: a memory map, or an 8-byte aligned buffer.
+enum Backing {
+    Mapped(memmap2::Mmap),
+    Owned(Vec<u64>, usize),
+}
+
+impl Backing {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Backing::Mapped(m) => m,
+            Backing::Owned(words, len) => &bytemuck::cast_slice(words)[..*len],
+        }
+    }
+}
+
+/// Where each section lies: (offset, length) indexed by `Section as usize - 1`.
+type SectionTable = [(usize, usize); 9];
+
+/// An opened, fully validated artifact.
+pub struct Artifact {
+    backing: Backing,
+    sections: SectionTable,
+    meta: Meta,
+    flags: u32,
+    origins: usize,
+    groups: usize,
+    slot_mask: usize,
+}
+
+impl fmt::Debug for Artifact {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Artifact")
+            .field("bytes", &self.bytes().len())
+            .field("agents", &self.meta.agents)
+            .field("origins", &self.origins)
+            .field("groups", &self.groups)
+            .finish()
+    }
+}
+
+impl Artifact {
+    /// Maps and validates an artifact file.
+    pub fn open(path: &Path) -> Result<Artifact, ArtifactError> {
+        let io = |error| ArtifactError::Io { path: path.to_path_buf(), error };
+        let file = std::fs::File::open(path).map_err(io)?;
+        // SAFETY: the map is read-only; robotsieve never writes an artifact in
+        // place (writers use a temporary file and rename), so the bytes do not
+        // change under us unless another program modifies the file, which
+        // memmap2 cannot rule out and every mmap user accepts.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        Artifact::validate(Backing::Mapped(map)).map_err(|e| match e {
+            ArtifactError::Invalid(msg) => ArtifactError::Invalid(format!("{}: {msg}", path.display())),
+            other => other,
+        })
+    }
+
+    /// Validates an artifact held in memory (tests, or bytes from elsewhere).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Artifact, ArtifactError> {
+        let mut words = vec![0u64; bytes.len().div_ceil(8)];
+        bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..bytes.len()].copy_from_slice(bytes);
+        Artifact::validate(Backing::Owned(words, bytes.len()))
+    }
+
+    fn bytes(&self) -> &[u8] {
+        self.backing.bytes()
+    }
+
+    fn validate(backing: Backing) -> Result<Artifact, ArtifactError> {
+        let bytes = backing.bytes();
+        if bytes.len() < HEADER_LEN {
+            return invalid(format!("{} bytes is shorter than the {HEADER_LEN}-byte header", bytes.len()));
+        }
+        if bytes[..8] != MAGIC {
+            return invalid("wrong magic bytes: this is not a robotsieve artifact");
+        }
+        let u32_at = |off: usize| u32::from_ne_bytes(bytes[off..off + 4].try_into().expect("4 bytes"));
+        let u64_at = |off: usize| u64::from_ne_bytes(bytes[off..off + 8].try_into().expect("8 bytes"));
+        if u32_at(16) != BYTE_ORDER_MARK {
+            return invalid("written on a machine of the other byte order");
+        }
+        let (format, semantics) = (u32_at(8), u32_at(12));
+        if format != FORMAT_VERSION {
+            return invalid(format!("format version {format}, this robotsieve reads version {FORMAT_VERSION}"));
+        }
+        if semantics != SEMANTICS_VERSION {
+            return invalid(format!(
+                "built with semantics version {semantics}, this robotsieve has version {SEMANTICS_VERSION}: recompile it"
+            ));
+        }
+        let flags = u32_at(20);
+        let file_len = u64_at(24);
+        if file_len != bytes.len() as u64 {
+            return invalid(format!("header says {file_len} bytes but the file has {} (truncated?)", bytes.len()));
+        }
+        let expected = u64_at(32);
+        let actual = checksum(&bytes[HEADER_LEN..]);
+        if expected != actual {
+            return invalid(format!(
+                "checksum mismatch (stored {expected:016x}, computed {actual:016x}): the file is damaged"
+            ));
+        }
+        let count = u32_at(40) as usize;
+        let table_end = HEADER_LEN + count * SECTION_ENTRY_LEN;
+        if count > 64 || table_end > bytes.len() {
+            return invalid(format!("section table of {count} entries does not fit"));
+        }
+        let mut sections: SectionTable = [(0, 0); 9];
+        let mut seen = [false; 9];
+        for i in 0..count {
+            let e = HEADER_LEN + i * SECTION_ENTRY_LEN;
+            let (kind, off, len) = (u32_at(e), u64_at(e + 8), u64_at(e + 16));
+            let Some(section) = Section::ALL.iter().find(|s| **s as u32 == kind) else {
+                return invalid(format!("unknown section kind {kind}"));
+            };
+            let end = off.checked_add(len);
+            if off % 8 != 0 || (off as usize) < table_end || end.is_none_or(|end| end > bytes.len() as u64) {
+                return invalid(format!("section {} at {off}+{len} is out of bounds or misaligned", section.name()));
+            }
+            sections[*section as usize - 1] = (off as usize, len as usize);
+            seen[*section as usize - 1] = true;
+        }
+        if let Some(missing) = Section::ALL.iter().find(|s| !seen[**s as usize - 1]) {
+            return invalid(format!("section {} is missing", missing.name()));
+        }
+        let section = |s: Section| {
+            let (off, len) = sections[s as usize - 1];
+            &bytes[off..off + len]
+        };
+        let meta_text =
+            std::str::from_utf8(section(Section::Meta)).map_err(|e| ArtifactError::Invalid(format!("meta: {e}")))?;
+        let meta = Meta::from_json(meta_text).map_err(|e| ArtifactError::Invalid(format!("meta: {e}")))?;
+        let agents = meta.agents.len();
+
+        let slots: &[u64] = cast(section(Section::Slots), Section::Slots)?;
+        let key_ends: &[u32] = cast(section(Section::KeyEnds), Section::KeyEnds)?;
+        let keys = section(Section::Keys);
+        let origin_groups: &[u32] = cast(section(Section::OriginGroups), Section::OriginGroups)?;
+        let origin_info: &[u32] = cast(section(Section::OriginInfo), Section::OriginInfo)?;
+        let origins = key_ends.len();
+        let groups = section(Section::Groups).len() / GROUP_RECORD_LEN;
+        if section(Section::Groups).len() % GROUP_RECORD_LEN != 0 {
+            return invalid("group records do not divide the groups section");
+        }
+        if slots.len() % 2 != 0 || !(slots.len() / 2).is_power_of_two() || slots.len() / 2 < origins {
+            return invalid("origin index size is not a power of two at least the number of origins");
+        }
+        if origin_groups.len() != origins * agents || origin_info.len() != origins {
+            return invalid(format!("per-origin tables do not match {origins} origins and {agents} agents"));
+        }
+        let mut prev = 0u32;
+        for &end in key_ends {
+            if end < prev || end as usize > keys.len() {
+                return invalid("origin key offsets are not increasing within the keys section");
+            }
+            prev = end;
+        }
+        if let Some(g) = origin_groups.iter().find(|&&g| g as usize >= groups) {
+            return invalid(format!("an origin refers to group {g} of {groups}"));
+        }
+        if let Some(info) = origin_info.iter().find(|&&i| FetchInfo::unpack(i).is_none()) {
+            return invalid(format!("unknown origin fetch kind {}", info >> 16));
+        }
+        for slot in slots.chunks_exact(2) {
+            if slot[1] != EMPTY_SLOT && slot[1] as usize >= origins {
+                return invalid(format!("origin index points at origin {} of {origins}", slot[1]));
+            }
+        }
+        let slot_mask = slots.len() / 2 - 1;
+        let artifact = Artifact { slot_mask, sections, meta, flags, origins, groups, backing };
+        for g in 0..groups {
+            artifact.validate_group(g)?;
+        }
+        Ok(artifact)
+    }
+
+    fn validate_group(&self, g: usize) -> Result<(), ArtifactError> {
+        let at = |what: &str| format!("group {g}: {what}");
+        let rec = self.group_record(g);
+        if rec.ranks == 0 {
+            return invalid(at("no ranks"));
+        }
+        let labels: &[u32] = self.table(rec.labels_off, rec.ranks as usize).ok_or_else(|| bad(at("labels")))?;
+        let rules: &[u32] = self.table(rec.rules_off, rec.ranks as usize).ok_or_else(|| bad(at("rules")))?;
+        if labels[0] != 0 || labels.windows(2).any(|w| w[0] > w[1]) {
+            return invalid(at("labels are not ascending from 0"));
+        }
+        if rules.iter().any(|&r| r != NO_RULE && r >= rec.explain_count) {
+            return invalid(at("a rank names a rule beyond the explanation table"));
+        }
+        let parts = self.section(Section::Parts).len() / PART_RECORD_LEN;
+        let last_part = rec.first_part.checked_add(u64::from(rec.parts));
+        if rec.parts == 0 || rec.parts > 8 || last_part.is_none_or(|last| last > parts as u64) {
+            return invalid(at("parts out of range"));
+        }
+        for p in 0..rec.parts as usize {
+            let part = self.part_record(rec.first_part as usize + p);
+            let max_answer = match self.part_view(&part, Check::Full) {
+                Ok(PartView::Dfa(dfa)) => dfa.max_answer(),
+                Ok(PartView::Rules { ends, ranks, patterns }) => {
+                    let mut prev = 0;
+                    for &end in ends {
+                        if end < prev || end as usize > patterns.len() {
+                            return invalid(at("rule pattern offsets out of range"));
+                        }
+                        prev = end;
+                    }
+                    ranks.iter().copied().max().unwrap_or(0)
+                }
+                Err(e) => return invalid(at(&e)),
+            };
+            if max_answer >= rec.ranks {
+                return invalid(at("an answer is beyond the rank table"));
+            }
+        }
+        if self.flags & FLAG_EXPLAIN != 0 && rec.explain_count > 0 {
+            let entries = self
+                .bytes_at(rec.explain_off, rec.explain_count as usize * EXPLAIN_ENTRY_LEN)
+                .ok_or_else(|| bad(at("explanation table")))?;
+            for e in entries.chunks_exact(EXPLAIN_ENTRY_LEN) {
+                let entry = read_explain(e);
+                if self.bytes_at(entry.text_off, entry.text_len as usize).is_none() {
+                    return invalid(at("explanation text out of range"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn section(&self, s: Section) -> &[u8] {
+        let (off, len) = self.sections[s as usize - 1];
+        &self.bytes()[off..off + len]
+    }
+
+    fn bytes_at(&self, off: u64, len: usize) -> Option<&[u8]> {
+        let (t_off, t_len) = self.sections[Section::Tables as usize - 1];
+        let start = usize::try_from(off).ok()?;
+        let end = start.checked_add(len)?;
+        if start < t_off || end > t_off + t_len {
+            return None;
+        }
+        Some(&self.bytes()[start..end])
+    }
+
+    fn table<T: bytemuck::Pod>(&self, off: u64, count: usize) -> Option<&[T]> {
+        let bytes = self.bytes_at(off, count.checked_mul(std::mem::size_of::<T>())?)?;
+        bytemuck::try_cast_slice(bytes).ok()
+    }
+
+    fn group_record(&self, g: usize) -> GroupRecord {
+        let b = &self.section(Section::Groups)[g * GROUP_RECORD_LEN..(g + 1) * GROUP_RECORD_LEN];
+        GroupRecord {
+            ranks: ne32(b, 0),
+            parts: ne32(b, 4),
+            labels_off: ne64(b, 8),
+            rules_off: ne64(b, 16),
+            first_part: ne64(b, 24),
+            explain_off: ne64(b, 32),
+            explain_count: ne32(b, 40),
+        }
+    }
+
+    fn part_record(&self, p: usize) -> PartRecord {
+        let b = &self.section(Section::Parts)[p * PART_RECORD_LEN..(p + 1) * PART_RECORD_LEN];
+        PartRecord {
+            kind: ne32(b, 0),
+            stride2: ne32(b, 4),
+            count: ne32(b, 8),
+            sinks: ne32(b, 12),
+            start: ne32(b, 16),
+            a: ne64(b, 24),
+            b: ne64(b, 32),
+            c: ne64(b, 40),
+        }
+    }
+
+    fn part_view(&self, part: &PartRecord, check: Check) -> Result<PartView<'_>, String> {
+        let count = part.count as usize;
+        match part.kind {
+            PART_DFA16 | PART_DFA32 => {
+                let classes: &[u8; 256] =
+                    self.bytes_at(part.a, 256).and_then(|b| b.try_into().ok()).ok_or("byte classes out of range")?;
+                let entries = count.checked_shl(part.stride2).filter(|_| part.stride2 <= 9).ok_or("bad stride")?;
+                let transitions = if part.kind == PART_DFA16 {
+                    Transitions::U16(self.table(part.b, entries).ok_or("transitions out of range")?)
+                } else {
+                    Transitions::U32(self.table(part.b, entries).ok_or("transitions out of range")?)
+                };
+                let answers = self.table(part.c, count).ok_or("answers out of range")?;
+                let dfa = match check {
+                    Check::Full => Dfa::new(classes, part.stride2, transitions, answers, part.start, part.sinks),
+                    Check::Validated => {
+                        Ok(Dfa::validated(classes, part.stride2, transitions, answers, part.start, part.sinks))
+                    }
+                };
+                dfa.map(PartView::Dfa).map_err(|DfaError(e)| e)
+            }
+            PART_RULES => {
+                let ends: &[u32] = self.table(part.b, count).ok_or("rule ends out of range")?;
+                let ranks: &[u32] = self.table(part.c, count).ok_or("rule ranks out of range")?;
+                let len = ends.last().copied().unwrap_or(0) as usize;
+                let patterns = self.bytes_at(part.a, len).ok_or("rule patterns out of range")?;
+                Ok(PartView::Rules { patterns, ends, ranks })
+            }
+            other => Err(format!("unknown part kind {other}")),
+        }
+    }
+
+    /// The metadata: agents and build information.
+    pub fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    /// Whether the automata identify the deciding rule (`compile --explain`).
+    pub fn explains(&self) -> bool {
+        self.flags & FLAG_EXPLAIN != 0
+    }
+
+    /// Number of origins.
+    pub fn origins(&self) -> usize {
+        self.origins
+    }
+
+    /// Number of distinct compiled groups.
+    pub fn groups(&self) -> usize {
+        self.groups
+    }
+
+    /// Total size in bytes.
+    pub fn len(&self) -> usize {
+        self.bytes().len()
+    }
+
+    /// Whether the artifact is empty (never: a valid artifact has a header).
+    pub fn is_empty(&self) -> bool {
+        self.bytes().is_empty()
+    }
+
+    /// The size of each section, for `inspect`.
+    pub fn section_sizes(&self) -> Vec<(Section, usize)> {
+        Section::ALL.iter().map(|&s| (s, self.sections[s as usize - 1].1)).collect()
+    }
+
+    /// The index of an agent given as `TOKEN[,TOKEN...]` (compared without case).
+    pub fn agent_index(&self, agent: &str) -> Option<usize> {
+        self.meta.agents.iter().position(|a| a.eq_ignore_ascii_case(agent))
+    }
+
+    /// The origin number of a canonical origin key, if the artifact has it.
+    /// `hash` must be `origin_hash(key)`.
+    #[inline]
+    pub fn find_origin(&self, key: &[u8], hash: u64) -> Option<usize> {
+        let slots: &[u64] = bytemuck::cast_slice(self.section(Section::Slots));
+        let mut i = (hash as usize) & self.slot_mask;
+        // Bounded by the table size, so a full table cannot loop forever.
+        for _ in 0..=self.slot_mask {
+            let origin = slots[2 * i + 1];
+            if origin == EMPTY_SLOT {
+                return None;
+            }
+            if slots[2 * i] == hash && self.origin_key(origin as usize) == key {
+                return Some(origin as usize);
+            }
+            i = (i + 1) & self.slot_mask;
+        }
+        None
+    }
+
+    /// The canonical key of origin `origin`.
+    pub fn origin_key(&self, origin: usize) -> &[u8] {
+        let key_ends: &[u32] = bytemuck::cast_slice(self.section(Section::KeyEnds));
+        let start = if origin == 0 { 0 } else { key_ends[origin - 1] as usize };
+        &self.section(Section::Keys)[start..key_ends[origin] as usize]
+    }
+
+    /// The fetch information of origin `origin`.
+    pub fn fetch_info(&self, origin: usize) -> FetchInfo {
+        let info: &[u32] = bytemuck::cast_slice(self.section(Section::OriginInfo));
+        FetchInfo::unpack(info[origin]).unwrap_or(FetchInfo { kind: FetchKind::Rules, status: 0 })
+    }
+
+    /// The group that applies to `agent` at `origin`.
+    #[inline]
+    pub fn group_of(&self, origin: usize, agent: usize) -> usize {
+        let groups: &[u32] = bytemuck::cast_slice(self.section(Section::OriginGroups));
+        groups[origin * self.meta.agents.len() + agent] as usize
+    }
+
+    /// The best rank among `group`'s rules for a prepared path (0: none matched).
+    #[inline]
+    pub fn decide(&self, group: usize, path: &[u8]) -> GroupOutcome {
+        let rec = self.group_record(group);
+        let labels: &[u32] = self.table(rec.labels_off, rec.ranks as usize).unwrap_or(&[0]);
+        let mut best = 0u32;
+        for p in 0..rec.parts as usize {
+            let part = self.part_record(rec.first_part as usize + p);
+            match self.part_view(&part, Check::Validated) {
+                Ok(PartView::Dfa(dfa)) => best = best.max(dfa.scan(path)),
+                Ok(PartView::Rules { patterns, ends, ranks }) => {
+                    let mut start = 0usize;
+                    // Rules are sorted by rank, highest first: the first match wins.
+                    for (&end, &rank) in ends.iter().zip(ranks) {
+                        if rank <= best {
+                            break;
+                        }
+                        if crate::pattern::matches(&patterns[start..end as usize], path) {
+                            best = rank;
+                            break;
+                        }
+                        start = end as usize;
+                    }
+                }
+                Err(_) => {}
+            }
+        }
+        let label = Label(labels.get(best as usize).copied().unwrap_or(0));
+        GroupOutcome { group, rank: best, label }
+    }
+
+    /// The rule that a rank of `group` stands for, when the artifact explains.
+    pub fn explain(&self, outcome: &GroupOutcome) -> Option<ExplainedRule<'_>> {
+        let rec = self.group_record(outcome.group);
+        let rules: &[u32] = self.table(rec.rules_off, rec.ranks as usize)?;
+        let index = *rules.get(outcome.rank as usize)?;
+        if index == NO_RULE {
+            return None;
+        }
+        self.rule(outcome.group, index as usize)
+    }
+
+    /// Rule `index` of `group`'s explanation table.
+    pub fn rule(&self, group: usize, index: usize) -> Option<ExplainedRule<'_>> {
+        let rec = self.group_record(group);
+        if index >= rec.explain_count as usize {
+            return None;
+        }
+        let off = rec.explain_off + (index * EXPLAIN_ENTRY_LEN) as u64;
+        let entry = read_explain(self.bytes_at(off, EXPLAIN_ENTRY_LEN)?);
+        let pattern = self.bytes_at(entry.text_off, entry.text_len as usize)?;
+        Some(ExplainedRule {
+            line: entry.line,
+            allow: entry.flags & 1 != 0,
+            index_directory: entry.flags & 2 != 0,
+            pattern,
+        })
+    }
+
+    /// Number of rules in `group`'s explanation table.
+    pub fn rule_count(&self, group: usize) -> usize {
+        self.group_record(group).explain_count as usize
+    }
+
+    /// Statistics of `group` for `inspect`: (states, table bytes, part kinds).
+    pub fn group_stats(&self, group: usize) -> GroupStats {
+        let rec = self.group_record(group);
+        let mut stats = GroupStats { ranks: rec.ranks as usize, ..GroupStats::default() };
+        for p in 0..rec.parts as usize {
+            let part = self.part_record(rec.first_part as usize + p);
+            match self.part_view(&part, Check::Validated) {
+                Ok(PartView::Dfa(dfa)) => {
+                    stats.dfas += 1;
+                    stats.states += dfa.states();
+                    stats.bytes += dfa.memory_bytes();
+                }
+                Ok(PartView::Rules { patterns, ends, .. }) => {
+                    stats.fallback_rules += ends.len();
+                    stats.bytes += patterns.len() + ends.len() * 8;
+                }
+                Err(_) => {}
+            }
+        }
+        stats
+    }
+}
+
+/// What matching a path against a group gave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupOutcome {
+    /// The group.
+    pub group: usize,
+    /// The winning rank (0: no rule matched).
+    pub rank: u32,
+    /// The winning label.
+    pub label: Label,
+}
+
+impl GroupOutcome {
+    /// Whether the path is allowed.
+    pub fn allowed(&self) -> bool {
+        self.label.allows()
+    }
+}
+
+/// A rule as the explanation table records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExplainedRule<'a> {
+    /// Its robots.txt line.
+    pub line: u32,
+    /// Allow or disallow.
+    pub allow: bool,
+    /// Google's directory rule derived from an `index.htm` allow.
+    pub index_directory: bool,
+    /// The escaped pattern.
+    pub pattern: &'a [u8],
+}
+
+impl fmt::Display for ExplainedRule<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let verb = if self.allow { "allow" } else { "disallow" };
+        write!(f, "{verb}: {}", String::from_utf8_lossy(self.pattern))
+    }
+}
+
+/// Size figures of one group.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GroupStats {
+    /// Ranks including 0.
+    pub ranks: usize,
+    /// Number of automaton parts.
+    pub dfas: usize,
+    /// States over all automaton parts.
+    pub states: usize,
+    /// Rules in the per-rule fallback part.
+    pub fallback_rules: usize,
+    /// Table bytes.
+    pub bytes: usize,
+}
+
+/// Whether a view re-checks every transition (at open) or trusts the check
+/// already made (at lookup, where a full check per URL would cost the table's size).
+#[derive(Clone, Copy)]
+enum Check {
+    Full,
+    Validated,
+}
+
+enum PartView<'a> {
+    Dfa(Dfa<'a>),
+    Rules { patterns: &'a [u8], ends: &'a [u32], ranks: &'a [u32] },
+}
+
+fn bad(msg: String) -> ArtifactError {
+    ArtifactError::Invalid(msg)
+}
+
+fn cast<T: bytemuck::Pod>(bytes: &[u8], s: Section) -> Result<&[T], ArtifactError> {
+    bytemuck::try_cast_slice(bytes).map_err(|_| ArtifactError::Invalid(format!("section {} is misaligned", s.name())))
+}
+
+fn ne32(b: &[u8], off: usize) -> u32 {
+    u32::from_ne_bytes(b[off..off + 4].try_into().expect("4 bytes"))
+}
+
+fn ne64(b: &[u8], off: usize) -> u64 {
+    u64::from_ne_bytes(b[off..off + 8].try_into().expect("8 bytes"))
+}
+
+fn read_explain(b: &[u8]) -> ExplainEntry {
+    ExplainEntry { line: ne32(b, 0), flags: ne32(b, 4), text_off: ne64(b, 8), text_len: ne64(b, 16) }
+}
