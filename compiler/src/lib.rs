@@ -8,10 +8,12 @@
 //! - [`group`]: which rules apply to a crawler, merged, escaped and labelled;
 //!   with the plain per-rule matcher that is the oracle for everything faster.
 //! - [`conformance`]: the shared conformance cases, read one way for every test.
+//! - [`page`]: page-level rules: robots meta tags and `X-Robots-Tag` headers, per crawler.
 #![warn(missing_docs)]
 
 pub mod conformance;
 pub mod group;
+pub mod page;
 pub mod parse;
 
 pub use group::{Agent, Decision, Group, Rule, Verb};
