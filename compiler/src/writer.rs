@@ -8,8 +8,8 @@
 
 use crate::group::{Rule, Verb};
 use robotsieve_engine::artifact::{
-    checksum, FetchInfo, Meta, Section, BYTE_ORDER_MARK, EMPTY_SLOT, EXPLAIN_ENTRY_LEN, FLAG_EXPLAIN, FORMAT_VERSION,
-    GROUP_RECORD_LEN, HEADER_LEN, MAGIC, NO_RULE, PART_DFA16, PART_DFA32, PART_RECORD_LEN, PART_RULES,
+    file_checksum, FetchInfo, Meta, Section, BYTE_ORDER_MARK, CHECKSUM_AT, EMPTY_SLOT, EXPLAIN_ENTRY_LEN, FLAG_EXPLAIN,
+    FORMAT_VERSION, GROUP_RECORD_LEN, HEADER_LEN, MAGIC, NO_RULE, PART_DFA16, PART_DFA32, PART_RECORD_LEN, PART_RULES,
     SECTION_ENTRY_LEN, SEMANTICS_VERSION,
 };
 use robotsieve_engine::matcher::{MatcherBuf, PartBuf};
@@ -223,8 +223,8 @@ impl ArtifactWriter {
             out.extend_from_slice(bytes);
         }
         out.resize(file_len, 0);
-        let sum = checksum(&out[HEADER_LEN..]);
-        out[32..40].copy_from_slice(&sum.to_ne_bytes());
+        let sum = file_checksum(&out);
+        out[CHECKSUM_AT].copy_from_slice(&sum.to_ne_bytes());
         Ok(out)
     }
 

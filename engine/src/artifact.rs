@@ -16,7 +16,7 @@
 //! ```text
 //! header   magic "RSIEVE\r\n", format version u32, semantics version u32,
 //!          byte-order mark u32 (0x01020304), flags u32 (bit 0: explain),
-//!          file length u64, checksum u64 (of every byte after the header),
+//!          file length u64, checksum u64 (of every other byte of the file),
 //!          section count u32, reserved u32
 //! sections count x { kind u32, reserved u32, offset u64, length u64 }
 //! META     JSON: agents, build information (small, read once; see below)
@@ -257,9 +257,18 @@ fn invalid<T>(msg: impl Into<String>) -> Result<T, ArtifactError> {
     Err(ArtifactError::Invalid(msg.into()))
 }
 
-/// The checksum of the bytes after the header: a fast 64-bit hash over 8-byte
-/// words in four independent lanes, defined here because it is part of the
-/// format and must never change with a dependency's version.
+/// Where the checksum is stored in the header.
+pub const CHECKSUM_AT: std::ops::Range<usize> = 32..40;
+
+/// The checksum of a whole artifact: every byte but the checksum field itself,
+/// so that a damaged header is caught as surely as a damaged table.
+pub fn file_checksum(file: &[u8]) -> u64 {
+    checksum(&file[..CHECKSUM_AT.start]).rotate_left(17) ^ checksum(&file[CHECKSUM_AT.end..])
+}
+
+/// A fast 64-bit hash over 8-byte words in four independent lanes, defined
+/// here because it is part of the format and must never change with a
+/// dependency's version.
 pub fn checksum(bytes: &[u8]) -> u64 {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
     let mut lanes = [0x243F_6A88_85A3_08D3u64, 0x1319_8A2E_0370_7344, 0xA409_3822_299F_31D0, 0x082E_FA98_EC4E_6C89];
@@ -519,12 +528,15 @@ impl Artifact {
             ));
         }
         let flags = u32_at(20);
+        if flags & !FLAG_EXPLAIN != 0 {
+            return invalid(format!("unknown flags {flags:#x}: written by a newer robotsieve?"));
+        }
         let file_len = u64_at(24);
         if file_len != bytes.len() as u64 {
             return invalid(format!("header says {file_len} bytes but the file has {} (truncated?)", bytes.len()));
         }
-        let expected = u64_at(32);
-        let actual = checksum(&bytes[HEADER_LEN..]);
+        let expected = u64_at(CHECKSUM_AT.start);
+        let actual = file_checksum(bytes);
         if expected != actual {
             return invalid(format!(
                 "checksum mismatch (stored {expected:016x}, computed {actual:016x}): the file is damaged"

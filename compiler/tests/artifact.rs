@@ -1,0 +1,131 @@
+//! The artifact end to end: built by the compiler, read by the engine; damage
+//! is detected; conformance cases answer the same through it.
+
+use robotsieve_compiler::automaton::BuildOptions;
+use robotsieve_compiler::build::{build, BuildPlan, OriginRobots};
+use robotsieve_compiler::conformance::{conformance_file, read_origin_cases, read_verdict_cases};
+use robotsieve_compiler::Agent;
+use robotsieve_engine::artifact::{Artifact, FetchInfo, FetchKind, HEADER_LEN};
+use robotsieve_engine::url::{OriginKey, PathMode};
+
+fn sample_bytes(explain: bool) -> Vec<u8> {
+    let origins = (0..50)
+        .map(|i| OriginRobots {
+            key: OriginKey::of_url(format!("https://site{i}.example")).unwrap(),
+            info: FetchInfo { kind: FetchKind::Rules, status: 200 },
+            body: format!("user-agent: *\ndisallow: /p{}\nallow: /p{}/ok\ndisallow: /*.pdf$\n", i % 7, i % 7)
+                .into_bytes(),
+        })
+        .collect();
+    let plan = BuildPlan {
+        agents: vec![Agent::parse("mybot").unwrap()],
+        options: BuildOptions { explain, ..BuildOptions::default() },
+    };
+    build(origins, &plan).0.to_bytes().unwrap()
+}
+
+#[test]
+fn truncated_files_are_refused_with_a_reason() {
+    let bytes = sample_bytes(true);
+    assert!(Artifact::from_bytes(&bytes).is_ok());
+    for len in [0, 7, 8, HEADER_LEN - 1, HEADER_LEN, HEADER_LEN + 10, bytes.len() / 2, bytes.len() - 1] {
+        let err = Artifact::from_bytes(&bytes[..len]).unwrap_err().to_string();
+        assert!(err.contains("not a valid robotsieve artifact"), "{len}: {err}");
+    }
+}
+
+#[test]
+fn every_flipped_byte_is_detected() {
+    let bytes = sample_bytes(true);
+    for i in 0..bytes.len() {
+        let mut damaged = bytes.clone();
+        damaged[i] ^= 0x40;
+        let err = Artifact::from_bytes(&damaged).expect_err(&format!("flip at byte {i} went unnoticed")).to_string();
+        assert!(!err.is_empty());
+    }
+}
+
+#[test]
+fn foreign_and_future_files_are_named_as_such() {
+    let err = Artifact::from_bytes(b"user-agent: *\ndisallow: /\n......................................").unwrap_err();
+    assert!(err.to_string().contains("wrong magic"), "{err}");
+    let mut bytes = sample_bytes(false);
+    bytes[8] = 99; // format version
+    assert!(Artifact::from_bytes(&bytes).unwrap_err().to_string().contains("format version 99"));
+    let mut bytes = sample_bytes(false);
+    bytes[12] = 42; // semantics version
+    assert!(Artifact::from_bytes(&bytes).unwrap_err().to_string().contains("semantics version 42"));
+}
+
+#[test]
+fn opening_a_file_maps_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rules.rsv");
+    std::fs::write(&path, sample_bytes(false)).unwrap();
+    let a = Artifact::open(&path).unwrap();
+    assert_eq!(a.origins(), 50);
+    let missing = Artifact::open(&dir.path().join("nope.rsv")).unwrap_err().to_string();
+    assert!(missing.contains("nope.rsv"), "{missing}");
+}
+
+/// Every verdict case, compiled into one artifact per file (one origin per
+/// case), answered through the artifact in both URL modes.
+#[test]
+fn conformance_through_the_artifact() {
+    for name in ["robots.jsonl", "google-spec-test.jsonl"] {
+        let Some(path) = conformance_file(name) else {
+            eprintln!("skipped: ../shared/conformance/{name} is absent");
+            return;
+        };
+        let cases = read_verdict_cases(&path).unwrap();
+        for explain in [false, true] {
+            let mut failures = Vec::new();
+            for case in &cases {
+                let agent = Agent::from_raw_tokens(&case.agents);
+                // Four cases check the empty string as a URL: it has no
+                // origin, so they are filed under a stand-in one.
+                let origin = OriginKey::of_url(&case.url)
+                    .unwrap_or_else(|_| OriginKey::of_url("http://stand-in.example").unwrap());
+                let plan =
+                    BuildPlan { agents: vec![agent], options: BuildOptions { explain, ..BuildOptions::default() } };
+                let robots = OriginRobots {
+                    key: origin.clone(),
+                    info: FetchInfo { kind: FetchKind::Rules, status: 200 },
+                    body: case.body.clone(),
+                };
+                let bytes = build(vec![robots], &plan).0.to_bytes().unwrap();
+                let artifact = Artifact::from_bytes(&bytes).unwrap();
+                let o = artifact.find_origin(origin.as_bytes(), origin.hash64()).unwrap();
+                for (mode, expected) in [(PathMode::Raw, case.allowed), (PathMode::Escaped, case.allowed_escaped)] {
+                    let got = artifact.decide(artifact.group_of(o, 0), &mode.path_of(case.url.as_bytes())).allowed();
+                    if got != expected {
+                        failures.push(format!("{} {mode:?} explain={explain}: expected {expected}", case.id));
+                    }
+                }
+            }
+            assert!(failures.is_empty(), "{name}: {} failures:\n{}", failures.len(), failures.join("\n"));
+        }
+        eprintln!("{name}: {} cases pass through the artifact", cases.len());
+    }
+}
+
+/// origins.jsonl: the robots.txt governs exactly the URLs of its origin.
+#[test]
+fn origins_through_the_artifact() {
+    let Some(path) = conformance_file("origins.jsonl") else {
+        eprintln!("skipped: ../shared/conformance/origins.jsonl is absent");
+        return;
+    };
+    for case in read_origin_cases(&path).unwrap() {
+        let Ok(key) = OriginKey::of_robots_url(&case.robots_url) else {
+            // Not at the root: not a robots.txt, so it governs nothing.
+            assert!(!case.applies, "{}: {}", case.robots_url, case.note);
+            continue;
+        };
+        let plan = BuildPlan { agents: vec![Agent::parse("anybot").unwrap()], options: BuildOptions::default() };
+        let robots = OriginRobots { key, info: FetchInfo { kind: FetchKind::Rules, status: 200 }, body: Vec::new() };
+        let artifact = Artifact::from_bytes(&build(vec![robots], &plan).0.to_bytes().unwrap()).unwrap();
+        let found = OriginKey::of_url(&case.url).ok().and_then(|k| artifact.find_origin(k.as_bytes(), k.hash64()));
+        assert_eq!(found.is_some(), case.applies, "{} -> {}: {}", case.robots_url, case.url, case.note);
+    }
+}
