@@ -7,6 +7,7 @@
 mod check;
 mod failure;
 mod input;
+mod meta;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -23,12 +24,15 @@ struct Cli {
 enum Command {
     /// Check URLs against one robots.txt (or a compiled artifact) for one crawler.
     Check(check::Args),
+    /// Page-level rules: robots meta tags and X-Robots-Tag headers of fetched pages, for one crawler.
+    Meta(meta::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check(args) => check::run(args),
+        Command::Meta(args) => meta::run(args),
     };
     match result {
         Ok(code) => code,
