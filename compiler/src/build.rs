@@ -7,25 +7,14 @@
 //! parallel (rayon) over the distinct bodies and groups.
 
 use crate::automaton::{self, BuildOptions};
+use crate::corpus::{Governing, Robots};
 use crate::group::{Agent, Group, Rule, Source, Verb};
 use crate::parse::RobotsTxt;
 use crate::writer::ArtifactWriter;
 use rayon::prelude::*;
 use robotsieve_engine::artifact::{FetchInfo, FetchKind};
-use robotsieve_engine::url::OriginKey;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
-
-/// The robots.txt that governs one origin, as the corpus readers resolved it.
-#[derive(Clone, Debug)]
-pub struct OriginRobots {
-    /// The origin.
-    pub key: OriginKey,
-    /// How the fetch result governs it (and its HTTP status).
-    pub info: FetchInfo,
-    /// The body, when `info.kind` is [`FetchKind::Rules`].
-    pub body: Vec<u8>,
-}
 
 /// What to build.
 #[derive(Clone, Debug)]
@@ -56,7 +45,7 @@ pub struct BuildReport {
 }
 
 /// Parses, selects, deduplicates and compiles; returns a writer ready to write.
-pub fn build(origins: Vec<OriginRobots>, plan: &BuildPlan) -> (ArtifactWriter, BuildReport) {
+pub fn build(origins: Vec<Governing>, plan: &BuildPlan) -> (ArtifactWriter, BuildReport) {
     let started = Instant::now();
     let explain = plan.options.explain;
 
@@ -65,13 +54,12 @@ pub fn build(origins: Vec<OriginRobots>, plan: &BuildPlan) -> (ArtifactWriter, B
     let mut bodies: Vec<&[u8]> = Vec::new();
     let origin_body: Vec<Option<usize>> = origins
         .iter()
-        .map(|o| {
-            (o.info.kind == FetchKind::Rules).then(|| {
-                *body_ids.entry(&o.body).or_insert_with(|| {
-                    bodies.push(&o.body);
-                    bodies.len() - 1
-                })
-            })
+        .map(|o| match &o.robots {
+            Robots::Body(body) => Some(*body_ids.entry(body).or_insert_with(|| {
+                bodies.push(body);
+                bodies.len() - 1
+            })),
+            Robots::Unrestricted | Robots::Blocked => None,
         })
         .collect();
     let body_groups: Vec<Vec<Group>> = bodies
@@ -96,9 +84,9 @@ pub fn build(origins: Vec<OriginRobots>, plan: &BuildPlan) -> (ArtifactWriter, B
     for (i, (origin, body)) in origins.iter().zip(&origin_body).enumerate() {
         let ids = (0..plan.agents.len())
             .map(|a| {
-                let group = match (origin.info.kind, body) {
-                    (FetchKind::Rules, Some(b)) => &body_groups[*b][a],
-                    (FetchKind::Blocked, _) => &blocked,
+                let group = match (&origin.robots, body) {
+                    (Robots::Body(_), Some(b)) => &body_groups[*b][a],
+                    (Robots::Blocked, _) => &blocked,
                     _ => &unrestricted,
                 };
                 *group_ids.entry(group).or_insert_with(|| {
@@ -128,17 +116,27 @@ pub fn build(origins: Vec<OriginRobots>, plan: &BuildPlan) -> (ArtifactWriter, B
     for (g, ((compiled, took), group)) in compiled.into_iter().zip(&groups).enumerate() {
         report.states += compiled.stats.states();
         report.split_groups += usize::from(compiled.stats.split);
-        timings.push((took, group.rules.len(), origins[first_origin[g]].key.to_string()));
+        timings.push((took, group.rules.len(), origins[first_origin[g]].origin.to_string()));
         writer.add_group(compiled.matcher, group.rules.clone());
     }
     timings.sort_by(|a, b| b.0.cmp(&a.0));
     timings.truncate(10);
     report.slowest = timings;
     for (origin, ids) in origins.into_iter().zip(origin_groups) {
-        writer.add_origin(origin.key, origin.info, ids);
+        writer.add_origin(origin.origin, fetch_info(&origin.robots, origin.provenance.status), ids);
     }
     report.elapsed = started.elapsed();
     (writer, report)
+}
+
+/// What the artifact records of an origin's fetch.
+pub fn fetch_info(robots: &Robots, status: u16) -> FetchInfo {
+    let kind = match robots {
+        Robots::Body(_) => FetchKind::Rules,
+        Robots::Unrestricted => FetchKind::Unrestricted,
+        Robots::Blocked => FetchKind::Blocked,
+    };
+    FetchInfo { kind, status }
 }
 
 /// The form in which groups are compared for sharing. With explanations,
@@ -164,25 +162,31 @@ fn dedup_form(mut group: Group, explain: bool) -> Group {
 mod tests {
     use super::*;
     use robotsieve_engine::artifact::Artifact;
-    use robotsieve_engine::url::PathMode;
+    use robotsieve_engine::url::{OriginKey, PathMode};
 
-    fn origin(url: &str, kind: FetchKind, status: u16, body: &str) -> OriginRobots {
-        OriginRobots {
-            key: OriginKey::of_url(url).unwrap(),
-            info: FetchInfo { kind, status },
-            body: body.as_bytes().to_vec(),
-        }
+    /// Resolves one fetch record per origin, as `compile --corpus` would.
+    pub(crate) fn resolve(records: &[(&str, u16, &str)]) -> Vec<Governing> {
+        let mut corpus = crate::corpus::Corpus::new();
+        let lines: String = records
+            .iter()
+            .map(|(origin, status, body)| {
+                let record = serde_json::json!({"url": format!("{origin}/robots.txt"), "status": status, "body": body});
+                format!("{record}\n")
+            })
+            .collect();
+        corpus.add_jsonl_from("test.jsonl".into(), lines.as_bytes()).unwrap();
+        corpus.resolve().origins.into_values().collect()
     }
 
     fn artifact(explain: bool) -> Artifact {
         let body = "user-agent: *\ndisallow: /private\nallow: /private/ok\n\nuser-agent: mybot\ndisallow: /\n";
-        let origins = vec![
-            origin("https://a.example", FetchKind::Rules, 200, body),
-            origin("http://a.example", FetchKind::Rules, 200, body),
-            origin("https://b.example:8443", FetchKind::Rules, 200, "user-agent: *\ndisallow: /b$\n"),
-            origin("https://down.example", FetchKind::Blocked, 503, ""),
-            origin("https://gone.example", FetchKind::Unrestricted, 404, ""),
-        ];
+        let origins = resolve(&[
+            ("https://a.example", 200, body),
+            ("http://a.example", 200, body),
+            ("https://b.example:8443", 200, "user-agent: *\ndisallow: /b$\n"),
+            ("https://down.example", 503, ""),
+            ("https://gone.example", 404, ""),
+        ]);
         let agents = vec![Agent::parse("otherbot").unwrap(), Agent::parse("mybot").unwrap()];
         let plan = BuildPlan { agents, options: BuildOptions { explain, ..BuildOptions::default() } };
         let (writer, report) = build(origins, &plan);

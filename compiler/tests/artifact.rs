@@ -2,21 +2,35 @@
 //! is detected; conformance cases answer the same through it.
 
 use robotsieve_compiler::automaton::BuildOptions;
-use robotsieve_compiler::build::{build, BuildPlan, OriginRobots};
+use robotsieve_compiler::build::{build, BuildPlan};
 use robotsieve_compiler::conformance::{conformance_file, read_origin_cases, read_verdict_cases};
+use robotsieve_compiler::corpus::{Corpus, Governing};
 use robotsieve_compiler::Agent;
-use robotsieve_engine::artifact::{Artifact, FetchInfo, FetchKind, HEADER_LEN};
+use robotsieve_engine::artifact::{Artifact, HEADER_LEN};
 use robotsieve_engine::url::{OriginKey, PathMode};
 
-fn sample_bytes(explain: bool) -> Vec<u8> {
-    let origins = (0..50)
-        .map(|i| OriginRobots {
-            key: OriginKey::of_url(format!("https://site{i}.example")).unwrap(),
-            info: FetchInfo { kind: FetchKind::Rules, status: 200 },
-            body: format!("user-agent: *\ndisallow: /p{}\nallow: /p{}/ok\ndisallow: /*.pdf$\n", i % 7, i % 7)
-                .into_bytes(),
+/// One 200 record per (robots.txt URL, body), resolved as `compile --corpus` does.
+fn resolve(records: &[(String, Vec<u8>)]) -> Vec<Governing> {
+    let mut corpus = Corpus::new();
+    let lines: String = records
+        .iter()
+        .map(|(url, body)| {
+            let b64 = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, body);
+            format!("{}\n", serde_json::json!({"url": url, "status": 200, "body_b64": b64}))
         })
         .collect();
+    corpus.add_jsonl_from("test.jsonl".into(), lines.as_bytes()).unwrap();
+    corpus.resolve().origins.into_values().collect()
+}
+
+fn sample_bytes(explain: bool) -> Vec<u8> {
+    let records: Vec<_> = (0..50)
+        .map(|i| {
+            let body = format!("user-agent: *\ndisallow: /p{}\nallow: /p{}/ok\ndisallow: /*.pdf$\n", i % 7, i % 7);
+            (format!("https://site{i}.example/robots.txt"), body.into_bytes())
+        })
+        .collect();
+    let origins = resolve(&records);
     let plan = BuildPlan {
         agents: vec![Agent::parse("mybot").unwrap()],
         options: BuildOptions { explain, ..BuildOptions::default() },
@@ -88,12 +102,8 @@ fn conformance_through_the_artifact() {
                     .unwrap_or_else(|_| OriginKey::of_url("http://stand-in.example").unwrap());
                 let plan =
                     BuildPlan { agents: vec![agent], options: BuildOptions { explain, ..BuildOptions::default() } };
-                let robots = OriginRobots {
-                    key: origin.clone(),
-                    info: FetchInfo { kind: FetchKind::Rules, status: 200 },
-                    body: case.body.clone(),
-                };
-                let bytes = build(vec![robots], &plan).0.to_bytes().unwrap();
+                let robots = resolve(&[(origin.robots_url(), case.body.clone())]);
+                let bytes = build(robots, &plan).0.to_bytes().unwrap();
                 let artifact = Artifact::from_bytes(&bytes).unwrap();
                 let o = artifact.find_origin(origin.as_bytes(), origin.hash64()).unwrap();
                 for (mode, expected) in [(PathMode::Raw, case.allowed), (PathMode::Escaped, case.allowed_escaped)] {
@@ -123,8 +133,8 @@ fn origins_through_the_artifact() {
             continue;
         };
         let plan = BuildPlan { agents: vec![Agent::parse("anybot").unwrap()], options: BuildOptions::default() };
-        let robots = OriginRobots { key, info: FetchInfo { kind: FetchKind::Rules, status: 200 }, body: Vec::new() };
-        let artifact = Artifact::from_bytes(&build(vec![robots], &plan).0.to_bytes().unwrap()).unwrap();
+        let robots = resolve(&[(key.robots_url(), Vec::new())]);
+        let artifact = Artifact::from_bytes(&build(robots, &plan).0.to_bytes().unwrap()).unwrap();
         let found = OriginKey::of_url(&case.url).ok().and_then(|k| artifact.find_origin(k.as_bytes(), k.hash64()));
         assert_eq!(found.is_some(), case.applies, "{} -> {}: {}", case.robots_url, case.url, case.note);
     }
