@@ -8,13 +8,18 @@
 //! - [`group`]: which rules apply to a crawler, merged, escaped and labelled;
 //!   with the plain per-rule matcher that is the oracle for everything faster.
 //! - [`conformance`]: the shared conformance cases, read one way for every test.
+//! - [`corpus`]: robots.txt fetch results (files, directories, JSON Lines, WARC)
+//!   to one governing robots.txt per origin, with Google's fetch-status rules.
+//! - [`warc`]: a streaming WARC record reader and the HTTP responses inside.
 //! - [`page`]: page-level rules: robots meta tags and `X-Robots-Tag` headers, per crawler.
 #![warn(missing_docs)]
 
 pub mod conformance;
+pub mod corpus;
 pub mod group;
 pub mod page;
 pub mod parse;
+pub mod warc;
 
 pub use group::{Agent, Decision, Group, Rule, Verb};
 pub use parse::RobotsTxt;

@@ -1,0 +1,848 @@
+//! Robots.txt fetch results in, one governing robots.txt per origin out.
+//!
+//! Sources: a single file for one origin, a directory of `<host>.txt` files,
+//! JSON Lines fetch records and WARC captures (through [`crate::warc`]). Every
+//! source becomes [`FetchRecord`]s in a [`Corpus`]; [`Corpus::resolve`] applies
+//! Google's fetch-status rules and says, for each origin, what governs it
+//! ([`Robots`]) and why ([`Provenance`]).
+//!
+//! The rules, as read from DESIGN.md and `conformance/status.jsonl`:
+//!
+//! - 2xx: the body is the robots.txt ([`Robots::Body`]).
+//! - 3xx: `location` is followed through the corpus (to any URL, on any host)
+//!   for up to [`MAX_REDIRECTS`] hops; the chain's last answer decides. A
+//!   chain that needs more hops, loops, has no `location`, or leads to a URL
+//!   the corpus has no record of counts as 404. Where the corpus has several
+//!   records of a redirect target, the newest is followed.
+//! - 4xx other than 429: no robots.txt, no restrictions ([`Robots::Unrestricted`]).
+//! - 5xx, 429, status 0 (no HTTP answer: DNS, timeout, refused, reset) and
+//!   any status outside 200 to 599 (1xx, garbage): the site is unreachable,
+//!   everything is disallowed ([`Robots::Blocked`]).
+//!
+//! Several records of one origin: the newest wins (by `fetched_at`; records
+//! without a time are older than any dated record; ties go to the record
+//! read last). If the newest says "unreachable", the 30-day rule applies,
+//! measured from the last *reachable* fetch (2xx or 4xx, after redirects) to
+//! the newest failed fetch: at most 30 days (or either time unknown) keeps
+//! the site blocked; more than 30 days falls back to that last reachable
+//! fetch (its body, or no restrictions for a 4xx). With no reachable fetch at
+//! all, failures spanning more than 30 days (oldest to newest) mean no
+//! restrictions, as DESIGN.md says for "no last good copy"; otherwise blocked.
+//!
+//! Problems that leave the rest usable are [`Warning`]s returned to the
+//! caller (file and line or record); a source that cannot be read as what it
+//! claims to be is a [`CorpusError`].
+
+use crate::warc;
+use base64::Engine as _;
+use robotsieve_engine::url::{KeyBuf, OriginKey};
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::sync::Arc;
+
+/// How many redirects are followed before the fetch counts as a 404.
+pub const MAX_REDIRECTS: usize = 5;
+
+/// How long (in seconds) a site may be unreachable and stay blocked: 30 days.
+pub const OUTAGE_GRACE_SECONDS: i64 = 30 * 86_400;
+
+/// What governs an origin.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Robots {
+    /// The robots.txt body to parse (shared between origins that serve the
+    /// same file, e.g. http and https of one host).
+    Body(Arc<[u8]>),
+    /// No restrictions: as if the robots.txt were empty (4xx, or an outage
+    /// longer than 30 days with no good copy).
+    Unrestricted,
+    /// Everything disallowed (server error, 429, network failure).
+    Blocked,
+}
+
+/// Where a record came from, for messages and explanations.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SourceRef {
+    /// The file, as given.
+    pub file: Arc<str>,
+    /// The place in it.
+    pub place: Place,
+}
+
+/// A place in a source file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Place {
+    /// The whole file (a robots.txt file).
+    File,
+    /// A 1-based line (JSON Lines).
+    Line(u64),
+    /// A 1-based record number (WARC).
+    Record(u64),
+}
+
+impl fmt::Display for SourceRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.place {
+            Place::File => write!(f, "{}", self.file),
+            Place::Line(n) => write!(f, "{}:{n}", self.file),
+            Place::Record(n) => write!(f, "{}: record {n}", self.file),
+        }
+    }
+}
+
+/// A point in time, UTC, to the nanosecond.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp {
+    unix_seconds: i64,
+    nanos: u32,
+}
+
+impl Timestamp {
+    /// The time `unix_seconds` after 1970-01-01T00:00:00Z.
+    pub fn from_unix(unix_seconds: i64) -> Timestamp {
+        Timestamp { unix_seconds, nanos: 0 }
+    }
+
+    /// Seconds since 1970-01-01T00:00:00Z.
+    pub fn unix_seconds(self) -> i64 {
+        self.unix_seconds
+    }
+
+    /// Parses an RFC 3339 date-time: `YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)`
+    /// (`t`, `z` and a space for `T` accepted, as RFC 3339 allows). WARC-Date
+    /// uses the same form.
+    pub fn parse_rfc3339(text: &str) -> Result<Timestamp, String> {
+        let bad = |why: &str| format!("bad RFC 3339 time {text:?}: {why}");
+        let b = text.as_bytes();
+        let digits = |range: std::ops::Range<usize>| -> Result<i64, String> {
+            let part = b.get(range).ok_or_else(|| bad("too short"))?;
+            if part.iter().all(u8::is_ascii_digit) {
+                Ok(part.iter().fold(0i64, |n, &d| n * 10 + i64::from(d - b'0')))
+            } else {
+                Err(bad("digit expected"))
+            }
+        };
+        let expect = |at: usize, allowed: &[u8]| -> Result<(), String> {
+            match b.get(at) {
+                Some(c) if allowed.contains(c) => Ok(()),
+                _ => Err(bad(&format!("{:?} expected at byte {at}", allowed[0] as char))),
+            }
+        };
+        let (year, month, day) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
+        expect(4, b"-")?;
+        expect(7, b"-")?;
+        expect(10, b"Tt ")?;
+        let (hour, minute, second) = (digits(11..13)?, digits(14..16)?, digits(17..19)?);
+        expect(13, b":")?;
+        expect(16, b":")?;
+        if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
+            return Err(bad("no such date"));
+        }
+        if hour > 23 || minute > 59 || second > 60 {
+            return Err(bad("no such time of day"));
+        }
+        let mut at = 19;
+        let mut nanos = 0u32;
+        if b.get(at) == Some(&b'.') {
+            let start = at + 1;
+            at = start;
+            while b.get(at).is_some_and(u8::is_ascii_digit) {
+                if at - start < 9 {
+                    nanos = nanos * 10 + u32::from(b[at] - b'0');
+                }
+                at += 1;
+            }
+            if at == start {
+                return Err(bad("digits expected after '.'"));
+            }
+            nanos *= 10u32.pow(9u32.saturating_sub((at - start) as u32));
+        }
+        let offset = match b.get(at) {
+            Some(b'Z' | b'z') if at + 1 == b.len() => 0,
+            Some(&sign @ (b'+' | b'-')) if at + 6 == b.len() => {
+                expect(at + 3, b":")?;
+                let (oh, om) = (digits(at + 1..at + 3)?, digits(at + 4..at + 6)?);
+                if oh > 23 || om > 59 {
+                    return Err(bad("no such offset"));
+                }
+                let offset = oh * 3600 + om * 60;
+                if sign == b'+' {
+                    offset
+                } else {
+                    -offset
+                }
+            }
+            _ => return Err(bad("time zone (Z or +HH:MM) expected at the end")),
+        };
+        let days = days_from_civil(year, month, day);
+        let unix_seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset;
+        Ok(Timestamp { unix_seconds, nanos })
+    }
+}
+
+impl fmt::Display for Timestamp {
+    /// RFC 3339 in UTC: `2026-11-01T12:00:00Z` (fraction only when non-zero).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let days = self.unix_seconds.div_euclid(86_400);
+        let secs = self.unix_seconds.rem_euclid(86_400);
+        let (y, m, d) = civil_from_days(days);
+        write!(f, "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)?;
+        if self.nanos != 0 {
+            let frac = format!("{:09}", self.nanos);
+            write!(f, ".{}", frac.trim_end_matches('0'))?;
+        }
+        f.write_str("Z")
+    }
+}
+
+fn is_leap(year: i64) -> bool {
+    year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+}
+
+fn days_in_month(year: i64, month: i64) -> i64 {
+    match month {
+        2 if is_leap(year) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
+}
+
+/// One fetch of a URL, whatever the source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FetchRecord {
+    /// The URL fetched (normally an origin's `/robots.txt`).
+    pub url: String,
+    /// HTTP status; 0 for no HTTP answer.
+    pub status: u16,
+    /// The body (empty when there was none).
+    pub body: Arc<[u8]>,
+    /// When it was fetched, if known.
+    pub fetched_at: Option<Timestamp>,
+    /// The `Location` of a redirect.
+    pub location: Option<String>,
+    /// What failed, for status 0 (dns, timeout, connect, reset, ...).
+    pub error: Option<String>,
+    /// Where the record was read.
+    pub source: SourceRef,
+}
+
+/// How a fetch status counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StatusClass {
+    /// 2xx: the body is the robots.txt.
+    Success,
+    /// 3xx: follow `Location`.
+    Redirect,
+    /// 4xx other than 429: no robots.txt.
+    ClientError,
+    /// 5xx, 429, 0 and anything else: the site is unreachable.
+    Unreachable,
+}
+
+impl StatusClass {
+    /// The class of an HTTP status (0 for no answer).
+    pub fn of(status: u16) -> StatusClass {
+        match status {
+            200..=299 => StatusClass::Success,
+            300..=399 => StatusClass::Redirect,
+            429 => StatusClass::Unreachable,
+            400..=499 => StatusClass::ClientError,
+            _ => StatusClass::Unreachable,
+        }
+    }
+}
+
+/// Why an origin is governed the way it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reason {
+    /// 2xx (perhaps after redirects): the body's rules.
+    Success,
+    /// 4xx other than 429 (perhaps after redirects): no restrictions.
+    ClientError,
+    /// A redirect chain that did not end within five hops (too long, a loop,
+    /// no `location`, a target the corpus lacks): as 404, no restrictions.
+    RedirectFailed,
+    /// 5xx, 429 or no answer (perhaps after redirects), within 30 days of
+    /// the last reachable fetch: everything disallowed.
+    Unreachable,
+    /// Unreachable for more than 30 days: the last reachable fetch applies.
+    OutageFallback,
+    /// Unreachable for more than 30 days and never reachable: no restrictions.
+    OutageExpired,
+}
+
+/// Why an origin is governed as it is: the record that decided and the story.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Provenance {
+    /// The record whose result is used (the start of a redirect chain).
+    pub source: SourceRef,
+    /// Its URL.
+    pub url: String,
+    /// Its status.
+    pub status: u16,
+    /// When it was fetched.
+    pub fetched_at: Option<Timestamp>,
+    /// Redirects followed from it.
+    pub redirects: usize,
+    /// The rule that applied.
+    pub reason: Reason,
+    /// One line for people: e.g. `503 from corpus.jsonl:7 (https://a.org/robots.txt,
+    /// fetched 2026-11-01T00:00:00Z): server error, everything disallowed`.
+    pub explanation: String,
+}
+
+/// What governs one origin, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Governing {
+    /// The origin.
+    pub origin: OriginKey,
+    /// Its robots.txt, or the blanket verdict.
+    pub robots: Robots,
+    /// Why.
+    pub provenance: Provenance,
+}
+
+/// A problem that did not stop the corpus from being read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning {
+    /// Where.
+    pub source: SourceRef,
+    /// What, and what was done about it.
+    pub message: String,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.source, self.message)
+    }
+}
+
+/// A source that cannot be read: a malformed line, a broken WARC file, an
+/// unreadable file, an invalid `--origin`. The CLI exits 2.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CorpusError {
+    /// Where.
+    pub source: SourceRef,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for CorpusError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.source, self.message)
+    }
+}
+
+impl std::error::Error for CorpusError {}
+
+/// Everything resolved: one entry per origin, and the warnings of reading
+/// and resolving, in input order.
+#[derive(Clone, Debug, Default)]
+pub struct Resolution {
+    /// What governs each origin.
+    pub origins: BTreeMap<OriginKey, Governing>,
+    /// Records skipped and other problems.
+    pub warnings: Vec<Warning>,
+}
+
+/// Fetch records gathered from any number of sources.
+#[derive(Clone, Debug, Default)]
+pub struct Corpus {
+    records: Vec<FetchRecord>,
+    warnings: Vec<Warning>,
+}
+
+/// A line of a JSON Lines corpus.
+#[derive(Deserialize)]
+struct JsonRecord {
+    url: String,
+    status: u16,
+    body: Option<String>,
+    body_b64: Option<String>,
+    fetched_at: Option<String>,
+    location: Option<String>,
+    error: Option<String>,
+}
+
+fn file_name(path: &Path) -> Arc<str> {
+    path.display().to_string().into()
+}
+
+impl Corpus {
+    /// An empty corpus.
+    pub fn new() -> Corpus {
+        Corpus::default()
+    }
+
+    /// The records read so far.
+    pub fn records(&self) -> &[FetchRecord] {
+        &self.records
+    }
+
+    /// Adds one record.
+    pub fn push(&mut self, record: FetchRecord) {
+        self.records.push(record);
+    }
+
+    /// `--robots FILE --origin URL`: the file is the robots.txt (fetched with
+    /// status 200, time unknown) of the origin of `origin_url` (any URL of it).
+    pub fn add_robots_file(&mut self, path: &Path, origin_url: &str) -> Result<OriginKey, CorpusError> {
+        let source = SourceRef { file: file_name(path), place: Place::File };
+        let origin = OriginKey::of_url(origin_url)
+            .map_err(|e| CorpusError { source: source.clone(), message: format!("--origin {origin_url}: {e}") })?;
+        let body = std::fs::read(path).map_err(|e| CorpusError { source: source.clone(), message: e.to_string() })?;
+        self.push(FetchRecord {
+            url: origin.robots_url(),
+            status: 200,
+            body: body.into(),
+            fetched_at: None,
+            location: None,
+            error: None,
+            source,
+        });
+        Ok(origin)
+    }
+
+    /// `--robots-dir DIR`: each `<host>.txt` is the robots.txt of `http://host`
+    /// and `https://host` (status 200, time unknown). Other files are skipped
+    /// silently; a `.txt` whose name is not a host name is skipped with a
+    /// warning. Returns the number of files used.
+    pub fn add_robots_dir(&mut self, dir: &Path) -> Result<usize, CorpusError> {
+        let dir_error = |e: std::io::Error| CorpusError {
+            source: SourceRef { file: file_name(dir), place: Place::File },
+            message: e.to_string(),
+        };
+        let mut paths: Vec<_> = std::fs::read_dir(dir)
+            .map_err(dir_error)?
+            .map(|e| e.map(|e| e.path()))
+            .collect::<Result<_, _>>()
+            .map_err(dir_error)?;
+        paths.sort();
+        let mut used = 0;
+        for path in paths {
+            if path.extension().is_none_or(|e| e != "txt") || !path.is_file() {
+                continue;
+            }
+            let source = SourceRef { file: file_name(&path), place: Place::File };
+            let host = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+            let is_host_name = !host.is_empty()
+                && !host
+                    .bytes()
+                    .any(|b| b.is_ascii_whitespace() || b.is_ascii_control() || b"/\\:@?#;[]%".contains(&b))
+                && OriginKey::of_url(format!("http://{host}/")).is_ok();
+            if !is_host_name {
+                self.warnings.push(Warning { source, message: format!("skipped: {host:?} is not a host name") });
+                continue;
+            }
+            let body: Arc<[u8]> = std::fs::read(&path)
+                .map_err(|e| CorpusError { source: source.clone(), message: e.to_string() })?
+                .into();
+            for scheme in ["http", "https"] {
+                self.push(FetchRecord {
+                    url: format!("{scheme}://{host}/robots.txt"),
+                    status: 200,
+                    body: body.clone(),
+                    fetched_at: None,
+                    location: None,
+                    error: None,
+                    source: source.clone(),
+                });
+            }
+            used += 1;
+        }
+        Ok(used)
+    }
+
+    /// `--corpus FILE.jsonl`: one fetch record per line (blank lines skipped).
+    /// Returns the number of records read.
+    pub fn add_jsonl(&mut self, path: &Path) -> Result<usize, CorpusError> {
+        let file = std::fs::File::open(path).map_err(|e| CorpusError {
+            source: SourceRef { file: file_name(path), place: Place::File },
+            message: e.to_string(),
+        })?;
+        self.add_jsonl_from(file_name(path), BufReader::new(file))
+    }
+
+    /// Reads JSON Lines fetch records from `input`, named `name` in messages.
+    ///
+    /// Fields: `url` and `status` (required); at most one of `body` (text)
+    /// and `body_b64`; `fetched_at` (RFC 3339); `location`; `error`. Unknown
+    /// fields are ignored. A line that is not such a record is an error.
+    pub fn add_jsonl_from(&mut self, name: Arc<str>, mut input: impl BufRead) -> Result<usize, CorpusError> {
+        let mut line = Vec::new();
+        let mut number = 0u64;
+        let mut count = 0;
+        loop {
+            line.clear();
+            number += 1;
+            let source = SourceRef { file: name.clone(), place: Place::Line(number) };
+            let error = |message: String| CorpusError { source: source.clone(), message };
+            if input.read_until(b'\n', &mut line).map_err(|e| error(e.to_string()))? == 0 {
+                return Ok(count);
+            }
+            if line.trim_ascii().is_empty() {
+                continue;
+            }
+            let raw: JsonRecord = serde_json::from_slice(line.trim_ascii()).map_err(|e| error(e.to_string()))?;
+            if raw.status > 999 {
+                return Err(error(format!("status {} is not an HTTP status", raw.status)));
+            }
+            let body = match (raw.body, raw.body_b64) {
+                (Some(_), Some(_)) => return Err(error("both body and body_b64".into())),
+                (Some(text), None) => text.into_bytes(),
+                (None, Some(b64)) => base64::engine::general_purpose::STANDARD
+                    .decode(b64.as_bytes())
+                    .map_err(|e| error(format!("body_b64: {e}")))?,
+                (None, None) => Vec::new(),
+            };
+            let fetched_at = raw.fetched_at.map(|t| Timestamp::parse_rfc3339(&t)).transpose().map_err(error)?;
+            self.push(FetchRecord {
+                url: raw.url,
+                status: raw.status,
+                body: body.into(),
+                fetched_at,
+                location: raw.location,
+                error: raw.error,
+                source,
+            });
+            count += 1;
+        }
+    }
+
+    /// `--warc FILE`: the `response` records of a WARC file (gzip or plain).
+    /// Returns the number of records used.
+    pub fn add_warc(&mut self, path: &Path) -> Result<usize, CorpusError> {
+        let file = std::fs::File::open(path).map_err(|e| CorpusError {
+            source: SourceRef { file: file_name(path), place: Place::File },
+            message: e.to_string(),
+        })?;
+        self.add_warc_from(file_name(path), BufReader::with_capacity(256 * 1024, file))
+    }
+
+    /// Reads WARC from `input`, named `name` in messages.
+    ///
+    /// Each `response` record with an HTTP block gives a record: the URL from
+    /// `WARC-Target-URI`, the time from `WARC-Date`, status, `Location` and the
+    /// body with chunked transfer coding and gzip/deflate content coding undone
+    /// ([`warc::HttpResponse::decoded_body`]). Other record types (request,
+    /// metadata, warcinfo, revisit, ...) are skipped silently; a response that
+    /// cannot be used is skipped with a warning. A file that cannot be read as
+    /// WARC is an error.
+    pub fn add_warc_from(&mut self, name: Arc<str>, input: impl BufRead) -> Result<usize, CorpusError> {
+        let file_error =
+            |message: String| CorpusError { source: SourceRef { file: name.clone(), place: Place::File }, message };
+        let reader = warc::reader(input).map_err(|e| file_error(e.to_string()))?;
+        let mut count = 0;
+        for record in reader {
+            let record = record.map_err(|e| CorpusError {
+                source: SourceRef { file: name.clone(), place: Place::Record(e.record) },
+                message: format!("(offset {}) {}", e.offset, e.message),
+            })?;
+            if !record.record_type().is_some_and(|t| t.eq_ignore_ascii_case("response")) {
+                continue;
+            }
+            let source = SourceRef { file: name.clone(), place: Place::Record(record.number) };
+            let mut warn = |message: String| self.warnings.push(Warning { source: source.clone(), message });
+            let Some(url) = record.target_uri().map(str::to_owned) else {
+                warn("skipped: response without WARC-Target-URI".into());
+                continue;
+            };
+            if !record.is_http() {
+                warn(format!("skipped: {url}: the response is not an HTTP message"));
+                continue;
+            }
+            let response = match record.http_response() {
+                Ok(r) => r,
+                Err(e) => {
+                    warn(format!("skipped: {url}: {e}"));
+                    continue;
+                }
+            };
+            let body = match response.decoded_body() {
+                Ok(b) => b.into_owned(),
+                Err(e) => {
+                    warn(format!("skipped: {url}: {e}"));
+                    continue;
+                }
+            };
+            let fetched_at = match record.date() {
+                Some(Ok(t)) => Some(t),
+                Some(Err(e)) => {
+                    warn(format!("{url}: WARC-Date: {e}; fetch time unknown"));
+                    None
+                }
+                None => None,
+            };
+            let location = response.header("Location").map(|l| String::from_utf8_lossy(l).into_owned());
+            self.push(FetchRecord {
+                url,
+                status: response.status,
+                body: body.into(),
+                fetched_at,
+                location,
+                error: None,
+                source,
+            });
+            count += 1;
+        }
+        Ok(count)
+    }
+
+    /// Applies the fetch-status rules (see the module documentation): one
+    /// [`Governing`] per origin that has a record of its `/robots.txt`.
+    pub fn resolve(self) -> Resolution {
+        let Corpus { records, mut warnings } = self;
+        let mut buf = KeyBuf::new();
+        // The newest record of each URL (origin key + path), for redirects.
+        let mut by_url: HashMap<Vec<u8>, usize> = HashMap::new();
+        let mut by_origin: BTreeMap<OriginKey, Vec<usize>> = BTreeMap::new();
+        let mut off_root = Vec::new();
+        let order = |i: usize| (records[i].fetched_at, i);
+        for (i, record) in records.iter().enumerate() {
+            let origin = match buf.parse(record.url.as_bytes()) {
+                Ok(origin) => origin,
+                Err(e) => {
+                    warnings.push(Warning {
+                        source: record.source.clone(),
+                        message: format!("skipped: {}: {e}", record.url),
+                    });
+                    continue;
+                }
+            };
+            let url = [origin.key, origin.path].concat();
+            let at_root = origin.is_robots_txt();
+            let key = OriginKey::of_url(&record.url).expect("parsed above");
+            by_url.entry(url).and_modify(|j| *j = std::cmp::max_by_key(*j, i, |&k| order(k))).or_insert(i);
+            if at_root {
+                by_origin.entry(key).or_default().push(i);
+            } else {
+                off_root.push(i);
+            }
+        }
+        let chains = Chains { records: &records, by_url: &by_url };
+        let mut redirect_targets = HashSet::new();
+        let mut origins = BTreeMap::new();
+        for (origin, mut indices) in by_origin {
+            indices.sort_by_key(|&i| order(i));
+            let outcomes: Vec<Outcome> = indices.iter().map(|&i| chains.follow(i, &mut redirect_targets)).collect();
+            let governing = choose(&records, &indices, &outcomes, origin.clone());
+            origins.insert(origin, governing);
+        }
+        for i in off_root.into_iter().filter(|i| !redirect_targets.contains(i)) {
+            warnings.push(Warning {
+                source: records[i].source.clone(),
+                message: format!("skipped: {} is not /robots.txt at the root of its origin", records[i].url),
+            });
+        }
+        Resolution { origins, warnings }
+    }
+}
+
+/// What one record comes to after its redirects.
+struct Outcome {
+    /// `Success`, `ClientError` or `Unreachable` (a failed chain is `ClientError`).
+    class: StatusClass,
+    /// The record that answered (the end of the chain).
+    last: usize,
+    redirects: usize,
+    /// Why a redirect chain failed, if it did.
+    failure: Option<String>,
+}
+
+struct Chains<'a> {
+    records: &'a [FetchRecord],
+    by_url: &'a HashMap<Vec<u8>, usize>,
+}
+
+impl Chains<'_> {
+    fn follow(&self, start: usize, targets: &mut HashSet<usize>) -> Outcome {
+        let mut at = start;
+        let mut visited = vec![start];
+        let failed = |at, redirects, why: String| Outcome {
+            class: StatusClass::ClientError,
+            last: at,
+            redirects,
+            failure: Some(why),
+        };
+        loop {
+            let record = &self.records[at];
+            let redirects = visited.len() - 1;
+            let class = StatusClass::of(record.status);
+            if class != StatusClass::Redirect {
+                return Outcome { class, last: at, redirects, failure: None };
+            }
+            if redirects == MAX_REDIRECTS {
+                return failed(at, redirects, format!("more than {MAX_REDIRECTS} redirects"));
+            }
+            let Some(location) = record.location.as_deref() else {
+                return failed(at, redirects, "redirect without a location".into());
+            };
+            let Some(target_url) = resolve_location(&record.url, location) else {
+                return failed(at, redirects, format!("redirect to an invalid location {location:?}"));
+            };
+            let Some(&target) = self.by_url.get(&target_url) else {
+                return failed(at, redirects, format!("redirect to {location}, which the corpus has not fetched"));
+            };
+            if visited.contains(&target) {
+                return failed(at, redirects, format!("redirect loop back to {location}"));
+            }
+            targets.insert(target);
+            visited.push(target);
+            at = target;
+        }
+    }
+}
+
+/// The absolute form (origin key + path) of a `Location` relative to `base`.
+fn resolve_location(base: &str, location: &str) -> Option<Vec<u8>> {
+    let mut buf = KeyBuf::new();
+    let location = location.trim();
+    let absolute = if buf.parse(location.as_bytes()).is_ok() {
+        location.to_owned()
+    } else if let Some(rest) = location.strip_prefix("//") {
+        format!("{}://{rest}", base.split_once("://")?.0)
+    } else {
+        let origin = buf.parse(base.as_bytes()).ok()?;
+        let key = String::from_utf8_lossy(origin.key).into_owned();
+        if location.starts_with('/') {
+            format!("{key}{location}")
+        } else {
+            // A relative path: beside the last segment of the base path.
+            let path = String::from_utf8_lossy(origin.path);
+            let path = path.split(['?']).next().unwrap_or("/");
+            let dir = &path[..path.rfind('/').map_or(0, |p| p + 1)];
+            format!("{key}{dir}{location}")
+        }
+    };
+    let origin = buf.parse(absolute.as_bytes()).ok()?;
+    Some([origin.key, origin.path].concat())
+}
+
+/// The newest record wins, subject to the 30-day rule.
+fn choose(records: &[FetchRecord], indices: &[usize], outcomes: &[Outcome], origin: OriginKey) -> Governing {
+    let newest = outcomes.len() - 1;
+    let provenance = |k: usize, reason: Reason, explanation: String| Provenance {
+        source: records[indices[k]].source.clone(),
+        url: records[indices[k]].url.clone(),
+        status: records[indices[k]].status,
+        fetched_at: records[indices[k]].fetched_at,
+        redirects: outcomes[k].redirects,
+        reason,
+        explanation,
+    };
+    let plain = |k: usize| {
+        let outcome = &outcomes[k];
+        let (robots, reason) = match outcome.class {
+            StatusClass::Success => (Robots::Body(records[outcome.last].body.clone()), Reason::Success),
+            StatusClass::ClientError if outcome.failure.is_some() => (Robots::Unrestricted, Reason::RedirectFailed),
+            StatusClass::ClientError => (Robots::Unrestricted, Reason::ClientError),
+            _ => (Robots::Blocked, Reason::Unreachable),
+        };
+        (robots, reason)
+    };
+    let describe_k = |k: usize| describe(records, indices[k], &outcomes[k]);
+    if outcomes[newest].class != StatusClass::Unreachable {
+        let (robots, reason) = plain(newest);
+        return Governing { origin, robots, provenance: provenance(newest, reason, describe_k(newest)) };
+    }
+    let newest_time = records[indices[newest]].fetched_at;
+    let more_than_grace = |since: Option<Timestamp>| matches!((since, newest_time), (Some(a), Some(b)) if b.unix_seconds - a.unix_seconds > OUTAGE_GRACE_SECONDS);
+    let last_reachable = (0..newest).rev().find(|&k| outcomes[k].class != StatusClass::Unreachable);
+    match last_reachable {
+        Some(k) if more_than_grace(records[indices[k]].fetched_at) => {
+            let (robots, _) = plain(k);
+            let explanation = format!(
+                "unreachable for more than 30 days ({}); falling back to the last reachable fetch: {}",
+                describe_k(newest),
+                describe_k(k)
+            );
+            Governing { origin, robots, provenance: provenance(k, Reason::OutageFallback, explanation) }
+        }
+        Some(k) => {
+            let explanation = format!(
+                "{}; not more than 30 days after the last reachable fetch ({}), so the site stays blocked",
+                describe_k(newest),
+                records[indices[k]].fetched_at.map_or_else(|| "time unknown".to_owned(), |t| t.to_string())
+            );
+            Governing {
+                origin,
+                robots: Robots::Blocked,
+                provenance: provenance(newest, Reason::Unreachable, explanation),
+            }
+        }
+        None if more_than_grace(records[indices[0]].fetched_at) => {
+            let explanation = format!(
+                "{}; unreachable since {} (more than 30 days) with no good copy: no restrictions",
+                describe_k(newest),
+                records[indices[0]].fetched_at.expect("checked above")
+            );
+            Governing {
+                origin,
+                robots: Robots::Unrestricted,
+                provenance: provenance(newest, Reason::OutageExpired, explanation),
+            }
+        }
+        None => Governing {
+            origin,
+            robots: Robots::Blocked,
+            provenance: provenance(newest, Reason::Unreachable, describe_k(newest)),
+        },
+    }
+}
+
+/// One record and its chain, for people.
+fn describe(records: &[FetchRecord], start: usize, outcome: &Outcome) -> String {
+    let record_text = |r: &FetchRecord| {
+        let mut text = format!("{}", r.status);
+        if let Some(e) = r.error.as_deref().filter(|_| r.status == 0) {
+            text.push_str(&format!(" ({e})"));
+        }
+        text.push_str(&format!(" from {} ({}", r.source, r.url));
+        if let Some(t) = r.fetched_at {
+            text.push_str(&format!(", fetched {t}"));
+        }
+        text.push(')');
+        text
+    };
+    let mut text = record_text(&records[start]);
+    if outcome.redirects > 0 {
+        let s = if outcome.redirects == 1 { "" } else { "s" };
+        text.push_str(&format!(" -> after {} redirect{s}: {}", outcome.redirects, record_text(&records[outcome.last])));
+    }
+    let last = &records[outcome.last];
+    let effect = match (&outcome.failure, outcome.class) {
+        (Some(why), _) => format!("{why}: treated as 404, no restrictions"),
+        (None, StatusClass::Success) => "its rules apply".to_owned(),
+        (None, StatusClass::ClientError) => "no robots.txt: no restrictions".to_owned(),
+        (None, _) if last.status == 0 => "no answer: everything disallowed".to_owned(),
+        (None, _) if last.status == 429 => "too many requests: everything disallowed".to_owned(),
+        (None, _) => "server error: everything disallowed".to_owned(),
+    };
+    format!("{text}: {effect}")
+}

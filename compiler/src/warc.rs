@@ -1,0 +1,353 @@
+//! Reading WARC files (ISO 28500, versions 1.0 and 1.1): a streaming record
+//! reader, and the HTTP response a `response` record holds.
+//!
+//! Generic on purpose: the corpus reader takes robots.txt fetch results from
+//! it ([`crate::corpus`]), and a page reader can take HTML responses for robots
+//! meta tags from the same iterator.
+//!
+//! Why not the `warc` crate (0.4): it brings a second deflate implementation
+//! (libflate) and nom beside flate2, and parses no HTTP; what is needed here
+//! is a few hundred lines over [`std::io::BufRead`].
+//!
+//! - Compression is detected by the gzip magic bytes: a file compressed record
+//!   by record (the usual `.warc.gz`, each record its own gzip member) and a
+//!   file compressed as a whole both read through one multi-member decoder;
+//!   anything else is read as plain WARC.
+//! - Records are read one at a time; memory holds one record's block.
+//! - Offsets are counted in the decompressed stream.
+
+use crate::corpus::Timestamp;
+use flate2::bufread::{GzDecoder, MultiGzDecoder, ZlibDecoder};
+use std::borrow::Cow;
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+
+/// One WARC record: its named fields and its content block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WarcRecord {
+    /// 1-based position of the record in its file.
+    pub number: u64,
+    /// Byte offset of the record's version line in the decompressed stream.
+    pub offset: u64,
+    /// The version line, e.g. `WARC/1.0`.
+    pub version: String,
+    /// The named fields in order, names as written (look up with
+    /// [`WarcRecord::header`], which ignores case).
+    pub headers: Vec<(String, String)>,
+    /// The content block, exactly `Content-Length` bytes.
+    pub block: Vec<u8>,
+}
+
+impl WarcRecord {
+    /// The first field called `name`, compared without case.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    /// `WARC-Type`: `response`, `request`, `metadata`, `warcinfo`, `revisit`, ...
+    pub fn record_type(&self) -> Option<&str> {
+        self.header("WARC-Type")
+    }
+
+    /// `WARC-Target-URI`, without the angle brackets some WARC 1.1 writers put
+    /// around it.
+    pub fn target_uri(&self) -> Option<&str> {
+        let uri = self.header("WARC-Target-URI")?.trim();
+        Some(uri.strip_prefix('<').and_then(|u| u.strip_suffix('>')).unwrap_or(uri))
+    }
+
+    /// `WARC-Date`, parsed; `None` when absent, an error when malformed.
+    pub fn date(&self) -> Option<Result<Timestamp, String>> {
+        self.header("WARC-Date").map(|d| Timestamp::parse_rfc3339(d.trim()))
+    }
+
+    /// Whether the block is an HTTP message (`Content-Type: application/http`).
+    pub fn is_http(&self) -> bool {
+        self.header("Content-Type").is_some_and(|t| t.trim_start().to_ascii_lowercase().starts_with("application/http"))
+    }
+
+    /// The HTTP response in the block of a `response` record.
+    pub fn http_response(&self) -> Result<HttpResponse, String> {
+        HttpResponse::parse(&self.block)
+    }
+}
+
+/// An HTTP/1.x response as recorded: status, header fields and the body bytes
+/// as they were stored (see [`HttpResponse::decoded_body`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpResponse {
+    /// The status code of the status line.
+    pub status: u16,
+    /// The header fields in order, values as raw bytes.
+    pub headers: Vec<(String, Vec<u8>)>,
+    /// Everything after the empty line ending the header.
+    pub body: Vec<u8>,
+}
+
+impl HttpResponse {
+    /// Parses a status line (`HTTP/1.1 200 OK`), header fields (continuation
+    /// lines folded in) and the body. LF alone is accepted for CRLF.
+    pub fn parse(block: &[u8]) -> Result<HttpResponse, String> {
+        let mut rest = block;
+        let status_line = take_line(&mut rest).ok_or("empty HTTP message")?;
+        let status_line = std::str::from_utf8(status_line).map_err(|_| "status line is not UTF-8")?;
+        let mut parts = status_line.split_ascii_whitespace();
+        let version = parts.next().unwrap_or("");
+        if !version.starts_with("HTTP/") {
+            return Err(format!("not an HTTP status line: {:?}", truncate(status_line)));
+        }
+        let code = parts.next().unwrap_or("");
+        let status = match code.parse::<u16>() {
+            Ok(s) if code.len() == 3 => s,
+            _ => return Err(format!("bad HTTP status code {:?}", truncate(code))),
+        };
+        let mut headers: Vec<(String, Vec<u8>)> = Vec::new();
+        // A header without the empty line after it has no body.
+        while let Some(line) = take_line(&mut rest) {
+            if line.is_empty() {
+                break;
+            }
+            if matches!(line[0], b' ' | b'\t') {
+                if let Some((_, value)) = headers.last_mut() {
+                    value.push(b' ');
+                    value.extend_from_slice(line.trim_ascii());
+                }
+                continue;
+            }
+            let colon = line.iter().position(|&b| b == b':').ok_or_else(|| {
+                format!("HTTP header line without a colon: {:?}", truncate(&String::from_utf8_lossy(line)))
+            })?;
+            let name = String::from_utf8_lossy(line[..colon].trim_ascii()).into_owned();
+            headers.push((name, line[colon + 1..].trim_ascii().to_vec()));
+        }
+        Ok(HttpResponse { status, headers, body: rest.to_vec() })
+    }
+
+    /// The first header field called `name`, compared without case.
+    pub fn header(&self, name: &str) -> Option<&[u8]> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_slice())
+    }
+
+    /// The body with the encodings its headers declare undone:
+    /// `Transfer-Encoding: chunked` (sizes, extensions ignored, trailers
+    /// dropped) and `Content-Encoding` `gzip`, `x-gzip` or `deflate`. Any
+    /// other transfer or content coding is an error. Common Crawl stores
+    /// bodies already decoded and renames these headers
+    /// (`X-Crawler-Transfer-Encoding`), so its bodies come back unchanged.
+    pub fn decoded_body(&self) -> Result<Cow<'_, [u8]>, String> {
+        let mut body = Cow::Borrowed(self.body.as_slice());
+        if let Some(te) = self.header("Transfer-Encoding") {
+            let te = String::from_utf8_lossy(te).trim().to_ascii_lowercase();
+            match te.as_str() {
+                "" | "identity" => {}
+                "chunked" => body = Cow::Owned(dechunk(&body)?),
+                other => return Err(format!("unsupported Transfer-Encoding {other:?}")),
+            }
+        }
+        if let Some(ce) = self.header("Content-Encoding") {
+            let ce = String::from_utf8_lossy(ce).trim().to_ascii_lowercase();
+            let mut out = Vec::new();
+            match ce.as_str() {
+                "" | "identity" => {}
+                "gzip" | "x-gzip" => {
+                    GzDecoder::new(&body[..]).read_to_end(&mut out).map_err(|e| format!("gzip body: {e}"))?;
+                    body = Cow::Owned(out);
+                }
+                "deflate" => {
+                    ZlibDecoder::new(&body[..]).read_to_end(&mut out).map_err(|e| format!("deflate body: {e}"))?;
+                    body = Cow::Owned(out);
+                }
+                other => return Err(format!("unsupported Content-Encoding {other:?}")),
+            }
+        }
+        Ok(body)
+    }
+}
+
+/// Undoes chunked transfer coding.
+fn dechunk(mut rest: &[u8]) -> Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(rest.len());
+    loop {
+        let line = take_line(&mut rest).ok_or("chunked body ends without a last chunk")?;
+        let size_text = line.split(|&b| b == b';').next().unwrap_or(b"").trim_ascii();
+        let size = std::str::from_utf8(size_text)
+            .ok()
+            .and_then(|s| usize::from_str_radix(s, 16).ok())
+            .ok_or_else(|| format!("bad chunk size {:?}", String::from_utf8_lossy(size_text)))?;
+        if size == 0 {
+            return Ok(out);
+        }
+        if rest.len() < size {
+            return Err("chunked body is truncated".into());
+        }
+        out.extend_from_slice(&rest[..size]);
+        rest = &rest[size..];
+        // The CRLF after the chunk data.
+        rest = rest.strip_prefix(b"\r\n").or_else(|| rest.strip_prefix(b"\n")).unwrap_or(rest);
+    }
+}
+
+/// Takes one line (without its CRLF or LF) off the front of `rest`.
+fn take_line<'a>(rest: &mut &'a [u8]) -> Option<&'a [u8]> {
+    if rest.is_empty() {
+        return None;
+    }
+    let (line, after) = match rest.iter().position(|&b| b == b'\n') {
+        Some(nl) => (&rest[..nl], &rest[nl + 1..]),
+        None => (&rest[..], &rest[rest.len()..]),
+    };
+    *rest = after;
+    Some(line.strip_suffix(b"\r").unwrap_or(line))
+}
+
+fn truncate(s: &str) -> &str {
+    match s.char_indices().nth(60) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+/// A WARC file that cannot be read on: where and why.
+#[derive(Debug)]
+pub struct WarcError {
+    /// 1-based number of the record being read.
+    pub record: u64,
+    /// Byte offset (decompressed) where that record starts.
+    pub offset: u64,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for WarcError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "record {} (offset {}): {}", self.record, self.offset, self.message)
+    }
+}
+
+impl std::error::Error for WarcError {}
+
+/// Streams the records of a WARC file. After an error the iterator ends: a
+/// broken length leaves no reliable way to find the next record.
+pub struct WarcReader<R> {
+    input: R,
+    number: u64,
+    offset: u64,
+    done: bool,
+}
+
+impl<R: BufRead> WarcReader<R> {
+    /// Reads plain (already decompressed) WARC from `input`.
+    pub fn new(input: R) -> WarcReader<R> {
+        WarcReader { input, number: 0, offset: 0, done: false }
+    }
+
+    fn error(&mut self, offset: u64, message: impl Into<String>) -> WarcError {
+        self.done = true;
+        WarcError { record: self.number, offset, message: message.into() }
+    }
+
+    /// Reads one line including its terminator; empty at the end of input.
+    fn read_line(&mut self, line: &mut Vec<u8>) -> io::Result<usize> {
+        line.clear();
+        let n = (&mut self.input).take(64 * 1024).read_until(b'\n', line)?;
+        self.offset += n as u64;
+        Ok(n)
+    }
+
+    fn read_record(&mut self) -> Result<Option<WarcRecord>, WarcError> {
+        let mut line = Vec::new();
+        // Skip the blank lines between records.
+        let start = loop {
+            let start = self.offset;
+            let n = self.read_line(&mut line).map_err(|e| self.error(start, e.to_string()))?;
+            if n == 0 {
+                return Ok(None);
+            }
+            if !line.trim_ascii().is_empty() {
+                break start;
+            }
+        };
+        self.number += 1;
+        let version = String::from_utf8_lossy(line.trim_ascii()).into_owned();
+        if !version.starts_with("WARC/") {
+            return Err(self.error(start, format!("expected a WARC/ version line, found {:?}", truncate(&version))));
+        }
+        let mut headers: Vec<(String, String)> = Vec::new();
+        loop {
+            let n = self.read_line(&mut line).map_err(|e| self.error(start, e.to_string()))?;
+            if n == 0 {
+                return Err(self.error(start, "file ends inside a record header"));
+            }
+            if !line.ends_with(b"\n") {
+                return Err(self.error(start, "header line not terminated (longer than 64 KiB, or the file ends)"));
+            }
+            let text = line.trim_ascii_end();
+            if text.is_empty() {
+                break;
+            }
+            if matches!(text[0], b' ' | b'\t') {
+                if let Some((_, value)) = headers.last_mut() {
+                    value.push(' ');
+                    value.push_str(&String::from_utf8_lossy(text.trim_ascii()));
+                }
+                continue;
+            }
+            let Some(colon) = text.iter().position(|&b| b == b':') else {
+                let shown = String::from_utf8_lossy(text).into_owned();
+                return Err(self.error(start, format!("header line without a colon: {:?}", truncate(&shown))));
+            };
+            headers.push((
+                String::from_utf8_lossy(text[..colon].trim_ascii()).into_owned(),
+                String::from_utf8_lossy(text[colon + 1..].trim_ascii()).into_owned(),
+            ));
+        }
+        let length = headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("Content-Length")).map(|(_, v)| v.clone());
+        let length: u64 = match length.map(|v| v.parse()) {
+            Some(Ok(n)) => n,
+            Some(Err(_)) => return Err(self.error(start, "Content-Length is not a number")),
+            None => return Err(self.error(start, "record without Content-Length")),
+        };
+        let mut block = Vec::new();
+        let got =
+            (&mut self.input).take(length).read_to_end(&mut block).map_err(|e| self.error(start, e.to_string()))?;
+        self.offset += got as u64;
+        if (got as u64) < length {
+            return Err(self.error(start, format!("block truncated: {got} of {length} bytes")));
+        }
+        Ok(Some(WarcRecord { number: self.number, offset: start, version, headers, block }))
+    }
+}
+
+impl<R: BufRead> Iterator for WarcReader<R> {
+    type Item = Result<WarcRecord, WarcError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.read_record() {
+            Ok(Some(record)) => Some(Ok(record)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+/// Wraps `input` in a gzip decoder when it starts with the gzip magic bytes
+/// (`1f 8b`), and reads it as WARC.
+pub fn reader<'a, R: BufRead + 'a>(mut input: R) -> io::Result<WarcReader<Box<dyn BufRead + 'a>>> {
+    let gzip = input.fill_buf()?.starts_with(&[0x1f, 0x8b]);
+    let input: Box<dyn BufRead + 'a> =
+        if gzip { Box::new(BufReader::new(MultiGzDecoder::new(input))) } else { Box::new(input) };
+    Ok(WarcReader::new(input))
+}
+
+/// Opens a WARC file, gzip-compressed or plain.
+pub fn open(path: &Path) -> io::Result<WarcReader<Box<dyn BufRead>>> {
+    reader(BufReader::with_capacity(256 * 1024, File::open(path)?))
+}

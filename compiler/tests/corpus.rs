@@ -1,0 +1,625 @@
+//! Corpus readers and the fetch-status rules: status.jsonl, redirects, the
+//! 30-day rule, newest-wins, skipped and malformed records, robots
+//! directories and WARC files.
+
+use flate2::write::GzEncoder;
+use robotsieve_compiler::conformance::{conformance_file, read_status_cases, shared_dir};
+use robotsieve_compiler::corpus::{Corpus, Place, Reason, Resolution, Robots, Timestamp};
+use robotsieve_compiler::warc::{self, HttpResponse};
+use robotsieve_compiler::{Agent, Group, RobotsTxt};
+use robotsieve_engine::url::{OriginKey, PathMode};
+use serde_json::{json, Value};
+use std::io::{Cursor, Write};
+
+const NAME: &str = "test.jsonl";
+const PRIVATE: &str = "User-agent: *\nDisallow: /private\n";
+
+fn read_jsonl(lines: &[Value]) -> Result<Resolution, String> {
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let mut corpus = Corpus::new();
+    corpus.add_jsonl_from(NAME.into(), Cursor::new(text)).map_err(|e| e.to_string())?;
+    Ok(corpus.resolve())
+}
+
+fn resolve(lines: &[Value]) -> Resolution {
+    read_jsonl(lines).unwrap()
+}
+
+/// The verdict for `url` under what governs its origin; `None` without one.
+fn verdict(resolution: &Resolution, url: &str, agents: &[&str], mode: PathMode) -> Option<bool> {
+    let governing = resolution.origins.get(&OriginKey::of_url(url).unwrap())?;
+    Some(match &governing.robots {
+        Robots::Body(body) => {
+            let robots = RobotsTxt::parse(body);
+            Group::select(&robots, &Agent::from_raw_tokens(agents)).decide(&mode.path_of(url.as_bytes())).allowed()
+        }
+        Robots::Unrestricted => true,
+        Robots::Blocked => false,
+    })
+}
+
+fn allowed(resolution: &Resolution, url: &str) -> bool {
+    verdict(resolution, url, &["anybot"], PathMode::Escaped).expect("origin governed")
+}
+
+fn reason(resolution: &Resolution, url: &str) -> Reason {
+    resolution.origins[&OriginKey::of_url(url).unwrap()].provenance.reason
+}
+
+fn day(n: i64) -> String {
+    Timestamp::from_unix(1_790_000_000 + n * 86_400).to_string()
+}
+
+#[test]
+fn status_jsonl_cases() {
+    let Some(path) = conformance_file("status.jsonl") else {
+        eprintln!("skipped: ../shared/conformance/status.jsonl is absent");
+        return;
+    };
+    let cases = read_status_cases(&path).unwrap();
+    assert!(!cases.is_empty());
+    let mut failures = Vec::new();
+    for case in &cases {
+        let origin = OriginKey::of_url(&case.url).unwrap();
+        let mut record = json!({"url": origin.robots_url(), "status": case.status, "body": case.robots});
+        if case.status == 0 {
+            record["error"] = json!("timeout");
+        }
+        let resolution = resolve(&[record]);
+        assert!(resolution.warnings.is_empty(), "{:?}", resolution.warnings);
+        let agents: Vec<&str> = case.agents.iter().map(String::as_str).collect();
+        for mode in [PathMode::Raw, PathMode::Escaped] {
+            let got = verdict(&resolution, &case.url, &agents, mode);
+            if got != Some(case.allowed) {
+                failures.push(format!(
+                    "status {} {} ({mode:?}): expected {}, got {got:?}",
+                    case.status, case.url, case.allowed
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    eprintln!("status.jsonl: {} cases passed", cases.len());
+}
+
+#[test]
+fn status_classes() {
+    for (status, expected, why) in [
+        (200, Some(false), Reason::Success),
+        (204, Some(false), Reason::Success),
+        (404, None, Reason::ClientError),
+        (451, None, Reason::ClientError),
+        (429, Some(true), Reason::Unreachable),
+        (500, Some(true), Reason::Unreachable),
+        (599, Some(true), Reason::Unreachable),
+        (0, Some(true), Reason::Unreachable),
+        (100, Some(true), Reason::Unreachable),
+        (600, Some(true), Reason::Unreachable),
+    ] {
+        let r = resolve(&[json!({"url": "https://a.org/robots.txt", "status": status, "body": PRIVATE})]);
+        // Some(true): even /public is disallowed; Some(false): only /private; None: nothing.
+        let public = allowed(&r, "https://a.org/public");
+        let private = allowed(&r, "https://a.org/private");
+        match expected {
+            Some(true) => assert!(!public && !private, "{status}"),
+            Some(false) => assert!(public && !private, "{status}"),
+            None => assert!(public && private, "{status}"),
+        }
+        assert_eq!(reason(&r, "https://a.org/"), why, "{status}");
+    }
+}
+
+/// A chain of `hops` redirects from a.org's robots.txt, ending in a 200 with PRIVATE.
+fn chain(hops: usize) -> Vec<Value> {
+    let mut lines = Vec::new();
+    for i in 0..hops {
+        let from = if i == 0 { "https://a.org/robots.txt".to_owned() } else { format!("https://a.org/r{i}.txt") };
+        lines.push(json!({"url": from, "status": 301, "location": format!("/r{}.txt", i + 1)}));
+    }
+    lines.push(json!({"url": format!("https://a.org/r{hops}.txt"), "status": 200, "body": PRIVATE}));
+    lines
+}
+
+#[test]
+fn redirects_are_followed_for_five_hops() {
+    for hops in 1..=5 {
+        let r = resolve(&chain(hops));
+        assert!(!allowed(&r, "https://a.org/private/x"), "{hops} hops");
+        assert!(allowed(&r, "https://a.org/public"), "{hops} hops");
+        let provenance = &r.origins[&OriginKey::of_url("https://a.org/").unwrap()].provenance;
+        assert_eq!((provenance.reason, provenance.redirects, provenance.status), (Reason::Success, hops, 301));
+        assert!(provenance.explanation.contains(&format!("after {hops} redirect")), "{}", provenance.explanation);
+        // The redirect targets are used, so they draw no "not at the root" warning.
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+        // Only the robots.txt at the root makes an origin.
+        assert_eq!(r.origins.len(), 1);
+    }
+}
+
+#[test]
+fn six_redirects_count_as_404() {
+    let r = resolve(&chain(6));
+    assert!(allowed(&r, "https://a.org/private/x"));
+    assert_eq!(reason(&r, "https://a.org/"), Reason::RedirectFailed);
+    let explanation = &r.origins[&OriginKey::of_url("https://a.org/").unwrap()].provenance.explanation;
+    assert!(explanation.contains("more than 5 redirects"), "{explanation}");
+}
+
+#[test]
+fn redirect_loops_missing_targets_and_missing_locations_count_as_404() {
+    let looping = resolve(&[
+        json!({"url": "https://a.org/robots.txt", "status": 301, "location": "https://a.org/b.txt"}),
+        json!({"url": "https://a.org/b.txt", "status": 302, "location": "/robots.txt"}),
+    ]);
+    assert_eq!(reason(&looping, "https://a.org/"), Reason::RedirectFailed);
+    assert!(allowed(&looping, "https://a.org/private"));
+    let to_self = resolve(&[json!({"url": "https://a.org/robots.txt", "status": 301, "location": "/robots.txt"})]);
+    assert_eq!(reason(&to_self, "https://a.org/"), Reason::RedirectFailed);
+    let missing =
+        resolve(&[json!({"url": "https://a.org/robots.txt", "status": 301, "location": "https://b.org/robots.txt"})]);
+    assert_eq!(reason(&missing, "https://a.org/"), Reason::RedirectFailed);
+    let no_location = resolve(&[json!({"url": "https://a.org/robots.txt", "status": 307})]);
+    assert_eq!(reason(&no_location, "https://a.org/"), Reason::RedirectFailed);
+    let not_modified = resolve(&[json!({"url": "https://a.org/robots.txt", "status": 304})]);
+    assert!(allowed(&not_modified, "https://a.org/private"));
+}
+
+#[test]
+fn redirects_to_other_hosts_carry_the_target_rules() {
+    let r = resolve(&[
+        json!({"url": "http://a.org/robots.txt", "status": 301, "location": "https://www.a.org/robots.txt"}),
+        json!({"url": "https://www.a.org/robots.txt", "status": 200, "body": PRIVATE}),
+        json!({"url": "http://b.org/robots.txt", "status": 302, "location": "//cdn.b.org/robots.txt"}),
+        json!({"url": "http://cdn.b.org/robots.txt", "status": 503}),
+        json!({"url": "http://c.org/robots.txt", "status": 301, "location": "https://c.org/gone.txt"}),
+        json!({"url": "https://c.org/gone.txt", "status": 410}),
+    ]);
+    assert!(!allowed(&r, "http://a.org/private"));
+    assert!(allowed(&r, "http://a.org/public"));
+    assert!(!allowed(&r, "https://www.a.org/private"));
+    // A redirect to a server error blocks; to a 410, no restrictions.
+    assert!(!allowed(&r, "http://b.org/public"));
+    assert_eq!(reason(&r, "http://b.org/"), Reason::Unreachable);
+    assert!(allowed(&r, "http://c.org/private"));
+    assert_eq!(reason(&r, "http://c.org/"), Reason::ClientError);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+}
+
+#[test]
+fn newest_fetch_wins_whatever_the_line_order() {
+    let r = resolve(&[
+        json!({"url": "https://a.org/robots.txt", "status": 200, "body": "User-agent: *\nDisallow: /new\n", "fetched_at": day(5)}),
+        json!({"url": "https://a.org/robots.txt", "status": 200, "body": "User-agent: *\nDisallow: /old\n", "fetched_at": day(1)}),
+        json!({"url": "https://a.org/robots.txt", "status": 404, "fetched_at": day(3)}),
+    ]);
+    assert!(!allowed(&r, "https://a.org/new"));
+    assert!(allowed(&r, "https://a.org/old"));
+    let provenance = &r.origins[&OriginKey::of_url("https://a.org/").unwrap()].provenance;
+    assert_eq!(provenance.source.place, Place::Line(1));
+    // A newer 404 beats an older 200.
+    let r = resolve(&[
+        json!({"url": "https://a.org/robots.txt", "status": 200, "body": PRIVATE, "fetched_at": day(1)}),
+        json!({"url": "https://a.org/robots.txt", "status": 404, "fetched_at": day(2)}),
+    ]);
+    assert!(allowed(&r, "https://a.org/private"));
+    // A newer 200 ends an outage.
+    let r = resolve(&[
+        json!({"url": "https://a.org/robots.txt", "status": 503, "fetched_at": day(2)}),
+        json!({"url": "https://a.org/robots.txt", "status": 200, "body": PRIVATE, "fetched_at": day(3)}),
+    ]);
+    assert!(allowed(&r, "https://a.org/public"));
+    // Undated records are older than dated ones; among undated, the last read wins.
+    let r = resolve(&[
+        json!({"url": "https://a.org/robots.txt", "status": 200, "body": PRIVATE, "fetched_at": day(0)}),
+        json!({"url": "https://a.org/robots.txt", "status": 404}),
+        json!({"url": "https://b.org/robots.txt", "status": 404}),
+        json!({"url": "https://b.org/robots.txt", "status": 200, "body": PRIVATE}),
+    ]);
+    assert!(!allowed(&r, "https://a.org/private"));
+    assert!(!allowed(&r, "https://b.org/private"));
+    // Time zones count.
+    let r = resolve(&[
+        json!({"url": "https://a.org/robots.txt", "status": 404, "fetched_at": "2026-11-01T10:00:00+02:00"}),
+        json!({"url": "https://a.org/robots.txt", "status": 200, "body": PRIVATE, "fetched_at": "2026-11-01T09:00:00Z"}),
+    ]);
+    assert!(!allowed(&r, "https://a.org/private"), "09:00Z is later than 10:00+02:00");
+}
+
+#[test]
+fn server_errors_within_30_days_keep_the_site_blocked() {
+    for error_day in [1, 10, 29, 30] {
+        let r = resolve(&[
+            json!({"url": "https://a.org/robots.txt", "status": 200, "body": PRIVATE, "fetched_at": day(0)}),
+            json!({"url": "https://a.org/robots.txt", "status": 503, "fetched_at": day(error_day)}),
+        ]);
+        assert!(!allowed(&r, "https://a.org/public"), "day {error_day}");
+        assert_eq!(reason(&r, "https://a.org/"), Reason::Unreachable);
+    }
+    // Time unknown: the outage cannot be shown to be longer than 30 days.
+    let r = resolve(&[
+        json!({"url": "https://a.org/robots.txt", "status": 200, "body": PRIVATE}),
+        json!({"url": "https://a.org/robots.txt", "status": 0, "error": "dns", "fetched_at": day(100)}),
+    ]);
+    assert!(!allowed(&r, "https://a.org/public"));
+}
+
+#[test]
+fn outages_over_30_days_fall_back_to_the_last_good_copy() {
+    let r = resolve(&[
+        json!({"url": "https://a.org/robots.txt", "status": 200, "body": PRIVATE, "fetched_at": day(0)}),
+        json!({"url": "https://a.org/robots.txt", "status": 503, "fetched_at": day(20)}),
+        json!({"url": "https://a.org/robots.txt", "status": 0, "error": "timeout", "fetched_at": day(31)}),
+    ]);
+    assert!(allowed(&r, "https://a.org/public"));
+    assert!(!allowed(&r, "https://a.org/private"));
+    let provenance = &r.origins[&OriginKey::of_url("https://a.org/").unwrap()].provenance;
+    assert_eq!((provenance.reason, provenance.source.place), (Reason::OutageFallback, Place::Line(1)));
+    assert!(provenance.explanation.contains("timeout"), "{}", provenance.explanation);
+    // The last reachable fetch was a 404: no restrictions.
+    let r = resolve(&[
+        json!({"url": "https://a.org/robots.txt", "status": 200, "body": PRIVATE, "fetched_at": day(0)}),
+        json!({"url": "https://a.org/robots.txt", "status": 404, "fetched_at": day(5)}),
+        json!({"url": "https://a.org/robots.txt", "status": 500, "fetched_at": day(40)}),
+    ]);
+    assert!(allowed(&r, "https://a.org/private"));
+    assert_eq!(reason(&r, "https://a.org/"), Reason::OutageFallback);
+    // Never reachable, for more than 30 days: no restrictions.
+    let r = resolve(&[
+        json!({"url": "https://a.org/robots.txt", "status": 503, "fetched_at": day(0)}),
+        json!({"url": "https://a.org/robots.txt", "status": 429, "fetched_at": day(31)}),
+    ]);
+    assert!(allowed(&r, "https://a.org/private"));
+    assert_eq!(reason(&r, "https://a.org/"), Reason::OutageExpired);
+    // Never reachable, for 30 days or less: blocked.
+    let r = resolve(&[
+        json!({"url": "https://a.org/robots.txt", "status": 503, "fetched_at": day(0)}),
+        json!({"url": "https://a.org/robots.txt", "status": 503, "fetched_at": day(30)}),
+    ]);
+    assert!(!allowed(&r, "https://a.org/public"));
+}
+
+#[test]
+fn records_off_the_root_are_skipped_with_a_warning() {
+    let r = resolve(&[
+        json!({"url": "https://a.org/robots.txt", "status": 200, "body": PRIVATE}),
+        json!({"url": "https://b.org/folder/robots.txt", "status": 200, "body": "User-agent: *\nDisallow: /\n"}),
+        json!({"url": "https://c.org/robots.txt?x=1", "status": 503}),
+        json!({"url": "mailto:x@example.com", "status": 200}),
+    ]);
+    assert_eq!(r.origins.len(), 1);
+    let warnings: Vec<String> = r.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(warnings.len(), 3, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("test.jsonl:4: skipped: mailto:x@example.com: not an absolute URL"),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings[1].starts_with("test.jsonl:2: skipped: https://b.org/folder/robots.txt is not /robots.txt"),
+        "{warnings:?}"
+    );
+    assert!(warnings[2].starts_with("test.jsonl:3: "), "{warnings:?}");
+}
+
+#[test]
+fn malformed_lines_are_errors_with_their_line_number() {
+    let good = json!({"url": "https://a.org/robots.txt", "status": 200, "body": ""}).to_string();
+    for (bad, needle) in [
+        ("{\"url\": \"https://a.org/robots.txt\", \"status\": 200", "EOF"),
+        ("not json", "expected"),
+        ("{\"url\": \"https://a.org/robots.txt\"}", "missing field `status`"),
+        ("{\"status\": 200}", "missing field `url`"),
+        ("{\"url\": \"https://a.org/robots.txt\", \"status\": \"200\"}", "invalid type"),
+        ("{\"url\": \"https://a.org/robots.txt\", \"status\": 1000}", "not an HTTP status"),
+        ("{\"url\": \"https://a.org/robots.txt\", \"status\": -1}", "invalid value"),
+        (
+            "{\"url\": \"https://a.org/robots.txt\", \"status\": 200, \"body\": \"\", \"body_b64\": \"\"}",
+            "both body and body_b64",
+        ),
+        ("{\"url\": \"https://a.org/robots.txt\", \"status\": 200, \"body_b64\": \"@@@\"}", "body_b64"),
+        (
+            "{\"url\": \"https://a.org/robots.txt\", \"status\": 200, \"fetched_at\": \"2026-13-01T00:00:00Z\"}",
+            "no such date",
+        ),
+        ("{\"url\": \"https://a.org/robots.txt\", \"status\": 200, \"fetched_at\": \"yesterday\"}", "RFC 3339"),
+    ] {
+        let text = format!("{good}\n\n{bad}\n{good}\n");
+        let mut corpus = Corpus::new();
+        let error = corpus.add_jsonl_from(NAME.into(), Cursor::new(text)).unwrap_err();
+        assert_eq!(error.source.place, Place::Line(3), "{bad}");
+        let message = error.to_string();
+        assert!(message.starts_with("test.jsonl:3: ") && message.contains(needle), "{bad}: {message}");
+    }
+    // Not UTF-8.
+    let mut corpus = Corpus::new();
+    let error = corpus
+        .add_jsonl_from(NAME.into(), Cursor::new(b"{\"url\": \"\xff\", \"status\": 200}\n".to_vec()))
+        .unwrap_err();
+    assert_eq!(error.source.place, Place::Line(1));
+}
+
+#[test]
+fn body_b64_carries_exact_bytes_and_crlf_lines_are_read() {
+    use base64::Engine as _;
+    let body: &[u8] = b"\xef\xbb\xbfUser-agent: *\r\nDisallow: /caf\xe9\r\n";
+    let b64 = base64::engine::general_purpose::STANDARD.encode(body);
+    let text =
+        format!("{}\r\n", json!({"url": "https://a.org/robots.txt", "status": 200, "body_b64": b64, "extra": 1}));
+    let mut corpus = Corpus::new();
+    assert_eq!(corpus.add_jsonl_from(NAME.into(), Cursor::new(text)).unwrap(), 1);
+    let r = corpus.resolve();
+    match &r.origins[&OriginKey::of_url("https://a.org/").unwrap()].robots {
+        Robots::Body(b) => assert_eq!(&b[..], body),
+        other => panic!("{other:?}"),
+    }
+    assert!(!allowed(&r, "https://a.org/caf%E9"));
+    assert!(allowed(&r, "https://a.org/cafe"));
+}
+
+#[test]
+fn robots_file_with_origin() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.txt");
+    std::fs::write(&path, PRIVATE).unwrap();
+    let mut corpus = Corpus::new();
+    let origin = corpus.add_robots_file(&path, "HTTPS://Example.com:443/anything").unwrap();
+    assert_eq!(origin.as_str(), "https://example.com");
+    let error = corpus.add_robots_file(&path, "example.com").unwrap_err();
+    assert!(error.to_string().contains("not an absolute URL"), "{error}");
+    let error = corpus.add_robots_file(&dir.path().join("missing.txt"), "https://b.org/").unwrap_err();
+    assert!(error.to_string().contains("missing.txt"), "{error}");
+    let r = corpus.resolve();
+    assert!(!allowed(&r, "https://example.com/private"));
+    assert!(r.origins.get(&OriginKey::of_url("http://example.com/").unwrap()).is_none());
+}
+
+#[test]
+fn robots_dir_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("example.com.txt"), PRIVATE).unwrap();
+    std::fs::write(dir.path().join("münchen.de.txt"), "User-agent: *\nDisallow: /\n").unwrap();
+    std::fs::write(dir.path().join("bad host.txt"), PRIVATE).unwrap();
+    std::fs::write(dir.path().join("index.tsv"), "file\thost\n").unwrap();
+    std::fs::write(dir.path().join("notes.md"), "hello").unwrap();
+    std::fs::create_dir(dir.path().join("sub.txt")).unwrap();
+    let mut corpus = Corpus::new();
+    assert_eq!(corpus.add_robots_dir(dir.path()).unwrap(), 2);
+    let r = corpus.resolve();
+    assert_eq!(r.origins.len(), 4);
+    for url in ["http://example.com/private", "https://EXAMPLE.com:443/private"] {
+        assert!(!allowed(&r, url), "{url}");
+    }
+    assert!(allowed(&r, "http://example.com/public"));
+    assert!(!allowed(&r, "https://xn--mnchen-3ya.de/public"));
+    assert!(r.origins.get(&OriginKey::of_url("http://example.com:8080/").unwrap()).is_none());
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    assert!(r.warnings[0].to_string().contains("bad host.txt"), "{}", r.warnings[0]);
+}
+
+#[test]
+fn realworld_robots_dir() {
+    let Some(dir) = shared_dir().map(|d| d.join("realworld/robots")).filter(|d| d.is_dir()) else {
+        eprintln!("skipped: ../shared/realworld/robots is absent");
+        return;
+    };
+    let files = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "txt"))
+        .count();
+    let mut corpus = Corpus::new();
+    let used = corpus.add_robots_dir(&dir).unwrap();
+    let r = corpus.resolve();
+    eprintln!("{used} of {files} files used, {} origins, {} warnings", r.origins.len(), r.warnings.len());
+    assert_eq!(used + r.warnings.len(), files);
+    assert_eq!(r.origins.len(), 2 * used);
+    assert!(r.origins.values().all(|g| matches!(g.robots, Robots::Body(_))));
+}
+
+// --- WARC ---------------------------------------------------------------
+
+fn warc_record(kind: &str, uri: &str, date: &str, content_type: &str, block: &[u8]) -> Vec<u8> {
+    let mut record = format!(
+        "WARC/1.0\r\nWARC-Type: {kind}\r\nWARC-Record-ID: <urn:uuid:{kind}-{}>\r\nWARC-Target-URI: {uri}\r\nWARC-Date: {date}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+        block.len(),
+        block.len()
+    )
+    .into_bytes();
+    record.extend_from_slice(block);
+    record.extend_from_slice(b"\r\n\r\n");
+    record
+}
+
+fn http_record(uri: &str, date: &str, head: &str, body: &[u8]) -> Vec<u8> {
+    let mut block = head.replace('\n', "\r\n").into_bytes();
+    block.extend_from_slice(b"\r\n");
+    block.extend_from_slice(body);
+    warc_record("response", uri, date, "application/http; msgtype=response", &block)
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut encoder = GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+/// A Common Crawl-shaped capture: warcinfo, then request/response/metadata triples.
+fn sample_records() -> Vec<Vec<u8>> {
+    let chunked_body = b"14\r\nUser-agent: *\nDisall\r\nb\r\now: /chunky\r\n0\r\n\r\n";
+    vec![
+        warc_record("warcinfo", "", "2026-11-01T00:00:00Z", "application/warc-fields", b"software: test\r\n"),
+        warc_record(
+            "request",
+            "https://a.org/robots.txt",
+            "2026-11-01T00:00:01Z",
+            "application/http; msgtype=request",
+            b"GET /robots.txt HTTP/1.1\r\nHost: a.org\r\n\r\n",
+        ),
+        http_record(
+            "https://a.org/robots.txt",
+            "2026-11-01T00:00:01Z",
+            "HTTP/1.1 200 OK\nContent-Type: text/plain\nX-Crawler-Content-Encoding: gzip\nContent-Length: 34\n",
+            PRIVATE.as_bytes(),
+        ),
+        warc_record(
+            "metadata",
+            "https://a.org/robots.txt",
+            "2026-11-01T00:00:01Z",
+            "application/warc-fields",
+            b"fetchTimeMs: 12\r\n",
+        ),
+        http_record(
+            "http://b.org/robots.txt",
+            "2026-11-01T00:00:02Z",
+            "HTTP/1.1 301 Moved Permanently\nLocation: https://b.org/robots.txt\n",
+            b"",
+        ),
+        http_record(
+            "https://b.org/robots.txt",
+            "2026-11-01T00:00:03Z",
+            "HTTP/1.1 200 OK\nTransfer-Encoding: chunked\n",
+            chunked_body,
+        ),
+        http_record(
+            "https://c.org/robots.txt",
+            "2026-11-01T00:00:04Z",
+            "HTTP/1.0 200 OK\nContent-Encoding: gzip\n",
+            &gzip(b"User-agent: *\nDisallow: /zipped\n"),
+        ),
+        http_record("https://d.org/robots.txt", "2026-11-01T00:00:05Z", "HTTP/1.1 503 Service Unavailable\n", b"busy"),
+        // An older capture of d.org: the newer 503 (within 30 days) keeps it blocked.
+        http_record("https://d.org/robots.txt", "2026-10-20T00:00:00Z", "HTTP/1.1 200 OK\n", b""),
+        http_record("https://e.org/robots.txt", "2026-11-01T00:00:06Z", "garbage status line\n", b""),
+    ]
+}
+
+fn check_sample_resolution(r: &Resolution, name: &str) {
+    assert!(!allowed(r, "https://a.org/private"));
+    assert!(allowed(r, "https://a.org/public"));
+    assert!(!allowed(r, "http://b.org/chunky"));
+    assert!(allowed(r, "http://b.org/private"));
+    assert_eq!(r.origins[&OriginKey::of_url("http://b.org/").unwrap()].provenance.redirects, 1);
+    assert!(!allowed(r, "https://c.org/zipped"));
+    assert!(!allowed(r, "https://d.org/anything"));
+    let d = &r.origins[&OriginKey::of_url("https://d.org/").unwrap()].provenance;
+    assert_eq!(d.fetched_at.unwrap().to_string(), "2026-11-01T00:00:05Z");
+    assert_eq!(d.source.to_string(), format!("{name}: record 8"));
+    assert!(r.origins.get(&OriginKey::of_url("https://e.org/").unwrap()).is_none());
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    assert_eq!(r.warnings[0].source.place, Place::Record(10));
+    assert!(r.warnings[0].message.contains("not an HTTP status line"), "{}", r.warnings[0]);
+}
+
+fn read_warc(name: &str, bytes: Vec<u8>) -> Resolution {
+    let mut corpus = Corpus::new();
+    assert_eq!(corpus.add_warc_from(name.into(), Cursor::new(bytes)).unwrap(), 6);
+    corpus.resolve()
+}
+
+#[test]
+fn warc_plain() {
+    let r = read_warc("plain.warc", sample_records().concat());
+    check_sample_resolution(&r, "plain.warc");
+}
+
+#[test]
+fn warc_gzip_per_record_and_whole_file() {
+    let per_record: Vec<u8> = sample_records().iter().flat_map(|r| gzip(r)).collect();
+    check_sample_resolution(&read_warc("a.warc.gz", per_record), "a.warc.gz");
+    let whole = gzip(&sample_records().concat());
+    check_sample_resolution(&read_warc("b.warc.gz", whole), "b.warc.gz");
+    // Through a file on disk, too.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.warc.gz");
+    std::fs::write(&path, sample_records().iter().flat_map(|r| gzip(r)).collect::<Vec<u8>>()).unwrap();
+    let mut corpus = Corpus::new();
+    assert_eq!(corpus.add_warc(&path).unwrap(), 6);
+}
+
+#[test]
+fn warc_generic_record_iterator() {
+    let bytes = sample_records().concat();
+    let records: Vec<_> = warc::reader(Cursor::new(bytes.clone())).unwrap().collect::<Result<_, _>>().unwrap();
+    assert_eq!(records.len(), 10);
+    let types: Vec<_> = records.iter().map(|r| r.record_type().unwrap()).collect();
+    assert_eq!(&types[..4], ["warcinfo", "request", "response", "metadata"]);
+    assert_eq!(records[2].target_uri(), Some("https://a.org/robots.txt"));
+    assert_eq!(records[2].date().unwrap().unwrap().to_string(), "2026-11-01T00:00:01Z");
+    assert_eq!(records[2].version, "WARC/1.0");
+    assert!(records[2].is_http());
+    assert!(!records[3].is_http());
+    // Offsets point at each record's version line.
+    for record in &records {
+        assert!(bytes[record.offset as usize..].starts_with(b"WARC/1.0\r\n"), "record {}", record.number);
+    }
+    let response = records[2].http_response().unwrap();
+    assert_eq!(response.status, 200);
+    assert_eq!(response.header("content-type"), Some(&b"text/plain"[..]));
+    assert_eq!(response.body, PRIVATE.as_bytes());
+    let chunked = records[5].http_response().unwrap();
+    assert_eq!(&*chunked.decoded_body().unwrap(), b"User-agent: *\nDisallow: /chunky");
+}
+
+#[test]
+fn warc_errors_name_the_record() {
+    let mut bytes = sample_records()[..3].concat();
+    bytes.truncate(bytes.len() - 10);
+    let mut corpus = Corpus::new();
+    let error = corpus.add_warc_from("t.warc".into(), Cursor::new(bytes)).unwrap_err();
+    assert_eq!(error.source.place, Place::Record(3));
+    assert!(error.to_string().contains("truncated"), "{error}");
+    let mut bytes = sample_records()[..2].concat();
+    bytes.extend_from_slice(b"HTTP/1.1 200 OK\r\n\r\n");
+    let error = Corpus::new().add_warc_from("t.warc".into(), Cursor::new(bytes)).unwrap_err();
+    assert_eq!(error.source.place, Place::Record(3));
+    assert!(error.to_string().contains("WARC/ version line"), "{error}");
+    let no_length = b"WARC/1.0\r\nWARC-Type: response\r\n\r\nabc".to_vec();
+    let error = Corpus::new().add_warc_from("t.warc".into(), Cursor::new(no_length)).unwrap_err();
+    assert!(error.to_string().contains("Content-Length"), "{error}");
+    let mut corrupt_gzip = gzip(&sample_records().concat());
+    corrupt_gzip.truncate(corrupt_gzip.len() / 2);
+    assert!(Corpus::new().add_warc_from("t.warc.gz".into(), Cursor::new(corrupt_gzip)).is_err());
+}
+
+#[test]
+fn http_responses() {
+    let r = HttpResponse::parse(b"HTTP/1.1 404 Not Found\nX-Long: a\n  b\n\nbody\r\n").unwrap();
+    assert_eq!((r.status, r.header("x-long"), &r.body[..]), (404, Some(&b"a b"[..]), &b"body\r\n"[..]));
+    assert!(HttpResponse::parse(b"HTTP/1.1 2000 OK\r\n\r\n").is_err());
+    assert!(HttpResponse::parse(b"").is_err());
+    let no_reason = HttpResponse::parse(b"HTTP/1.1 200\r\n\r\n").unwrap();
+    assert_eq!(no_reason.status, 200);
+    let bad_chunk = HttpResponse::parse(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n").unwrap();
+    assert!(bad_chunk.decoded_body().is_err());
+    let brotli = HttpResponse::parse(b"HTTP/1.1 200 OK\r\nContent-Encoding: br\r\n\r\nxx").unwrap();
+    assert!(brotli.decoded_body().unwrap_err().contains("br"));
+}
+
+#[test]
+fn rfc3339_times() {
+    let t = |s: &str| Timestamp::parse_rfc3339(s).map(|t| t.unix_seconds());
+    assert_eq!(t("1970-01-01T00:00:00Z"), Ok(0));
+    assert_eq!(t("2000-03-01T00:00:00Z"), Ok(951_868_800));
+    assert_eq!(t("2026-11-01T12:00:00Z"), Ok(1_793_534_400));
+    assert_eq!(t("2026-11-01T14:30:00+02:30"), Ok(1_793_534_400));
+    assert_eq!(t("2026-11-01t12:00:00.123456789z"), Ok(1_793_534_400));
+    assert_eq!(t("2026-11-01 06:00:00-06:00"), Ok(1_793_534_400));
+    assert_eq!(t("1969-12-31T23:59:59Z"), Ok(-1));
+    assert_eq!(t("2024-02-29T00:00:00Z"), Ok(1_709_164_800));
+    for bad in [
+        "2023-02-29T00:00:00Z",
+        "2026-11-01T24:00:00Z",
+        "2026-11-01T12:00:00",
+        "2026-11-01",
+        "2026-11-01T12:00:00.Z",
+        "2026-11-01T12:00:00+0200",
+        "",
+        "2026-11-01T12:00:00Zjunk",
+    ] {
+        assert!(t(bad).is_err(), "{bad}");
+    }
+    let fractional = Timestamp::parse_rfc3339("2026-11-01T12:00:00.5Z").unwrap();
+    assert!(fractional > Timestamp::parse_rfc3339("2026-11-01T12:00:00Z").unwrap());
+    assert_eq!(fractional.to_string(), "2026-11-01T12:00:00.5Z");
+    for s in ["2026-11-01T12:00:00Z", "1900-02-28T23:59:59Z", "2400-02-29T00:00:00Z"] {
+        assert_eq!(Timestamp::parse_rfc3339(s).unwrap().to_string(), s);
+    }
+}
