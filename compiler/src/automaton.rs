@@ -1,0 +1,649 @@
+//! Compiling a merged group into precedence-labelled automata.
+//!
+//! # Ranks
+//!
+//! Every rule gets a *rank* (see [`robotsieve_engine::matcher`]): in verdict
+//! mode one rank per distinct label, in label order; in explain mode one rank
+//! per rule, ordered by label and then by rule index *descending*, so that the
+//! largest rank among the matching rules is the largest label and, among equal
+//! labels, the first rule in the file: exactly [`Group::decide`]'s choice.
+//!
+//! # The automaton
+//!
+//! A direct subset construction over the rules' positions, carrying the best
+//! rank found so far (DESIGN.md, "The automaton"). A state is `(best, threads)`
+//! where a thread is a position inside one pattern's body (the pattern without
+//! its final `$`). On a byte, literal positions advance and `*` positions stay
+//! (and also stand at the position after them). When the body of a pattern
+//! without `$` is complete, the pattern matches a prefix of the path whatever
+//! follows, so its rank is folded into `best` and every thread whose rank
+//! cannot beat `best` is dropped; a completed `$` pattern only adds its rank to
+//! the answer of the state (the rank if the path ends there). Dropping beaten
+//! threads is what keeps floating rules (`/*x`) linear instead of exponential.
+//!
+//! We chose the direct construction over walking a regex-automata dense DFA:
+//! it needs no regex translation of patterns (escaping `*`, `$`, bytes), no
+//! second automaton in memory, it can prune threads as soon as they are
+//! beaten, it counts its own work exactly (so the budget is exact), and
+//! DESIGN.md measured both to give the same minimal automata.
+//!
+//! Bytes that no pattern mentions behave alike, so the alphabet is one class
+//! per mentioned byte plus one for the rest. The automaton is then minimised
+//! on the answer (Hopcroft's algorithm, `O(n k log n)`), the states whose
+//! transitions all loop back (their answer can no longer change) become sinks
+//! numbered first, and the rest follow in breadth-first order from the start.
+//!
+//! # Budget
+//!
+//! Every build counts states and work (threads visited plus table entries,
+//! which also bounds memory) and gives up past its [`Budget`]. A group over
+//! budget is split: rules without `*` in one automaton, rules with one `*` in
+//! another, rules with several `*` and any part still over budget in a
+//! per-rule list ([`RuleListBuf`]). So a build costs at most three budgets,
+//! whatever the input.
+
+use crate::group::Group;
+use robotsieve_engine::dfa::DfaBuf;
+use robotsieve_engine::matcher::{MatcherBuf, PartBuf};
+use robotsieve_engine::pattern;
+use robotsieve_engine::rules::RuleListBuf;
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+
+/// Limits of one automaton build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// Most states the subset construction may create (before minimisation).
+    pub max_states: usize,
+    /// Most work units: threads visited plus transition-table entries.
+    pub max_work: u64,
+}
+
+impl Default for Budget {
+    /// 250,000 states and 40 million work units: a build stays under about a
+    /// second and a few hundred MiB, and every real robots.txt seen so far fits.
+    fn default() -> Self {
+        Budget { max_states: 250_000, max_work: 40_000_000 }
+    }
+}
+
+/// How to compile a group.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BuildOptions {
+    /// One rank per rule (explanations name the deciding rule) instead of one
+    /// per label (smaller automata).
+    pub explain: bool,
+    /// Limits of each automaton build.
+    pub budget: Budget,
+}
+
+/// Which rules a part holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PartKind {
+    /// Every rule of the group, in one automaton.
+    All,
+    /// Rules without `*`.
+    Literal,
+    /// Rules with exactly one `*`.
+    OneStar,
+    /// Rules matched one by one (several `*`, or over budget).
+    Fallback,
+}
+
+impl PartKind {
+    /// A short name for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            PartKind::All => "all rules",
+            PartKind::Literal => "literal rules",
+            PartKind::OneStar => "one-star rules",
+            PartKind::Fallback => "per-rule fallback",
+        }
+    }
+}
+
+/// What one part of a compiled group holds and costs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartStats {
+    /// Which rules.
+    pub kind: PartKind,
+    /// How many distinct patterns it holds.
+    pub patterns: usize,
+    /// States after minimisation (0 for the fallback).
+    pub states: usize,
+    /// States before minimisation (0 for the fallback).
+    pub subset_states: usize,
+    /// Sink states.
+    pub sinks: usize,
+    /// Byte classes.
+    pub classes: usize,
+    /// Bytes of the stored tables (u32 transitions; the artifact may halve them).
+    pub table_bytes: usize,
+}
+
+/// What a compilation made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildStats {
+    /// Rules in the group.
+    pub rules: usize,
+    /// Ranks, including 0.
+    pub ranks: usize,
+    /// The parts, in the order of [`MatcherBuf::parts`].
+    pub parts: Vec<PartStats>,
+    /// Whether the budget forced a split of the group.
+    pub split: bool,
+    /// Patterns left to the per-rule fallback.
+    pub fallback_patterns: usize,
+}
+
+impl BuildStats {
+    /// Automaton states over all parts.
+    pub fn states(&self) -> usize {
+        self.parts.iter().map(|p| p.states).sum()
+    }
+
+    /// Table bytes over all parts.
+    pub fn table_bytes(&self) -> usize {
+        self.parts.iter().map(|p| p.table_bytes).sum()
+    }
+}
+
+impl fmt::Display for BuildStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} rules, {} ranks, {} states, {} table bytes",
+            self.rules,
+            self.ranks,
+            self.states(),
+            self.table_bytes()
+        )?;
+        if self.split {
+            write!(f, "; over budget, split ({} patterns in the per-rule fallback)", self.fallback_patterns)?;
+        }
+        for p in &self.parts {
+            write!(f, "\n  {}: {} patterns", p.kind.name(), p.patterns)?;
+            if p.kind != PartKind::Fallback {
+                write!(
+                    f,
+                    ", {} states ({} before minimising, {} sinks), {} byte classes",
+                    p.states, p.subset_states, p.sinks, p.classes
+                )?;
+            }
+            write!(f, ", {} bytes", p.table_bytes)?;
+        }
+        Ok(())
+    }
+}
+
+/// A compiled group and what it cost.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Compiled {
+    /// What the engine runs and the artifact stores.
+    pub matcher: MatcherBuf,
+    /// Sizes and decisions, for `inspect`.
+    pub stats: BuildStats,
+}
+
+/// Compiles a merged group into a matcher whose ranks are numbered as
+/// `options.explain` asks. Never fails: what no automaton can hold within the
+/// budget is matched rule by rule.
+pub fn compile(group: &Group, options: &BuildOptions) -> Compiled {
+    let (labels, rules, rank_of) = rank_tables(group, options.explain);
+    // Identical patterns match identically: keep the best rank of each.
+    let mut best_of: HashMap<&[u8], u32> = HashMap::new();
+    for (rule, &rank) in group.rules.iter().zip(&rank_of) {
+        let entry = best_of.entry(rule.pattern.as_slice()).or_insert(rank);
+        *entry = (*entry).max(rank);
+    }
+    let mut items: Vec<Item<'_>> = best_of.into_iter().map(|(pattern, rank)| Item { pattern, rank }).collect();
+    items.sort_by(|a, b| (a.pattern, a.rank).cmp(&(b.pattern, b.rank)));
+
+    let mut stats = BuildStats {
+        rules: group.rules.len(),
+        ranks: labels.len(),
+        parts: Vec::new(),
+        split: false,
+        fallback_patterns: 0,
+    };
+    let mut parts: Vec<(PartBuf, u32)> = Vec::new();
+    match build(&items, &options.budget) {
+        Ok(built) => push_dfa(&mut parts, &mut stats, PartKind::All, items.len(), built),
+        Err(OverBudget) => {
+            stats.split = true;
+            let stars = |item: &Item<'_>| pattern::split_anchor(item.pattern).0.iter().filter(|&&b| b == b'*').count();
+            let mut fallback: Vec<Item<'_>> = items.iter().filter(|i| stars(i) > 1).copied().collect();
+            for (kind, count) in [(PartKind::Literal, 0), (PartKind::OneStar, 1)] {
+                let subset: Vec<Item<'_>> = items.iter().filter(|i| stars(i) == count).copied().collect();
+                if subset.is_empty() {
+                    continue;
+                }
+                match build(&subset, &options.budget) {
+                    Ok(built) => push_dfa(&mut parts, &mut stats, kind, subset.len(), built),
+                    Err(OverBudget) => fallback.extend(subset),
+                }
+            }
+            if !fallback.is_empty() {
+                let list = RuleListBuf::new(fallback.iter().map(|i| (i.pattern, i.rank)));
+                let max = list.ranks.first().copied().unwrap_or(0);
+                stats.fallback_patterns = fallback.len();
+                stats.parts.push(PartStats {
+                    kind: PartKind::Fallback,
+                    patterns: fallback.len(),
+                    states: 0,
+                    subset_states: 0,
+                    sinks: 0,
+                    classes: 0,
+                    table_bytes: list.patterns.len() + 4 * (list.ends.len() + list.ranks.len()),
+                });
+                parts.push((PartBuf::Rules(list), max));
+            }
+        }
+    }
+    // Highest possible answer first (stable, so stats stay aligned).
+    let mut order: Vec<usize> = (0..parts.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(parts[i].1));
+    let part_stats = std::mem::take(&mut stats.parts);
+    stats.parts = order.iter().map(|&i| part_stats[i].clone()).collect();
+    let mut slots: Vec<Option<PartBuf>> = parts.into_iter().map(|(p, _)| Some(p)).collect();
+    let parts = order.iter().map(|&i| slots[i].take().expect("each part once")).collect();
+    Compiled { matcher: MatcherBuf { labels, rules, parts }, stats }
+}
+
+fn push_dfa(parts: &mut Vec<(PartBuf, u32)>, stats: &mut BuildStats, kind: PartKind, patterns: usize, built: Built) {
+    stats.parts.push(PartStats {
+        kind,
+        patterns,
+        states: built.dfa.answers.len(),
+        subset_states: built.subset_states,
+        sinks: built.dfa.sinks as usize,
+        classes: built.classes,
+        table_bytes: 256 + 4 * (built.dfa.transitions.len() + built.dfa.answers.len()),
+    });
+    let max = built.dfa.answers.iter().copied().max().unwrap_or(0);
+    parts.push((PartBuf::Dfa(built.dfa), max));
+}
+
+/// `(labels by rank, rule index by rank, rank of each rule)`.
+fn rank_tables(group: &Group, explain: bool) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+    let label_of = |i: usize| group.rules[i].label().0;
+    let n = group.rules.len();
+    let mut rank_of = vec![0u32; n];
+    if explain {
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&i| (label_of(i), std::cmp::Reverse(i)));
+        let mut labels = vec![0];
+        let mut rules = vec![u32::MAX];
+        for (k, &i) in order.iter().enumerate() {
+            rank_of[i] = k as u32 + 1;
+            labels.push(label_of(i));
+            rules.push(i as u32);
+        }
+        (labels, rules, rank_of)
+    } else {
+        let mut distinct: Vec<u32> = (0..n).map(label_of).collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        for (i, rank) in rank_of.iter_mut().enumerate() {
+            *rank = distinct.binary_search(&label_of(i)).expect("label present") as u32 + 1;
+        }
+        let mut labels = vec![0];
+        labels.extend(distinct);
+        let rules = vec![u32::MAX; labels.len()];
+        (labels, rules, rank_of)
+    }
+}
+
+/// A distinct pattern and the best rank it gives.
+#[derive(Clone, Copy, Debug)]
+struct Item<'g> {
+    pattern: &'g [u8],
+    rank: u32,
+}
+
+/// The build went over its budget.
+#[derive(Debug)]
+struct OverBudget;
+
+struct Built {
+    dfa: DfaBuf,
+    subset_states: usize,
+    classes: usize,
+}
+
+/// What stands at a thread position.
+const STAR: u16 = 256;
+const END: u16 = 257;
+
+/// The patterns' positions, numbered globally: thread ids.
+struct Positions {
+    /// A literal byte, [`STAR`] or [`END`].
+    what: Vec<u16>,
+    /// The item a position belongs to.
+    item: Vec<u32>,
+    rank: Vec<u32>,
+    anchored: Vec<bool>,
+    /// Each item's first position.
+    first: Vec<u32>,
+}
+
+impl Positions {
+    fn new(items: &[Item<'_>]) -> Positions {
+        let mut p =
+            Positions { what: Vec::new(), item: Vec::new(), rank: Vec::new(), anchored: Vec::new(), first: Vec::new() };
+        for (i, item) in items.iter().enumerate() {
+            let (body, anchored) = pattern::split_anchor(item.pattern);
+            p.first.push(p.what.len() as u32);
+            p.rank.push(item.rank);
+            p.anchored.push(anchored);
+            for &b in body {
+                p.what.push(if b == b'*' { STAR } else { u16::from(b) });
+                p.item.push(i as u32);
+            }
+            p.what.push(END);
+            p.item.push(i as u32);
+        }
+        p
+    }
+
+    /// Adds `at` and the positions after the stars it stands on.
+    fn push_closed(&self, mut at: u32, out: &mut Vec<u32>) {
+        loop {
+            out.push(at);
+            if self.what[at as usize] != STAR {
+                return;
+            }
+            at += 1;
+        }
+    }
+
+    fn thread_rank(&self, at: u32) -> u32 {
+        self.rank[self.item[at as usize] as usize]
+    }
+}
+
+/// Builds the subset automaton of `items`, minimises it and lays it out.
+fn build(items: &[Item<'_>], budget: &Budget) -> Result<Built, OverBudget> {
+    let positions = Positions::new(items);
+    // Byte classes: one per mentioned byte, class 0 for all the others.
+    let mut mentioned = [false; 256];
+    for &w in &positions.what {
+        if w < 256 {
+            mentioned[usize::from(w)] = true;
+        }
+    }
+    let mut classes = [0u8; 256];
+    let mut nclasses = usize::from(mentioned.iter().any(|m| !m));
+    for b in 0..256 {
+        if mentioned[b] {
+            // At most 256 classes: class 0 is unused when every byte is mentioned.
+            classes[b] = (nclasses % 256) as u8;
+            nclasses += 1;
+        }
+    }
+    let nclasses = nclasses.min(256);
+
+    let mut work: u64 = 0;
+    let mut table: Vec<u32> = Vec::new();
+    let mut answers: Vec<u32> = Vec::new();
+    let mut ids: HashMap<(u32, Box<[u32]>), u32> = HashMap::new();
+    let mut queue: VecDeque<(u32, Box<[u32]>)> = VecDeque::new();
+    let mut intern = |best: u32,
+                      threads: &mut Vec<u32>,
+                      answers: &mut Vec<u32>,
+                      queue: &mut VecDeque<(u32, Box<[u32]>)>,
+                      work: &mut u64|
+     -> Result<u32, OverBudget> {
+        let (best, answer) = normalise(&positions, best, threads);
+        *work += threads.len() as u64 + 1;
+        let key = (best, threads.as_slice().into());
+        if let Some(&id) = ids.get(&key) {
+            return Ok(id);
+        }
+        let id = answers.len() as u32;
+        if answers.len() >= budget.max_states || *work > budget.max_work {
+            return Err(OverBudget);
+        }
+        answers.push(answer);
+        queue.push_back(key.clone());
+        ids.insert(key, id);
+        Ok(id)
+    };
+
+    let mut threads = Vec::new();
+    for &first in &positions.first {
+        positions.push_closed(first, &mut threads);
+    }
+    intern(0, &mut threads, &mut answers, &mut queue, &mut work)?;
+    let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); nclasses];
+    let mut stars = Vec::new();
+    let mut row = vec![0u32; nclasses];
+    while let Some((best, state)) = queue.pop_front() {
+        work += nclasses as u64 + state.len() as u64;
+        if work > budget.max_work {
+            return Err(OverBudget);
+        }
+        stars.clear();
+        for bucket in &mut buckets {
+            bucket.clear();
+        }
+        for &at in state.iter() {
+            match positions.what[at as usize] {
+                STAR => positions.push_closed(at, &mut stars),
+                END => {}
+                b => positions.push_closed(at + 1, &mut buckets[usize::from(classes[usize::from(b)])]),
+            }
+        }
+        // Classes no thread reads all lead where the unmentioned bytes lead.
+        let mut unread = None;
+        for c in 0..nclasses {
+            if buckets[c].is_empty() {
+                if let Some(id) = unread {
+                    row[c] = id;
+                    continue;
+                }
+            }
+            threads.clear();
+            threads.extend_from_slice(&stars);
+            threads.extend_from_slice(&buckets[c]);
+            let id = intern(best, &mut threads, &mut answers, &mut queue, &mut work)?;
+            if buckets[c].is_empty() {
+                unread = Some(id);
+            }
+            row[c] = id;
+        }
+        table.extend_from_slice(&row);
+    }
+    drop(intern);
+    let subset_states = answers.len();
+    let dfa = minimise_and_lay_out(&table, &answers, nclasses, classes);
+    Ok(Built { dfa, subset_states, classes: nclasses })
+}
+
+/// Sorts and deduplicates a thread set, folds completed patterns without `$`
+/// into `best`, drops threads that cannot beat it; returns `(best, answer)`.
+fn normalise(positions: &Positions, mut best: u32, threads: &mut Vec<u32>) -> (u32, u32) {
+    threads.sort_unstable();
+    threads.dedup();
+    for &at in threads.iter() {
+        let item = positions.item[at as usize] as usize;
+        if positions.what[at as usize] == END && !positions.anchored[item] {
+            best = best.max(positions.rank[item]);
+        }
+    }
+    threads.retain(|&at| {
+        let item = positions.item[at as usize] as usize;
+        positions.rank[item] > best && !(positions.what[at as usize] == END && !positions.anchored[item])
+    });
+    let answer = threads
+        .iter()
+        .filter(|&&at| positions.what[at as usize] == END)
+        .map(|&at| positions.thread_rank(at))
+        .fold(best, u32::max);
+    (best, answer)
+}
+
+/// Hopcroft's minimisation on the answers, then sinks first, the rest in
+/// breadth-first order, premultiplied.
+fn minimise_and_lay_out(table: &[u32], answers: &[u32], k: usize, classes: [u8; 256]) -> DfaBuf {
+    let block_of = hopcroft(table, answers, k);
+    let blocks = block_of.iter().copied().max().map_or(0, |m| m as usize + 1);
+    // One representative per block.
+    let mut rep = vec![u32::MAX; blocks];
+    for (s, &b) in block_of.iter().enumerate() {
+        if rep[b as usize] == u32::MAX {
+            rep[b as usize] = s as u32;
+        }
+    }
+    let row = |b: usize| {
+        let s = rep[b] as usize;
+        table[s * k..(s + 1) * k].iter().map(|&t| block_of[t as usize])
+    };
+    let is_sink: Vec<bool> = (0..blocks).map(|b| row(b).all(|t| t as usize == b)).collect();
+    // Sinks first, then breadth-first from the start.
+    let mut new_id = vec![u32::MAX; blocks];
+    let mut order = Vec::with_capacity(blocks);
+    for b in 0..blocks {
+        if is_sink[b] {
+            new_id[b] = order.len() as u32;
+            order.push(b);
+        }
+    }
+    let sinks = order.len() as u32;
+    let start = block_of[0] as usize;
+    let mut next = order.len();
+    if new_id[start] == u32::MAX {
+        new_id[start] = order.len() as u32;
+        order.push(start);
+    }
+    while next < order.len() {
+        let b = order[next];
+        next += 1;
+        for t in row(b) {
+            if new_id[t as usize] == u32::MAX {
+                new_id[t as usize] = order.len() as u32;
+                order.push(t as usize);
+            }
+        }
+    }
+    let stride2 = k.next_power_of_two().trailing_zeros();
+    let stride = 1usize << stride2;
+    let mut transitions = vec![0u32; order.len() * stride];
+    let mut new_answers = Vec::with_capacity(order.len());
+    for (id, &b) in order.iter().enumerate() {
+        new_answers.push(answers[rep[b] as usize]);
+        for (c, t) in row(b).enumerate() {
+            transitions[id * stride + c] = new_id[t as usize] << stride2;
+        }
+        // Padding columns (never read: classes are below k) loop to the state itself.
+        for c in k..stride {
+            transitions[id * stride + c] = (id as u32) << stride2;
+        }
+    }
+    DfaBuf { classes, stride2, transitions, answers: new_answers, start: new_id[start] << stride2, sinks }
+}
+
+/// The coarsest partition of the states that respects answers and
+/// transitions; returns each state's block.
+fn hopcroft(table: &[u32], answers: &[u32], k: usize) -> Vec<u32> {
+    let n = answers.len();
+    // Predecessors by (target, class): preds[offsets[t * k + c] .. offsets[t * k + c + 1]].
+    let mut offsets = vec![0u32; n * k + 1];
+    for (i, &t) in table.iter().enumerate() {
+        offsets[t as usize * k + i % k + 1] += 1;
+    }
+    for i in 0..n * k {
+        offsets[i + 1] += offsets[i];
+    }
+    let mut fill = offsets.clone();
+    let mut preds = vec![0u32; n * k];
+    for (i, &t) in table.iter().enumerate() {
+        let slot = &mut fill[t as usize * k + i % k];
+        preds[*slot as usize] = (i / k) as u32;
+        *slot += 1;
+    }
+    drop(fill);
+
+    // The refinable partition: `elems` grouped by block, each block a range
+    // `first..end` whose `first..mid` part is marked.
+    let mut elems: Vec<u32> = (0..n as u32).collect();
+    elems.sort_by_key(|&s| answers[s as usize]);
+    let mut loc = vec![0u32; n];
+    let mut block_of = vec![0u32; n];
+    let (mut first, mut end, mut mid) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, &s) in elems.iter().enumerate() {
+        if i == 0 || answers[s as usize] != answers[elems[i - 1] as usize] {
+            first.push(i as u32);
+            mid.push(i as u32);
+            end.push(i as u32);
+        }
+        let b = first.len() - 1;
+        end[b] = i as u32 + 1;
+        loc[s as usize] = i as u32;
+        block_of[s as usize] = b as u32;
+    }
+    let mut in_work = vec![true; first.len()];
+    let mut work: Vec<u32> = (0..first.len() as u32).collect();
+    // All blocks but the largest suffice as first splitters.
+    if let Some(largest) = (0..first.len()).max_by_key(|&b| end[b] - first[b]) {
+        work.retain(|&b| b as usize != largest);
+        in_work[largest] = false;
+    }
+    let mut splitter = Vec::new();
+    let mut touched = Vec::new();
+    while let Some(s) = work.pop() {
+        in_work[s as usize] = false;
+        splitter.clear();
+        splitter.extend_from_slice(&elems[first[s as usize] as usize..end[s as usize] as usize]);
+        for c in 0..k {
+            touched.clear();
+            for &t in &splitter {
+                let at = t as usize * k + c;
+                for &q in &preds[offsets[at] as usize..offsets[at + 1] as usize] {
+                    let b = block_of[q as usize] as usize;
+                    let pos = loc[q as usize];
+                    if pos < mid[b] {
+                        continue; // already marked
+                    }
+                    if mid[b] == first[b] {
+                        touched.push(b as u32);
+                    }
+                    // Swap q to the end of the marked part.
+                    let m = mid[b];
+                    let other = elems[m as usize];
+                    elems.swap(pos as usize, m as usize);
+                    loc[other as usize] = pos;
+                    loc[q as usize] = m;
+                    mid[b] += 1;
+                }
+            }
+            for &b in &touched {
+                let b = b as usize;
+                if mid[b] == end[b] {
+                    mid[b] = first[b];
+                    continue;
+                }
+                // The marked part becomes a new block.
+                let nb = first.len();
+                first.push(first[b]);
+                end.push(mid[b]);
+                mid.push(first[b]);
+                for &q in &elems[first[b] as usize..mid[b] as usize] {
+                    block_of[q as usize] = nb as u32;
+                }
+                first[b] = mid[b];
+                mid[b] = first[b];
+                let smaller = if end[nb] - first[nb] <= end[b] - first[b] { nb } else { b };
+                if in_work[b] {
+                    in_work.push(true);
+                    work.push(nb as u32);
+                } else {
+                    in_work.push(false);
+                    in_work[smaller] = true;
+                    work.push(smaller as u32);
+                }
+            }
+        }
+    }
+    block_of
+}

@@ -1,0 +1,441 @@
+//! The compiled matcher against the per-rule oracle `Group::decide`:
+//! generated robots.txt files, pathological files, the real-world corpus and
+//! the conformance cases, in verdict and explain mode, with the default budget
+//! and with budgets small enough to force the split and the per-rule fallback.
+
+use proptest::prelude::*;
+use rayon::prelude::*;
+use robotsieve_compiler::automaton::{compile, Budget, BuildOptions, Compiled, PartKind};
+use robotsieve_compiler::conformance::{conformance_file, read_verdict_cases, shared_dir};
+use robotsieve_compiler::{Agent, Group, RobotsTxt};
+use robotsieve_engine::pattern;
+use robotsieve_engine::url::PathMode;
+
+/// A budget so small that almost every group is split.
+const TINY: Budget = Budget { max_states: 6, max_work: 120 };
+
+fn options(explain: bool, budget: Budget) -> BuildOptions {
+    BuildOptions { explain, budget }
+}
+
+/// Every way we compile in the differential tests.
+fn all_options() -> [BuildOptions; 4] {
+    [options(false, Budget::default()), options(true, Budget::default()), options(false, TINY), options(true, TINY)]
+}
+
+/// Compiles `group` and checks every path against the oracle; returns the
+/// disagreements (described).
+fn disagreements(group: &Group, compiled: &Compiled, explain: bool, paths: &[Vec<u8>]) -> Vec<String> {
+    let matcher = compiled.matcher.matcher().expect("the builder makes valid tables");
+    let mut out = Vec::new();
+    for path in paths {
+        let want = group.decide(path);
+        let got = matcher.decide(path);
+        let rule_ok = !explain || got.rule == want.rule.map(|r| r as u32);
+        if got.label != want.label || got.allowed() != want.allowed() || !rule_ok {
+            out.push(format!(
+                "path {:?}: oracle {:?} (rule {:?}), compiled {:?} (rule {:?}, rank {}); {}",
+                String::from_utf8_lossy(path),
+                want.label,
+                want.rule,
+                got.label,
+                got.rule,
+                got.rank,
+                compiled.stats
+            ));
+        }
+    }
+    out
+}
+
+fn assert_agrees(group: &Group, opts: &BuildOptions, paths: &[Vec<u8>]) -> Compiled {
+    let compiled = compile(group, opts);
+    let bad = disagreements(group, &compiled, opts.explain, paths);
+    assert!(
+        bad.is_empty(),
+        "{} of {} paths disagree ({opts:?}):\n{}",
+        bad.len(),
+        paths.len(),
+        bad[..bad.len().min(10)].join("\n")
+    );
+    compiled
+}
+
+/// A small deterministic generator (xorshift), so path sampling is repeatable.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())]
+    }
+}
+
+const FILLS: &[&[u8]] = &[b"", b"x", b"/", b"a/b", b".html", b"?q=1", b"%2F", b"index.html", b"$", b"*"];
+
+/// Paths built from a pattern: stars filled in, the `$` honoured or broken,
+/// and near misses (a byte dropped, case flipped, an escape flipped).
+fn paths_from_pattern(pattern: &[u8], rng: &mut Rng, out: &mut Vec<Vec<u8>>) {
+    let (body, anchored) = pattern::split_anchor(pattern);
+    let mut filled = Vec::new();
+    for &b in body {
+        if b == b'*' {
+            filled.extend_from_slice(rng.pick(FILLS));
+        } else {
+            filled.push(b);
+        }
+    }
+    out.push(filled.clone());
+    let mut longer = filled.clone();
+    longer.extend_from_slice(rng.pick(FILLS));
+    if !anchored || rng.below(2) == 0 {
+        longer.extend_from_slice(rng.pick(FILLS));
+    }
+    out.push(longer);
+    let mut near = filled.clone();
+    if !near.is_empty() {
+        let at = rng.below(near.len());
+        match rng.below(4) {
+            0 => {
+                near.remove(at);
+            }
+            1 => {
+                near[at] = if near[at].is_ascii_lowercase() {
+                    near[at].to_ascii_uppercase()
+                } else {
+                    near[at].to_ascii_lowercase()
+                }
+            }
+            2 => near.insert(at, rng.pick(b"/a%*$")),
+            _ => near.truncate(at),
+        }
+    }
+    out.push(near);
+}
+
+/// Paths for a whole group: from a sample of its rules, plus a few fixed ones.
+fn paths_for_group(group: &Group, per_group: usize, rng: &mut Rng) -> Vec<Vec<u8>> {
+    let mut paths: Vec<Vec<u8>> =
+        [b"/".as_slice(), b"", b"/index.html", b"/robots.txt", b"/a?b=c"].iter().map(|p| p.to_vec()).collect();
+    if !group.rules.is_empty() {
+        for _ in 0..per_group {
+            let rule = &group.rules[rng.below(group.rules.len())];
+            paths_from_pattern(&rule.pattern, rng, &mut paths);
+        }
+    }
+    paths
+}
+
+// ---------------------------------------------------------------- generated files
+
+fn field() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec![
+        "Allow",
+        "allow",
+        "Disallow",
+        "disallow",
+        "DISALLOW",
+        "Dissallow",
+        "Disallowed",
+        "disalow",
+    ])
+}
+
+fn piece() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec![
+        "/",
+        "a",
+        "b",
+        "ab",
+        "/a",
+        "/b/",
+        "x.html",
+        "index.html",
+        "index.htm",
+        "%2f",
+        "%2F",
+        "%aa",
+        "%AA",
+        "é",
+        "ü/",
+        "*",
+        "*",
+        "$",
+        "?",
+        "=",
+        "q",
+        ".php",
+        "~",
+    ])
+}
+
+fn pattern_value() -> impl Strategy<Value = String> {
+    (prop::collection::vec(piece(), 0..6), any::<bool>(), any::<bool>()).prop_map(|(pieces, slash, dollar)| {
+        let mut value = String::new();
+        if slash {
+            value.push('/');
+        }
+        value.extend(pieces);
+        if dollar {
+            value.push('$');
+        }
+        value
+    })
+}
+
+fn line() -> impl Strategy<Value = String> {
+    prop_oneof![
+        6 => (field(), pattern_value()).prop_map(|(f, v)| format!("{f}: {v}")),
+        1 => prop::sample::select(vec!["User-agent: *", "user-agent: mybot", "User-Agent: Googlebot/2.1", "useragent: otherbot", "User-agent: MyBot"]).prop_map(String::from),
+        1 => prop::sample::select(vec!["", "# comment", "Sitemap: https://x/s.xml", "Crawl-delay: 3"]).prop_map(String::from),
+    ]
+}
+
+fn body() -> impl Strategy<Value = String> {
+    (prop::sample::select(vec!["User-agent: *", "user-agent: mybot"]), prop::collection::vec(line(), 1..25))
+        .prop_map(|(head, lines)| format!("{head}\n{}\n", lines.join("\n")))
+}
+
+fn random_path() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(piece(), 0..6).prop_map(|pieces| {
+        let mut path = b"/".to_vec();
+        for p in pieces {
+            path.extend_from_slice(p.as_bytes());
+        }
+        path
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1500))]
+
+    #[test]
+    fn generated_files_agree_with_the_oracle(
+        body in body(),
+        random in prop::collection::vec(random_path(), 0..8),
+        seed in 1u64..u64::MAX,
+        agent in prop::sample::select(vec!["mybot", "googlebot", "otherbot"]),
+    ) {
+        let robots = RobotsTxt::parse(body.as_bytes());
+        let group = Group::select(&robots, &Agent::parse(agent).unwrap());
+        let mut paths = paths_for_group(&group, 6, &mut Rng(seed));
+        paths.extend(random);
+        // Raw non-ASCII bytes, as an unescaped URL would carry them.
+        paths.extend(paths.clone().into_iter().filter(|p| pattern::needs_escape(p)).map(|p| {
+            let mut raw = p;
+            raw.push(0xE9);
+            raw
+        }));
+        for opts in all_options() {
+            let compiled = compile(&group, &opts);
+            let bad = disagreements(&group, &compiled, opts.explain, &paths);
+            prop_assert!(bad.is_empty(), "body:\n{}\n{:?}:\n{}", body, opts, bad.join("\n"));
+        }
+    }
+}
+
+// ---------------------------------------------------------------- fixed cases
+
+fn group_of(body: &str, agent: &str) -> Group {
+    Group::select(&RobotsTxt::parse(body.as_bytes()), &Agent::parse(agent).unwrap())
+}
+
+#[test]
+fn explain_names_the_first_rule_among_equal_labels() {
+    let group = group_of("user-agent: *\ndisallow: /a*\ndisallow: /*b\nallow: /*b\nallow: /ab\n", "x");
+    let compiled = assert_agrees(&group, &options(true, Budget::default()), &[b"/ab".to_vec(), b"/xb".to_vec()]);
+    let m = compiled.matcher.matcher().unwrap();
+    // allow: /*b (rule 2) and allow: /ab (rule 3) tie on label 7; the first in the file decides.
+    assert_eq!(m.decide(b"/ab").rule, Some(2));
+    assert_eq!(m.decide(b"/xb").rule, Some(2));
+    assert_eq!(m.decide(b"/a").rule, Some(0));
+    assert_eq!(m.decide(b"/zz").rule, None);
+}
+
+#[test]
+fn empty_and_nothing_groups_allow_everything() {
+    for body in ["", "user-agent: *\n", "user-agent: other\ndisallow: /\n"] {
+        let group = group_of(body, "mybot");
+        for opts in all_options() {
+            let compiled = assert_agrees(&group, &opts, &[b"/".to_vec(), b"/x".to_vec()]);
+            assert!(compiled.matcher.matcher().unwrap().decide(b"/x").allowed());
+        }
+    }
+}
+
+#[test]
+fn tiny_budget_splits_into_the_three_kinds() {
+    let group = group_of("user-agent: *\ndisallow: /a/b/c/d\nallow: /*.css\ndisallow: /*a*b*c\nallow: /q\n", "x");
+    let compiled = compile(&group, &options(false, TINY));
+    assert!(compiled.stats.split);
+    let kinds: Vec<PartKind> = compiled.stats.parts.iter().map(|p| p.kind).collect();
+    assert!(kinds.contains(&PartKind::Fallback), "{}", compiled.stats);
+    let paths: Vec<Vec<u8>> =
+        ["/a/b/c/d", "/x.css", "/xaybzc", "/q", "/a/b/c", "/abc.css"].iter().map(|p| p.as_bytes().to_vec()).collect();
+    assert!(disagreements(&group, &compiled, false, &paths).is_empty());
+    let whole = compile(&group, &options(false, Budget::default()));
+    assert!(!whole.stats.split);
+    assert_eq!(whole.stats.parts.len(), 1);
+}
+
+// ---------------------------------------------------------------- pathological files
+
+#[test]
+fn fifty_rules_with_several_stars() {
+    let mut rng = Rng(7);
+    let letters = b"abcdef";
+    let mut body = String::from("user-agent: *\n");
+    for i in 0..50 {
+        let stars = 2 + rng.below(3);
+        let mut value = String::from("/");
+        for _ in 0..stars {
+            value.push('*');
+            value.push(rng.pick(letters) as char);
+        }
+        if i % 7 == 0 {
+            value.push('$');
+        }
+        body += &format!("{}: {value}\n", if i % 3 == 0 { "allow" } else { "disallow" });
+    }
+    let group = group_of(&body, "x");
+    let mut paths = paths_for_group(&group, 500, &mut rng);
+    for _ in 0..2000 {
+        let len = rng.below(14);
+        paths.push(std::iter::once(b'/').chain((0..len).map(|_| rng.pick(letters))).collect());
+    }
+    for explain in [false, true] {
+        let compiled = assert_agrees(&group, &options(explain, Budget::default()), &paths);
+        eprintln!("50 multi-star rules (explain={explain}): {}", compiled.stats);
+    }
+}
+
+#[test]
+fn five_thousand_prefix_rules() {
+    let mut rng = Rng(11);
+    let words = ["news", "img", "static", "api", "user", "search", "tag", "2019", "a", "b-c"];
+    let mut body = String::from("user-agent: *\n");
+    for i in 0..5000 {
+        let depth = 1 + rng.below(4);
+        let mut value = String::new();
+        for _ in 0..depth {
+            value.push('/');
+            value.push_str(rng.pick(&words));
+        }
+        value.push_str(&format!("/{i}"));
+        body += &format!("{}: {value}\n", if rng.below(3) == 0 { "allow" } else { "disallow" });
+    }
+    let group = group_of(&body, "x");
+    let paths = paths_for_group(&group, 3000, &mut rng);
+    for explain in [false, true] {
+        let compiled = assert_agrees(&group, &options(explain, Budget::default()), &paths);
+        assert!(!compiled.stats.split, "5,000 prefix rules fit the default budget: {}", compiled.stats);
+        eprintln!("5,000 prefix rules (explain={explain}): {}", compiled.stats);
+    }
+}
+
+// ---------------------------------------------------------------- the real-world corpus
+
+#[test]
+fn realworld_corpus_agrees() {
+    let Some(dir) = shared_dir().map(|d| d.join("realworld/robots")).filter(|d| d.is_dir()) else {
+        eprintln!("skipped: ../shared/realworld/robots is absent");
+        return;
+    };
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    files.sort();
+    assert!(
+        files.iter().any(|f| f.ends_with("www.xuexi.cn.txt"))
+            && files.iter().any(|f| f.ends_with("docs.oracle.com.txt"))
+    );
+    let agents = [Agent::parse("googlebot").unwrap(), Agent::parse("mybot").unwrap()];
+    let results: Vec<(usize, usize, Vec<String>)> = files
+        .par_iter()
+        .enumerate()
+        .map(|(n, file)| {
+            let body = std::fs::read(file).unwrap();
+            let robots = RobotsTxt::parse(&body);
+            let mut checked = 0;
+            let mut splits = 0;
+            let mut bad = Vec::new();
+            for (a, agent) in agents.iter().enumerate() {
+                let group = Group::select(&robots, agent);
+                let mut rng = Rng(n as u64 * 2 + a as u64 + 1);
+                let paths = paths_for_group(&group, 40, &mut rng);
+                // Verdict mode for every file; explain mode for every fourth.
+                for explain in [false, true] {
+                    if explain && n % 4 != a {
+                        continue;
+                    }
+                    let compiled = compile(&group, &options(explain, Budget::default()));
+                    splits += usize::from(compiled.stats.split);
+                    checked += paths.len();
+                    for d in disagreements(&group, &compiled, explain, &paths).into_iter().take(3) {
+                        bad.push(format!("{} ({agent}, explain={explain}): {d}", file.display()));
+                    }
+                }
+            }
+            (checked, splits, bad)
+        })
+        .collect();
+    let checked: usize = results.iter().map(|r| r.0).sum();
+    let splits: usize = results.iter().map(|r| r.1).sum();
+    let bad: Vec<&String> = results.iter().flat_map(|r| &r.2).collect();
+    eprintln!("realworld: {} files, {checked} path checks, {splits} compilations split", files.len());
+    assert!(
+        bad.is_empty(),
+        "{} disagreements:\n{}",
+        bad.len(),
+        bad.iter().take(20).map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
+    );
+}
+
+// ---------------------------------------------------------------- conformance
+
+fn conformance(name: &str) {
+    let Some(path) = conformance_file(name) else {
+        eprintln!("skipped: ../shared/conformance/{name} is absent");
+        return;
+    };
+    let cases = read_verdict_cases(&path).unwrap();
+    assert!(!cases.is_empty());
+    let mut failures = Vec::new();
+    for case in &cases {
+        let group = Group::select(&RobotsTxt::parse(&case.body), &Agent::from_raw_tokens(&case.agents));
+        for opts in all_options() {
+            let matcher = compile(&group, &opts).matcher;
+            let matcher = matcher.matcher().unwrap();
+            for (mode, expected) in [(PathMode::Raw, case.allowed), (PathMode::Escaped, case.allowed_escaped)] {
+                let got = matcher.decide(&mode.path_of(case.url.as_bytes())).allowed();
+                if got != expected {
+                    failures.push(format!("{} ({mode:?}, {opts:?}): expected allowed={expected}, got {got}", case.id));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} failures of {} cases:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    eprintln!("{name}: {} cases passed through the automaton in both URL modes", cases.len());
+}
+
+#[test]
+fn conformance_robots_jsonl() {
+    conformance("robots.jsonl");
+}
+
+#[test]
+fn conformance_google_spec_test_jsonl() {
+    conformance("google-spec-test.jsonl");
+}
