@@ -244,16 +244,12 @@ impl KeyBuf {
         }
         let scheme = Scheme::from_name(&url[..colon]).ok_or(UrlError::UnsupportedScheme)?;
         let authority_start = colon + 3;
-        let authority_end = url[authority_start..]
-            .iter()
-            .position(|b| matches!(b, b'/' | b'?' | b'#'))
-            .map_or(url.len(), |p| authority_start + p);
-        let host_start = url[authority_start..authority_end]
-            .iter()
-            .rposition(|&b| b == b'@')
+        let authority_end =
+            memchr::memchr3(b'/', b'?', b'#', &url[authority_start..]).map_or(url.len(), |p| authority_start + p);
+        let host_start = memchr::memrchr(b'@', &url[authority_start..authority_end])
             .map_or(authority_start, |at| authority_start + at + 1);
         let host_port_end =
-            url[host_start..authority_end].iter().position(|&b| b == b';').map_or(authority_end, |p| host_start + p);
+            memchr::memchr(b';', &url[host_start..authority_end]).map_or(authority_end, |p| host_start + p);
         let (host, port_text) = split_port(&url[host_start..host_port_end])?;
         if host.is_empty() {
             return Err(UrlError::EmptyHost);
@@ -275,7 +271,7 @@ impl KeyBuf {
         }
 
         let rest = &url[host_port_end..];
-        let rest = &rest[..rest.iter().position(|&b| b == b'#').unwrap_or(rest.len())];
+        let rest = &rest[..memchr::memchr(b'#', rest).unwrap_or(rest.len())];
         let path: &[u8] = if rest.is_empty() {
             b"/"
         } else if rest[0] == b'/' {
@@ -346,9 +342,20 @@ fn write_decimal(out: &mut Vec<u8>, value: u16) {
     out.extend_from_slice(&digits[i..]);
 }
 
-fn is_host_byte(b: u8) -> bool {
+const fn is_host_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
 }
+
+/// [`is_host_byte`] as a table, for the per-URL path.
+static HOST_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = is_host_byte(b as u8);
+        b += 1;
+    }
+    table
+};
 
 /// Appends the normalised form of `host` to `out`.
 fn write_host(out: &mut Vec<u8>, host: &[u8]) -> Result<(), UrlError> {
@@ -360,10 +367,12 @@ fn write_host(out: &mut Vec<u8>, host: &[u8]) -> Result<(), UrlError> {
         return Ok(());
     }
     if host.is_ascii() {
-        if !host.iter().all(|&b| is_host_byte(b)) {
+        if host.iter().fold(false, |bad, &b| bad | !HOST_BYTES[usize::from(b)]) {
             return Err(UrlError::InvalidHost);
         }
-        out.extend(host.iter().map(u8::to_ascii_lowercase));
+        let start = out.len();
+        out.extend_from_slice(host);
+        out[start..].make_ascii_lowercase();
         return Ok(());
     }
     let ascii = idna::domain_to_ascii_cow(host, idna::AsciiDenyList::URL).map_err(|_| UrlError::InvalidIdn)?;
