@@ -369,7 +369,7 @@ fn robots_file_with_origin() {
     assert!(error.to_string().contains("missing.txt"), "{error}");
     let r = corpus.resolve();
     assert!(!allowed(&r, "https://example.com/private"));
-    assert!(r.origins.get(&OriginKey::of_url("http://example.com/").unwrap()).is_none());
+    assert!(!r.origins.contains_key(&OriginKey::of_url("http://example.com/").unwrap()));
 }
 
 #[test]
@@ -390,7 +390,7 @@ fn robots_dir_layout() {
     }
     assert!(allowed(&r, "http://example.com/public"));
     assert!(!allowed(&r, "https://xn--mnchen-3ya.de/public"));
-    assert!(r.origins.get(&OriginKey::of_url("http://example.com:8080/").unwrap()).is_none());
+    assert!(!r.origins.contains_key(&OriginKey::of_url("http://example.com:8080/").unwrap()));
     assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
     assert!(r.warnings[0].to_string().contains("bad host.txt"), "{}", r.warnings[0]);
 }
@@ -502,7 +502,7 @@ fn check_sample_resolution(r: &Resolution, name: &str) {
     let d = &r.origins[&OriginKey::of_url("https://d.org/").unwrap()].provenance;
     assert_eq!(d.fetched_at.unwrap().to_string(), "2026-11-01T00:00:05Z");
     assert_eq!(d.source.to_string(), format!("{name}: record 8"));
-    assert!(r.origins.get(&OriginKey::of_url("https://e.org/").unwrap()).is_none());
+    assert!(!r.origins.contains_key(&OriginKey::of_url("https://e.org/").unwrap()));
     assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
     assert_eq!(r.warnings[0].source.place, Place::Record(10));
     assert!(r.warnings[0].message.contains("not an HTTP status line"), "{}", r.warnings[0]);
@@ -512,6 +512,28 @@ fn read_warc(name: &str, bytes: Vec<u8>) -> Resolution {
     let mut corpus = Corpus::new();
     assert_eq!(corpus.add_warc_from(name.into(), Cursor::new(bytes)).unwrap(), 6);
     corpus.resolve()
+}
+
+/// The status cases again, as WARC responses (status 0 has no HTTP response to record).
+#[test]
+fn status_cases_through_warc() {
+    let Some(path) = conformance_file("status.jsonl") else {
+        eprintln!("skipped: ../shared/conformance/status.jsonl is absent");
+        return;
+    };
+    let mut checked = 0;
+    for case in read_status_cases(&path).unwrap().iter().filter(|c| c.status != 0) {
+        let robots_url = OriginKey::of_url(&case.url).unwrap().robots_url();
+        let head = format!("HTTP/1.1 {} Whatever\nContent-Type: text/plain\n", case.status);
+        let record = http_record(&robots_url, "2026-11-01T00:00:00Z", &head, case.robots.as_bytes());
+        let mut corpus = Corpus::new();
+        assert_eq!(corpus.add_warc_from("s.warc".into(), Cursor::new(gzip(&record))).unwrap(), 1);
+        let r = corpus.resolve();
+        let agents: Vec<&str> = case.agents.iter().map(String::as_str).collect();
+        assert_eq!(verdict(&r, &case.url, &agents, PathMode::Raw), Some(case.allowed), "status {}", case.status);
+        checked += 1;
+    }
+    assert!(checked > 0);
 }
 
 #[test]

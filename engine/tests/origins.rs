@@ -298,3 +298,72 @@ fn owned_keys_order_and_borrow_as_bytes() {
     let keys: Vec<String> = map.keys().map(ToString::to_string).collect();
     assert_eq!(keys, ["http://a.org", "https://b.org"]);
 }
+
+mod generated {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn scheme() -> impl Strategy<Value = (&'static str, u16)> {
+        prop_oneof![Just(("http", 80)), Just(("https", 443)), Just(("ftp", 21))]
+    }
+
+    fn mixed_case(s: String, flips: Vec<bool>) -> String {
+        s.chars()
+            .zip(flips.into_iter().chain(std::iter::repeat(false)))
+            .map(|(c, f)| if f { c.to_ascii_uppercase() } else { c })
+            .collect()
+    }
+
+    proptest! {
+        /// Any ordinary URL built from parts gives the key built independently
+        /// from the same parts, the key is a fixpoint, and the path agrees with
+        /// Google's `path_params_query`.
+        #[test]
+        fn keys_from_parts(
+            (scheme, default_port) in scheme(),
+            scheme_flips in proptest::collection::vec(any::<bool>(), 5),
+            labels in proptest::collection::vec("[a-z0-9][a-z0-9-]{0,10}", 1..4),
+            host_flips in proptest::collection::vec(any::<bool>(), 40),
+            user in proptest::option::of("[a-z0-9]{1,5}(:[a-z0-9]{0,5})?"),
+            port in proptest::option::of(0u16..),
+            path in "(/[a-zA-Z0-9._~%;=&@:-]{0,8}){0,4}(\\?[a-zA-Z0-9=&/:@?-]{0,12})?(#[a-zA-Z0-9/#?]{0,6})?",
+        ) {
+            let host = labels.join(".");
+            let url = format!(
+                "{}://{}{}{}{path}",
+                mixed_case(scheme.to_owned(), scheme_flips),
+                user.map(|u| format!("{u}@")).unwrap_or_default(),
+                mixed_case(host.clone(), host_flips),
+                port.map(|p| format!(":{p}")).unwrap_or_default(),
+            );
+            let expected = match port {
+                Some(p) if p != default_port => format!("{scheme}://{host}:{p}"),
+                _ => format!("{scheme}://{host}"),
+            };
+            let mut buf = KeyBuf::new();
+            let origin = buf.parse(url.as_bytes()).unwrap();
+            prop_assert_eq!(std::str::from_utf8(origin.key).unwrap(), expected.as_str());
+            prop_assert_eq!(origin.host(), host.as_bytes());
+            prop_assert_eq!(origin.path, &*path_params_query(url.as_bytes()));
+            let key = origin.key.to_vec();
+            let again = buf.parse(&key).unwrap();
+            prop_assert_eq!(again.key, &key[..]);
+            prop_assert_eq!(origin_hash(&key), OriginKey::of_url(&url).unwrap().hash64());
+        }
+
+        /// Arbitrary bytes never panic, and whatever is accepted has an ASCII
+        /// key that is a fixpoint and a path starting with `/`.
+        #[test]
+        fn arbitrary_bytes(prefix in prop_oneof![Just(""), Just("http://"), Just("HTTPS://"), Just("ftp://u@")], tail in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let mut url = prefix.as_bytes().to_vec();
+            url.extend_from_slice(&tail);
+            let mut buf = KeyBuf::new();
+            if let Ok(origin) = buf.parse(&url) {
+                prop_assert!(origin.key.is_ascii());
+                prop_assert!(origin.path.starts_with(b"/"));
+                let key = origin.key.to_vec();
+                prop_assert_eq!(buf.parse(&key).unwrap().key, &key[..]);
+            }
+        }
+    }
+}
