@@ -13,7 +13,10 @@
 //!   for up to [`MAX_REDIRECTS`] hops; the chain's last answer decides. A
 //!   chain that needs more hops, loops, has no `location`, or leads to a URL
 //!   the corpus has no record of counts as 404. Where the corpus has several
-//!   records of a redirect target, the newest is followed.
+//!   records of a redirect target, the newest is followed. `Location` may be
+//!   absolute, `//host/...`, `/path` or relative to the redirecting URL.
+//!   304 (a conditional fetch's "not modified") has no `Location` and so
+//!   counts as 404 too: a corpus should record the full answer.
 //! - 4xx other than 429: no robots.txt, no restrictions ([`Robots::Unrestricted`]).
 //! - 5xx, 429, status 0 (no HTTP answer: DNS, timeout, refused, reset) and
 //!   any status outside 200 to 599 (1xx, garbage): the site is unreachable,

@@ -63,9 +63,13 @@ impl WarcRecord {
         self.header("WARC-Date").map(|d| Timestamp::parse_rfc3339(d.trim()))
     }
 
-    /// Whether the block is an HTTP message (`Content-Type: application/http`).
+    /// Whether the block is an HTTP message: `Content-Type: application/http`,
+    /// or no `Content-Type` and a block starting with `HTTP/`.
     pub fn is_http(&self) -> bool {
-        self.header("Content-Type").is_some_and(|t| t.trim_start().to_ascii_lowercase().starts_with("application/http"))
+        match self.header("Content-Type") {
+            Some(t) => t.trim_start().to_ascii_lowercase().starts_with("application/http"),
+            None => self.block.starts_with(b"HTTP/"),
+        }
     }
 
     /// The HTTP response in the block of a `response` record.

@@ -568,6 +568,12 @@ fn warc_generic_record_iterator() {
     assert_eq!(records[2].version, "WARC/1.0");
     assert!(records[2].is_http());
     assert!(!records[3].is_http());
+    // Without a Content-Type, a block that starts like an HTTP response is one.
+    let mut untyped = records[2].clone();
+    untyped.headers.retain(|(name, _)| name != "Content-Type");
+    assert!(untyped.is_http());
+    untyped.block = b"dns answer".to_vec();
+    assert!(!untyped.is_http());
     // Offsets point at each record's version line.
     for record in &records {
         assert!(bytes[record.offset as usize..].starts_with(b"WARC/1.0\r\n"), "record {}", record.number);
