@@ -3,11 +3,15 @@
 
 use crate::failure::{fail, Context, Failure};
 use crate::input::read_all;
+use rayon::prelude::*;
 use robotsieve_compiler::page::{Field, PageRules, Statement};
+use robotsieve_compiler::warc::{self, WarcRecord};
+use robotsieve_compiler::writer::write_atomically;
 use robotsieve_compiler::Agent;
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Instant;
 
 /// Arguments of `robotsieve meta`.
 #[derive(clap::Args)]
@@ -23,14 +27,26 @@ pub struct Args {
     /// One JSON object per page instead of a line of `field=value`.
     #[arg(long)]
     json: bool,
+    /// Evaluate every HTTP response record of a WARC file (gzip or plain) in
+    /// parallel: one tab-separated line per record, in input order, and a
+    /// summary on standard error.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["pages", "header", "json"])]
+    warc: Option<PathBuf>,
+    /// With --warc: where to write the lines (through a temporary file and a
+    /// rename); standard output when not given.
+    #[arg(long, value_name = "FILE", requires = "warc")]
+    out: Option<PathBuf>,
     /// HTML pages to read (`-` for standard input). Only the head is read.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "warc")]
     pages: Vec<PathBuf>,
 }
 
 /// Runs `meta`.
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let agent = Agent::parse(&args.agent).map_err(|e| fail!("--agent: {e}"))?;
+    if let Some(warc) = &args.warc {
+        return run_warc(&agent, warc, args.out.as_deref());
+    }
     let headers = parse_headers(&args.header)?;
     let header_refs: Vec<(&[u8], &[u8])> = headers.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes())).collect();
     let stdout = std::io::stdout();
@@ -127,4 +143,143 @@ fn rules_json(rules: &PageRules) -> serde_json::Value {
         "statements": statements,
         "problems": problems,
     })
+}
+
+/// Records handed to the workers at a time: enough to keep every core busy,
+/// few enough bytes to bound memory.
+const BATCH_RECORDS: usize = 512;
+const BATCH_BYTES: usize = 64 << 20;
+
+/// The columns of `meta --warc` output.
+const TSV_HEADER: &str = "url\tstatus\tindex\tfollow\tarchive\tsnippet\timageindex\ttranslate\tindexifembedded\t\
+                          max-snippet\tmax-image-preview\tmax-video-preview\tunavailable_after\tnote";
+
+/// Counts for the summary of `meta --warc`.
+#[derive(Default)]
+struct Summary {
+    records: u64,
+    responses: u64,
+    noindex: u64,
+    nofollow: u64,
+    with_problems: u64,
+    errors: u64,
+}
+
+/// What one record gave: its output line, and how it counts.
+struct RecordResult {
+    line: String,
+    rules: Option<PageRules>,
+}
+
+/// The line for one WARC record, or `None` for records that are not HTTP
+/// responses (requests, metadata, warcinfo, revisits, DNS).
+fn record_line(agent: &Agent, record: &WarcRecord) -> Option<RecordResult> {
+    if record.record_type().map(str::trim) != Some("response") || !record.is_http() {
+        return None;
+    }
+    let url = record.target_uri().unwrap_or("").replace(['\t', '\n', '\r'], " ");
+    let empty_fields = "\t-".repeat(Field::ALL.len());
+    let failed = |status: &str, message: String| RecordResult {
+        line: format!("{url}\t{status}{empty_fields}\terror: {}", message.replace(['\t', '\n', '\r'], " ")),
+        rules: None,
+    };
+    let response = match record.http_response() {
+        Ok(response) => response,
+        Err(message) => return Some(failed("-", message)),
+    };
+    let rules = match PageRules::evaluate_response(agent, &response) {
+        Ok(rules) => rules,
+        Err(message) => return Some(failed(&response.status.to_string(), message)),
+    };
+    let mut line = format!("{url}\t{}", response.status);
+    for field in Field::ALL {
+        line.push('\t');
+        line.push_str(&rules.value_text(field));
+    }
+    line.push('\t');
+    let problems: Vec<String> = rules.problems().map(|(s, d)| format!("{}: {d}", s.origin)).collect();
+    line.push_str(&problems.join("; ").replace(['\t', '\n', '\r'], " "));
+    Some(RecordResult { line, rules: Some(rules) })
+}
+
+/// `meta --warc`: reads records on one thread in batches, evaluates each
+/// batch on all cores, writes lines in input order.
+fn run_warc(agent: &Agent, path: &Path, out_path: Option<&Path>) -> Result<ExitCode, Failure> {
+    let started = Instant::now();
+    let mut summary = Summary::default();
+    let mut output = Vec::new();
+    writeln!(output, "{TSV_HEADER}").context("output")?;
+    let (sender, receiver) = std::sync::mpsc::sync_channel::<Result<Vec<WarcRecord>, String>>(2);
+    std::thread::scope(|scope| -> Result<(), Failure> {
+        scope.spawn(move || {
+            // The reader is not `Send` (a boxed decoder), so it is opened here.
+            let records = match warc::open(path) {
+                Ok(records) => records,
+                Err(e) => {
+                    let _ = sender.send(Err(e.to_string()));
+                    return;
+                }
+            };
+            let mut batch = Vec::new();
+            let mut bytes = 0;
+            for record in records {
+                match record {
+                    Ok(record) => {
+                        bytes += record.block.len();
+                        batch.push(record);
+                        if batch.len() >= BATCH_RECORDS || bytes >= BATCH_BYTES {
+                            bytes = 0;
+                            if sender.send(Ok(std::mem::take(&mut batch))).is_err() {
+                                return;
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        let _ = sender.send(Ok(std::mem::take(&mut batch)));
+                        let _ = sender.send(Err(e.to_string()));
+                        return;
+                    }
+                }
+            }
+            let _ = sender.send(Ok(batch));
+        });
+        for batch in receiver {
+            let batch = batch.map_err(|e| fail!("{}: {e}", path.display()))?;
+            summary.records += batch.len() as u64;
+            let results: Vec<Option<RecordResult>> = batch.par_iter().map(|r| record_line(agent, r)).collect();
+            for result in results.into_iter().flatten() {
+                summary.responses += 1;
+                match &result.rules {
+                    Some(rules) => {
+                        summary.noindex += u64::from(!rules.index);
+                        summary.nofollow += u64::from(!rules.follow);
+                        summary.with_problems += u64::from(rules.problems().next().is_some());
+                    }
+                    None => summary.errors += 1,
+                }
+                output.extend_from_slice(result.line.as_bytes());
+                output.push(b'\n');
+            }
+        }
+        Ok(())
+    })?;
+    match out_path {
+        Some(out) => write_atomically(out, &output).context(out.display())?,
+        None => std::io::stdout().lock().write_all(&output).context("standard output")?,
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    eprintln!(
+        "robotsieve: {}: {} records, {} HTTP responses: {} noindex, {} nofollow, {} with unknown or invalid \
+         directives, {} unreadable; {:.0} responses/s over {:.2} s",
+        path.display(),
+        summary.records,
+        summary.responses,
+        summary.noindex,
+        summary.nofollow,
+        summary.with_problems,
+        summary.errors,
+        summary.responses as f64 / seconds.max(1e-9),
+        seconds,
+    );
+    Ok(ExitCode::SUCCESS)
 }

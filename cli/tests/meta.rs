@@ -88,3 +88,84 @@ fn failures_exit_with_status_2_and_name_the_cause() {
     let out = robotsieve(&["meta", "--agent", "Googlebot/2.1", &page]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A WARC record with the given type, target and block.
+fn warc_record(kind: &str, uri: &str, block: &[u8]) -> Vec<u8> {
+    let content_type =
+        if kind == "warcinfo" { "application/warc-fields" } else { "application/http; msgtype=response" };
+    let mut record = format!(
+        "WARC/1.1\r\nWARC-Type: {kind}\r\nWARC-Target-URI: {uri}\r\nWARC-Date: 2024-01-01T00:00:00Z\r\n\
+         Content-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+        block.len()
+    )
+    .into_bytes();
+    record.extend_from_slice(block);
+    record.extend_from_slice(b"\r\n\r\n");
+    record
+}
+
+fn http_response(headers: &str, body: &str) -> Vec<u8> {
+    format!("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n{headers}\r\n{body}").into_bytes()
+}
+
+#[test]
+fn bulk_warc_lines_in_input_order_with_a_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut warc = warc_record("warcinfo", "", b"software: test\r\n");
+    let mut expected_noindex = Vec::new();
+    for i in 0..1500 {
+        let noindex = i % 3 == 0;
+        let body = if noindex { "<head><meta name=robots content=noindex></head>" } else { "<head></head><p>x</p>" };
+        let headers = if i % 5 == 0 { "X-Robots-Tag: googlebot: nofollow\r\n" } else { "" };
+        warc.extend(warc_record("response", &format!("https://example.com/{i}"), &http_response(headers, body)));
+        expected_noindex.push((noindex, i % 5 == 0));
+    }
+    warc.extend(warc_record("response", "https://example.com/broken", b"not http"));
+    let warc_path = dir.path().join("crawl.warc");
+    std::fs::write(&warc_path, &warc).unwrap();
+    let out_path = dir.path().join("verdicts.tsv");
+    let out = robotsieve(&[
+        "meta",
+        "--agent",
+        "googlebot",
+        "--warc",
+        warc_path.to_str().unwrap(),
+        "--out",
+        out_path.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let tsv = std::fs::read_to_string(&out_path).unwrap();
+    let lines: Vec<&str> = tsv.lines().collect();
+    assert!(lines[0].starts_with("url\tstatus\tindex\tfollow\t"));
+    assert_eq!(lines.len(), 1 + 1500 + 1);
+    for (i, (noindex, nofollow)) in expected_noindex.iter().enumerate() {
+        let columns: Vec<&str> = lines[1 + i].split('\t').collect();
+        assert_eq!(columns[0], format!("https://example.com/{i}"));
+        assert_eq!(columns[1], "200");
+        assert_eq!(columns[2], (!noindex).to_string(), "{}", lines[1 + i]);
+        assert_eq!(columns[3], (!nofollow).to_string(), "{}", lines[1 + i]);
+        assert_eq!(columns.len(), 14);
+    }
+    assert!(lines[1501].starts_with("https://example.com/broken\t-\t-"), "{}", lines[1501]);
+    assert!(lines[1501].contains("error: not an HTTP status line"));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("1502 records, 1501 HTTP responses: 500 noindex, 300 nofollow"), "{stderr}");
+
+    // A truncated file: exit 2 naming the file and the record, no output file.
+    let truncated = dir.path().join("truncated.warc");
+    std::fs::write(&truncated, &warc[..warc.len() - 40]).unwrap();
+    let out_path = dir.path().join("partial.tsv");
+    let out = robotsieve(&[
+        "meta",
+        "--agent",
+        "googlebot",
+        "--warc",
+        truncated.to_str().unwrap(),
+        "--out",
+        out_path.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("truncated.warc: record 1502"), "{stderr}");
+    assert!(!out_path.exists());
+}

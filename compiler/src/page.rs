@@ -71,6 +71,7 @@
 //! worst a malformed page gets is the defaults.
 
 use crate::group::Agent;
+use crate::warc::HttpResponse;
 use html5gum::emitters::callback::{CallbackEmitter, CallbackEvent};
 use html5gum::{naive_next_state, Span, Tokenizer};
 use std::fmt;
@@ -801,6 +802,23 @@ impl PageRules {
             .map(|(_, value)| String::from_utf8_lossy(value).into_owned())
             .collect();
         PageRules::combine(agent, &scan_head(html).tags, &values)
+    }
+
+    /// The rules of a fetched HTTP response (a WARC `response` record): its
+    /// `X-Robots-Tag` headers, and the head of its body when the body is HTML
+    /// (a `Content-Type` naming `html`, or none). Other bodies (PDF, images)
+    /// have only their headers read. The body is decoded first (chunked,
+    /// gzip, deflate); an undecodable body is an error.
+    pub fn evaluate_response(agent: &Agent, response: &HttpResponse) -> Result<PageRules, String> {
+        let headers: Vec<(&[u8], &[u8])> = response.headers.iter().map(|(n, v)| (n.as_bytes(), v.as_slice())).collect();
+        let html = response
+            .header("Content-Type")
+            .map_or(true, |t| String::from_utf8_lossy(t).to_ascii_lowercase().contains("html"));
+        if !html {
+            return Ok(PageRules::evaluate(agent, b"", &headers));
+        }
+        let body = response.decoded_body()?;
+        Ok(PageRules::evaluate(agent, &body, &headers))
     }
 
     /// Adds one statement, keeping the more restrictive value of each field.

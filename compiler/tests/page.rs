@@ -381,3 +381,26 @@ fn directive_parser_is_shared_by_tags_and_headers() {
     let from_header = robotsieve_compiler::page::parse_x_robots_tag(content);
     assert_eq!(from_header, vec![(None, from_tag)]);
 }
+
+#[test]
+fn http_responses_headers_html_and_encoded_bodies() {
+    use robotsieve_compiler::warc::HttpResponse;
+    use std::io::Write;
+    let googlebot = agent("googlebot");
+    let html = b"<html><head><meta name=robots content=nofollow></head><body></body></html>";
+    let mut gzipped = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gzipped.write_all(html).unwrap();
+    let mut block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nX-Robots-Tag: googlebot: noarchive\r\n\r\n".to_vec();
+    block.extend(gzipped.finish().unwrap());
+    let r = PageRules::evaluate_response(&googlebot, &HttpResponse::parse(&block).unwrap()).unwrap();
+    assert!(r.index && !r.follow && !r.archive);
+    // A PDF: only its headers count, and its body is not read as HTML.
+    let pdf = b"HTTP/1.1 200 OK\r\nContent-Type: application/pdf\r\nX-Robots-Tag: noindex\r\n\r\n<meta name=robots content=nofollow>";
+    let r = PageRules::evaluate_response(&googlebot, &HttpResponse::parse(pdf).unwrap()).unwrap();
+    assert!(!r.index && r.follow);
+    // No Content-Type: read as HTML. A body that does not decode: an error.
+    let bare = b"HTTP/1.0 200 OK\r\n\r\n<meta name=robots content=none>";
+    assert!(!PageRules::evaluate_response(&googlebot, &HttpResponse::parse(bare).unwrap()).unwrap().follow);
+    let bad = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n\r\nnot gzip";
+    assert!(PageRules::evaluate_response(&googlebot, &HttpResponse::parse(bad).unwrap()).is_err());
+}
