@@ -346,12 +346,13 @@ pub struct HeadScan {
     pub bytes_read: usize,
 }
 
-/// The insertion modes of HTML tree construction that the head scan needs.
+/// Where the scan is relative to the head element: the "before head", "in
+/// head" and "after head" insertion modes of HTML tree construction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
-    BeforeHead,
-    InHead,
-    AfterHead,
+    Before,
+    Inside,
+    After,
 }
 
 /// Which attribute of the current tag is being read.
@@ -403,7 +404,7 @@ fn is_head_element(name: &[u8]) -> bool {
 impl HeadTracker {
     fn new() -> HeadTracker {
         HeadTracker {
-            mode: Mode::BeforeHead,
+            mode: Mode::Before,
             template_depth: 0,
             text_element: None,
             tag_name: Vec::new(),
@@ -475,15 +476,15 @@ impl HeadTracker {
             return None;
         }
         let name = self.tag_name.as_slice();
-        if self.mode == Mode::BeforeHead {
+        if self.mode == Mode::Before {
             match name {
                 b"html" => return None,
                 b"head" => {
-                    self.mode = Mode::InHead;
+                    self.mode = Mode::Inside;
                     return None;
                 }
                 // Anything else opens an implied head and is processed in it.
-                _ => self.mode = Mode::InHead,
+                _ => self.mode = Mode::Inside,
             }
         }
         match name {
@@ -514,8 +515,8 @@ impl HeadTracker {
         }
         match (self.mode, name) {
             (_, b"body" | b"html" | b"br") => Some(Step::HeadEnded { at }),
-            (Mode::BeforeHead | Mode::InHead, b"head") => {
-                self.mode = Mode::AfterHead;
+            (Mode::Before | Mode::Inside, b"head") => {
+                self.mode = Mode::After;
                 None
             }
             _ => None,
@@ -778,7 +779,7 @@ impl PageRules {
         let mut rules = PageRules::default();
         for (i, value) in headers.iter().enumerate() {
             for (prefix, directives) in parse_x_robots_tag(value.as_ref()) {
-                if prefix.as_deref().map_or(true, |p| agent.is_named_by(p.as_bytes())) {
+                if prefix.as_deref().is_none_or(|p| agent.is_named_by(p.as_bytes())) {
                     rules.add(Statement { origin: Origin::Header { number: i + 1, agent: prefix }, directives });
                 }
             }
@@ -813,7 +814,7 @@ impl PageRules {
         let headers: Vec<(&[u8], &[u8])> = response.headers.iter().map(|(n, v)| (n.as_bytes(), v.as_slice())).collect();
         let html = response
             .header("Content-Type")
-            .map_or(true, |t| String::from_utf8_lossy(t).to_ascii_lowercase().contains("html"));
+            .is_none_or(|t| String::from_utf8_lossy(t).to_ascii_lowercase().contains("html"));
         if !html {
             return Ok(PageRules::evaluate(agent, b"", &headers));
         }
@@ -857,11 +858,11 @@ impl PageRules {
                     self.max_video_preview = limit;
                     self.decided[Field::MaxVideoPreview as usize] = Some(source);
                 }
-                Directive::MaxImagePreview(size) if self.max_image_preview.map_or(true, |current| size < current) => {
+                Directive::MaxImagePreview(size) if self.max_image_preview.is_none_or(|current| size < current) => {
                     self.max_image_preview = Some(size);
                     self.decided[Field::MaxImagePreview as usize] = Some(source);
                 }
-                Directive::UnavailableAfter(at) if self.unavailable_after.map_or(true, |current| at < current) => {
+                Directive::UnavailableAfter(at) if self.unavailable_after.is_none_or(|current| at < current) => {
                     self.unavailable_after = Some(at);
                     self.decided[Field::UnavailableAfter as usize] = Some(source);
                 }
