@@ -11,9 +11,11 @@
 //! - [`rules`]: the per-rule fallback for rules no automaton can hold cheaply.
 //! - [`matcher`]: a compiled group: its parts, combined by rank.
 //! - [`verdict`]: the four answers for a URL.
+//! - [`filter`]: the parallel pipeline that streams a URL list through a classifier.
 #![warn(missing_docs)]
 
 pub mod dfa;
+pub mod filter;
 pub mod label;
 pub mod matcher;
 pub mod pattern;

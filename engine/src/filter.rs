@@ -1,0 +1,846 @@
+//! The parallel filter pipeline: a URL list in, one verdict per line out.
+//!
+//! A frontier of billions of URLs is streamed through a [`Classifier`] (the
+//! compiled artifact, for one agent and one path mode) at memory speed:
+//!
+//! - The input is a newline-separated list (LF or CRLF). A regular file is
+//!   memory-mapped and cut into chunks without copying; any other source
+//!   (standard input, a decompressor) is read into recycled chunk buffers
+//!   ([`Input`]). Blank lines are skipped; every other line gets exactly one
+//!   verdict, a final line without a newline included. The line is the URL
+//!   byte for byte (only the line end is removed).
+//! - Chunks of a few MiB, cut just after a newline, are classified in parallel
+//!   on a dedicated rayon pool. Each chunk writes into its own buffers, one
+//!   per requested output, and the chunks are written out in input order.
+//!   At most `threads × chunks_per_thread` chunks are in flight, so memory
+//!   stays bounded whatever the input size (a chunk only grows past the chunk
+//!   size to finish a line longer than it).
+//! - Outputs nobody asked for cost nothing: their lines are never formatted.
+//! - [`PendingFile`] writes an output under a temporary name in the same
+//!   directory and renames it into place only on [`PendingFile::commit`], so a
+//!   failed or interrupted run leaves no partial file under the final name.
+//!
+//! The per-URL cost of the pipeline itself is one step of a vectorised
+//! newline search, a call the compiler inlines, and appends to buffers that
+//! are reused from chunk to chunk: no allocation per URL.
+
+use crate::verdict::Verdict;
+use memmap2::Mmap;
+use std::collections::VecDeque;
+use std::fmt;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// What decides a URL's verdict: the compiled artifact for one agent and one
+/// path mode, or any other rule (tests use verdicts read from the URL text).
+pub trait Classifier: Sync {
+    /// Per-worker reusable state (buffers), so classify never allocates in the common case.
+    ///
+    /// A scratch may also carry tallies beyond the verdict counts (origins hit
+    /// per robots.txt status class, say): every scratch used in a run is
+    /// handed back in [`Report::scratches`] for the caller to merge.
+    type Scratch: Default + Send;
+
+    /// The verdict for one URL (the line without its line end). When `explain` is Some, append a short
+    /// tab-free reason (e.g. `4: disallow: /b`, or `robots.txt answered 503`) to it.
+    fn classify(&self, url: &[u8], scratch: &mut Self::Scratch, explain: Option<&mut Vec<u8>>) -> Verdict;
+}
+
+/// How a run is carried out.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Worker threads; 0 means one per core (or `RAYON_NUM_THREADS`).
+    pub threads: usize,
+    /// Bytes of input per chunk; a chunk ends at the first newline at or after
+    /// this size. Larger chunks cost memory, smaller ones more bookkeeping;
+    /// tests use tiny chunks to exercise the ordering.
+    pub chunk_size: usize,
+    /// Chunks in flight per worker thread: enough to keep every worker busy
+    /// while the writer waits for the oldest chunk. Memory is bounded by
+    /// roughly `threads × chunks_per_thread × (chunk_size + output per chunk)`.
+    pub chunks_per_thread: usize,
+    /// The verdict URLs of origins without a robots.txt are reported as:
+    /// [`Verdict::Unknown`] (the default) keeps them apart; `Allowed` or
+    /// `Disallowed` folds them into that verdict everywhere (the lists, the
+    /// verdicts output and the counts), as `--unknown-as` does.
+    pub unknown_as: Verdict,
+    /// Ask the classifier for a reason and append it to each line of the
+    /// verdicts output (ignored when there is no verdicts output).
+    pub explain: bool,
+}
+
+/// The default chunk size: 4 MiB, a few milliseconds of work per chunk.
+pub const DEFAULT_CHUNK_SIZE: usize = 4 << 20;
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            threads: 0,
+            chunk_size: DEFAULT_CHUNK_SIZE,
+            chunks_per_thread: 4,
+            unknown_as: Verdict::Unknown,
+            explain: false,
+        }
+    }
+}
+
+/// Why a run failed. Every variant names what failed, for the user.
+#[derive(Debug)]
+pub enum FilterError {
+    /// Reading the URL list failed (or it could not be opened).
+    Input {
+        /// The input's name (its path, or `standard input`).
+        name: String,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// Creating, writing or renaming an output failed.
+    Output {
+        /// The output's name (its final path).
+        name: String,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// The classifier panicked: a bug, reported instead of a crash so that the
+    /// outputs are cleaned up and the caller exits with a message.
+    ClassifierPanicked {
+        /// The panic message.
+        message: String,
+    },
+    /// The worker threads could not be started.
+    ThreadPool(String),
+}
+
+impl fmt::Display for FilterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FilterError::Input { name, source } => write!(f, "{name}: cannot read: {source}"),
+            FilterError::Output { name, source } => write!(f, "{name}: cannot write: {source}"),
+            FilterError::ClassifierPanicked { message } => {
+                write!(f, "internal error: the classifier panicked: {message}")
+            }
+            FilterError::ThreadPool(message) => write!(f, "cannot start worker threads: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for FilterError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            FilterError::Input { source, .. } | FilterError::Output { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Input
+// ---------------------------------------------------------------------------
+
+/// A URL list to filter: a memory-mapped file, or a stream read in chunks.
+pub struct Input {
+    name: String,
+    source: Source,
+}
+
+enum Source {
+    Mapped(Mmap),
+    Stream { reader: Box<dyn Read>, carry: Vec<u8>, eof: bool },
+}
+
+impl Input {
+    /// Opens `path`: `-` is standard input; a regular file is memory-mapped;
+    /// anything else (a named pipe, a device) is streamed. Compressed files
+    /// are the caller's business: wrap the decoder with [`Input::from_reader`].
+    pub fn open(path: &Path) -> Result<Input, FilterError> {
+        if path == Path::new("-") {
+            return Ok(Input::stdin());
+        }
+        let name = path.display().to_string();
+        let failed = |source| FilterError::Input { name: name.clone(), source };
+        let file = File::open(path).map_err(failed)?;
+        let metadata = file.metadata().map_err(failed)?;
+        if metadata.is_dir() {
+            return Err(failed(io::Error::other("is a directory")));
+        }
+        if !metadata.is_file() {
+            return Ok(Input::from_reader(name, file));
+        }
+        // SAFETY: the map is only read. If another process truncates the file
+        // while it is mapped, reads past the new end fault (SIGBUS): the same
+        // contract every memory-mapped reader has, stated in the CLI help.
+        let map = unsafe { Mmap::map(&file) }.map_err(failed)?;
+        #[cfg(unix)]
+        let _ = map.advise(memmap2::Advice::Sequential);
+        Ok(Input { name, source: Source::Mapped(map) })
+    }
+
+    /// Standard input, streamed.
+    pub fn stdin() -> Input {
+        Input::from_reader("standard input", io::stdin())
+    }
+
+    /// Any byte stream (a decompressor, a socket, bytes in memory), read in
+    /// chunks; `name` is what errors call it.
+    pub fn from_reader(name: impl Into<String>, reader: impl Read + 'static) -> Input {
+        Input { name: name.into(), source: Source::Stream { reader: Box::new(reader), carry: Vec::new(), eof: false } }
+    }
+
+    /// The name errors use: the path, or `standard input`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The whole input, when it is a mapped file.
+    pub fn mapped_bytes(&self) -> Option<&[u8]> {
+        match &self.source {
+            Source::Mapped(map) => Some(map),
+            Source::Stream { .. } => None,
+        }
+    }
+}
+
+/// Where the chunks of a run come from.
+enum Chunker<'a> {
+    /// A mapped file: chunks are slices of it, shared by the workers.
+    Mapped { data: &'a [u8], at: usize },
+    /// A stream: chunks are read into the buffer of the chunk's workspace.
+    Stream { reader: &'a mut dyn Read, carry: &'a mut Vec<u8>, eof: &'a mut bool },
+}
+
+/// The next chunk of a [`Chunker`].
+enum Chunk<'a> {
+    /// These bytes of the mapped file.
+    Mapped(&'a [u8]),
+    /// The bytes now in the buffer passed to [`Chunker::next`].
+    Buffered,
+}
+
+impl<'a> Chunker<'a> {
+    /// The next chunk: whole lines of at least `chunk_size` bytes unless the
+    /// input ends first; `None` at the end.
+    fn next(&mut self, buffer: &mut Vec<u8>, chunk_size: usize) -> io::Result<Option<Chunk<'a>>> {
+        match self {
+            Chunker::Mapped { data, at } => {
+                if *at == data.len() {
+                    return Ok(None);
+                }
+                let end = mapped_chunk_end(data, *at, chunk_size);
+                let chunk = &data[*at..end];
+                *at = end;
+                Ok(Some(Chunk::Mapped(chunk)))
+            }
+            Chunker::Stream { reader, carry, eof } => {
+                let more = next_stream_chunk(*reader, carry, eof, buffer, chunk_size)?;
+                Ok(more.then_some(Chunk::Buffered))
+            }
+        }
+    }
+}
+
+/// The end of the mapped chunk that starts at `start`: just after the first
+/// newline at or after `start + chunk_size`, or the end of the data.
+fn mapped_chunk_end(data: &[u8], start: usize, chunk_size: usize) -> usize {
+    let min_end = start.saturating_add(chunk_size.max(1));
+    if min_end >= data.len() {
+        return data.len();
+    }
+    match memchr::memchr(b'\n', &data[min_end - 1..]) {
+        Some(i) => min_end + i,
+        None => data.len(),
+    }
+}
+
+/// Fills `buf` with the next chunk of a stream: whole lines, at least
+/// `chunk_size` bytes unless the stream ends first. The bytes after the last
+/// newline wait in `carry` for the next chunk. Returns false at the end.
+fn next_stream_chunk(
+    reader: &mut dyn Read,
+    carry: &mut Vec<u8>,
+    eof: &mut bool,
+    buf: &mut Vec<u8>,
+    chunk_size: usize,
+) -> io::Result<bool> {
+    buf.clear();
+    buf.append(carry);
+    // `buf[..filled]` holds data; the rest is zeroed room to read into,
+    // zeroed once per chunk rather than once per read.
+    let mut filled = buf.len();
+    let mut scanned = 0;
+    let mut target = chunk_size.max(1);
+    let result = 'chunk: loop {
+        while filled < target && !*eof {
+            if buf.len() < target {
+                buf.resize(target, 0);
+            }
+            match reader.read(&mut buf[filled..target]) {
+                Ok(0) => *eof = true,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => break 'chunk Err(e),
+            }
+        }
+        if *eof {
+            break Ok(filled > 0);
+        }
+        if let Some(i) = memchr::memrchr(b'\n', &buf[scanned..filled]) {
+            let cut = scanned + i + 1;
+            carry.extend_from_slice(&buf[cut..filled]);
+            filled = cut;
+            break Ok(true);
+        }
+        // A line longer than the chunk: read on until it ends.
+        scanned = filled;
+        target = filled + chunk_size.max(1);
+    };
+    buf.truncate(filled);
+    result
+}
+
+// ---------------------------------------------------------------------------
+// Outputs
+// ---------------------------------------------------------------------------
+
+struct Output<'w> {
+    name: String,
+    writer: &'w mut dyn Write,
+}
+
+/// Where the results of a run go. Each output is optional; one that is not
+/// set costs nothing.
+///
+/// - A list ([`Outputs::list`]) receives the URLs of one verdict, one per line
+///   (LF), in input order.
+/// - The verdicts output ([`Outputs::verdicts`]) receives `VERDICT<TAB>URL`
+///   for every URL, plus `<TAB>REASON` when [`Config::explain`] is set. The
+///   URL is written as read, so a URL holding a tab is still recovered as
+///   everything between the first and (with reasons) the last tab.
+#[derive(Default)]
+pub struct Outputs<'w> {
+    lists: [Option<Output<'w>>; 4],
+    verdicts: Option<Output<'w>>,
+}
+
+impl<'w> Outputs<'w> {
+    /// No outputs: a run only counts.
+    pub fn new() -> Outputs<'w> {
+        Outputs::default()
+    }
+
+    /// Sends the URLs with `verdict` to `writer`; `name` is what errors call it.
+    pub fn list(mut self, verdict: Verdict, name: impl Into<String>, writer: &'w mut dyn Write) -> Outputs<'w> {
+        self.lists[verdict.index()] = Some(Output { name: name.into(), writer });
+        self
+    }
+
+    /// Sends a `VERDICT<TAB>URL` line per URL to `writer`.
+    pub fn verdicts(mut self, name: impl Into<String>, writer: &'w mut dyn Write) -> Outputs<'w> {
+        self.verdicts = Some(Output { name: name.into(), writer });
+        self
+    }
+
+    fn write_chunk(&mut self, buffers: &ChunkBuffers) -> Result<(), FilterError> {
+        let lists = self.lists.iter_mut().zip(&buffers.lists);
+        for (output, bytes) in lists.chain(std::iter::once((&mut self.verdicts, &buffers.verdicts))) {
+            if let Some(output) = output {
+                output
+                    .writer
+                    .write_all(bytes)
+                    .map_err(|source| FilterError::Output { name: output.name.clone(), source })?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), FilterError> {
+        for output in self.lists.iter_mut().chain(std::iter::once(&mut self.verdicts)).flatten() {
+            output.writer.flush().map_err(|source| FilterError::Output { name: output.name.clone(), source })?;
+        }
+        Ok(())
+    }
+}
+
+/// An output file written under a temporary name in its final directory and
+/// renamed into place by [`PendingFile::commit`]. Dropped without a commit
+/// (an error, a panic), it removes the temporary file: a failed run leaves
+/// neither a partial file under the final name nor litter.
+///
+/// Writes go straight to the file, unbuffered: the pipeline writes whole
+/// chunks of output at a time. Wrap it in a `BufWriter` for small writes.
+pub struct PendingFile {
+    path: PathBuf,
+    temp_path: PathBuf,
+    file: Option<File>,
+}
+
+impl PendingFile {
+    /// Creates the temporary file `.NAME.robotsieve-PID-N.tmp` next to `path`.
+    pub fn create(path: &Path) -> Result<PendingFile, FilterError> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let failed = |source| FilterError::Output { name: path.display().to_string(), source };
+        let file_name = path.file_name().ok_or_else(|| failed(io::Error::other("not a file name")))?;
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        loop {
+            let mut temp_name = std::ffi::OsString::from(".");
+            temp_name.push(file_name);
+            let n = NEXT.fetch_add(1, Ordering::Relaxed);
+            temp_name.push(format!(".robotsieve-{}-{n}.tmp", std::process::id()));
+            let temp_path = dir.join(temp_name);
+            match File::options().write(true).create_new(true).open(&temp_path) {
+                Ok(file) => return Ok(PendingFile { path: path.to_path_buf(), temp_path, file: Some(file) }),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(failed(e)),
+            }
+        }
+    }
+
+    /// The final path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The temporary path the data is written to until the commit.
+    pub fn temp_path(&self) -> &Path {
+        &self.temp_path
+    }
+
+    /// Closes the file and renames it to its final path (replacing any file
+    /// there). On failure the temporary file is removed.
+    pub fn commit(mut self) -> Result<(), FilterError> {
+        let failed = |source| FilterError::Output { name: self.path.display().to_string(), source };
+        let file = self.file.take().expect("a pending file is committed once");
+        file.sync_all().map_err(failed)?;
+        drop(file);
+        std::fs::rename(&self.temp_path, &self.path).map_err(failed)?;
+        self.temp_path = PathBuf::new();
+        Ok(())
+    }
+
+    fn file(&mut self) -> io::Result<&mut File> {
+        self.file.as_mut().ok_or_else(|| io::Error::other("the file was committed"))
+    }
+}
+
+impl Write for PendingFile {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.file()?.write(bytes)
+    }
+
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.file()?.write_all(bytes)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file()?.flush()
+    }
+}
+
+impl Drop for PendingFile {
+    fn drop(&mut self) {
+        if !self.temp_path.as_os_str().is_empty() {
+            self.file = None;
+            let _ = std::fs::remove_file(&self.temp_path);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Progress and results
+// ---------------------------------------------------------------------------
+
+/// Counters a progress display can read while a run goes on (from another
+/// thread). Updated once per chunk written, so reading them costs the run
+/// nothing.
+#[derive(Debug, Default)]
+pub struct Progress {
+    urls: AtomicU64,
+    bytes: AtomicU64,
+}
+
+impl Progress {
+    /// Zero URLs, zero bytes.
+    pub fn new() -> Progress {
+        Progress::default()
+    }
+
+    /// URLs classified and written so far.
+    pub fn urls(&self) -> u64 {
+        self.urls.load(Ordering::Relaxed)
+    }
+
+    /// Input bytes consumed so far.
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+}
+
+/// The figures of a finished run. The CLI writes them as JSON (`--stats`)
+/// and may add classifier-specific figures of its own.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stats {
+    /// URLs per verdict, indexed by [`Verdict::index`], after `unknown_as`.
+    pub counts: [u64; 4],
+    /// Bytes of input read (after decompression, blank lines included).
+    pub input_bytes: u64,
+    /// Wall time of the run, from the first read to the last write.
+    pub elapsed: Duration,
+    /// Worker threads used.
+    pub threads: usize,
+}
+
+impl Stats {
+    /// URLs with `verdict`.
+    pub fn count(&self, verdict: Verdict) -> u64 {
+        self.counts[verdict.index()]
+    }
+
+    /// All URLs (non-blank lines).
+    pub fn urls(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
+    /// URLs per second of wall time.
+    pub fn urls_per_second(&self) -> f64 {
+        per_second(self.urls(), self.elapsed)
+    }
+
+    /// Input bytes per second of wall time.
+    pub fn bytes_per_second(&self) -> f64 {
+        per_second(self.input_bytes, self.elapsed)
+    }
+}
+
+fn per_second(amount: u64, elapsed: Duration) -> f64 {
+    let seconds = elapsed.as_secs_f64();
+    if seconds > 0.0 {
+        amount as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
+/// What a successful run returns.
+#[derive(Debug)]
+pub struct Report<S> {
+    /// Counts and speed.
+    pub stats: Stats,
+    /// Every classifier scratch the run used (one per chunk in flight at
+    /// most), for classifiers that tally more than verdicts.
+    pub scratches: Vec<S>,
+}
+
+// ---------------------------------------------------------------------------
+// The pipeline
+// ---------------------------------------------------------------------------
+
+/// A worker pool and the configuration of runs on it. Make one and run any
+/// number of inputs through it.
+pub struct Pipeline {
+    pool: rayon::ThreadPool,
+    config: Config,
+}
+
+/// The per-chunk buffers of one output each, reused from chunk to chunk.
+#[derive(Default)]
+struct ChunkBuffers {
+    lists: [Vec<u8>; 4],
+    verdicts: Vec<u8>,
+    reason: Vec<u8>,
+    counts: [u64; 4],
+    /// The chunk's input, when it was read from a stream.
+    input: Vec<u8>,
+    input_len: usize,
+}
+
+/// Everything one chunk in flight owns: its buffers and a classifier scratch.
+struct Workspace<S> {
+    buffers: ChunkBuffers,
+    scratch: S,
+}
+
+/// Which outputs a run formats, decided once per run.
+#[derive(Clone, Copy)]
+struct Wanted {
+    lists: [bool; 4],
+    verdicts: bool,
+    explain: bool,
+    unknown_as: Verdict,
+}
+
+impl Pipeline {
+    /// Starts the worker pool.
+    pub fn new(config: Config) -> Result<Pipeline, FilterError> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(config.threads)
+            .thread_name(|i| format!("robotsieve-filter-{i}"))
+            .build()
+            .map_err(|e| FilterError::ThreadPool(e.to_string()))?;
+        Ok(Pipeline { pool, config })
+    }
+
+    /// The number of worker threads.
+    pub fn threads(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+
+    /// The configuration runs use.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Classifies every non-blank line of `input` and writes the outputs in
+    /// input order. On error, whatever was already written stays written:
+    /// give [`PendingFile`]s as outputs and commit them only on success.
+    pub fn run<C: Classifier>(
+        &self,
+        classifier: &C,
+        input: &mut Input,
+        outputs: &mut Outputs<'_>,
+        progress: Option<&Progress>,
+    ) -> Result<Report<C::Scratch>, FilterError> {
+        let started = Instant::now();
+        let wanted = Wanted {
+            lists: std::array::from_fn(|i| outputs.lists[i].is_some()),
+            verdicts: outputs.verdicts.is_some(),
+            explain: self.config.explain && outputs.verdicts.is_some(),
+            unknown_as: self.config.unknown_as,
+        };
+        let chunk_size = self.config.chunk_size.max(1);
+        let window = (self.threads() * self.config.chunks_per_thread.max(1)).max(2);
+        let name = input.name.clone();
+        let mut chunker = match &mut input.source {
+            Source::Mapped(map) => Chunker::Mapped { data: map, at: 0 },
+            Source::Stream { reader, carry, eof } => Chunker::Stream { reader: reader.as_mut(), carry, eof },
+        };
+
+        let mut stats = Stats { threads: self.threads(), ..Stats::default() };
+        let mut spare: Vec<Workspace<C::Scratch>> = Vec::new();
+        let (sender, receiver) = mpsc::channel::<(u64, std::thread::Result<Workspace<C::Scratch>>)>();
+
+        let outcome = self.pool.in_place_scope_fifo(|scope| -> Result<(), FilterError> {
+            // Chunks are numbered in input order; `written` is the next to write.
+            let mut spawned: u64 = 0;
+            let mut written: u64 = 0;
+            let mut done: VecDeque<Option<Workspace<C::Scratch>>> = VecDeque::new();
+            let mut input_ended = false;
+            loop {
+                while !input_ended && spawned - written < window as u64 {
+                    let mut workspace = spare.pop().unwrap_or_else(|| Workspace {
+                        buffers: ChunkBuffers::default(),
+                        scratch: C::Scratch::default(),
+                    });
+                    let chunk = chunker
+                        .next(&mut workspace.buffers.input, chunk_size)
+                        .map_err(|source| FilterError::Input { name: name.clone(), source })?;
+                    let mapped_chunk = match chunk {
+                        Some(Chunk::Mapped(data)) => Some(data),
+                        Some(Chunk::Buffered) => None,
+                        None => {
+                            input_ended = true;
+                            None
+                        }
+                    };
+                    if input_ended {
+                        spare.push(workspace);
+                        break;
+                    }
+                    let seq = spawned;
+                    spawned += 1;
+                    let sender = sender.clone();
+                    scope.spawn_fifo(move |_| {
+                        let result = catch_unwind(AssertUnwindSafe(move || {
+                            let Workspace { buffers, scratch } = &mut workspace;
+                            let input = std::mem::take(&mut buffers.input);
+                            let data = mapped_chunk.unwrap_or(&input);
+                            buffers.input_len = data.len();
+                            classify_chunk(classifier, data, wanted, buffers, scratch);
+                            buffers.input = input;
+                            workspace
+                        }));
+                        // The receiver is gone only when the run already failed.
+                        let _ = sender.send((seq, result));
+                    });
+                }
+                if written == spawned {
+                    return Ok(());
+                }
+                let (seq, result) = receiver.recv().expect("a sender lives while chunks are in flight");
+                let workspace = result
+                    .map_err(|panic| FilterError::ClassifierPanicked { message: panic_message(panic.as_ref()) })?;
+                let slot = (seq - written) as usize;
+                if done.len() <= slot {
+                    done.resize_with(slot + 1, || None);
+                }
+                done[slot] = Some(workspace);
+                while let Some(Some(_)) = done.front() {
+                    let mut workspace = done.pop_front().flatten().expect("checked above");
+                    let buffers = &mut workspace.buffers;
+                    outputs.write_chunk(buffers)?;
+                    let urls: u64 = buffers.counts.iter().sum();
+                    for (total, count) in stats.counts.iter_mut().zip(&buffers.counts) {
+                        *total += count;
+                    }
+                    stats.input_bytes += buffers.input_len as u64;
+                    if let Some(progress) = progress {
+                        progress.urls.fetch_add(urls, Ordering::Relaxed);
+                        progress.bytes.fetch_add(buffers.input_len as u64, Ordering::Relaxed);
+                    }
+                    buffers.reset(chunk_size);
+                    spare.push(workspace);
+                    written += 1;
+                }
+            }
+        });
+        outcome?;
+        outputs.flush()?;
+        stats.elapsed = started.elapsed();
+        Ok(Report { stats, scratches: spare.into_iter().map(|w| w.scratch).collect() })
+    }
+}
+
+impl ChunkBuffers {
+    /// Empties the buffers for the next chunk, giving back memory a chunk of
+    /// unusually long lines made them take.
+    fn reset(&mut self, chunk_size: usize) {
+        let keep = chunk_size.saturating_mul(2);
+        for buf in self.lists.iter_mut().chain([&mut self.verdicts, &mut self.input, &mut self.reason]) {
+            buf.clear();
+            buf.shrink_to(keep);
+        }
+        self.counts = [0; 4];
+        self.input_len = 0;
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        (*text).to_string()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "(no message)".to_string()
+    }
+}
+
+/// Classifies every non-blank line of `data` into `buffers`.
+fn classify_chunk<C: Classifier>(
+    classifier: &C,
+    data: &[u8],
+    wanted: Wanted,
+    buffers: &mut ChunkBuffers,
+    scratch: &mut C::Scratch,
+) {
+    let mut start = 0;
+    for end in memchr::memchr_iter(b'\n', data) {
+        classify_line(classifier, &data[start..end], wanted, buffers, scratch);
+        start = end + 1;
+    }
+    if start < data.len() {
+        classify_line(classifier, &data[start..], wanted, buffers, scratch);
+    }
+}
+
+#[inline(always)]
+fn classify_line<C: Classifier>(
+    classifier: &C,
+    line: &[u8],
+    wanted: Wanted,
+    buffers: &mut ChunkBuffers,
+    scratch: &mut C::Scratch,
+) {
+    let url = match line {
+        [url @ .., b'\r'] => url,
+        url => url,
+    };
+    if url.is_empty() {
+        return;
+    }
+    let explain = if wanted.explain {
+        buffers.reason.clear();
+        Some(&mut buffers.reason)
+    } else {
+        None
+    };
+    let mut verdict = classifier.classify(url, scratch, explain);
+    if verdict == Verdict::Unknown {
+        verdict = wanted.unknown_as;
+    }
+    let index = verdict.index();
+    buffers.counts[index] += 1;
+    if wanted.lists[index] {
+        let list = &mut buffers.lists[index];
+        list.extend_from_slice(url);
+        list.push(b'\n');
+    }
+    if wanted.verdicts {
+        let out = &mut buffers.verdicts;
+        out.extend_from_slice(verdict.name().as_bytes());
+        out.push(b'\t');
+        out.extend_from_slice(url);
+        if wanted.explain {
+            out.push(b'\t');
+            // The classifier promises a tab-free reason; a broken promise must
+            // still not break the line structure.
+            out.extend(buffers.reason.iter().map(|&b| if matches!(b, b'\t' | b'\n' | b'\r') { b' ' } else { b }));
+        }
+        out.push(b'\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mapped_chunks_end_after_a_newline_or_at_the_end() {
+        let data = b"ab\ncd\nef";
+        assert_eq!(mapped_chunk_end(data, 0, 1), 3);
+        assert_eq!(mapped_chunk_end(data, 0, 3), 3);
+        assert_eq!(mapped_chunk_end(data, 0, 4), 6);
+        assert_eq!(mapped_chunk_end(data, 3, 3), 6);
+        assert_eq!(mapped_chunk_end(data, 6, 1), 8);
+        assert_eq!(mapped_chunk_end(data, 0, 100), 8);
+    }
+
+    /// A reader that returns at most `step` bytes per call, to exercise the
+    /// stream chunker's refills.
+    struct Trickle<'a> {
+        data: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.step.min(buf.len()).min(self.data.len());
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn stream_chunks_are_whole_lines_and_lose_nothing() {
+        let data = b"a\nbbbbbbbbbb\ncc\n\nddd";
+        for step in 1..6 {
+            for chunk_size in 1..8 {
+                let mut reader = Trickle { data, step };
+                let (mut carry, mut eof, mut buf) = (Vec::new(), false, Vec::new());
+                let mut joined = Vec::new();
+                while next_stream_chunk(&mut reader, &mut carry, &mut eof, &mut buf, chunk_size).unwrap() {
+                    let last = buf.len() - 1;
+                    assert!(buf[last] == b'\n' || eof, "chunk {buf:?} cut inside a line");
+                    joined.extend_from_slice(&buf);
+                }
+                assert_eq!(joined, data, "step {step}, chunk size {chunk_size}");
+            }
+        }
+    }
+}

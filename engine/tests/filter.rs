@@ -1,0 +1,554 @@
+//! The filter pipeline against a sequential model: line splitting, ordering
+//! under parallelism, every output, folding of unknown, stats, and the
+//! guarantee that a failed run leaves no output file behind.
+//!
+//! The classifiers here decide from the URL text (its first byte), which is
+//! all the pipeline needs: it must never care how a verdict was reached.
+
+use proptest::prelude::*;
+use robotsieve_engine::filter::{
+    Classifier, Config, FilterError, Input, Outputs, PendingFile, Pipeline, Progress, Report, Stats,
+};
+use robotsieve_engine::verdict::Verdict;
+use std::io::{self, Cursor, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// `a…` is allowed, `d…` disallowed, `u…` unknown, anything else invalid.
+/// Reasons name the first byte; the scratch counts the URLs it saw.
+struct FirstByte;
+
+fn first_byte_verdict(url: &[u8]) -> Verdict {
+    match url[0] {
+        b'a' => Verdict::Allowed,
+        b'd' => Verdict::Disallowed,
+        b'u' => Verdict::Unknown,
+        _ => Verdict::Invalid,
+    }
+}
+
+impl Classifier for FirstByte {
+    type Scratch = u64;
+
+    fn classify(&self, url: &[u8], seen: &mut u64, explain: Option<&mut Vec<u8>>) -> Verdict {
+        *seen += 1;
+        if let Some(reason) = explain {
+            reason.extend_from_slice(b"first byte ");
+            reason.push(url[0]);
+        }
+        first_byte_verdict(url)
+    }
+}
+
+/// Panics on the URL `boom`, like a classifier with a bug.
+struct PanicsOnBoom;
+
+impl Classifier for PanicsOnBoom {
+    type Scratch = ();
+
+    fn classify(&self, url: &[u8], _: &mut (), _: Option<&mut Vec<u8>>) -> Verdict {
+        assert!(url != b"boom", "boom");
+        first_byte_verdict(url)
+    }
+}
+
+/// What a run wrote to every output, with its stats.
+#[derive(Debug, PartialEq)]
+struct Written {
+    lists: [Vec<u8>; 4],
+    verdicts: Vec<u8>,
+    counts: [u64; 4],
+    input_bytes: u64,
+}
+
+/// The straightforward model of a run: split on LF, drop one CR, skip
+/// blank lines, classify each line in order.
+fn model(data: &[u8], unknown_as: Verdict, explain: bool) -> Written {
+    let mut written = Written { lists: Default::default(), verdicts: Vec::new(), counts: [0; 4], input_bytes: 0 };
+    written.input_bytes = data.len() as u64;
+    let mut lines: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
+    if data.ends_with(b"\n") {
+        lines.pop();
+    }
+    for line in lines {
+        let url = line.strip_suffix(b"\r").unwrap_or(line);
+        if url.is_empty() {
+            continue;
+        }
+        let mut verdict = first_byte_verdict(url);
+        if verdict == Verdict::Unknown {
+            verdict = unknown_as;
+        }
+        written.counts[verdict.index()] += 1;
+        written.lists[verdict.index()].extend_from_slice(url);
+        written.lists[verdict.index()].push(b'\n');
+        written.verdicts.extend_from_slice(verdict.name().as_bytes());
+        written.verdicts.push(b'\t');
+        written.verdicts.extend_from_slice(url);
+        if explain {
+            written.verdicts.extend_from_slice(b"\tfirst byte ");
+            // The pipeline keeps reasons on their line and in their field.
+            written.verdicts.push(if matches!(url[0], b'\t' | b'\r') { b' ' } else { url[0] });
+        }
+        written.verdicts.push(b'\n');
+    }
+    written
+}
+
+/// How the input reaches the pipeline.
+#[derive(Clone, Copy, Debug)]
+enum Feed {
+    /// A file on disk, memory-mapped.
+    Mapped,
+    /// The same bytes through a reader that returns at most 7 bytes a call.
+    Trickled,
+    /// The same bytes through a plain in-memory reader.
+    Streamed,
+}
+
+const FEEDS: [Feed; 3] = [Feed::Mapped, Feed::Trickled, Feed::Streamed];
+
+/// A reader that returns at most 7 bytes per call.
+struct Trickle(Cursor<Vec<u8>>);
+
+impl Read for Trickle {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = buf.len().min(7);
+        self.0.read(&mut buf[..n])
+    }
+}
+
+fn input_of(data: &[u8], feed: Feed, dir: &Path) -> Input {
+    match feed {
+        Feed::Mapped => {
+            let path = dir.join("urls.txt");
+            std::fs::write(&path, data).unwrap();
+            Input::open(&path).unwrap()
+        }
+        Feed::Trickled => Input::from_reader("trickle", Trickle(Cursor::new(data.to_vec()))),
+        Feed::Streamed => Input::from_reader("memory", Cursor::new(data.to_vec())),
+    }
+}
+
+fn config(threads: usize, chunk_size: usize) -> Config {
+    Config { threads, chunk_size, ..Config::default() }
+}
+
+/// Runs `FirstByte` over `data` with every output requested, in memory.
+fn run_all_outputs(data: &[u8], feed: Feed, config: Config) -> (Written, Report<u64>) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut input = input_of(data, feed, dir.path());
+    let mut lists: [Vec<u8>; 4] = Default::default();
+    let mut verdicts = Vec::new();
+    let [allowed, disallowed, unknown, invalid] = &mut lists;
+    let mut outputs = Outputs::new()
+        .list(Verdict::Allowed, "allowed", allowed)
+        .list(Verdict::Disallowed, "disallowed", disallowed)
+        .list(Verdict::Unknown, "unknown", unknown)
+        .list(Verdict::Invalid, "invalid", invalid)
+        .verdicts("verdicts", &mut verdicts);
+    let pipeline = Pipeline::new(config).unwrap();
+    let report = pipeline.run(&FirstByte, &mut input, &mut outputs, None).unwrap();
+    drop(outputs);
+    let Stats { counts, input_bytes, .. } = report.stats;
+    (Written { lists, verdicts, counts, input_bytes }, report)
+}
+
+/// Checks a run of `data` against the model for every feed and a few chunk sizes.
+fn check_against_model(data: &[u8], threads: usize, chunk_sizes: &[usize]) {
+    let expected = model(data, Verdict::Unknown, false);
+    for feed in FEEDS {
+        for &chunk_size in chunk_sizes {
+            let (written, _) = run_all_outputs(data, feed, config(threads, chunk_size));
+            assert_eq!(written, expected, "{feed:?}, chunk size {chunk_size}, {threads} threads");
+        }
+    }
+}
+
+#[test]
+fn crlf_lines_lose_only_their_line_end() {
+    let data = b"a1\r\nd2\r\nu3\r\nx4\r\n";
+    check_against_model(data, 2, &[1, 3, 1 << 20]);
+    let (written, _) = run_all_outputs(data, Feed::Mapped, Config::default());
+    assert_eq!(written.lists[Verdict::Allowed.index()], b"a1\n");
+    assert_eq!(written.verdicts, b"allowed\ta1\ndisallowed\td2\nunknown\tu3\ninvalid\tx4\n");
+}
+
+#[test]
+fn blank_lines_are_skipped_and_nothing_else_is() {
+    let data = b"\n\na1\n\r\n\n d2\n\t\nu3\n\n";
+    check_against_model(data, 2, &[1, 2, 5, 64]);
+    let (written, _) = run_all_outputs(data, Feed::Mapped, Config::default());
+    // A line of white space is not blank: it is a URL (an invalid one).
+    assert_eq!(written.counts, [1, 0, 1, 2]);
+    assert_eq!(written.lists[Verdict::Invalid.index()], b" d2\n\t\n");
+}
+
+#[test]
+fn a_final_line_without_newline_counts() {
+    check_against_model(b"a1\nd2", 2, &[1, 2, 3, 100]);
+    check_against_model(b"a1\r\nd2\r", 2, &[1, 4, 100]);
+    let (written, _) = run_all_outputs(b"a1\nd2", Feed::Trickled, config(2, 1));
+    assert_eq!(written.lists[Verdict::Disallowed.index()], b"d2\n");
+}
+
+#[test]
+fn a_one_megabyte_line_is_one_url() {
+    let mut long = vec![b'd'];
+    long.resize(1 + (1 << 20), b'x');
+    let mut data = b"a1\n".to_vec();
+    data.extend_from_slice(&long);
+    data.extend_from_slice(b"\r\nu2\n");
+    data.extend_from_slice(&long);
+    check_against_model(&data, 2, &[1, 4096, 1 << 22]);
+    let (written, _) = run_all_outputs(&data, Feed::Streamed, config(2, 4096));
+    assert_eq!(written.counts, [1, 2, 1, 0]);
+    assert_eq!(written.lists[Verdict::Disallowed.index()].len(), 2 * (long.len() + 1));
+}
+
+#[test]
+fn empty_input_gives_empty_outputs() {
+    for data in [&b""[..], b"\n", b"\r\n\r\n\n"] {
+        for feed in FEEDS {
+            let (written, report) = run_all_outputs(data, feed, config(2, 1));
+            assert_eq!(written, Written { input_bytes: data.len() as u64, ..model(b"", Verdict::Unknown, false) });
+            assert_eq!(report.stats.urls(), 0);
+        }
+    }
+}
+
+/// Many distinct URLs, so any reordering shows.
+fn numbered_urls(count: usize) -> Vec<u8> {
+    let mut data = Vec::new();
+    for i in 0..count {
+        let first = [b'a', b'd', b'u', b'x'][i % 7 % 4];
+        data.push(first);
+        data.extend_from_slice(format!("/{i}/{}", "p".repeat(i % 13)).as_bytes());
+        data.extend_from_slice(if i % 5 == 0 { b"\r\n" } else { b"\n" });
+    }
+    data
+}
+
+#[test]
+fn outputs_keep_input_order_with_many_threads_and_tiny_chunks() {
+    let data = numbered_urls(20_000);
+    check_against_model(&data, 8, &[1, 17, 1000]);
+}
+
+#[test]
+fn an_input_far_larger_than_the_chunk_keeps_a_bounded_window() {
+    let data = numbered_urls(100_000);
+    assert!(data.len() > 1_000 * 1024);
+    let threads = 3;
+    let chunks_per_thread = 2;
+    for feed in FEEDS {
+        let config = Config { threads, chunk_size: 1024, chunks_per_thread, ..Config::default() };
+        let (written, report) = run_all_outputs(&data, feed, config);
+        assert_eq!(written, model(&data, Verdict::Unknown, false), "{feed:?}");
+        // One scratch per chunk in flight: at most the window, however long the input.
+        assert!(report.scratches.len() <= threads * chunks_per_thread, "{} scratches", report.scratches.len());
+        assert_eq!(report.scratches.iter().sum::<u64>(), report.stats.urls(), "every URL went through a scratch");
+    }
+}
+
+#[test]
+fn explain_appends_the_reason_to_the_verdicts_output_only() {
+    let data = numbered_urls(3_000);
+    let expected = model(&data, Verdict::Unknown, true);
+    for feed in FEEDS {
+        let config = Config { explain: true, ..config(2, 100) };
+        let (written, _) = run_all_outputs(&data, feed, config);
+        assert_eq!(written, expected, "{feed:?}");
+    }
+}
+
+/// Gives reasons with tabs and newlines, which must not break the lines.
+struct UntidyReasons;
+
+impl Classifier for UntidyReasons {
+    type Scratch = ();
+
+    fn classify(&self, _: &[u8], _: &mut (), explain: Option<&mut Vec<u8>>) -> Verdict {
+        if let Some(reason) = explain {
+            reason.extend_from_slice(b"line\t4:\r\ndisallow");
+        }
+        Verdict::Disallowed
+    }
+}
+
+#[test]
+fn reasons_never_add_fields_or_lines() {
+    let pipeline = Pipeline::new(Config { explain: true, ..Config::default() }).unwrap();
+    let mut verdicts = Vec::new();
+    let mut outputs = Outputs::new().verdicts("verdicts", &mut verdicts);
+    let mut input = Input::from_reader("memory", Cursor::new(b"a1\nd2\n".to_vec()));
+    pipeline.run(&UntidyReasons, &mut input, &mut outputs, None).unwrap();
+    drop(outputs);
+    assert_eq!(verdicts, b"disallowed\ta1\tline 4:  disallow\ndisallowed\td2\tline 4:  disallow\n");
+}
+
+#[test]
+fn unknown_as_folds_unknown_into_lists_verdicts_and_counts() {
+    let data = numbered_urls(5_000);
+    for unknown_as in [Verdict::Allowed, Verdict::Disallowed] {
+        let expected = model(&data, unknown_as, false);
+        assert!(expected.counts[Verdict::Unknown.index()] == 0 && expected.counts[unknown_as.index()] > 0);
+        let config = Config { unknown_as, ..config(2, 256) };
+        let (written, _) = run_all_outputs(&data, Feed::Mapped, config);
+        assert_eq!(written, expected, "--unknown-as {unknown_as}");
+        assert!(!written.verdicts.starts_with(b"unknown") && !contains(&written.verdicts, b"\nunknown\t"));
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[test]
+fn stats_count_verdicts_bytes_and_threads() {
+    let data = b"a1\nd2\r\n\nd3\nu4\nx5\nx6\nx7";
+    let pipeline = Pipeline::new(config(2, 4)).unwrap();
+    let progress = Progress::new();
+    let mut input = Input::from_reader("memory", Cursor::new(data.to_vec()));
+    let report = pipeline.run(&FirstByte, &mut input, &mut Outputs::new(), Some(&progress)).unwrap();
+    let stats = &report.stats;
+    assert_eq!(stats.counts, [1, 2, 1, 3]);
+    assert_eq!(stats.count(Verdict::Invalid), 3);
+    assert_eq!(stats.urls(), 7);
+    assert_eq!(stats.input_bytes, data.len() as u64);
+    assert_eq!(stats.threads, 2);
+    assert!(stats.urls_per_second() > 0.0 && stats.bytes_per_second() > stats.urls_per_second());
+    assert_eq!((progress.urls(), progress.bytes()), (7, data.len() as u64));
+}
+
+#[test]
+fn outputs_nobody_asked_for_are_not_written() {
+    let data = numbered_urls(1_000);
+    let expected = model(&data, Verdict::Unknown, false);
+    let pipeline = Pipeline::new(config(2, 64)).unwrap();
+    let mut disallowed = Vec::new();
+    let mut outputs = Outputs::new().list(Verdict::Disallowed, "disallowed", &mut disallowed);
+    let mut input = Input::from_reader("memory", Cursor::new(data.clone()));
+    let report = pipeline.run(&FirstByte, &mut input, &mut outputs, None).unwrap();
+    drop(outputs);
+    assert_eq!(disallowed, expected.lists[Verdict::Disallowed.index()]);
+    assert_eq!(report.stats.counts, expected.counts);
+}
+
+/// The names in `dir`, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
+}
+
+/// Pending files for the four lists and the verdicts, in `dir`.
+fn pending_files(dir: &Path) -> Vec<PendingFile> {
+    ["allowed.txt", "disallowed.txt", "unknown.txt", "invalid.txt", "verdicts.tsv"]
+        .iter()
+        .map(|name| PendingFile::create(&dir.join(name)).unwrap())
+        .collect()
+}
+
+fn outputs_of(files: &mut [PendingFile]) -> Outputs<'_> {
+    let [allowed, disallowed, unknown, invalid, verdicts] = files else { panic!("five files") };
+    Outputs::new()
+        .list(Verdict::Allowed, "allowed.txt", allowed)
+        .list(Verdict::Disallowed, "disallowed.txt", disallowed)
+        .list(Verdict::Unknown, "unknown.txt", unknown)
+        .list(Verdict::Invalid, "invalid.txt", invalid)
+        .verdicts("verdicts.tsv", verdicts)
+}
+
+#[test]
+fn output_files_appear_with_their_content_only_on_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = numbered_urls(10_000);
+    std::fs::write(dir.path().join("urls.txt"), &data).unwrap();
+    let expected = model(&data, Verdict::Unknown, false);
+    // A stale file under a final name is replaced, not appended to.
+    std::fs::write(dir.path().join("allowed.txt"), b"stale\n").unwrap();
+
+    let mut files = pending_files(dir.path());
+    let mut input = Input::open(&dir.path().join("urls.txt")).unwrap();
+    let pipeline = Pipeline::new(config(2, 1000)).unwrap();
+    pipeline.run(&FirstByte, &mut input, &mut outputs_of(&mut files), None).unwrap();
+    assert_eq!(std::fs::read(dir.path().join("allowed.txt")).unwrap(), b"stale\n", "not before the commit");
+    assert!(!dir.path().join("verdicts.tsv").exists(), "not before the commit");
+    for file in files {
+        file.commit().unwrap();
+    }
+    assert_eq!(
+        names_in(dir.path()),
+        ["allowed.txt", "disallowed.txt", "invalid.txt", "unknown.txt", "urls.txt", "verdicts.tsv"]
+    );
+    for verdict in Verdict::ALL {
+        let content = std::fs::read(dir.path().join(format!("{verdict}.txt"))).unwrap();
+        assert_eq!(content, expected.lists[verdict.index()], "{verdict}.txt");
+    }
+    assert_eq!(std::fs::read(dir.path().join("verdicts.tsv")).unwrap(), expected.verdicts);
+}
+
+#[test]
+fn a_panicking_classifier_leaves_no_output_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut data = numbered_urls(50_000);
+    data.extend_from_slice(b"boom\n");
+    data.extend_from_slice(&numbered_urls(50_000));
+    std::fs::write(dir.path().join("urls.txt"), &data).unwrap();
+
+    let mut files = pending_files(dir.path());
+    assert_eq!(names_in(dir.path()).len(), 6, "five temporary files and the input");
+    let mut input = Input::open(&dir.path().join("urls.txt")).unwrap();
+    let pipeline = Pipeline::new(config(2, 1000)).unwrap();
+    let error = pipeline.run(&PanicsOnBoom, &mut input, &mut outputs_of(&mut files), None).unwrap_err();
+    assert!(matches!(&error, FilterError::ClassifierPanicked { message } if message == "boom"), "{error}");
+    // Some chunks were written before the failure: the temporary files hold them.
+    assert!(files.iter().any(|f| std::fs::metadata(f.temp_path()).unwrap().len() > 0));
+    drop(files);
+    assert_eq!(names_in(dir.path()), ["urls.txt"]);
+}
+
+/// Passes writes to `inner` until `budget` bytes have gone through, then fails.
+struct FailsAfter<W> {
+    inner: W,
+    budget: usize,
+}
+
+impl<W: Write> Write for FailsAfter<W> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        if bytes.len() > self.budget {
+            return Err(io::Error::new(io::ErrorKind::StorageFull, "no space left on device"));
+        }
+        self.budget -= bytes.len();
+        self.inner.write(bytes)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+#[test]
+fn an_output_error_mid_run_names_the_output_and_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = numbered_urls(50_000);
+    std::fs::write(dir.path().join("urls.txt"), &data).unwrap();
+
+    let mut allowed = PendingFile::create(&dir.path().join("allowed.txt")).unwrap();
+    let mut verdicts =
+        FailsAfter { inner: PendingFile::create(&dir.path().join("verdicts.tsv")).unwrap(), budget: 100_000 };
+    let mut outputs =
+        Outputs::new().list(Verdict::Allowed, "allowed.txt", &mut allowed).verdicts("out/verdicts.tsv", &mut verdicts);
+    let mut input = Input::open(&dir.path().join("urls.txt")).unwrap();
+    let pipeline = Pipeline::new(config(2, 1000)).unwrap();
+    let error = pipeline.run(&FirstByte, &mut input, &mut outputs, None).unwrap_err();
+    drop(outputs);
+    assert!(matches!(&error, FilterError::Output { name, .. } if name == "out/verdicts.tsv"), "{error:?}");
+    assert!(error.to_string().starts_with("out/verdicts.tsv: "), "{error}");
+    assert!(std::fs::metadata(verdicts.inner.temp_path()).unwrap().len() > 0, "written up to the failure");
+    drop((allowed, verdicts));
+    assert_eq!(names_in(dir.path()), ["urls.txt"]);
+}
+
+#[test]
+fn an_unreadable_input_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.txt");
+    let error = Input::open(&missing).err().expect("a missing file is an error");
+    assert!(matches!(&error, FilterError::Input { name, .. } if Path::new(name) == missing));
+    assert!(error.to_string().contains("missing.txt"), "{error}");
+
+    let error = Input::open(dir.path()).err().expect("a directory is an error");
+    assert!(error.to_string().contains(&*dir.path().to_string_lossy()), "{error}");
+}
+
+/// Yields `data`, then fails.
+struct FailsAtEnd(Cursor<Vec<u8>>);
+
+impl Read for FailsAtEnd {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self.0.read(buf)? {
+            0 => Err(io::Error::new(io::ErrorKind::InvalidData, "corrupt gzip stream")),
+            n => Ok(n),
+        }
+    }
+}
+
+#[test]
+fn a_read_error_mid_stream_names_the_input() {
+    let data = numbered_urls(20_000);
+    let pipeline = Pipeline::new(config(2, 1000)).unwrap();
+    let mut sink = Vec::new();
+    let mut outputs = Outputs::new().verdicts("verdicts", &mut sink);
+    let mut input = Input::from_reader("frontier.txt.gz", FailsAtEnd(Cursor::new(data)));
+    let error = pipeline.run(&FirstByte, &mut input, &mut outputs, None).unwrap_err();
+    assert_eq!(error.to_string(), "frontier.txt.gz: cannot read: corrupt gzip stream");
+}
+
+#[test]
+fn a_pending_file_dropped_without_commit_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let final_path: PathBuf = dir.path().join("out.txt");
+    let mut file = PendingFile::create(&final_path).unwrap();
+    file.write_all(b"partial").unwrap();
+    assert!(file.temp_path().exists() && file.temp_path().parent() == final_path.parent());
+    drop(file);
+    assert!(names_in(dir.path()).is_empty());
+
+    let error = PendingFile::create(&dir.path().join("no/such/dir/out.txt")).err().expect("no directory");
+    assert!(error.to_string().contains("no/such/dir/out.txt"), "{error}");
+}
+
+#[test]
+fn a_pipeline_runs_many_inputs() {
+    let pipeline = Pipeline::new(config(2, 8)).unwrap();
+    for count in [0, 1, 10, 1000] {
+        let data = numbered_urls(count);
+        let mut input = Input::from_reader("memory", Cursor::new(data.clone()));
+        let report = pipeline.run(&FirstByte, &mut input, &mut Outputs::new(), None).unwrap();
+        assert_eq!(report.stats.counts, model(&data, Verdict::Unknown, false).counts);
+    }
+}
+
+fn line_strategy() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        Just(Vec::new()),
+        Just(b"\r".to_vec()),
+        proptest::collection::vec(
+            prop_oneof![Just(b'a'), Just(b'd'), Just(b'u'), Just(b'x'), Just(b'\r'), any::<u8>()],
+            1..40
+        )
+        .prop_map(|mut bytes| {
+            bytes.retain(|&b| b != b'\n');
+            bytes
+        }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Any input, any chunk size, any thread count, any feed: the model's outputs.
+    #[test]
+    fn any_run_agrees_with_the_sequential_model(
+        lines in proptest::collection::vec((line_strategy(), any::<bool>()), 0..60),
+        final_newline in any::<bool>(),
+        chunk_size in 1usize..64,
+        threads in 1usize..5,
+        chunks_per_thread in 1usize..4,
+        feed in prop_oneof![Just(Feed::Mapped), Just(Feed::Trickled), Just(Feed::Streamed)],
+        explain in any::<bool>(),
+    ) {
+        let mut data = Vec::new();
+        for (i, (line, crlf)) in lines.iter().enumerate() {
+            data.extend_from_slice(line);
+            if i + 1 < lines.len() || final_newline {
+                data.extend_from_slice(if *crlf { b"\r\n" } else { b"\n" });
+            }
+        }
+        let config = Config { threads, chunk_size, chunks_per_thread, explain, unknown_as: Verdict::Unknown };
+        let (written, _) = run_all_outputs(&data, feed, config);
+        prop_assert_eq!(written, model(&data, Verdict::Unknown, explain));
+    }
+}
