@@ -23,6 +23,9 @@
 //! restrictive wins: `noindex` beats `index` whatever the order, the smallest
 //! `max-snippet` and `max-video-preview` win (`-1`, no limit, is the largest),
 //! the smallest `max-image-preview` wins, the earliest `unavailable_after` wins.
+//! Directives are separated by commas, as Google requires ("you must place a
+//! comma between them, but it doesn't matter if you also include spaces"):
+//! `noindex nofollow` is one unknown directive, reported.
 //! `all` means `index, follow` and `none` means `noindex, nofollow`; defaults
 //! are index, follow, everything allowed and no limits. `nocache` is read as
 //! `noarchive`, and `max-snippet:0` as `nosnippet` (Google documents both

@@ -404,3 +404,13 @@ fn http_responses_headers_html_and_encoded_bodies() {
     let bad = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n\r\nnot gzip";
     assert!(PageRules::evaluate_response(&googlebot, &HttpResponse::parse(bad).unwrap()).is_err());
 }
+
+#[test]
+fn directives_need_commas_between_them() {
+    let r = rules("googlebot", &page("<meta name=robots content=\"noindex nofollow\">"));
+    assert!(r.index && r.follow);
+    assert_eq!(
+        r.problems().map(|(_, d)| d.clone()).collect::<Vec<_>>(),
+        vec![Directive::Unknown("noindex nofollow".into())]
+    );
+}
