@@ -10,12 +10,13 @@
 //! - `robotsieve`: the release binary as a subprocess, `compile` (timed apart) then `filter` with 1, 2, ...
 //!   threads; URLs/s from its stats file, peak RSS from `wait4`.
 //!
-//! Every URL goes through the same origin lookup in the in-process peers (host of the URL, lower case,
-//! default port only), which is what robotsieve does with its origin index. Generated inputs are cached
+//! The in-process peers find each URL's robots.txt with robotsieve's own URL splitter and a hash map of
+//! origin keys, so that every engine agrees on which URLs are unknown or invalid. Generated inputs are cached
 //! under `target/peers-data/`. Run: `cargo run --release -p robotsieve-benches --bin peers -- --help`.
 
 use base64::Engine as _;
 use clap::{Parser, ValueEnum};
+use robotsieve_engine::url::{KeyBuf, OriginKey};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
@@ -52,6 +53,9 @@ struct Args {
     /// Thread counts for `robotsieve filter`.
     #[arg(long, value_delimiter = ',', default_value = "1,2")]
     threads: Vec<usize>,
+    /// Runs of each timed phase (floor, texting_robots match, robotsieve filter); the fastest counts.
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
     /// Where generated inputs are cached.
     #[arg(long, default_value = "target/peers-data")]
     data_dir: PathBuf,
@@ -149,6 +153,8 @@ struct Setup {
 struct Table {
     workload: String,
     agent: String,
+    /// /proc/loadavg when the workload started: the machine is shared, so say how busy it was.
+    load_average: String,
     rows: Vec<Row>,
     setup: Vec<Setup>,
     missing: Vec<String>,
@@ -224,13 +230,20 @@ fn find_shared(given: Option<&Path>) -> Option<PathBuf> {
 
 /// Runs every engine on one workload for one crawler name and prints the table.
 fn measure(args: &Args, inputs: &Inputs, agent: &str) -> Outcome<Table> {
-    println!("\n== workload {} · agent {agent} ==", inputs.name);
-    let mut table =
-        Table { workload: inputs.name.clone(), agent: agent.to_string(), rows: vec![], setup: vec![], missing: vec![] };
+    let load_average = std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim().to_string();
+    println!("\n== workload {} · agent {agent} · load average at start {load_average} ==", inputs.name);
+    let mut table = Table {
+        workload: inputs.name.clone(),
+        agent: agent.to_string(),
+        load_average,
+        rows: vec![],
+        setup: vec![],
+        missing: vec![],
+    };
 
-    let floor = run_peer(Peer::Floor, inputs, agent)?;
-    let texting = run_peer(Peer::TextingRobots, inputs, agent)?;
-    let google = run_peer(Peer::Robotstxt, inputs, agent)?;
+    let floor = run_peer(args, Peer::Floor, inputs, agent)?;
+    let texting = run_peer(args, Peer::TextingRobots, inputs, agent)?;
+    let google = run_peer(args, Peer::Robotstxt, inputs, agent)?;
     let floor_rate = rate(floor.urls, floor.seconds);
     let texting_rate = rate(texting.urls, texting.seconds);
     let row = |engine: &str, urls: u64, seconds: f64, rss: Option<u64>, verdicts: Option<Verdicts>, note: String| {
@@ -279,10 +292,10 @@ fn measure(args: &Args, inputs: &Inputs, agent: &str) -> Outcome<Table> {
         google.note,
     ));
 
-    match run_robotsieve(args, inputs, agent) {
-        Ok(sieve) => {
-            table.setup.push(sieve.compile);
-            for filter in sieve.filters {
+    let mut compile = None;
+    match run_robotsieve(args, inputs, agent, &mut compile) {
+        Ok(filters) => {
+            for filter in filters {
                 let note = format!("wall {:.3} s{}", filter.wall_seconds, filter.note);
                 table.rows.push(row(
                     &format!("robotsieve filter, {} thread(s)", filter.threads),
@@ -300,6 +313,7 @@ fn measure(args: &Args, inputs: &Inputs, agent: &str) -> Outcome<Table> {
             table.missing.push(line);
         }
     }
+    table.setup.extend(compile);
     print_table(&table);
     Ok(table)
 }
@@ -351,17 +365,19 @@ fn print_table(table: &Table) {
 }
 
 /// Re-executes this binary with `--only PEER` and returns what the child measured.
-fn run_peer(peer: Peer, inputs: &Inputs, agent: &str) -> Outcome<PeerRun> {
+fn run_peer(args: &Args, peer: Peer, inputs: &Inputs, agent: &str) -> Outcome<PeerRun> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
     let mut command = Command::new(exe);
     command
         .args(["--only", peer.name(), "--agent", agent, "--urls"])
         .arg(&inputs.urls)
         .arg("--hosts")
-        .arg(&inputs.hosts);
+        .arg(&inputs.hosts)
+        .args(["--repeat", &args.repeat.to_string(), "--sample", &args.sample.to_string()])
+        .args(["--robotstxt-seconds", &args.robotstxt_seconds.to_string()]);
     let finished = run_measured(&mut command, true)?;
     if !finished.success {
-        return Err(format!("{} child failed: {}", peer.name(), finished.stderr_tail));
+        return Err(format!("{} child failed: {}", peer.name(), finished.stderr_head));
     }
     serde_json::from_str(&finished.stdout).map_err(|e| format!("{} child printed bad JSON ({e})", peer.name()))
 }
@@ -370,7 +386,7 @@ fn run_peer(peer: Peer, inputs: &Inputs, agent: &str) -> Outcome<PeerRun> {
 struct Finished {
     success: bool,
     stdout: String,
-    stderr_tail: String,
+    stderr_head: String,
     wall_seconds: f64,
     peak_rss_bytes: u64,
 }
@@ -408,20 +424,14 @@ fn run_measured(command: &mut Command, pass_stderr: bool) -> Outcome<Finished> {
         return Err(format!("wait4 failed: {}", std::io::Error::last_os_error()));
     }
     let success = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
-    let tail: Vec<&str> = stderr.lines().rev().take(3).collect();
+    let stderr_head: Vec<&str> = stderr.lines().map(str::trim).filter(|l| !l.is_empty()).take(3).collect();
     Ok(Finished {
         success,
         stdout,
-        stderr_tail: tail.into_iter().rev().collect::<Vec<_>>().join(" | "),
+        stderr_head: stderr_head.join(" | "),
         wall_seconds,
         peak_rss_bytes: usage.ru_maxrss as u64 * 1024,
     })
-}
-
-/// robotsieve's compile step and its filter runs.
-struct SieveRuns {
-    compile: Setup,
-    filters: Vec<FilterRun>,
 }
 
 /// One `robotsieve filter` run.
@@ -436,7 +446,8 @@ struct FilterRun {
 }
 
 /// Compiles the workload's corpus with the robotsieve binary and filters the URL list with it.
-fn run_robotsieve(args: &Args, inputs: &Inputs, agent: &str) -> Outcome<SieveRuns> {
+/// The compile step is reported through `compile` as soon as it succeeds, even if filtering then fails.
+fn run_robotsieve(args: &Args, inputs: &Inputs, agent: &str, compile: &mut Option<Setup>) -> Outcome<Vec<FilterRun>> {
     let binary = &args.robotsieve;
     if !binary.is_file() {
         return Err(format!(
@@ -450,10 +461,10 @@ fn run_robotsieve(args: &Args, inputs: &Inputs, agent: &str) -> Outcome<SieveRun
         false,
     )?;
     if !compiled.success {
-        return Err(format!("`robotsieve compile` failed: {}", compiled.stderr_tail));
+        return Err(format!("`robotsieve compile` failed: {}", compiled.stderr_head));
     }
     let records = count_lines(&inputs.corpus)?;
-    let compile = Setup {
+    *compile = Some(Setup {
         engine: "robotsieve compile (subprocess)".into(),
         files: records,
         seconds: compiled.wall_seconds,
@@ -462,31 +473,43 @@ fn run_robotsieve(args: &Args, inputs: &Inputs, agent: &str) -> Outcome<SieveRun
             "corpus records (http+https per host); artifact {:.1} MB",
             std::fs::metadata(&rules).map(|m| megabytes(m.len())).unwrap_or(0.0)
         ),
-    };
+    });
     let mut filters = Vec::new();
     for &threads in &args.threads {
-        let stats_path = inputs.dir.join(format!("stats-{agent}-t{threads}.json"));
-        let _ = std::fs::remove_file(&stats_path);
-        let finished = run_measured(
-            Command::new(binary)
-                .args(["filter", "--rules"])
-                .arg(&rules)
-                .args(["--agent", agent, "--urls"])
-                .arg(&inputs.urls)
-                .args(["--verdicts", "/dev/null", "--threads", &threads.to_string(), "--stats"])
-                .arg(&stats_path),
-            false,
-        )?;
-        if !finished.success {
-            return Err(format!("`robotsieve filter --threads {threads}` failed: {}", finished.stderr_tail));
+        let mut best: Option<FilterRun> = None;
+        for _ in 0..args.repeat.max(1) {
+            let run = run_filter(binary, &rules, inputs, agent, threads)?;
+            if !matches!(&best, Some(b) if b.seconds <= run.seconds) {
+                best = Some(run);
+            }
         }
-        let text = std::fs::read_to_string(&stats_path)
-            .map_err(|e| format!("filter wrote no stats file {}: {e}", stats_path.display()))?;
-        let stats: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", stats_path.display()))?;
-        filters.push(filter_run_from_stats(&stats, threads, &finished));
+        filters.extend(best);
     }
-    Ok(SieveRuns { compile, filters })
+    Ok(filters)
+}
+
+/// One `robotsieve filter` run over the workload's URL list, verdicts to /dev/null.
+fn run_filter(binary: &Path, rules: &Path, inputs: &Inputs, agent: &str, threads: usize) -> Outcome<FilterRun> {
+    let stats_path = inputs.dir.join(format!("stats-{agent}-t{threads}.json"));
+    let _ = std::fs::remove_file(&stats_path);
+    let finished = run_measured(
+        Command::new(binary)
+            .args(["filter", "--rules"])
+            .arg(rules)
+            .args(["--agent", agent, "--urls"])
+            .arg(&inputs.urls)
+            .args(["--verdicts", "/dev/null", "--threads", &threads.to_string(), "--stats"])
+            .arg(&stats_path),
+        false,
+    )?;
+    if !finished.success {
+        return Err(format!("`robotsieve filter --threads {threads}` failed: {}", finished.stderr_head));
+    }
+    let text = std::fs::read_to_string(&stats_path)
+        .map_err(|e| format!("filter wrote no stats file {}: {e}", stats_path.display()))?;
+    let stats: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", stats_path.display()))?;
+    Ok(filter_run_from_stats(&stats, threads, &finished))
 }
 
 /// Reads the figures of one filter run from its stats JSON, falling back to wall time where a figure is
@@ -688,8 +711,8 @@ fn run_only(peer: Peer, args: &Args) -> Outcome<()> {
     // The libraries measured may panic on odd input; such URLs are counted as failed, quietly.
     std::panic::set_hook(Box::new(|_| {}));
     let mut run = match peer {
-        Peer::Floor => run_floor(urls)?,
-        Peer::TextingRobots => run_texting_robots(urls, hosts, agent)?,
+        Peer::Floor => run_floor(urls, args.repeat)?,
+        Peer::TextingRobots => run_texting_robots(urls, hosts, agent, args.repeat)?,
         Peer::Robotstxt => run_robotstxt(urls, hosts, agent, args.sample, args.robotstxt_seconds)?,
     };
     run.peak_rss_bytes = peak_rss_of_self()?;
@@ -738,11 +761,11 @@ impl UrlList {
 
 /// The floor: map the list and visit every line end, as any per-URL engine must at least do. Each pass
 /// maps the file afresh (so page-table setup counts, as it does for an engine that maps the list);
-/// best of three passes, the first of which also warms the page cache.
-fn run_floor(urls: &Path) -> Outcome<PeerRun> {
+/// the fastest of `repeat` passes (at least two: the first warms the page cache).
+fn run_floor(urls: &Path, repeat: usize) -> Outcome<PeerRun> {
     let mut best = f64::INFINITY;
     let mut lines = 0;
-    for _ in 0..3 {
+    for _ in 0..repeat.max(2) {
         let started = Instant::now();
         let list = UrlList::open(urls)?;
         // Visit each line end; memchr's own count() would skip the per-line step no engine can skip.
@@ -755,136 +778,110 @@ fn run_floor(urls: &Path) -> Outcome<PeerRun> {
         drop(list);
         best = best.min(started.elapsed().as_secs_f64());
     }
-    Ok(PeerRun { urls: lines, seconds: best, note: "map + visit each line, best of 3".into(), ..PeerRun::default() })
+    Ok(PeerRun {
+        urls: lines,
+        seconds: best,
+        note: format!("map + visit each line, best of {}", repeat.max(2)),
+        ..PeerRun::default()
+    })
 }
 
-/// Where a URL's robots.txt lives, as the in-process peers look it up.
-enum Origin<'u> {
-    /// http or https on the default port: the host name (lower-cased only when it has upper case).
-    Host(std::borrow::Cow<'u, str>),
-    /// An explicit non-default port: a different origin, for which the corpus has no robots.txt.
-    OtherPort,
-    /// Not an absolute http or https URL.
-    Invalid,
+/// The in-process peers' robots.txt lookup: each host's entry under the origin keys of its http and
+/// https records, found for a URL with the engine's own URL splitter, so that every engine agrees on
+/// which URLs are unknown (no robots.txt) or invalid.
+struct OriginTable<T> {
+    entries: Vec<T>,
+    index: HashMap<OriginKey, usize>,
+    keys: KeyBuf,
 }
 
-/// Splits the origin off a URL: scheme, user info, host and port.
-fn origin_of(url: &str) -> Origin<'_> {
-    let Some(colon) = url.find("://") else { return Origin::Invalid };
-    let default_port = match url[..colon].to_ascii_lowercase().as_str() {
-        "http" => "80",
-        "https" => "443",
-        _ => return Origin::Invalid,
-    };
-    let rest = &url[colon + 3..];
-    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
-    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let (host, port) = if host_port.starts_with('[') {
-        match host_port.find(']') {
-            Some(end) => (&host_port[..=end], host_port[end + 1..].strip_prefix(':').unwrap_or("")),
-            None => return Origin::Invalid,
+impl<T> OriginTable<T> {
+    /// Builds the table from the host table at `path`, making each host's entry with `make(body)`.
+    fn load(path: &Path, mut make: impl FnMut(Vec<u8>) -> T) -> Outcome<OriginTable<T>> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut table = OriginTable { entries: Vec::new(), index: HashMap::new(), keys: KeyBuf::new() };
+        for (index, line) in text.lines().enumerate() {
+            let Some((host, file)) = line.split_once('\t') else {
+                return Err(format!("{}:{}: expected host<TAB>path", path.display(), index + 1));
+            };
+            let body = std::fs::read(file).map_err(|e| format!("{file}: {e}"))?;
+            let entry = table.entries.len();
+            table.entries.push(make(body));
+            for scheme in ["http", "https"] {
+                // A host name the engine rejects can govern no URL; its entry stays unreachable.
+                if let Ok(key) = OriginKey::of_robots_url(format!("{scheme}://{host}/robots.txt")) {
+                    table.index.insert(key, entry);
+                }
+            }
         }
-    } else {
-        host_port.split_once(':').unwrap_or((host_port, ""))
-    };
-    if host.is_empty() {
-        return Origin::Invalid;
+        Ok(table)
     }
-    if !port.is_empty() && port != default_port {
-        return Origin::OtherPort;
-    }
-    if host.bytes().any(|b| b.is_ascii_uppercase()) {
-        Origin::Host(host.to_ascii_lowercase().into())
-    } else {
-        Origin::Host(host.into())
-    }
-}
 
-/// Reads the host table: lower-case host name and the path of its robots.txt file.
-fn read_hosts(path: &Path) -> Outcome<Vec<(String, PathBuf)>> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    text.lines()
-        .enumerate()
-        .map(|(index, line)| match line.split_once('\t') {
-            Some((host, file)) => Ok((host.to_string(), PathBuf::from(file))),
-            None => Err(format!("{}:{}: expected host<TAB>path", path.display(), index + 1)),
-        })
-        .collect()
-}
-
-/// Sorts one URL into a verdict: find its host's entry, then ask `decide` (None: the library failed).
-fn judge<T>(
-    url: &[u8],
-    table: &HashMap<String, T>,
-    verdicts: &mut Verdicts,
-    decide: impl FnOnce(&T, &str) -> Option<bool>,
-) {
-    let Ok(url) = std::str::from_utf8(url) else {
-        verdicts.invalid += 1;
-        return;
-    };
-    let host = match origin_of(url) {
-        Origin::Host(host) => host,
-        Origin::OtherPort => {
-            verdicts.unknown += 1;
-            return;
+    /// Sorts one URL into a verdict: find its origin's entry, then ask `decide` (None: the library failed).
+    /// URLs that are not UTF-8 count as failed: neither library takes them.
+    fn judge(&mut self, url: &[u8], verdicts: &mut Verdicts, decide: impl FnOnce(&T, &str) -> Option<bool>) {
+        let entry = match self.keys.parse(url) {
+            Err(_) => {
+                verdicts.invalid += 1;
+                return;
+            }
+            Ok(origin) => match self.index.get(origin.key) {
+                None => {
+                    verdicts.unknown += 1;
+                    return;
+                }
+                Some(&entry) => &self.entries[entry],
+            },
+        };
+        match std::str::from_utf8(url).ok().and_then(|url| decide(entry, url)) {
+            None => verdicts.failed += 1,
+            Some(true) => verdicts.allowed += 1,
+            Some(false) => verdicts.disallowed += 1,
         }
-        Origin::Invalid => {
-            verdicts.invalid += 1;
-            return;
-        }
-    };
-    match table.get(host.as_ref()).map(|entry| decide(entry, url)) {
-        None => verdicts.unknown += 1,
-        Some(None) => verdicts.failed += 1,
-        Some(Some(true)) => verdicts.allowed += 1,
-        Some(Some(false)) => verdicts.disallowed += 1,
     }
 }
 
 /// texting_robots: one `Robot` per host, built up front (timed as setup), then `allowed` per URL.
-fn run_texting_robots(urls: &Path, hosts: &Path, agent: &str) -> Outcome<PeerRun> {
-    let mut robots: HashMap<String, Option<texting_robots::Robot>> = HashMap::new();
+fn run_texting_robots(urls: &Path, hosts: &Path, agent: &str, repeat: usize) -> Outcome<PeerRun> {
     let mut setup_seconds = 0.0;
     let mut parse_failures = 0;
-    for (host, path) in read_hosts(hosts)? {
-        let body = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut robots = OriginTable::load(hosts, |body| {
         let started = Instant::now();
         let robot = std::panic::catch_unwind(|| texting_robots::Robot::new(agent, &body)).ok().and_then(Result::ok);
         setup_seconds += started.elapsed().as_secs_f64();
         parse_failures += u64::from(robot.is_none());
-        robots.insert(host, robot);
-    }
+        robot
+    })?;
     let list = UrlList::open(urls)?;
     let mut verdicts = Verdicts::default();
-    let started = Instant::now();
-    for url in list.lines() {
-        judge(url, &robots, &mut verdicts, |robot, url| {
-            let robot = robot.as_ref()?;
-            std::panic::catch_unwind(|| robot.allowed(url)).ok()
-        });
+    let mut seconds = f64::INFINITY;
+    for _ in 0..repeat.max(1) {
+        verdicts = Verdicts::default();
+        let started = Instant::now();
+        for url in list.lines() {
+            robots.judge(url, &mut verdicts, |robot, url| {
+                let robot = robot.as_ref()?;
+                std::panic::catch_unwind(|| robot.allowed(url)).ok()
+            });
+        }
+        seconds = seconds.min(started.elapsed().as_secs_f64());
     }
-    let seconds = started.elapsed().as_secs_f64();
     let urls = verdicts.allowed + verdicts.disallowed + verdicts.unknown + verdicts.invalid + verdicts.failed;
     Ok(PeerRun {
         urls,
         seconds,
-        setup_files: robots.len() as u64,
+        setup_files: robots.entries.len() as u64,
         setup_seconds,
         verdicts: Some(verdicts),
         peak_rss_bytes: 0,
-        note: format!("{parse_failures} files failed to parse (their URLs count as failed)"),
+        note: format!("best of {}; {parse_failures} files failed to parse (URLs count as failed)", repeat.max(1)),
     })
 }
 
 /// robotstxt: Google's matcher re-parses the host's robots.txt for each URL of an evenly spread sample.
 fn run_robotstxt(urls: &Path, hosts: &Path, agent: &str, sample: usize, limit_seconds: f64) -> Outcome<PeerRun> {
-    let mut bodies: HashMap<String, String> = HashMap::new();
-    for (host, path) in read_hosts(hosts)? {
-        let body = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        // The crate takes &str; invalid UTF-8 becomes U+FFFD, which it escapes like any non-ASCII byte.
-        bodies.insert(host, String::from_utf8_lossy(&body).into_owned());
-    }
+    // The crate takes &str; invalid UTF-8 becomes U+FFFD, which it escapes like any non-ASCII byte.
+    let mut bodies = OriginTable::load(hosts, |body| String::from_utf8_lossy(&body).into_owned())?;
     let list = UrlList::open(urls)?;
     let total = list.lines().count();
     let stride = total.div_ceil(sample.max(1)).max(1);
@@ -893,7 +890,7 @@ fn run_robotstxt(urls: &Path, hosts: &Path, agent: &str, sample: usize, limit_se
     let mut note = format!("sample of every {stride}th URL");
     let started = Instant::now();
     for url in list.lines().step_by(stride) {
-        judge(url, &bodies, &mut verdicts, |body, url| {
+        bodies.judge(url, &mut verdicts, |body, url| {
             std::panic::catch_unwind(|| {
                 let mut matcher = robotstxt::DefaultMatcher::default();
                 matcher.one_agent_allowed_by_robots(body, agent, url)
