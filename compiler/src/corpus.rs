@@ -433,7 +433,10 @@ impl Corpus {
     }
 
     /// `--robots-dir DIR`: each `<host>.txt` is the robots.txt of `http://host`
-    /// and `https://host` (status 200, time unknown). Other files are skipped
+    /// and `https://host` (status 200, time unknown); `<host>_<port>.txt` (file
+    /// names cannot hold a colon everywhere) is that of `http://host:port` and
+    /// `https://host:port`, so `example.com_443.txt` is https on the default
+    /// port (and http on port 443, which is harmless). Other files are skipped
     /// silently; a `.txt` whose name is not a host name is skipped with a
     /// warning. Returns the number of files used.
     pub fn add_robots_dir(&mut self, dir: &Path) -> Result<usize, CorpusError> {
@@ -453,11 +456,16 @@ impl Corpus {
                 continue;
             }
             let source = SourceRef { file: file_name(&path), place: Place::File };
-            let host = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+            let host = match stem.rsplit_once('_') {
+                Some((name, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => {
+                    format!("{name}:{port}")
+                }
+                _ => stem.to_string(),
+            };
+            let host = host.as_str();
             let is_host_name = !host.is_empty()
-                && !host
-                    .bytes()
-                    .any(|b| b.is_ascii_whitespace() || b.is_ascii_control() || b"/\\:@?#;[]%".contains(&b))
+                && !host.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control() || b"/\\@?#;[]%".contains(&b))
                 && OriginKey::of_url(format!("http://{host}/")).is_ok();
             if !is_host_name {
                 self.warnings.push(Warning { source, message: format!("skipped: {host:?} is not a host name") });

@@ -396,6 +396,21 @@ fn robots_dir_layout() {
 }
 
 #[test]
+fn robots_dir_ports_in_file_names() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("example.org_8443.txt"), PRIVATE).unwrap();
+    std::fs::write(dir.path().join("example.net_443.txt"), PRIVATE).unwrap();
+    std::fs::write(dir.path().join("under_score.example.txt"), PRIVATE).unwrap();
+    let mut corpus = Corpus::new();
+    assert_eq!(corpus.add_robots_dir(dir.path()).unwrap(), 3);
+    let r = corpus.resolve();
+    assert!(!allowed(&r, "https://example.org:8443/private"));
+    assert!(!allowed(&r, "https://example.net/private"), "_443 is https on the default port");
+    assert!(!allowed(&r, "http://under_score.example/private"), "an underscore without digits is part of the host");
+    assert!(!r.origins.contains_key(&OriginKey::of_url("https://example.org/").unwrap()));
+}
+
+#[test]
 fn realworld_robots_dir() {
     let Some(dir) = shared_dir().map(|d| d.join("realworld/robots")).filter(|d| d.is_dir()) else {
         eprintln!("skipped: ../shared/realworld/robots is absent");
@@ -410,7 +425,19 @@ fn realworld_robots_dir() {
     let r = corpus.resolve();
     eprintln!("{used} of {files} files used, {} origins, {} warnings", r.origins.len(), r.warnings.len());
     assert_eq!(used + r.warnings.len(), files);
-    assert_eq!(r.origins.len(), 2 * used);
+    // `host_443.txt` is https://host, the same origin as `host.txt` gives
+    // (likewise `host_80.txt` and http): where both files exist, one origin
+    // is shared.
+    let shared_origins = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().into_string().ok())
+        .filter_map(|name| {
+            let stem = name.strip_suffix("_443.txt").or_else(|| name.strip_suffix("_80.txt"))?.to_string();
+            Some(stem)
+        })
+        .filter(|stem| dir.join(format!("{stem}.txt")).is_file())
+        .count();
+    assert_eq!(r.origins.len(), 2 * used - shared_origins);
     assert!(r.origins.values().all(|g| matches!(g.robots, Robots::Body(_))));
 }
 

@@ -1,0 +1,140 @@
+//! `robotsieve inspect`: what an artifact holds, and one origin's rules.
+
+use crate::failure::{fail, Failure};
+use robotsieve_engine::artifact::{Artifact, FetchKind, Section};
+use robotsieve_engine::url::OriginKey;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Arguments of `robotsieve inspect`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The artifact.
+    artifact: PathBuf,
+    /// Show the group of this origin (a URL or `scheme://host[:port]`) for each agent, with its rules.
+    #[arg(long, value_name = "URL")]
+    origin: Option<String>,
+    /// How many of the largest groups to list.
+    #[arg(long, default_value_t = 10)]
+    largest: usize,
+}
+
+/// Runs `inspect`.
+pub fn run(args: Args) -> Result<ExitCode, Failure> {
+    let started = Instant::now();
+    let artifact = Artifact::open(&args.artifact).map_err(|e| fail!("{e}"))?;
+    let opened = started.elapsed();
+    match &args.origin {
+        Some(url) => show_origin(&artifact, url)?,
+        None => summary(&artifact, &args, opened),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn summary(artifact: &Artifact, args: &Args, opened: std::time::Duration) {
+    let meta = artifact.meta();
+    println!("artifact      {}", args.artifact.display());
+    println!(
+        "format        version {}, semantics version {}",
+        robotsieve_engine::artifact::FORMAT_VERSION,
+        robotsieve_engine::artifact::SEMANTICS_VERSION
+    );
+    println!("agents        {}", meta.agents.join("  "));
+    for (k, v) in &meta.build {
+        println!("build         {k}: {v}");
+    }
+    println!("explain       {}", if artifact.explains() { "yes (verdicts name their rule)" } else { "no" });
+    println!("opened in     {opened:.2?} (checksum and every table checked)");
+    println!("size          {} bytes", artifact.len());
+    println!("origins       {}", artifact.origins());
+    println!("groups        {} distinct", artifact.groups());
+    println!("bytes/origin  {}", artifact.len() / artifact.origins().max(1));
+    let mut kinds = [0usize; 3];
+    for o in 0..artifact.origins() {
+        kinds[artifact.fetch_info(o).kind as usize] += 1;
+    }
+    println!("fetch         {} rules, {} unrestricted, {} blocked", kinds[0], kinds[1], kinds[2]);
+    println!("sections");
+    for (section, size) in artifact.section_sizes() {
+        println!("  {:<18} {size:>14} bytes", section_name(section));
+    }
+    // Users per group, for the largest-groups table.
+    let mut users = vec![(0usize, usize::MAX); artifact.groups()];
+    for o in 0..artifact.origins() {
+        for a in 0..meta.agents.len() {
+            let g = artifact.group_of(o, a);
+            users[g].0 += 1;
+            users[g].1 = users[g].1.min(o);
+        }
+    }
+    let stats: Vec<_> = (0..artifact.groups()).map(|g| artifact.group_stats(g)).collect();
+    let states: usize = stats.iter().map(|s| s.states).sum();
+    let split: Vec<usize> = (0..stats.len()).filter(|&g| stats[g].dfas > 1 || stats[g].fallback_rules > 0).collect();
+    println!("states        {states}");
+    let mut order: Vec<usize> = (0..stats.len()).collect();
+    order.sort_by_key(|&g| std::cmp::Reverse(stats[g].bytes));
+    println!("largest groups (bytes, states, automata, fallback rules, origins using it, first origin)");
+    for &g in order.iter().take(args.largest) {
+        let s = stats[g];
+        let first = users[g].1;
+        let origin = if first == usize::MAX {
+            "-".into()
+        } else {
+            String::from_utf8_lossy(artifact.origin_key(first)).into_owned()
+        };
+        println!(
+            "  group {g:<7} {:>12} {:>9} {:>2} {:>6} {:>7}  {origin}",
+            s.bytes, s.states, s.dfas, s.fallback_rules, users[g].0
+        );
+    }
+    println!("groups needing a split or per-rule fallback: {}", split.len());
+    for &g in split.iter().take(args.largest) {
+        let s = stats[g];
+        let first = users[g].1;
+        let origin = if first == usize::MAX {
+            "-".into()
+        } else {
+            String::from_utf8_lossy(artifact.origin_key(first)).into_owned()
+        };
+        println!("  group {g:<7} {} automata, {} rules matched one by one  {origin}", s.dfas, s.fallback_rules);
+    }
+}
+
+fn section_name(section: Section) -> &'static str {
+    section.name()
+}
+
+fn show_origin(artifact: &Artifact, url: &str) -> Result<(), Failure> {
+    let key = OriginKey::of_url(url).map_err(|e| fail!("--origin {url}: {e}"))?;
+    let Some(origin) = artifact.find_origin(key.as_bytes(), key.hash64()) else {
+        println!("{key}: not in the artifact (its URLs are 'unknown')");
+        return Ok(());
+    };
+    let info = artifact.fetch_info(origin);
+    let fetch = match info.kind {
+        FetchKind::Rules => format!("robots.txt fetched (status {})", info.status),
+        FetchKind::Unrestricted => format!("no restrictions (status {})", info.status),
+        FetchKind::Blocked => format!("everything disallowed (status {})", info.status),
+    };
+    println!("{key}: {fetch}");
+    for (a, agent) in artifact.meta().agents.iter().enumerate() {
+        let g = artifact.group_of(origin, a);
+        let s = artifact.group_stats(g);
+        println!(
+            "  agent {agent}: group {g} ({} states, {} automata, {} fallback rules)",
+            s.states, s.dfas, s.fallback_rules
+        );
+        if artifact.explains() {
+            for i in 0..artifact.rule_count(g) {
+                if let Some(rule) = artifact.rule(g, i) {
+                    let note = if rule.index_directory { "  (directory of an index.htm allow)" } else { "" };
+                    println!("    {:>6}: {rule}{note}", rule.line);
+                }
+            }
+        } else {
+            println!("    (rules not kept: compile with --explain to list them)");
+        }
+    }
+    Ok(())
+}
