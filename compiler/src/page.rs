@@ -270,12 +270,13 @@ fn list_items(list: &str) -> Vec<&str> {
             }
         }
         start = i;
-        let trimmed = piece.trim();
-        if let Some((name, value)) = trimmed.split_once(':') {
-            let value = value.trim();
-            glue_next = name.trim().eq_ignore_ascii_case("unavailable_after")
-                && !value.is_empty()
-                && value.bytes().all(|b| b.is_ascii_alphabetic());
+        // The value after `unavailable_after:`, which may follow an `agent:` prefix.
+        let lower = piece.to_ascii_lowercase();
+        if let Some(at) = lower.find("unavailable_after") {
+            let after = piece[at + "unavailable_after".len()..].trim_start();
+            if let Some(value) = after.strip_prefix(':').map(str::trim) {
+                glue_next = !value.is_empty() && value.bytes().all(|b| b.is_ascii_alphabetic());
+            }
         }
         items.push(piece);
     }
@@ -1146,6 +1147,14 @@ mod tests {
                 (Some("googlebot".into()), vec![Directive::NoIndex, Directive::NoFollow]),
                 (Some("otherbot".into()), vec![Directive::MaxSnippet(Some(5))]),
             ]
+        );
+        // A date with a comma after an agent prefix stays whole.
+        assert_eq!(
+            parse_x_robots_tag("googlebot: unavailable_after: Fri, 25 Jun 2010 23:00:00 GMT, noarchive"),
+            vec![(
+                Some("googlebot".into()),
+                vec![Directive::UnavailableAfter(Instant(1_277_506_800)), Directive::NoArchive]
+            )]
         );
         // A valued directive is not an agent prefix.
         assert_eq!(
