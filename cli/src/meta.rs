@@ -33,7 +33,8 @@ pub struct Args {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["pages", "header", "json"])]
     warc: Option<PathBuf>,
     /// With --warc: where to write the lines (through a temporary file and a
-    /// rename); standard output when not given.
+    /// rename); standard output when not given. Lines are held in memory until
+    /// the end (about 100 bytes per record) so a failed run writes nothing.
     #[arg(long, value_name = "FILE", requires = "warc")]
     out: Option<PathBuf>,
     /// HTML pages to read (`-` for standard input). Only the head is read.
