@@ -3,7 +3,10 @@
 use crate::failure::{fail, Context, Failure};
 use crate::input::read_all;
 use robotsieve_compiler::{Agent, Group, RobotsTxt};
+use robotsieve_engine::artifact::Artifact;
+use robotsieve_engine::classify::{AgentClassifier, Reason, Scratch};
 use robotsieve_engine::url::PathMode;
+use robotsieve_engine::verdict::Verdict;
 use std::io::{BufRead, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,8 +15,12 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 pub struct Args {
     /// The robots.txt file to check against (`-` for standard input).
-    #[arg(long, value_name = "FILE")]
-    robots: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present = "rules", conflicts_with = "rules")]
+    robots: Option<PathBuf>,
+    /// A compiled artifact to answer from (`robotsieve compile`); URLs must
+    /// then be absolute, and each is looked up under its own origin.
+    #[arg(long, value_name = "ARTIFACT")]
+    rules: Option<PathBuf>,
     /// The crawler: its product tokens, comma-separated (`googlebot-news,googlebot`).
     #[arg(long, value_name = "TOKEN[,TOKEN...]")]
     agent: String,
@@ -25,58 +32,109 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// URLs to check; one per line on standard input when none are given.
-    /// Absolute URLs, `host/path`, bare paths and the empty string are accepted.
+    /// With --robots: absolute URLs, `host/path`, bare paths and the empty
+    /// string are accepted, as Google's library accepts them.
     urls: Vec<String>,
+}
+
+/// One answer, however it was found.
+struct Line<'a> {
+    verdict: Verdict,
+    /// The deciding rule: its line and text.
+    rule: Option<(u32, String)>,
+    /// Why, when no rule decided and there is more to say than "allowed".
+    note: Option<String>,
+    url: &'a [u8],
 }
 
 /// Runs `check`.
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let agent = Agent::parse(&args.agent).map_err(|e| fail!("--agent: {e}"))?;
-    if args.robots.as_os_str() == "-" && args.urls.is_empty() {
-        return Err(fail!("--robots - reads standard input, so give the URLs as arguments"));
-    }
-    let body = read_all(&args.robots)?;
-    let robots = RobotsTxt::parse(&body);
-    let group = Group::select(&robots, &agent);
     let mode = if args.raw_urls { PathMode::Raw } else { PathMode::Escaped };
-
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let mut answer = |url: &[u8]| -> Result<(), Failure> {
-        let decision = group.decide(&mode.path_of(url));
-        let rule = decision.rule.map(|i| &group.rules[i]);
-        let url = String::from_utf8_lossy(url);
-        let written = if args.json {
-            let line = serde_json::json!({
-                "url": url,
-                "allowed": decision.allowed(),
-                "line": rule.map(|r| r.line),
-                "rule": rule.map(|r| r.to_string()),
-            });
-            writeln!(out, "{line}")
-        } else {
-            let verdict = if decision.allowed() { "allowed" } else { "disallowed" };
-            match rule {
-                Some(r) => writeln!(out, "{verdict}\t{url}\t{}: {r}", r.line),
-                None => writeln!(out, "{verdict}\t{url}"),
-            }
+    let mut print = |line: Line<'_>| -> Result<(), Failure> { print_line(&mut out, &line, args.json) };
+    if let Some(path) = &args.rules {
+        let artifact = Artifact::open(path).map_err(|e| fail!("{e}"))?;
+        let Some(index) = artifact.agent_index(&agent.to_string()) else {
+            return Err(fail!(
+                "{}: built for {}, not for {agent}: compile with --agent {agent}",
+                path.display(),
+                artifact.meta().agents.join(" and ")
+            ));
         };
-        written.context("standard output")
-    };
-    if args.urls.is_empty() {
-        let stdin = std::io::stdin();
-        for line in stdin.lock().split(b'\n') {
-            let mut line = line.context("standard input")?;
-            if line.last() == Some(&b'\r') {
-                line.pop();
-            }
-            answer(&line)?;
-        }
+        let classifier = AgentClassifier::new(&artifact, index, mode);
+        let mut scratch = Scratch::default();
+        for_each_url(&args.urls, |url| {
+            let answer = classifier.answer(url, &mut scratch, true);
+            let (rule, note) = match answer.reason {
+                Reason::Rule(rule) => (Some((rule.line, rule.to_string())), None),
+                Reason::NoMatch => (None, None),
+                other => (None, Some(other.to_string())),
+            };
+            print(Line { verdict: answer.verdict, rule, note, url })
+        })?;
     } else {
-        for url in &args.urls {
-            answer(url.as_bytes())?;
+        let path = args.robots.as_ref().expect("clap requires --robots or --rules");
+        if path.as_os_str() == "-" && args.urls.is_empty() {
+            return Err(fail!("--robots - reads standard input, so give the URLs as arguments"));
         }
+        let body = read_all(path)?;
+        let robots = RobotsTxt::parse(&body);
+        let group = Group::select(&robots, &agent);
+        for_each_url(&args.urls, |url| {
+            let decision = group.decide(&mode.path_of(url));
+            let rule = decision.rule.map(|i| &group.rules[i]).map(|r| (r.line, r.to_string()));
+            let verdict = if decision.allowed() { Verdict::Allowed } else { Verdict::Disallowed };
+            print(Line { verdict, rule, note: None, url })
+        })?;
     }
+    drop(print);
     out.flush().context("standard output")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Calls `answer` for each URL argument, or each line of standard input when there are none.
+fn for_each_url(urls: &[String], mut answer: impl FnMut(&[u8]) -> Result<(), Failure>) -> Result<(), Failure> {
+    if !urls.is_empty() {
+        return urls.iter().try_for_each(|url| answer(url.as_bytes()));
+    }
+    for line in std::io::stdin().lock().split(b'\n') {
+        let mut line = line.context("standard input")?;
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+        answer(&line)?;
+    }
+    Ok(())
+}
+
+fn print_line(out: &mut impl Write, line: &Line<'_>, json: bool) -> Result<(), Failure> {
+    let url = String::from_utf8_lossy(line.url);
+    let written = if json {
+        let allowed = match line.verdict {
+            Verdict::Allowed => Some(true),
+            Verdict::Disallowed => Some(false),
+            Verdict::Unknown | Verdict::Invalid => None,
+        };
+        let mut object = serde_json::json!({
+            "url": url,
+            "allowed": allowed,
+            "line": line.rule.as_ref().map(|r| r.0),
+            "rule": line.rule.as_ref().map(|r| &r.1),
+        });
+        if !matches!(line.verdict, Verdict::Allowed | Verdict::Disallowed) || line.note.is_some() {
+            object["verdict"] = line.verdict.name().into();
+            object["reason"] = line.note.clone().into();
+        }
+        writeln!(out, "{object}")
+    } else {
+        let verdict = line.verdict.name();
+        match (&line.rule, &line.note) {
+            (Some((number, rule)), _) => writeln!(out, "{verdict}\t{url}\t{number}: {rule}"),
+            (None, Some(note)) => writeln!(out, "{verdict}\t{url}\t{note}"),
+            (None, None) => writeln!(out, "{verdict}\t{url}"),
+        }
+    };
+    written.context("standard output")
 }

@@ -51,13 +51,11 @@ impl std::error::Error for AgentError {}
 impl Agent {
     /// Parses `TOKEN[,TOKEN...]`: the product tokens of one crawler.
     pub fn parse(spec: &str) -> Result<Agent, AgentError> {
-        let tokens: Vec<String> = spec.split(',').map(|t| t.trim().to_ascii_lowercase()).collect();
-        for token in &tokens {
-            if token.is_empty() || !token.bytes().all(is_token_byte) {
-                return Err(AgentError { token: token.clone() });
-            }
+        let tokens: Vec<&str> = spec.split(',').map(str::trim).collect();
+        if let Some(bad) = tokens.iter().find(|t| t.is_empty() || !t.bytes().all(is_token_byte)) {
+            return Err(AgentError { token: bad.to_string() });
         }
-        Ok(Agent { tokens })
+        Ok(Agent { tokens: tokens.iter().map(|t| t.to_ascii_lowercase()).collect() })
     }
 
     /// Takes tokens as Google's library takes them: any strings, unchecked,

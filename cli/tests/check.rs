@@ -1,0 +1,184 @@
+//! `robotsieve check` as users run it: every conformance case through the
+//! binary, from a robots.txt file and from a compiled artifact.
+
+use robotsieve_compiler::conformance::{conformance_file, read_verdict_cases, VerdictCase};
+use robotsieve_compiler::Agent;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn robotsieve() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_robotsieve"))
+}
+
+fn cases() -> Option<Vec<VerdictCase>> {
+    let mut all = Vec::new();
+    for name in ["robots.jsonl", "google-spec-test.jsonl"] {
+        let Some(path) = conformance_file(name) else {
+            eprintln!("skipped: ../shared/conformance/{name} is absent");
+            return None;
+        };
+        all.extend(read_verdict_cases(&path).unwrap());
+    }
+    Some(all)
+}
+
+/// The agent as the CLI takes it, or None when the CLI must refuse it.
+fn cli_agent(case: &VerdictCase) -> Option<String> {
+    let spec = case.agents.join(",");
+    Agent::parse(&spec).ok().map(|_| spec)
+}
+
+fn verdicts(stdout: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stdout).lines().map(|l| l.split('\t').next().unwrap().to_string()).collect()
+}
+
+#[test]
+fn conformance_through_check_robots() {
+    let Some(cases) = cases() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut refused = 0;
+    for (i, case) in cases.iter().enumerate() {
+        let robots = dir.path().join(format!("{i}.txt"));
+        std::fs::write(&robots, &case.body).unwrap();
+        let Some(agent) = cli_agent(case) else {
+            let out = robotsieve()
+                .args(["check", "--agent", &case.agents.join(","), "--robots"])
+                .arg(&robots)
+                .arg(&case.url)
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(2), "{}: an invalid agent must be refused", case.id);
+            assert!(String::from_utf8_lossy(&out.stderr).contains("user-agent token"), "{}", case.id);
+            refused += 1;
+            continue;
+        };
+        for (raw, expected) in [(true, case.allowed), (false, case.allowed_escaped)] {
+            let mut cmd = robotsieve();
+            cmd.args(["check", "--agent", &agent, "--robots"]).arg(&robots);
+            if raw {
+                cmd.arg("--raw-urls");
+            }
+            // Through standard input, so that even the empty URL is one line.
+            let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+            child.stdin.take().unwrap().write_all(format!("{}\n", case.url).as_bytes()).unwrap();
+            let out = child.wait_with_output().unwrap();
+            assert!(out.status.success(), "{}", case.id);
+            let want = if expected { "allowed" } else { "disallowed" };
+            assert_eq!(verdicts(&out.stdout), vec![want], "{} (raw={raw})", case.id);
+        }
+    }
+    eprintln!("{} cases through check --robots ({refused} invalid agents refused)", cases.len());
+}
+
+/// All cases of one agent set compiled into one artifact, each case under an
+/// origin of its own (the path and query are kept; only the host changes),
+/// then checked in one run per URL mode.
+#[test]
+fn conformance_through_compile_and_check_rules() {
+    let Some(cases) = cases() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut by_agent: BTreeMap<String, Vec<&VerdictCase>> = BTreeMap::new();
+    for case in &cases {
+        if let Some(agent) = cli_agent(case) {
+            by_agent.entry(agent).or_default().push(case);
+        }
+    }
+    let mut checked = 0;
+    for (a, (agent, cases)) in by_agent.iter().enumerate() {
+        let mut corpus = String::new();
+        let mut urls = String::new();
+        for (i, case) in cases.iter().enumerate() {
+            let host = format!("case{i}.example");
+            let b64 = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &case.body);
+            let record =
+                serde_json::json!({"url": format!("http://{host}/robots.txt"), "status": 200, "body_b64": b64});
+            corpus.push_str(&format!("{record}\n"));
+            let path = robotsieve_engine::url::path_params_query(case.url.as_bytes());
+            urls.push_str(&format!("http://{host}{}\n", String::from_utf8_lossy(&path)));
+        }
+        let corpus_path = dir.path().join(format!("corpus{a}.jsonl"));
+        std::fs::write(&corpus_path, corpus).unwrap();
+        let artifact = dir.path().join(format!("rules{a}.rsv"));
+        let out = robotsieve()
+            .args(["compile", "--explain", "--agent", agent, "--corpus"])
+            .arg(&corpus_path)
+            .arg("-o")
+            .arg(&artifact)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        for raw in [true, false] {
+            let mut cmd = robotsieve();
+            cmd.args(["check", "--agent", agent, "--rules"]).arg(&artifact);
+            if raw {
+                cmd.arg("--raw-urls");
+            }
+            let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+            child.stdin.take().unwrap().write_all(urls.as_bytes()).unwrap();
+            let out = child.wait_with_output().unwrap();
+            assert!(out.status.success());
+            let got = verdicts(&out.stdout);
+            assert_eq!(got.len(), cases.len());
+            for (case, got) in cases.iter().zip(got) {
+                let expected = if raw { case.allowed } else { case.allowed_escaped };
+                assert_eq!(got, if expected { "allowed" } else { "disallowed" }, "{} (raw={raw})", case.id);
+            }
+        }
+        checked += cases.len();
+    }
+    eprintln!("{checked} cases through compile + check --rules, {} agent sets", by_agent.len());
+}
+
+#[test]
+fn output_names_the_deciding_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let robots = dir.path().join("robots.txt");
+    std::fs::write(&robots, "user-agent: *\n# comment\ndisallow: /b\nallow: /b/ok\n").unwrap();
+    let out = robotsieve()
+        .args(["check", "--agent", "mybot", "--robots"])
+        .arg(&robots)
+        .args(["https://example.com/a", "https://example.com/b", "https://example.com/b/ok"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "allowed\thttps://example.com/a\ndisallowed\thttps://example.com/b\t3: disallow: /b\nallowed\thttps://example.com/b/ok\t4: allow: /b/ok\n"
+    );
+    let out = robotsieve()
+        .args(["check", "--json", "--agent", "mybot", "--robots"])
+        .arg(&robots)
+        .arg("https://example.com/b")
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"url": "https://example.com/b", "allowed": false, "line": 3, "rule": "disallow: /b"})
+    );
+}
+
+#[test]
+fn unreadable_files_and_bad_agents_exit_2() {
+    let out =
+        robotsieve().args(["check", "--agent", "mybot", "--robots", "/nonexistent/robots.txt", "/"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/robots.txt"));
+    let out = robotsieve().args(["check", "--agent", "mybot", "--rules", "/nonexistent/x.rsv", "/"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("fake.rsv");
+    std::fs::write(&fake, "user-agent: *\ndisallow: /\n".repeat(10)).unwrap();
+    let out = robotsieve()
+        .args(["check", "--agent", "mybot", "--rules"])
+        .arg(&fake)
+        .arg("https://a.example/")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not a robotsieve artifact"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
