@@ -6,8 +6,8 @@ use crate::input::read_all;
 use rayon::prelude::*;
 use robotsieve_compiler::page::{Field, PageRules, Statement};
 use robotsieve_compiler::warc::{self, WarcRecord};
-use robotsieve_compiler::writer::write_atomically;
 use robotsieve_compiler::Agent;
+use robotsieve_engine::filter::PendingFile;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -33,8 +33,8 @@ pub struct Args {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["pages", "header", "json"])]
     warc: Option<PathBuf>,
     /// With --warc: where to write the lines (through a temporary file and a
-    /// rename); standard output when not given. Lines are held in memory until
-    /// the end (about 100 bytes per record) so a failed run writes nothing.
+    /// rename, so a failed run leaves nothing under the name); standard output
+    /// when not given.
     #[arg(long, value_name = "FILE", requires = "warc")]
     out: Option<PathBuf>,
     /// HTML pages to read (`-` for standard input). Only the head is read.
@@ -208,8 +208,16 @@ fn record_line(agent: &Agent, record: &WarcRecord) -> Option<RecordResult> {
 fn run_warc(agent: &Agent, path: &Path, out_path: Option<&Path>) -> Result<ExitCode, Failure> {
     let started = Instant::now();
     let mut summary = Summary::default();
-    let mut output = Vec::new();
-    writeln!(output, "{TSV_HEADER}").context("output")?;
+    // With --out, lines go to a temporary file renamed into place only when
+    // every record was read; a failed run leaves nothing under the name.
+    let mut pending = out_path.map(PendingFile::create).transpose().map_err(|e| fail!("{e}"))?;
+    let out_name = out_path.map_or_else(|| "standard output".to_string(), |p| p.display().to_string());
+    let stdout = std::io::stdout();
+    let mut output: BufWriter<Box<dyn Write + '_>> = match pending.as_mut() {
+        Some(file) => BufWriter::with_capacity(1 << 20, Box::new(file)),
+        None => BufWriter::with_capacity(1 << 20, Box::new(stdout.lock())),
+    };
+    writeln!(output, "{TSV_HEADER}").context(&out_name)?;
     let (sender, receiver) = std::sync::mpsc::sync_channel::<Result<Vec<WarcRecord>, String>>(2);
     std::thread::scope(|scope| -> Result<(), Failure> {
         scope.spawn(move || {
@@ -258,15 +266,15 @@ fn run_warc(agent: &Agent, path: &Path, out_path: Option<&Path>) -> Result<ExitC
                     }
                     None => summary.errors += 1,
                 }
-                output.extend_from_slice(result.line.as_bytes());
-                output.push(b'\n');
+                writeln!(output, "{}", result.line).context(&out_name)?;
             }
         }
         Ok(())
     })?;
-    match out_path {
-        Some(out) => write_atomically(out, &output).context(out.display())?,
-        None => std::io::stdout().lock().write_all(&output).context("standard output")?,
+    output.flush().context(&out_name)?;
+    drop(output);
+    if let Some(file) = pending {
+        file.commit().map_err(|e| fail!("{e}"))?;
     }
     let seconds = started.elapsed().as_secs_f64();
     eprintln!(
