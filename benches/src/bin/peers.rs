@@ -21,8 +21,11 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Compare robotsieve with texting_robots and robotstxt (Google's port) on the same URL lists.
@@ -53,6 +56,12 @@ struct Args {
     /// Thread counts for `robotsieve filter`.
     #[arg(long, value_delimiter = ',', default_value = "1,2")]
     threads: Vec<usize>,
+    /// Kill a robotsieve subprocess (compile or filter) that runs longer than this many seconds.
+    #[arg(long, default_value_t = 1800.0)]
+    robotsieve_timeout: f64,
+    /// Address-space limit (GB) of a robotsieve subprocess, so that a runaway build cannot exhaust the machine.
+    #[arg(long, default_value_t = 16.0)]
+    robotsieve_max_gb: f64,
     /// Runs of each timed phase (floor, texting_robots match, robotsieve filter); the fastest counts.
     #[arg(long, default_value_t = 3)]
     repeat: usize,
@@ -375,9 +384,9 @@ fn run_peer(args: &Args, peer: Peer, inputs: &Inputs, agent: &str) -> Outcome<Pe
         .arg(&inputs.hosts)
         .args(["--repeat", &args.repeat.to_string(), "--sample", &args.sample.to_string()])
         .args(["--robotstxt-seconds", &args.robotstxt_seconds.to_string()]);
-    let finished = run_measured(&mut command, true)?;
+    let finished = run_measured(&mut command, true, None)?;
     if !finished.success {
-        return Err(format!("{} child failed: {}", peer.name(), finished.stderr_head));
+        return Err(format!("{} child failed: {}", peer.name(), finished.stderr_head()));
     }
     serde_json::from_str(&finished.stdout).map_err(|e| format!("{} child printed bad JSON ({e})", peer.name()))
 }
@@ -386,20 +395,75 @@ fn run_peer(args: &Args, peer: Peer, inputs: &Inputs, agent: &str) -> Outcome<Pe
 struct Finished {
     success: bool,
     stdout: String,
-    stderr_head: String,
+    stderr: String,
     wall_seconds: f64,
     peak_rss_bytes: u64,
 }
 
+impl Finished {
+    /// The first lines the child wrote to stderr (when captured): what went wrong, for a one-line report.
+    fn stderr_head(&self) -> String {
+        self.stderr.lines().map(str::trim).filter(|l| !l.is_empty()).take(3).collect::<Vec<_>>().join(" | ")
+    }
+
+    /// The last line the child wrote to stderr (when captured): usually its summary.
+    fn stderr_last(&self) -> &str {
+        self.stderr.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or("")
+    }
+}
+
+/// Bounds for a robotsieve child: it is the code under test, and the machine is shared.
+#[derive(Clone, Copy)]
+struct Limits {
+    seconds: f64,
+    address_space_bytes: u64,
+}
+
+impl Limits {
+    fn of(args: &Args) -> Limits {
+        Limits { seconds: args.robotsieve_timeout, address_space_bytes: (args.robotsieve_max_gb * 1e9) as u64 }
+    }
+}
+
 /// Runs `command` to completion, reaping it with `wait4` to get its own peak RSS.
 /// With `pass_stderr` the child's stderr goes to ours; otherwise it is captured for error messages.
-fn run_measured(command: &mut Command, pass_stderr: bool) -> Outcome<Finished> {
+/// With `limits` the child gets an address-space limit and is killed when it runs past the time limit.
+fn run_measured(command: &mut Command, pass_stderr: bool, limits: Option<Limits>) -> Outcome<Finished> {
     command.stdin(Stdio::null()).stdout(Stdio::piped());
     command.stderr(if pass_stderr { Stdio::inherit() } else { Stdio::piped() });
+    if let Some(limits) = limits {
+        let bytes = limits.address_space_bytes as libc::rlim_t;
+        // SAFETY: the closure only calls setrlimit, which is async-signal-safe, between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                let limit = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
+                if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
     let started = Instant::now();
     let mut child = command.spawn().map_err(|e| format!("cannot start {:?}: {e}", command.get_program()))?;
+    let pid = child.id() as libc::pid_t;
+    let finished = Arc::new(AtomicBool::new(false));
+    let timed_out = Arc::new(AtomicBool::new(false));
+    let watchdog = limits.map(|limits| {
+        let (finished, timed_out) = (finished.clone(), timed_out.clone());
+        std::thread::spawn(move || {
+            while !finished.load(Ordering::Acquire) {
+                if started.elapsed().as_secs_f64() > limits.seconds {
+                    timed_out.store(true, Ordering::Release);
+                    // SAFETY: plain syscall; the child is not reaped before `finished` is set.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        })
+    });
     let mut stdout = String::new();
-    let mut stderr = String::new();
     let stdout_pipe = child.stdout.take();
     let stderr_pipe = child.stderr.take();
     // Drain stderr on a thread so that neither pipe can fill up and block the child.
@@ -410,25 +474,33 @@ fn run_measured(command: &mut Command, pass_stderr: bool) -> Outcome<Finished> {
         }
         text
     });
-    if let Some(mut pipe) = stdout_pipe {
-        pipe.read_to_string(&mut stdout).map_err(|e| format!("reading child output: {e}"))?;
-    }
-    stderr.push_str(&stderr_reader.join().unwrap_or_default());
-    let pid = child.id() as libc::pid_t;
+    let read = match stdout_pipe {
+        Some(mut pipe) => pipe.read_to_string(&mut stdout).map(drop),
+        None => Ok(()),
+    };
+    let mut stderr = stderr_reader.join().unwrap_or_default();
     let mut status: libc::c_int = 0;
     // SAFETY: rusage is plain old data that wait4 fills in; status is a valid out pointer.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     let wall_seconds = started.elapsed().as_secs_f64();
+    finished.store(true, Ordering::Release);
+    if let Some(watchdog) = watchdog {
+        let _ = watchdog.join();
+    }
     if reaped != pid {
         return Err(format!("wait4 failed: {}", std::io::Error::last_os_error()));
     }
-    let success = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
-    let stderr_head: Vec<&str> = stderr.lines().map(str::trim).filter(|l| !l.is_empty()).take(3).collect();
+    read.map_err(|e| format!("reading child output: {e}"))?;
+    if timed_out.load(Ordering::Acquire) {
+        stderr.insert_str(0, &format!("killed after the time limit of {wall_seconds:.0} s\n"));
+    } else if libc::WIFSIGNALED(status) {
+        stderr.insert_str(0, &format!("killed by signal {}\n", libc::WTERMSIG(status)));
+    }
     Ok(Finished {
-        success,
+        success: libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
         stdout,
-        stderr_head: stderr_head.join(" | "),
+        stderr,
         wall_seconds,
         peak_rss_bytes: usage.ru_maxrss as u64 * 1024,
     })
@@ -459,9 +531,10 @@ fn run_robotsieve(args: &Args, inputs: &Inputs, agent: &str, compile: &mut Optio
     let compiled = run_measured(
         Command::new(binary).args(["compile", "--agent", agent, "--corpus"]).arg(&inputs.corpus).arg("-o").arg(&rules),
         false,
+        Some(Limits::of(args)),
     )?;
     if !compiled.success {
-        return Err(format!("`robotsieve compile` failed: {}", compiled.stderr_head));
+        return Err(format!("`robotsieve compile` failed: {}", compiled.stderr_head()));
     }
     let records = count_lines(&inputs.corpus)?;
     *compile = Some(Setup {
@@ -470,15 +543,16 @@ fn run_robotsieve(args: &Args, inputs: &Inputs, agent: &str, compile: &mut Optio
         seconds: compiled.wall_seconds,
         peak_rss_mb: Some(megabytes(compiled.peak_rss_bytes)),
         note: format!(
-            "corpus records (http+https per host); artifact {:.1} MB",
-            std::fs::metadata(&rules).map(|m| megabytes(m.len())).unwrap_or(0.0)
+            "corpus records (http+https per host); artifact {:.1} MB; it says: {}",
+            std::fs::metadata(&rules).map(|m| megabytes(m.len())).unwrap_or(0.0),
+            compiled.stderr_last()
         ),
     });
     let mut filters = Vec::new();
     for &threads in &args.threads {
         let mut best: Option<FilterRun> = None;
         for _ in 0..args.repeat.max(1) {
-            let run = run_filter(binary, &rules, inputs, agent, threads)?;
+            let run = run_filter(binary, &rules, inputs, agent, threads, Limits::of(args))?;
             if !matches!(&best, Some(b) if b.seconds <= run.seconds) {
                 best = Some(run);
             }
@@ -489,7 +563,14 @@ fn run_robotsieve(args: &Args, inputs: &Inputs, agent: &str, compile: &mut Optio
 }
 
 /// One `robotsieve filter` run over the workload's URL list, verdicts to /dev/null.
-fn run_filter(binary: &Path, rules: &Path, inputs: &Inputs, agent: &str, threads: usize) -> Outcome<FilterRun> {
+fn run_filter(
+    binary: &Path,
+    rules: &Path,
+    inputs: &Inputs,
+    agent: &str,
+    threads: usize,
+    limits: Limits,
+) -> Outcome<FilterRun> {
     let stats_path = inputs.dir.join(format!("stats-{agent}-t{threads}.json"));
     let _ = std::fs::remove_file(&stats_path);
     let finished = run_measured(
@@ -501,9 +582,10 @@ fn run_filter(binary: &Path, rules: &Path, inputs: &Inputs, agent: &str, threads
             .args(["--verdicts", "/dev/null", "--threads", &threads.to_string(), "--stats"])
             .arg(&stats_path),
         false,
+        Some(limits),
     )?;
     if !finished.success {
-        return Err(format!("`robotsieve filter --threads {threads}` failed: {}", finished.stderr_head));
+        return Err(format!("`robotsieve filter --threads {threads}` failed: {}", finished.stderr_head()));
     }
     let text = std::fs::read_to_string(&stats_path)
         .map_err(|e| format!("filter wrote no stats file {}: {e}", stats_path.display()))?;
