@@ -594,32 +594,27 @@ fn run_filter(
     Ok(filter_run_from_stats(&stats, threads, &finished))
 }
 
-/// Reads the figures of one filter run from its stats JSON, falling back to wall time where a figure is
-/// missing (and saying so in the note).
+/// Reads the figures of one filter run from its stats JSON (written by `cli/src/filter.rs`: `urls`,
+/// `urls_per_second`, `elapsed_seconds`, `counts.{allowed,disallowed,unknown,invalid}`). A missing figure
+/// falls back to wall time, and the note says so.
 fn filter_run_from_stats(stats: &serde_json::Value, threads: usize, finished: &Finished) -> FilterRun {
-    let number = |keys: &[&str]| keys.iter().find_map(|k| stats.get(*k).and_then(|v| v.as_f64()));
-    let verdict_counts = stats.get("verdicts").unwrap_or(stats);
-    let count = |key: &str| verdict_counts.get(key).and_then(|v| v.as_u64());
-    let urls = number(&["urls", "total", "urls_total", "lines"]).map(|n| n as u64);
-    let per_second = number(&["urls_per_second", "urls_per_sec", "per_second"]);
-    let seconds = number(&["seconds", "elapsed_seconds", "elapsed_secs", "elapsed"]);
+    let urls = stats.get("urls").and_then(|v| v.as_u64());
+    let per_second = stats.get("urls_per_second").and_then(|v| v.as_f64());
+    let elapsed = stats.get("elapsed_seconds").and_then(|v| v.as_f64());
     let mut note = String::new();
-    let (urls, seconds) = match (urls, per_second, seconds) {
+    let (urls, seconds) = match (urls, per_second, elapsed) {
         (Some(urls), Some(per_second), _) if per_second > 0.0 => (urls, urls as f64 / per_second),
-        (Some(urls), _, Some(seconds)) => (urls, seconds),
+        (Some(urls), _, Some(elapsed)) => (urls, elapsed),
         (urls, _, _) => {
-            note.push_str("; stats lacked URLs/s, seconds are wall time");
+            note.push_str("; stats lacked urls_per_second, seconds are wall time");
             (urls.unwrap_or(0), finished.wall_seconds)
         }
     };
-    let verdicts = match (count("allowed"), count("disallowed")) {
-        (Some(allowed), Some(disallowed)) => Some(Verdicts {
-            allowed,
-            disallowed,
-            unknown: count("unknown").unwrap_or(0),
-            invalid: count("invalid").unwrap_or(0),
-            failed: 0,
-        }),
+    let count = |key: &str| stats.get("counts").and_then(|c| c.get(key)).and_then(|v| v.as_u64());
+    let verdicts = match (count("allowed"), count("disallowed"), count("unknown"), count("invalid")) {
+        (Some(allowed), Some(disallowed), Some(unknown), Some(invalid)) => {
+            Some(Verdicts { allowed, disallowed, unknown, invalid, failed: 0 })
+        }
         _ => None,
     };
     FilterRun {
