@@ -375,8 +375,9 @@ fn print_table(table: &Table) {
 
 /// Re-executes this binary with `--only PEER` and returns what the child measured.
 fn run_peer(args: &Args, peer: Peer, inputs: &Inputs, agent: &str) -> Outcome<PeerRun> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
-    let mut command = Command::new(exe);
+    // /proc/self/exe still runs this very build when cargo has replaced the file meanwhile (the target
+    // directory is shared), and after fork it names the parent's executable.
+    let mut command = Command::new("/proc/self/exe");
     command
         .args(["--only", peer.name(), "--agent", agent, "--urls"])
         .arg(&inputs.urls)
@@ -520,13 +521,15 @@ struct FilterRun {
 /// Compiles the workload's corpus with the robotsieve binary and filters the URL list with it.
 /// The compile step is reported through `compile` as soon as it succeeds, even if filtering then fails.
 fn run_robotsieve(args: &Args, inputs: &Inputs, agent: &str, compile: &mut Option<Setup>) -> Outcome<Vec<FilterRun>> {
-    let binary = &args.robotsieve;
-    if !binary.is_file() {
+    if !args.robotsieve.is_file() {
         return Err(format!(
             "no binary at {}; build it with `cargo build --release -p robotsieve-cli` or pass --robotsieve",
-            binary.display()
+            args.robotsieve.display()
         ));
     }
+    // Run a private copy: the target directory is shared, and compile and filter must be the same build.
+    let binary = &inputs.dir.join("robotsieve-under-test");
+    std::fs::copy(&args.robotsieve, binary).map_err(|e| format!("copying {}: {e}", args.robotsieve.display()))?;
     let rules = inputs.dir.join(format!("rules-{agent}.rsv"));
     let compiled = run_measured(
         Command::new(binary).args(["compile", "--agent", agent, "--corpus"]).arg(&inputs.corpus).arg("-o").arg(&rules),
