@@ -8,6 +8,7 @@ mod check;
 mod failure;
 mod input;
 mod meta;
+mod lint;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -26,6 +27,8 @@ enum Command {
     Check(check::Args),
     /// Page-level rules: robots meta tags and X-Robots-Tag headers of fetched pages, for one crawler.
     Meta(meta::Args),
+    /// Explain how Google reads a robots.txt and where that differs from what was meant.
+    Lint(lint::Args),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +36,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Check(args) => check::run(args),
         Command::Meta(args) => meta::run(args),
+        Command::Lint(args) => lint::run(args),
     };
     match result {
         Ok(code) => code,
