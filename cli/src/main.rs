@@ -6,6 +6,7 @@
 
 mod check;
 mod failure;
+mod filter;
 mod input;
 mod meta;
 mod lint;
@@ -25,6 +26,8 @@ struct Cli {
 enum Command {
     /// Check URLs against one robots.txt (or a compiled artifact) for one crawler.
     Check(check::Args),
+    /// Stream a URL list through a compiled artifact: allowed, disallowed, unknown and invalid URLs.
+    Filter(filter::Args),
     /// Page-level rules: robots meta tags and X-Robots-Tag headers of fetched pages, for one crawler.
     Meta(meta::Args),
     /// Explain how Google reads a robots.txt and where that differs from what was meant.
@@ -35,6 +38,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check(args) => check::run(args),
+        Command::Filter(args) => filter::run(args),
         Command::Meta(args) => meta::run(args),
         Command::Lint(args) => lint::run(args),
     };

@@ -1,0 +1,273 @@
+//! `robotsieve filter`: stream a URL list through a compiled artifact.
+//!
+//! The work is `robotsieve_engine::filter`; this module opens the input
+//! (decompressing `.gz` and `.zst`), creates the outputs as pending files,
+//! drives the progress bar, commits the outputs and writes the stats.
+
+use crate::failure::{fail, Context, Failure};
+use indicatif::{ProgressBar, ProgressStyle};
+use robotsieve_compiler::Agent;
+use robotsieve_engine::artifact::Artifact;
+use robotsieve_engine::classify::{AgentClassifier, Scratch};
+use robotsieve_engine::filter::{Classifier, Config, Input, Outputs, PendingFile, Pipeline, Progress, Stats};
+use robotsieve_engine::url::PathMode;
+use robotsieve_engine::verdict::Verdict;
+use std::fs::File;
+use std::io::{BufReader, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Arguments of `robotsieve filter`.
+#[derive(clap::Args)]
+#[command(after_help = "Every output is written under a temporary name in its directory and renamed into place \
+only when the run succeeds: a failed or interrupted run leaves no partial file under the final name. \
+A run killed by a signal may leave a hidden `.NAME.robotsieve-PID-N.tmp` beside an output. \
+A regular input file is memory-mapped: do not truncate it while robotsieve reads it.")]
+pub struct Args {
+    /// The compiled artifact (`robotsieve compile`).
+    #[arg(long, value_name = "FILE")]
+    rules: PathBuf,
+    /// The crawler to decide for: one of the agents the artifact was compiled for.
+    #[arg(long, value_name = "TOKEN")]
+    agent: String,
+    /// The URL list, one per line (LF or CRLF; blank lines are skipped). `-` reads
+    /// standard input; a name ending in `.gz` or `.zst` is decompressed.
+    #[arg(long, value_name = "FILE")]
+    urls: PathBuf,
+    /// Write the allowed URLs here, one per line, in input order.
+    #[arg(long, value_name = "FILE")]
+    allowed: Option<PathBuf>,
+    /// Write the disallowed URLs here.
+    #[arg(long, value_name = "FILE")]
+    disallowed: Option<PathBuf>,
+    /// Write the URLs of origins the artifact has no robots.txt for here
+    /// (not with --unknown-as, which puts them in another list).
+    #[arg(long, value_name = "FILE", conflicts_with = "unknown_as")]
+    unknown: Option<PathBuf>,
+    /// Write the lines that are not absolute http, https or ftp URLs here.
+    #[arg(long, value_name = "FILE")]
+    invalid: Option<PathBuf>,
+    /// Write `VERDICT<TAB>URL` for every URL here, in input order.
+    #[arg(long, value_name = "FILE")]
+    verdicts: Option<PathBuf>,
+    /// Add `<TAB>REASON` to each line of --verdicts: the deciding rule and its
+    /// line, or why there was none.
+    #[arg(long, requires = "verdicts")]
+    explain: bool,
+    /// Report URLs of origins without a robots.txt as allowed or disallowed
+    /// instead of unknown: in the lists, the verdicts file and the counts.
+    #[arg(long, value_name = "VERDICT", value_enum)]
+    unknown_as: Option<UnknownAs>,
+    /// Write counts per verdict and speed as JSON here.
+    #[arg(long, value_name = "FILE")]
+    stats: Option<PathBuf>,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Option<u16>,
+    /// Match URL paths byte for byte, as Google's library does, instead of
+    /// escaping them first like patterns.
+    #[arg(long)]
+    raw_urls: bool,
+}
+
+/// Where `--unknown-as` puts the URLs of origins without a robots.txt.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum UnknownAs {
+    /// Count and list them as allowed.
+    Allowed,
+    /// Count and list them as disallowed.
+    Disallowed,
+}
+
+/// The outputs of a run, by flag: (flag, verdict of the list or `None` for
+/// the verdicts file, path).
+fn requested_outputs(args: &Args) -> Vec<(&'static str, Option<Verdict>, &Path)> {
+    let all = [
+        ("--allowed", Some(Verdict::Allowed), &args.allowed),
+        ("--disallowed", Some(Verdict::Disallowed), &args.disallowed),
+        ("--unknown", Some(Verdict::Unknown), &args.unknown),
+        ("--invalid", Some(Verdict::Invalid), &args.invalid),
+        ("--verdicts", None, &args.verdicts),
+    ];
+    all.into_iter().filter_map(|(flag, verdict, path)| Some((flag, verdict, path.as_deref()?))).collect()
+}
+
+/// Runs `filter`.
+pub fn run(args: Args) -> Result<ExitCode, Failure> {
+    let outputs = requested_outputs(&args);
+    if outputs.is_empty() && args.stats.is_none() {
+        return Err(fail!(
+            "nothing to write: give at least one of --allowed, --disallowed, --unknown, --invalid, --verdicts, --stats"
+        ));
+    }
+    let mut paths: Vec<(&str, &Path)> = outputs.iter().map(|&(flag, _, path)| (flag, path)).collect();
+    paths.extend(args.stats.as_deref().map(|path| ("--stats", path)));
+    for (i, (flag, path)) in paths.iter().enumerate() {
+        if path.as_os_str() == "-" {
+            return Err(fail!("{flag}: give a file name (outputs are renamed into place, so `-` cannot be one)"));
+        }
+        if let Some((other, _)) = paths[..i].iter().find(|(_, p)| p == path) {
+            return Err(fail!("{other} and {flag} name the same file {}", path.display()));
+        }
+        if *path == args.urls.as_path() {
+            return Err(fail!("{flag} names the input file {}", path.display()));
+        }
+    }
+    let mode = if args.raw_urls { PathMode::Raw } else { PathMode::Escaped };
+    let artifact = Artifact::open(&args.rules).map_err(|e| fail!("{e}"))?;
+    let classifier = agent_classifier(&artifact, &args.rules, &args.agent, mode)?;
+    filter_with(&classifier, &args, |scratches| vec![("by_robots_fetch", fetch_stats(&classifier, scratches))])?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The classifier of `agent` in the artifact at `path`: the one place that
+/// knows how an agent is looked up.
+fn agent_classifier<'a>(
+    artifact: &'a Artifact,
+    path: &Path,
+    agent: &str,
+    mode: PathMode,
+) -> Result<AgentClassifier<'a>, Failure> {
+    let agent = Agent::parse(agent).map_err(|e| fail!("--agent: {e}"))?;
+    let Some(index) = artifact.agent_index(&agent.to_string()) else {
+        return Err(fail!(
+            "{}: built for {}, not for {agent}: compile with --agent {agent}",
+            path.display(),
+            artifact.meta().agents.join(" and ")
+        ));
+    };
+    Ok(AgentClassifier::new(artifact, index, mode))
+}
+
+/// The `--stats` figures only the artifact's classifier has: URLs and
+/// distinct origins per robots.txt fetch result.
+fn fetch_stats(classifier: &AgentClassifier<'_>, scratches: &[Scratch]) -> serde_json::Value {
+    let classes: serde_json::Map<String, serde_json::Value> = classifier
+        .fetch_tallies(scratches)
+        .iter()
+        .map(|(class, urls, origins)| {
+            (class.name().to_string(), serde_json::json!({ "urls": urls, "origins": origins }))
+        })
+        .collect();
+    classes.into()
+}
+
+/// Opens the URL list: mapped, streamed from standard input, or decompressed.
+fn open_input(path: &Path) -> Result<Input, Failure> {
+    let name = path.display().to_string();
+    let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let open = || File::open(path).context(&name);
+    Ok(match extension {
+        "gz" => Input::from_reader(name.clone(), flate2::read::MultiGzDecoder::new(BufReader::new(open()?))),
+        "zst" => Input::from_reader(name.clone(), zstd::Decoder::new(open()?).context(&name)?),
+        _ => Input::open(path).map_err(|e| fail!("{e}"))?,
+    })
+}
+
+/// Runs the pipeline with `classifier` and commits the outputs.
+/// `extra_stats` adds the classifier's own figures to `--stats`, from the
+/// scratches of the run.
+fn filter_with<C: Classifier>(
+    classifier: &C,
+    args: &Args,
+    extra_stats: impl FnOnce(&[C::Scratch]) -> Vec<(&'static str, serde_json::Value)>,
+) -> Result<Stats, Failure> {
+    let mut input = open_input(&args.urls)?;
+    let config = Config {
+        threads: args.threads.map_or(0, usize::from),
+        unknown_as: match args.unknown_as {
+            None => Verdict::Unknown,
+            Some(UnknownAs::Allowed) => Verdict::Allowed,
+            Some(UnknownAs::Disallowed) => Verdict::Disallowed,
+        },
+        explain: args.explain,
+        ..Config::default()
+    };
+    let pipeline = Pipeline::new(config).map_err(|e| fail!("{e}"))?;
+
+    let requested = requested_outputs(args);
+    let mut files = Vec::with_capacity(requested.len());
+    for &(_, _, path) in &requested {
+        files.push(PendingFile::create(path).map_err(|e| fail!("{e}"))?);
+    }
+    let mut outputs = Outputs::new();
+    for (file, &(_, verdict, path)) in files.iter_mut().zip(&requested) {
+        let name = path.display().to_string();
+        outputs = match verdict {
+            Some(verdict) => outputs.list(verdict, name, file),
+            None => outputs.verdicts(name, file),
+        };
+    }
+
+    let progress = Progress::new();
+    let report = with_progress_bar(&progress, || pipeline.run(classifier, &mut input, &mut outputs, Some(&progress)))
+        .map_err(|e| fail!("{e}"))?;
+    drop(outputs);
+    let stats = report.stats.clone();
+    let stats_file = match &args.stats {
+        Some(path) => {
+            let mut file = PendingFile::create(path).map_err(|e| fail!("{e}"))?;
+            let mut document = stats_json(&stats);
+            for (key, value) in extra_stats(&report.scratches) {
+                document[key] = value;
+            }
+            let mut json = serde_json::to_vec_pretty(&document).expect("stats are plain numbers");
+            json.push(b'\n');
+            file.write_all(&json).context(path.display())?;
+            Some(file)
+        }
+        None => None,
+    };
+    for file in files.into_iter().chain(stats_file) {
+        file.commit().map_err(|e| fail!("{e}"))?;
+    }
+    Ok(stats)
+}
+
+/// The `--stats` document. Classifier-specific figures (origins hit per
+/// robots.txt status class, ...) are added as further top-level keys.
+fn stats_json(stats: &Stats) -> serde_json::Value {
+    let counts: serde_json::Map<String, serde_json::Value> =
+        Verdict::ALL.iter().map(|v| (v.name().to_string(), stats.count(*v).into())).collect();
+    serde_json::json!({
+        "urls": stats.urls(),
+        "counts": counts,
+        "input_bytes": stats.input_bytes,
+        "elapsed_seconds": stats.elapsed.as_secs_f64(),
+        "urls_per_second": stats.urls_per_second(),
+        "bytes_per_second": stats.bytes_per_second(),
+        "threads": stats.threads,
+    })
+}
+
+/// Runs `work` with a progress bar (URLs, URLs/s, bytes) on standard error
+/// when it is a terminal; without one otherwise.
+fn with_progress_bar<T>(progress: &Progress, work: impl FnOnce() -> T) -> T {
+    if !std::io::stderr().is_terminal() {
+        return work();
+    }
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {elapsed_precise} {human_pos} URLs ({per_sec}) {msg}")
+            .expect("the template is valid"),
+    );
+    let finished = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let ticker = scope.spawn(|| {
+            while !finished.load(Ordering::Relaxed) {
+                bar.set_position(progress.urls());
+                bar.set_message(format!("{:.1} MiB read", progress.bytes() as f64 / (1 << 20) as f64));
+                bar.tick();
+                std::thread::park_timeout(Duration::from_millis(200));
+            }
+        });
+        let result = work();
+        finished.store(true, Ordering::Relaxed);
+        ticker.thread().unpark();
+        let _ = ticker.join();
+        bar.finish_and_clear();
+        result
+    })
+}

@@ -1,0 +1,253 @@
+//! `robotsieve filter` as users run it: a tiny artifact compiled with
+//! `robotsieve compile`, then URL lists through the binary.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn robotsieve() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_robotsieve"))
+}
+
+const ROBOTS: &str = "User-agent: *\nDisallow: /private\nAllow: /private/ok\nDisallow: /caf%C3%A9\n\n\
+                      User-agent: otherbot\nDisallow: /\n";
+
+/// Lines of a frontier and the verdict each gets for mybot (after escaping).
+const FRONTIER: [(&str, &str); 8] = [
+    ("https://example.com/", "allowed"),
+    ("https://example.com/private/x", "disallowed"),
+    ("https://EXAMPLE.com:443/private/ok?q=1", "allowed"),
+    ("https://other.org/a", "unknown"),
+    ("not a url", "invalid"),
+    ("https://example.com/café", "disallowed"),
+    ("mailto:someone@example.com", "invalid"),
+    ("http://example.com/private", "unknown"),
+];
+
+/// A directory holding `x.rsv`, compiled for mybot (with --explain) from
+/// ROBOTS as https://example.com, and `urls.txt`: FRONTIER with CRLF line
+/// ends, blank lines and no final newline.
+fn setup() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("robots.txt"), ROBOTS).unwrap();
+    let compiled = robotsieve()
+        .current_dir(dir.path())
+        .args(["compile", "--robots", "robots.txt", "--origin", "https://example.com", "--agent", "mybot"])
+        .args(["--explain", "-o", "x.rsv"])
+        .output()
+        .unwrap();
+    assert!(compiled.status.success(), "{}", String::from_utf8_lossy(&compiled.stderr));
+    std::fs::write(dir.path().join("urls.txt"), frontier_text()).unwrap();
+    dir
+}
+
+fn frontier_text() -> String {
+    let lines: Vec<&str> = FRONTIER.iter().map(|(url, _)| *url).collect();
+    format!("\r\n{}", lines.join("\r\n\r\n"))
+}
+
+fn filter(dir: &Path, args: &[&str]) -> Output {
+    robotsieve().current_dir(dir).args(["filter", "--rules", "x.rsv", "--agent", "mybot"]).args(args).output().unwrap()
+}
+
+fn read(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// The URLs of FRONTIER with `verdict` (after folding unknown into `unknown_as`), as a list file.
+fn expected_list(verdict: &str, unknown_as: &str) -> String {
+    FRONTIER
+        .iter()
+        .filter(|(_, v)| if *v == "unknown" { unknown_as == verdict } else { *v == verdict })
+        .map(|(url, _)| format!("{url}\n"))
+        .collect()
+}
+
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn every_output_holds_its_urls_in_input_order() {
+    let dir = setup();
+    for threads in ["1", "2"] {
+        let out = filter(
+            dir.path(),
+            &["--urls", "urls.txt", "--threads", threads, "--allowed", "ok.txt", "--disallowed", "blocked.txt"]
+                .into_iter()
+                .chain(["--unknown", "unknown.txt", "--invalid", "bad.txt", "--verdicts", "v.tsv"])
+                .chain(["--stats", "stats.json"])
+                .collect::<Vec<_>>(),
+        );
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.stdout.is_empty() && out.stderr.is_empty(), "no progress bar off a terminal");
+        for (file, verdict) in
+            [("ok.txt", "allowed"), ("blocked.txt", "disallowed"), ("unknown.txt", "unknown"), ("bad.txt", "invalid")]
+        {
+            assert_eq!(read(dir.path(), file), expected_list(verdict, "unknown"), "{file}");
+        }
+        let verdicts: String = FRONTIER.iter().map(|(url, v)| format!("{v}\t{url}\n")).collect();
+        assert_eq!(read(dir.path(), "v.tsv"), verdicts);
+
+        let stats: serde_json::Value = serde_json::from_str(&read(dir.path(), "stats.json")).unwrap();
+        assert_eq!(stats["urls"], 8);
+        assert_eq!(stats["counts"], serde_json::json!({"allowed": 2, "disallowed": 2, "unknown": 2, "invalid": 2}));
+        assert_eq!(stats["input_bytes"], frontier_text().len());
+        assert_eq!(stats["threads"], threads.parse::<u64>().unwrap());
+        assert!(stats["elapsed_seconds"].as_f64().unwrap() > 0.0);
+        assert!(stats["urls_per_second"].as_f64().unwrap() > 0.0);
+        assert!(stats["bytes_per_second"].as_f64().unwrap() > 0.0);
+        assert_eq!(stats["by_robots_fetch"]["rules"], serde_json::json!({"urls": 4, "origins": 1}));
+    }
+}
+
+#[test]
+fn explain_names_the_deciding_line() {
+    let dir = setup();
+    let out = filter(dir.path(), &["--urls", "urls.txt", "--verdicts", "v.tsv", "--explain"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = read(dir.path(), "v.tsv");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), FRONTIER.len());
+    assert!(lines.iter().all(|l| l.split('\t').count() == 3), "{text}");
+    assert_eq!(lines[1], "disallowed\thttps://example.com/private/x\t2: disallow: /private");
+    assert_eq!(lines[2], "allowed\thttps://EXAMPLE.com:443/private/ok?q=1\t3: allow: /private/ok");
+}
+
+#[test]
+fn unknown_as_folds_unknown_everywhere() {
+    let dir = setup();
+    for unknown_as in ["allowed", "disallowed"] {
+        let out = filter(
+            dir.path(),
+            &["--urls", "urls.txt", "--unknown-as", unknown_as, "--allowed", "ok.txt", "--disallowed", "blocked.txt"]
+                .into_iter()
+                .chain(["--verdicts", "v.tsv", "--stats", "stats.json"])
+                .collect::<Vec<_>>(),
+        );
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(read(dir.path(), "ok.txt"), expected_list("allowed", unknown_as));
+        assert_eq!(read(dir.path(), "blocked.txt"), expected_list("disallowed", unknown_as));
+        assert!(!read(dir.path(), "v.tsv").contains("unknown"));
+        let stats: serde_json::Value = serde_json::from_str(&read(dir.path(), "stats.json")).unwrap();
+        assert_eq!(stats["counts"]["unknown"], 0);
+        assert_eq!(stats["counts"][unknown_as], 4);
+    }
+}
+
+#[test]
+fn raw_urls_match_the_path_byte_for_byte() {
+    let dir = setup();
+    let out = filter(dir.path(), &["--urls", "urls.txt", "--raw-urls", "--disallowed", "blocked.txt"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // `/café` is not `/caf%C3%A9` byte for byte.
+    assert_eq!(read(dir.path(), "blocked.txt"), "https://example.com/private/x\n");
+}
+
+/// Compressed and piped frontiers give the same outputs as the plain file.
+#[test]
+fn gzip_zstd_and_standard_input_are_read_like_the_file() {
+    let dir = setup();
+    let text = frontier_text();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(text.as_bytes()).unwrap();
+    std::fs::write(dir.path().join("urls.txt.gz"), gz.finish().unwrap()).unwrap();
+    std::fs::write(dir.path().join("urls.txt.zst"), zstd::encode_all(text.as_bytes(), 3).unwrap()).unwrap();
+    let expected: String = FRONTIER.iter().map(|(url, v)| format!("{v}\t{url}\n")).collect();
+    for input in ["urls.txt.gz", "urls.txt.zst"] {
+        let out = filter(dir.path(), &["--urls", input, "--verdicts", "v.tsv", "--stats", "s.json"]);
+        assert!(out.status.success(), "{input}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(read(dir.path(), "v.tsv"), expected, "{input}");
+        let stats: serde_json::Value = serde_json::from_str(&read(dir.path(), "s.json")).unwrap();
+        assert_eq!(stats["input_bytes"], text.len(), "{input}: bytes after decompression");
+    }
+
+    let mut child = robotsieve()
+        .current_dir(dir.path())
+        .args(["filter", "--rules", "x.rsv", "--agent", "mybot", "--urls", "-", "--verdicts", "v.tsv"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(read(dir.path(), "v.tsv"), expected, "standard input");
+}
+
+#[test]
+fn a_corrupt_compressed_input_fails_naming_it_and_leaves_no_output() {
+    let dir = setup();
+    std::fs::write(dir.path().join("urls.txt.gz"), b"\x1f\x8b\x08\x00 not really gzip").unwrap();
+    let before = names_in(dir.path());
+    let out = filter(dir.path(), &["--urls", "urls.txt.gz", "--allowed", "ok.txt", "--stats", "s.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.starts_with("robotsieve: urls.txt.gz: "), "{stderr}");
+    assert_eq!(names_in(dir.path()), before, "no output, no temporary file");
+}
+
+#[test]
+fn an_output_that_cannot_be_created_fails_the_run_and_leaves_no_file() {
+    let dir = setup();
+    let before = names_in(dir.path());
+    let out = filter(dir.path(), &["--urls", "urls.txt", "--allowed", "ok.txt", "--disallowed", "no/such/dir/b.txt"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no/such/dir/b.txt"), "{stderr}");
+    assert_eq!(names_in(dir.path()), before);
+}
+
+#[test]
+fn binary_input_is_classified_not_a_crash() {
+    let dir = setup();
+    let bytes: Vec<u8> = (0..20_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    std::fs::write(dir.path().join("junk.bin"), &bytes).unwrap();
+    let out = filter(dir.path(), &["--urls", "junk.bin", "--invalid", "bad.txt", "--stats", "s.json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stats: serde_json::Value = serde_json::from_str(&read(dir.path(), "s.json")).unwrap();
+    let lines = bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty() && *l != b"\r").count();
+    assert_eq!(stats["urls"], lines);
+}
+
+#[test]
+fn user_errors_name_the_problem() {
+    let dir = setup();
+    let cases: [(&[&str], &str); 8] = [
+        (&["--urls", "missing.txt", "--allowed", "ok.txt"], "missing.txt"),
+        (&["--urls", "urls.txt"], "nothing to write"),
+        (&["--urls", "urls.txt", "--allowed", "a.txt", "--disallowed", "a.txt"], "--allowed and --disallowed"),
+        (&["--urls", "urls.txt", "--allowed", "urls.txt"], "names the input file"),
+        (&["--urls", "urls.txt", "--allowed", "-"], "--allowed: give a file name"),
+        (&["--urls", "urls.txt", "--explain", "--allowed", "a.txt"], "--verdicts"),
+        (&["--urls", "urls.txt", "--unknown", "u.txt", "--unknown-as", "allowed"], "--unknown-as"),
+        (&["--urls", "urls.txt", "--threads", "0", "--allowed", "a.txt"], "--threads"),
+    ];
+    for (args, message) in cases {
+        let out = filter(dir.path(), args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(message), "{args:?}: {stderr}");
+    }
+
+    let out = robotsieve()
+        .current_dir(dir.path())
+        .args(["filter", "--rules", "x.rsv", "--agent", "otherbot", "--urls", "urls.txt", "--allowed", "a.txt"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("x.rsv: built for mybot, not for otherbot"), "{stderr}");
+
+    let missing: PathBuf = dir.path().join("nope.rsv");
+    let out = robotsieve()
+        .current_dir(dir.path())
+        .args(["filter", "--rules", missing.to_str().unwrap(), "--agent", "mybot", "--urls", "-", "--allowed", "a"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nope.rsv"));
+    assert_eq!(names_in(dir.path()), ["robots.txt", "urls.txt", "x.rsv"], "no output of a failed run");
+}
