@@ -126,6 +126,8 @@ struct Verdicts {
 struct PeerRun {
     urls: u64,
     seconds: f64,
+    /// CPU time of the timed phase: on a busy shared machine, steadier than wall time.
+    cpu_seconds: f64,
     setup_files: u64,
     setup_seconds: f64,
     verdicts: Option<Verdicts>,
@@ -140,6 +142,9 @@ struct Row {
     urls: u64,
     seconds: f64,
     urls_per_second: f64,
+    /// CPU seconds (for robotsieve: user + system time of the whole process, all threads).
+    cpu_seconds: f64,
+    urls_per_cpu_second: f64,
     vs_texting_robots: Option<f64>,
     vs_floor: Option<f64>,
     peak_rss_mb: Option<f64>,
@@ -255,16 +260,18 @@ fn measure(args: &Args, inputs: &Inputs, agent: &str) -> Outcome<Table> {
     let google = run_peer(args, Peer::Robotstxt, inputs, agent)?;
     let floor_rate = rate(floor.urls, floor.seconds);
     let texting_rate = rate(texting.urls, texting.seconds);
-    let row = |engine: &str, urls: u64, seconds: f64, rss: Option<u64>, verdicts: Option<Verdicts>, note: String| {
+    let row = |engine: &str, urls: u64, (seconds, cpu_seconds): (f64, f64), rss: u64, verdicts, note| {
         let per_second = rate(urls, seconds);
         Row {
-            engine: engine.to_string(),
+            engine: String::from(engine),
             urls,
             seconds,
             urls_per_second: per_second,
+            cpu_seconds,
+            urls_per_cpu_second: rate(urls, cpu_seconds),
             vs_texting_robots: (texting_rate > 0.0).then(|| per_second / texting_rate),
             vs_floor: (floor_rate > 0.0).then(|| per_second / floor_rate),
-            peak_rss_mb: rss.map(megabytes),
+            peak_rss_mb: Some(megabytes(rss)),
             verdicts,
             note,
         }
@@ -272,16 +279,16 @@ fn measure(args: &Args, inputs: &Inputs, agent: &str) -> Outcome<Table> {
     table.rows.push(row(
         "floor (mmap + count lines)",
         floor.urls,
-        floor.seconds,
-        Some(floor.peak_rss_bytes),
+        (floor.seconds, floor.cpu_seconds),
+        floor.peak_rss_bytes,
         None,
         floor.note,
     ));
     table.rows.push(row(
         "texting_robots 0.2.2, 1 thread",
         texting.urls,
-        texting.seconds,
-        Some(texting.peak_rss_bytes),
+        (texting.seconds, texting.cpu_seconds),
+        texting.peak_rss_bytes,
         texting.verdicts,
         texting.note,
     ));
@@ -295,8 +302,8 @@ fn measure(args: &Args, inputs: &Inputs, agent: &str) -> Outcome<Table> {
     table.rows.push(row(
         "robotstxt 0.3.0 (re-parse per URL), 1 thread",
         google.urls,
-        google.seconds,
-        Some(google.peak_rss_bytes),
+        (google.seconds, google.cpu_seconds),
+        google.peak_rss_bytes,
         google.verdicts,
         google.note,
     ));
@@ -309,8 +316,8 @@ fn measure(args: &Args, inputs: &Inputs, agent: &str) -> Outcome<Table> {
                 table.rows.push(row(
                     &format!("robotsieve filter, {} thread(s)", filter.threads),
                     filter.urls,
-                    filter.seconds,
-                    Some(filter.peak_rss_bytes),
+                    (filter.seconds, filter.cpu_seconds),
+                    filter.peak_rss_bytes,
                     filter.verdicts,
                     note,
                 ));
@@ -341,8 +348,8 @@ fn megabytes(bytes: u64) -> f64 {
 
 fn print_table(table: &Table) {
     println!(
-        "{:<46} {:>10} {:>9} {:>12} {:>8} {:>8} {:>8}  verdicts allowed/disallowed/unknown/invalid/failed",
-        "engine", "URLs", "seconds", "URLs/s", "vs t_r", "vs floor", "RSS MB"
+        "{:<46} {:>10} {:>9} {:>12} {:>8} {:>8} {:>8} {:>8} {:>12}  verdicts a/d/u/i/failed",
+        "engine", "URLs", "seconds", "URLs/s", "vs t_r", "vs floor", "RSS MB", "cpu s", "URLs/cpu-s"
     );
     let ratio = |r: Option<f64>| r.map_or("-".to_string(), |r| format!("{r:.3}"));
     for row in &table.rows {
@@ -350,7 +357,7 @@ fn print_table(table: &Table) {
             format!("{}/{}/{}/{}/{}", v.allowed, v.disallowed, v.unknown, v.invalid, v.failed)
         });
         println!(
-            "{:<46} {:>10} {:>9.3} {:>12.0} {:>8} {:>8} {:>8}  {verdicts} {}",
+            "{:<46} {:>10} {:>9.3} {:>12.0} {:>8} {:>8} {:>8} {:>8.3} {:>12.0}  {verdicts} {}",
             row.engine,
             row.urls,
             row.seconds,
@@ -358,6 +365,8 @@ fn print_table(table: &Table) {
             ratio(row.vs_texting_robots),
             ratio(row.vs_floor),
             row.peak_rss_mb.map_or("-".to_string(), |m| format!("{m:.1}")),
+            row.cpu_seconds,
+            row.urls_per_cpu_second,
             row.note
         );
     }
@@ -398,6 +407,8 @@ struct Finished {
     stdout: String,
     stderr: String,
     wall_seconds: f64,
+    /// User plus system time of the child, all threads.
+    cpu_seconds: f64,
     peak_rss_bytes: u64,
 }
 
@@ -503,8 +514,13 @@ fn run_measured(command: &mut Command, pass_stderr: bool, limits: Option<Limits>
         stdout,
         stderr,
         wall_seconds,
+        cpu_seconds: timeval_seconds(usage.ru_utime) + timeval_seconds(usage.ru_stime),
         peak_rss_bytes: usage.ru_maxrss as u64 * 1024,
     })
+}
+
+fn timeval_seconds(time: libc::timeval) -> f64 {
+    time.tv_sec as f64 + time.tv_usec as f64 * 1e-6
 }
 
 /// One `robotsieve filter` run.
@@ -513,6 +529,7 @@ struct FilterRun {
     urls: u64,
     seconds: f64,
     wall_seconds: f64,
+    cpu_seconds: f64,
     peak_rss_bytes: u64,
     verdicts: Option<Verdicts>,
     note: String,
@@ -625,6 +642,7 @@ fn filter_run_from_stats(stats: &serde_json::Value, threads: usize, finished: &F
         urls,
         seconds,
         wall_seconds: finished.wall_seconds,
+        cpu_seconds: finished.cpu_seconds,
         peak_rss_bytes: finished.peak_rss_bytes,
         verdicts,
         note,
@@ -839,14 +857,39 @@ impl UrlList {
     }
 }
 
+/// Wall and CPU time of one timed phase.
+struct Clock {
+    wall: Instant,
+    cpu: f64,
+}
+
+impl Clock {
+    fn start() -> Clock {
+        Clock { wall: Instant::now(), cpu: process_cpu_seconds() }
+    }
+
+    /// (wall seconds, CPU seconds) since `start`.
+    fn read(&self) -> (f64, f64) {
+        (self.wall.elapsed().as_secs_f64(), process_cpu_seconds() - self.cpu)
+    }
+}
+
+/// CPU time this process has used so far (all threads; the peers run on one).
+fn process_cpu_seconds() -> f64 {
+    // SAFETY: timespec is plain old data that clock_gettime fills in.
+    let mut now: libc::timespec = unsafe { std::mem::zeroed() };
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut now) };
+    now.tv_sec as f64 + now.tv_nsec as f64 * 1e-9
+}
+
 /// The floor: map the list and visit every line end, as any per-URL engine must at least do. Each pass
 /// maps the file afresh (so page-table setup counts, as it does for an engine that maps the list);
 /// the fastest of `repeat` passes (at least two: the first warms the page cache).
 fn run_floor(urls: &Path, repeat: usize) -> Outcome<PeerRun> {
-    let mut best = f64::INFINITY;
+    let (mut best, mut best_cpu) = (f64::INFINITY, f64::INFINITY);
     let mut lines = 0;
     for _ in 0..repeat.max(2) {
-        let started = Instant::now();
+        let clock = Clock::start();
         let list = UrlList::open(urls)?;
         // Visit each line end; memchr's own count() would skip the per-line step no engine can skip.
         let mut count = 0u64;
@@ -856,11 +899,14 @@ fn run_floor(urls: &Path, repeat: usize) -> Outcome<PeerRun> {
         }
         lines = count;
         drop(list);
-        best = best.min(started.elapsed().as_secs_f64());
+        let (wall, cpu) = clock.read();
+        best = best.min(wall);
+        best_cpu = best_cpu.min(cpu);
     }
     Ok(PeerRun {
         urls: lines,
         seconds: best,
+        cpu_seconds: best_cpu,
         note: format!("map + visit each line, best of {}", repeat.max(2)),
         ..PeerRun::default()
     })
@@ -934,22 +980,25 @@ fn run_texting_robots(urls: &Path, hosts: &Path, agent: &str, repeat: usize) -> 
     })?;
     let list = UrlList::open(urls)?;
     let mut verdicts = Verdicts::default();
-    let mut seconds = f64::INFINITY;
+    let (mut seconds, mut cpu_seconds) = (f64::INFINITY, f64::INFINITY);
     for _ in 0..repeat.max(1) {
         verdicts = Verdicts::default();
-        let started = Instant::now();
+        let clock = Clock::start();
         for url in list.lines() {
             robots.judge(url, &mut verdicts, |robot, url| {
                 let robot = robot.as_ref()?;
                 std::panic::catch_unwind(|| robot.allowed(url)).ok()
             });
         }
-        seconds = seconds.min(started.elapsed().as_secs_f64());
+        let (wall, cpu) = clock.read();
+        seconds = seconds.min(wall);
+        cpu_seconds = cpu_seconds.min(cpu);
     }
     let urls = verdicts.allowed + verdicts.disallowed + verdicts.unknown + verdicts.invalid + verdicts.failed;
     Ok(PeerRun {
         urls,
         seconds,
+        cpu_seconds,
         setup_files: robots.entries.len() as u64,
         setup_seconds,
         verdicts: Some(verdicts),
@@ -968,7 +1017,7 @@ fn run_robotstxt(urls: &Path, hosts: &Path, agent: &str, sample: usize, limit_se
     let mut verdicts = Verdicts::default();
     let mut done = 0u64;
     let mut note = format!("sample of every {stride}th URL");
-    let started = Instant::now();
+    let clock = Clock::start();
     for url in list.lines().step_by(stride) {
         bodies.judge(url, &mut verdicts, |body, url| {
             std::panic::catch_unwind(|| {
@@ -978,11 +1027,11 @@ fn run_robotstxt(urls: &Path, hosts: &Path, agent: &str, sample: usize, limit_se
             .ok()
         });
         done += 1;
-        if started.elapsed().as_secs_f64() > limit_seconds {
+        if clock.read().0 > limit_seconds {
             note.push_str(&format!(", stopped after {limit_seconds} s"));
             break;
         }
     }
-    let seconds = started.elapsed().as_secs_f64();
-    Ok(PeerRun { urls: done, seconds, verdicts: Some(verdicts), note, ..PeerRun::default() })
+    let (seconds, cpu_seconds) = clock.read();
+    Ok(PeerRun { urls: done, seconds, cpu_seconds, verdicts: Some(verdicts), note, ..PeerRun::default() })
 }
