@@ -593,17 +593,23 @@ fn run_filter(
 ) -> Outcome<FilterRun> {
     let stats_path = inputs.dir.join(format!("stats-{agent}-t{threads}.json"));
     let _ = std::fs::remove_file(&stats_path);
+    // Not /dev/null: filter writes every output through a temporary file renamed into place, which would
+    // replace the device with a regular file when run as root. A real file also counts the cost of writing.
+    let verdicts_path = inputs.dir.join(format!("verdicts-{agent}-t{threads}.tsv"));
     let finished = run_measured(
         Command::new(binary)
             .args(["filter", "--rules"])
             .arg(rules)
             .args(["--agent", agent, "--urls"])
             .arg(&inputs.urls)
-            .args(["--verdicts", "/dev/null", "--threads", &threads.to_string(), "--stats"])
+            .arg("--verdicts")
+            .arg(&verdicts_path)
+            .args(["--threads", &threads.to_string(), "--stats"])
             .arg(&stats_path),
         false,
         Some(limits),
     )?;
+    let _ = std::fs::remove_file(&verdicts_path);
     if !finished.success {
         return Err(format!("`robotsieve filter --threads {threads}` failed: {}", finished.stderr_head()));
     }
