@@ -6,6 +6,7 @@
 //! - `floor_count_lines/2`: two threads, one half each.
 //! - `pipeline_counts/N`: the pipeline on N workers, no output (counts only).
 //! - `pipeline_one_list/N`: plus the disallowed URLs written to a sink.
+//! - `pipeline_all_lists/N`: plus every URL in the list of its verdict.
 //! - `pipeline_verdicts/N`: plus a `VERDICT<TAB>URL` line per URL to a sink.
 //!
 //! Throughput is in URLs (lines); divide a pipeline's URLs/s by the floor's.
@@ -120,6 +121,18 @@ fn filter(c: &mut Criterion) {
             let mut sink = std::io::sink();
             b.iter(|| {
                 let mut outputs = Outputs::new().list(Verdict::Disallowed, "sink", &mut sink);
+                pipeline.run(&LengthParity, &mut input, &mut outputs, None).expect("runs")
+            })
+        });
+        group.bench_function(BenchmarkId::new("pipeline_all_lists", threads), |b| {
+            let mut sinks: [std::io::Sink; 4] = Default::default();
+            b.iter(|| {
+                let [allowed, disallowed, unknown, invalid] = &mut sinks;
+                let mut outputs = Outputs::new()
+                    .list(Verdict::Allowed, "sink", allowed)
+                    .list(Verdict::Disallowed, "sink", disallowed)
+                    .list(Verdict::Unknown, "sink", unknown)
+                    .list(Verdict::Invalid, "sink", invalid);
                 pipeline.run(&LengthParity, &mut input, &mut outputs, None).expect("runs")
             })
         });

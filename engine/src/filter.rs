@@ -573,6 +573,8 @@ struct Workspace<S> {
 #[derive(Clone, Copy)]
 struct Wanted {
     lists: [bool; 4],
+    /// Whether any list is wanted.
+    any_list: bool,
     verdicts: bool,
     explain: bool,
     unknown_as: Verdict,
@@ -612,6 +614,7 @@ impl Pipeline {
         let started = Instant::now();
         let wanted = Wanted {
             lists: std::array::from_fn(|i| outputs.lists[i].is_some()),
+            any_list: outputs.lists.iter().any(Option::is_some),
             verdicts: outputs.verdicts.is_some(),
             explain: self.config.explain && outputs.verdicts.is_some(),
             unknown_as: self.config.unknown_as,
@@ -847,6 +850,10 @@ fn newline_mask_scalar(bytes: &[u8]) -> u64 {
 /// tab, copied in one piece.
 const VERDICT_FIELDS: [&[u8]; 4] = [b"allowed\t", b"disallowed\t", b"unknown\t", b"invalid\t"];
 
+/// [`VERDICT_FIELDS`] padded to 16 bytes.
+const VERDICT_FIELDS_PADDED: [[u8; 16]; 4] =
+    [*b"allowed\t________", *b"disallowed\t_____", *b"unknown\t________", *b"invalid\t________"];
+
 #[inline(always)]
 fn classify_line<C: Classifier>(
     classifier: &C,
@@ -874,14 +881,24 @@ fn classify_line<C: Classifier>(
     }
     let index = verdict.index();
     buffers.counts[index] += 1;
-    if wanted.lists[index] {
+    if wanted.any_list {
+        // Append, then take the line back from a list nobody asked for: the
+        // verdict is as good as random to the branch predictor, and a short
+        // copy costs less than the mispredicted branch that would skip it
+        // (measured: one list wanted of two verdicts, 44 to 62 million URLs/s).
         let list = &mut buffers.lists[index];
+        let len = list.len();
         list.extend_from_slice(url);
         list.push(b'\n');
+        list.truncate(len + (url.len() + 1) * usize::from(wanted.lists[index]));
     }
     if wanted.verdicts {
         let out = &mut buffers.verdicts;
-        out.extend_from_slice(VERDICT_FIELDS[index]);
+        // A fixed-size copy of the padded field, cut to its length: no
+        // variable-length copy and no branch on the verdict.
+        let len = out.len();
+        out.extend_from_slice(&VERDICT_FIELDS_PADDED[index]);
+        out.truncate(len + VERDICT_FIELDS[index].len());
         out.extend_from_slice(url);
         if wanted.explain {
             out.push(b'\t');
@@ -917,6 +934,7 @@ mod tests {
     fn verdict_fields_are_the_names() {
         for verdict in Verdict::ALL {
             assert_eq!(VERDICT_FIELDS[verdict.index()], format!("{verdict}\t").as_bytes());
+            assert!(VERDICT_FIELDS_PADDED[verdict.index()].starts_with(VERDICT_FIELDS[verdict.index()]));
         }
     }
 
