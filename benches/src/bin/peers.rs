@@ -80,6 +80,9 @@ struct Args {
     /// Internal: the host -> robots.txt file table of `--only`.
     #[arg(long, hide = true)]
     hosts: Option<PathBuf>,
+    /// Internal: where `--only robotstxt` writes its per-URL verdicts.
+    #[arg(long, hide = true)]
+    sample_out: Option<PathBuf>,
     /// Internal: the crawler name of `--only`.
     #[arg(long, hide = true)]
     agent: Option<String>,
@@ -172,6 +175,8 @@ struct Table {
     rows: Vec<Row>,
     setup: Vec<Setup>,
     missing: Vec<String>,
+    /// robotsieve against Google's library (robotstxt), URL by URL on the robotstxt sample.
+    agreement_with_robotstxt: Option<Agreement>,
 }
 
 /// The prepared inputs of one workload: a URL list, a host table for the in-process peers and a corpus
@@ -253,6 +258,7 @@ fn measure(args: &Args, inputs: &Inputs, agent: &str) -> Outcome<Table> {
         rows: vec![],
         setup: vec![],
         missing: vec![],
+        agreement_with_robotstxt: None,
     };
 
     let floor = run_peer(args, Peer::Floor, inputs, agent)?;
@@ -311,7 +317,8 @@ fn measure(args: &Args, inputs: &Inputs, agent: &str) -> Outcome<Table> {
     let mut compile = None;
     match run_robotsieve(args, inputs, agent, &mut compile) {
         Ok(filters) => {
-            for filter in filters {
+            for mut filter in filters {
+                table.agreement_with_robotstxt = table.agreement_with_robotstxt.take().or(filter.agreement.take());
                 let note = format!("wall {:.3} s{}", filter.wall_seconds, filter.note);
                 table.rows.push(row(
                     &format!("robotsieve filter, {} thread(s)", filter.threads),
@@ -380,6 +387,20 @@ fn print_table(table: &Table) {
             setup.note
         );
     }
+    if let Some(agreement) = &table.agreement_with_robotstxt {
+        println!(
+            "robotsieve vs robotstxt (Google's semantics), URL by URL on the sample: {} compared, {} disagree, {} skipped",
+            agreement.compared, agreement.disagreements, agreement.skipped
+        );
+        for example in &agreement.examples {
+            println!("  {example}");
+        }
+    }
+}
+
+/// Where the robotstxt child leaves its per-URL verdicts for the comparison with robotsieve.
+fn sample_path(inputs: &Inputs, agent: &str) -> PathBuf {
+    inputs.dir.join(format!("robotstxt-sample-{agent}.tsv"))
 }
 
 /// Re-executes this binary with `--only PEER` and returns what the child measured.
@@ -393,7 +414,9 @@ fn run_peer(args: &Args, peer: Peer, inputs: &Inputs, agent: &str) -> Outcome<Pe
         .arg("--hosts")
         .arg(&inputs.hosts)
         .args(["--repeat", &args.repeat.to_string(), "--sample", &args.sample.to_string()])
-        .args(["--robotstxt-seconds", &args.robotstxt_seconds.to_string()]);
+        .args(["--robotstxt-seconds", &args.robotstxt_seconds.to_string()])
+        .arg("--sample-out")
+        .arg(sample_path(inputs, agent));
     let finished = run_measured(&mut command, true, None)?;
     if !finished.success {
         return Err(format!("{} child failed: {}", peer.name(), finished.stderr_head()));
@@ -532,6 +555,7 @@ struct FilterRun {
     cpu_seconds: f64,
     peak_rss_bytes: u64,
     verdicts: Option<Verdicts>,
+    agreement: Option<Agreement>,
     note: String,
 }
 
@@ -569,10 +593,16 @@ fn run_robotsieve(args: &Args, inputs: &Inputs, agent: &str, compile: &mut Optio
         ),
     });
     let mut filters = Vec::new();
+    let mut compare_with = Some(sample_path(inputs, agent));
     for &threads in &args.threads {
         let mut best: Option<FilterRun> = None;
         for _ in 0..args.repeat.max(1) {
-            let run = run_filter(binary, &rules, inputs, agent, threads, Limits::of(args))?;
+            let sample = compare_with.take();
+            let mut run = run_filter(binary, &rules, inputs, agent, threads, Limits::of(args), sample.as_deref())?;
+            if let Some(b) = best.as_mut() {
+                // Keep the comparison, made on the first run only, whichever run is fastest.
+                run.agreement = run.agreement.take().or_else(|| b.agreement.take());
+            }
             if !matches!(&best, Some(b) if b.seconds <= run.seconds) {
                 best = Some(run);
             }
@@ -582,7 +612,8 @@ fn run_robotsieve(args: &Args, inputs: &Inputs, agent: &str, compile: &mut Optio
     Ok(filters)
 }
 
-/// One `robotsieve filter` run over the workload's URL list, verdicts to /dev/null.
+/// One `robotsieve filter` run over the workload's URL list. With `sample`, its verdicts are compared
+/// URL by URL with those robotstxt gave on its sample.
 fn run_filter(
     binary: &Path,
     rules: &Path,
@@ -590,6 +621,7 @@ fn run_filter(
     agent: &str,
     threads: usize,
     limits: Limits,
+    sample: Option<&Path>,
 ) -> Outcome<FilterRun> {
     let stats_path = inputs.dir.join(format!("stats-{agent}-t{threads}.json"));
     let _ = std::fs::remove_file(&stats_path);
@@ -609,6 +641,7 @@ fn run_filter(
         false,
         Some(limits),
     )?;
+    let agreement = sample.map(|sample| compare_verdicts(&verdicts_path, sample)).transpose();
     let _ = std::fs::remove_file(&verdicts_path);
     if !finished.success {
         return Err(format!("`robotsieve filter --threads {threads}` failed: {}", finished.stderr_head()));
@@ -617,7 +650,59 @@ fn run_filter(
         .map_err(|e| format!("filter wrote no stats file {}: {e}", stats_path.display()))?;
     let stats: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", stats_path.display()))?;
-    Ok(filter_run_from_stats(&stats, threads, &finished))
+    let mut run = filter_run_from_stats(&stats, threads, &finished);
+    run.agreement = agreement?;
+    Ok(run)
+}
+
+/// How robotsieve's verdicts compare, URL by URL, with those of Google's library (robotstxt) on its sample.
+#[derive(Serialize)]
+struct Agreement {
+    compared: u64,
+    disagreements: u64,
+    /// robotstxt failed (panicked) on these; not compared.
+    skipped: u64,
+    /// The first few disagreements: URL, robotsieve's verdict, robotstxt's.
+    examples: Vec<String>,
+}
+
+/// Compares the verdicts file of a filter run (`VERDICT<TAB>URL` per input line) with the robotstxt
+/// sample (`index<TAB>verdict`).
+fn compare_verdicts(verdicts_path: &Path, sample_path: &Path) -> Outcome<Agreement> {
+    let sample_text = std::fs::read_to_string(sample_path).map_err(|e| format!("{}: {e}", sample_path.display()))?;
+    let mut sample = Vec::new();
+    for (number, line) in sample_text.lines().enumerate() {
+        let parsed = line.split_once('\t').and_then(|(index, verdict)| Some((index.parse::<usize>().ok()?, verdict)));
+        sample.push(parsed.ok_or_else(|| format!("{}:{}: bad line", sample_path.display(), number + 1))?);
+    }
+    let file = File::open(verdicts_path).map_err(|e| format!("{}: {e}", verdicts_path.display()))?;
+    let mut agreement = Agreement { compared: 0, disagreements: 0, skipped: 0, examples: Vec::new() };
+    let mut wanted = sample.iter().peekable();
+    for (index, line) in BufReader::new(file).split(b'\n').enumerate() {
+        let Some(&&(sample_index, google)) = wanted.peek() else { break };
+        if index != sample_index {
+            continue;
+        }
+        wanted.next();
+        let line = line.map_err(|e| format!("{}: {e}", verdicts_path.display()))?;
+        let line = String::from_utf8_lossy(&line);
+        let (sieve, url) = line.split_once('\t').unwrap_or((&line, ""));
+        if google == "failed" {
+            agreement.skipped += 1;
+            continue;
+        }
+        agreement.compared += 1;
+        if sieve != google {
+            agreement.disagreements += 1;
+            if agreement.examples.len() < 5 {
+                agreement.examples.push(format!("{url}: robotsieve {sieve}, robotstxt {google}"));
+            }
+        }
+    }
+    if let Some((index, _)) = wanted.next() {
+        return Err(format!("{} ends before line {} of the sample", verdicts_path.display(), index + 1));
+    }
+    Ok(agreement)
 }
 
 /// Reads the figures of one filter run from its stats JSON (written by `cli/src/filter.rs`: `urls`,
@@ -651,6 +736,7 @@ fn filter_run_from_stats(stats: &serde_json::Value, threads: usize, finished: &F
         cpu_seconds: finished.cpu_seconds,
         peak_rss_bytes: finished.peak_rss_bytes,
         verdicts,
+        agreement: None,
         note,
     }
 }
@@ -817,7 +903,7 @@ fn run_only(peer: Peer, args: &Args) -> Outcome<()> {
     let mut run = match peer {
         Peer::Floor => run_floor(urls, args.repeat)?,
         Peer::TextingRobots => run_texting_robots(urls, hosts, agent, args.repeat)?,
-        Peer::Robotstxt => run_robotstxt(urls, hosts, agent, args.sample, args.robotstxt_seconds)?,
+        Peer::Robotstxt => run_robotstxt(urls, hosts, agent, args)?,
     };
     run.peak_rss_bytes = peak_rss_of_self()?;
     println!("{}", serde_json::to_string(&run).map_err(|e| e.to_string())?);
@@ -950,25 +1036,40 @@ impl<T> OriginTable<T> {
     }
 
     /// Sorts one URL into a verdict: find its origin's entry, then ask `decide` (None: the library failed).
-    /// URLs that are not UTF-8 count as failed: neither library takes them.
-    fn judge(&mut self, url: &[u8], verdicts: &mut Verdicts, decide: impl FnOnce(&T, &str) -> Option<bool>) {
+    /// URLs that are not UTF-8 count as failed: neither library takes them. Returns the verdict's name,
+    /// as robotsieve writes it.
+    fn judge(
+        &mut self,
+        url: &[u8],
+        verdicts: &mut Verdicts,
+        decide: impl FnOnce(&T, &str) -> Option<bool>,
+    ) -> &'static str {
         let entry = match self.keys.parse(url) {
             Err(_) => {
                 verdicts.invalid += 1;
-                return;
+                return "invalid";
             }
             Ok(origin) => match self.index.get(origin.key) {
                 None => {
                     verdicts.unknown += 1;
-                    return;
+                    return "unknown";
                 }
                 Some(&entry) => &self.entries[entry],
             },
         };
         match std::str::from_utf8(url).ok().and_then(|url| decide(entry, url)) {
-            None => verdicts.failed += 1,
-            Some(true) => verdicts.allowed += 1,
-            Some(false) => verdicts.disallowed += 1,
+            None => {
+                verdicts.failed += 1;
+                "failed"
+            }
+            Some(true) => {
+                verdicts.allowed += 1;
+                "allowed"
+            }
+            Some(false) => {
+                verdicts.disallowed += 1;
+                "disallowed"
+            }
         }
     }
 }
@@ -1014,30 +1115,36 @@ fn run_texting_robots(urls: &Path, hosts: &Path, agent: &str, repeat: usize) -> 
 }
 
 /// robotstxt: Google's matcher re-parses the host's robots.txt for each URL of an evenly spread sample.
-fn run_robotstxt(urls: &Path, hosts: &Path, agent: &str, sample: usize, limit_seconds: f64) -> Outcome<PeerRun> {
+/// Writes `index<TAB>verdict` per sampled URL to `sample_out`, for the per-URL comparison with robotsieve.
+fn run_robotstxt(urls: &Path, hosts: &Path, agent: &str, args: &Args) -> Outcome<PeerRun> {
+    let (sample, limit_seconds) = (args.sample, args.robotstxt_seconds);
     // The crate takes &str; invalid UTF-8 becomes U+FFFD, which it escapes like any non-ASCII byte.
     let mut bodies = OriginTable::load(hosts, |body| String::from_utf8_lossy(&body).into_owned())?;
     let list = UrlList::open(urls)?;
     let total = list.lines().count();
     let stride = total.div_ceil(sample.max(1)).max(1);
     let mut verdicts = Verdicts::default();
-    let mut done = 0u64;
+    let mut answers = Vec::with_capacity(sample);
     let mut note = format!("sample of every {stride}th URL");
     let clock = Clock::start();
-    for url in list.lines().step_by(stride) {
-        bodies.judge(url, &mut verdicts, |body, url| {
+    for (index, url) in list.lines().enumerate().step_by(stride) {
+        let verdict = bodies.judge(url, &mut verdicts, |body, url| {
             std::panic::catch_unwind(|| {
                 let mut matcher = robotstxt::DefaultMatcher::default();
                 matcher.one_agent_allowed_by_robots(body, agent, url)
             })
             .ok()
         });
-        done += 1;
+        answers.push((index, verdict));
         if clock.read().0 > limit_seconds {
             note.push_str(&format!(", stopped after {limit_seconds} s"));
             break;
         }
     }
     let (seconds, cpu_seconds) = clock.read();
-    Ok(PeerRun { urls: done, seconds, cpu_seconds, verdicts: Some(verdicts), note, ..PeerRun::default() })
+    if let Some(path) = &args.sample_out {
+        write_atomically(path, |w| answers.iter().try_for_each(|(index, verdict)| writeln!(w, "{index}\t{verdict}")))?;
+    }
+    let urls = answers.len() as u64;
+    Ok(PeerRun { urls, seconds, cpu_seconds, verdicts: Some(verdicts), note, ..PeerRun::default() })
 }
