@@ -249,16 +249,19 @@ fn with_progress_bar<T>(progress: &Progress, work: impl FnOnce() -> T) -> T {
         return work();
     }
     let bar = ProgressBar::new_spinner();
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} {elapsed_precise} {human_pos} URLs ({per_sec}) {msg}")
-            .expect("the template is valid"),
-    );
+    bar.set_style(ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}").expect("the template is valid"));
     let finished = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let ticker = scope.spawn(|| {
+            let started = std::time::Instant::now();
             while !finished.load(Ordering::Relaxed) {
-                bar.set_position(progress.urls());
-                bar.set_message(format!("{:.1} MiB read", progress.bytes() as f64 / (1 << 20) as f64));
+                let urls = progress.urls();
+                let rate = urls as f64 / started.elapsed().as_secs_f64().max(1e-3);
+                bar.set_message(format!(
+                    "{urls} URLs, {:.2} million URLs/s, {:.0} MiB read",
+                    rate / 1e6,
+                    progress.bytes() as f64 / (1 << 20) as f64
+                ));
                 bar.tick();
                 std::thread::park_timeout(Duration::from_millis(200));
             }
