@@ -594,20 +594,22 @@ fn run_robotsieve(args: &Args, inputs: &Inputs, agent: &str, compile: &mut Optio
     });
     let mut filters = Vec::new();
     let mut compare_with = Some(sample_path(inputs, agent));
+    let mut agreement = None;
     for &threads in &args.threads {
         let mut best: Option<FilterRun> = None;
         for _ in 0..args.repeat.max(1) {
             let sample = compare_with.take();
             let mut run = run_filter(binary, &rules, inputs, agent, threads, Limits::of(args), sample.as_deref())?;
-            if let Some(b) = best.as_mut() {
-                // Keep the comparison, made on the first run only, whichever run is fastest.
-                run.agreement = run.agreement.take().or_else(|| b.agreement.take());
-            }
+            // The comparison is made on the first run only; keep it whichever run is fastest.
+            agreement = agreement.or(run.agreement.take());
             if !matches!(&best, Some(b) if b.seconds <= run.seconds) {
                 best = Some(run);
             }
         }
         filters.extend(best);
+    }
+    if let Some(first) = filters.first_mut() {
+        first.agreement = agreement;
     }
     Ok(filters)
 }
