@@ -35,7 +35,8 @@ fn file_with_rules(dir: &Path, lo: usize, hi: usize) -> Option<(String, Group)> 
     files.sort();
     files.into_iter().filter(|p| p.extension().is_some_and(|e| e == "txt")).find_map(|p| {
         let group = group_of(&p)?;
-        (lo..=hi).contains(&group.rules.len()).then(|| (p.file_name()?.to_string_lossy().into_owned(), group))
+        let name = p.file_name()?.to_string_lossy().into_owned();
+        (lo..=hi).contains(&group.rules.len()).then_some((name, group))
     })
 }
 

@@ -268,7 +268,10 @@ pub fn compile(group: &Group, options: &BuildOptions) -> Compiled {
                 if subset.is_empty() {
                     continue;
                 }
-                match build(&subset, &options.budget) {
+                // The same rules on the same budget would fail the same way.
+                let retried = subset.len() == items.len() && first_budget == options.budget;
+                let built = if retried { Err(OverBudget) } else { build(&subset, &options.budget) };
+                match built {
                     Ok(built) => push_dfa(&mut parts, &mut stats, kind, subset.len(), built),
                     Err(OverBudget) => fallback.extend(subset),
                 }
@@ -424,12 +427,10 @@ fn build(items: &[Item<'_>], budget: &Budget) -> Result<Built, OverBudget> {
     }
     let mut classes = [0u8; 256];
     let mut nclasses = usize::from(mentioned.iter().any(|m| !m));
-    for b in 0..256 {
-        if mentioned[b] {
-            // At most 256 classes: class 0 is unused when every byte is mentioned.
-            classes[b] = (nclasses % 256) as u8;
-            nclasses += 1;
-        }
+    for (class, _) in classes.iter_mut().zip(mentioned).filter(|(_, m)| *m) {
+        // At most 256 classes: class 0 is unused when every byte is mentioned.
+        *class = (nclasses % 256) as u8;
+        nclasses += 1;
     }
     let nclasses = nclasses.min(256);
 
@@ -486,25 +487,24 @@ fn build(items: &[Item<'_>], budget: &Budget) -> Result<Built, OverBudget> {
         }
         // Classes no thread reads all lead where the unmentioned bytes lead.
         let mut unread = None;
-        for c in 0..nclasses {
-            if buckets[c].is_empty() {
+        for (target, bucket) in row.iter_mut().zip(&buckets) {
+            if bucket.is_empty() {
                 if let Some(id) = unread {
-                    row[c] = id;
+                    *target = id;
                     continue;
                 }
             }
             threads.clear();
             threads.extend_from_slice(&stars);
-            threads.extend_from_slice(&buckets[c]);
+            threads.extend_from_slice(bucket);
             let id = intern(best, &mut threads, &mut answers, &mut queue, &mut work)?;
-            if buckets[c].is_empty() {
+            if bucket.is_empty() {
                 unread = Some(id);
             }
-            row[c] = id;
+            *target = id;
         }
         table.extend_from_slice(&row);
     }
-    drop(intern);
     let subset_states = answers.len();
     let dfa = minimise_and_lay_out(&table, &answers, nclasses, classes);
     Ok(Built { dfa, subset_states, classes: nclasses })
@@ -515,16 +515,15 @@ fn build(items: &[Item<'_>], budget: &Budget) -> Result<Built, OverBudget> {
 fn normalise(positions: &Positions, mut best: u32, threads: &mut Vec<u32>) -> (u32, u32) {
     threads.sort_unstable();
     threads.dedup();
+    // A completed pattern without `$` matches whatever follows.
+    let matched =
+        |at: u32| positions.what[at as usize] == END && !positions.anchored[positions.item[at as usize] as usize];
     for &at in threads.iter() {
-        let item = positions.item[at as usize] as usize;
-        if positions.what[at as usize] == END && !positions.anchored[item] {
-            best = best.max(positions.rank[item]);
+        if matched(at) {
+            best = best.max(positions.thread_rank(at));
         }
     }
-    threads.retain(|&at| {
-        let item = positions.item[at as usize] as usize;
-        positions.rank[item] > best && !(positions.what[at as usize] == END && !positions.anchored[item])
-    });
+    threads.retain(|&at| positions.thread_rank(at) > best && !matched(at));
     let answer = threads
         .iter()
         .filter(|&&at| positions.what[at as usize] == END)
@@ -681,8 +680,8 @@ fn hopcroft(table: &[u32], answers: &[u32], k: usize) -> Vec<u32> {
                 for &q in &elems[first[b] as usize..mid[b] as usize] {
                     block_of[q as usize] = nb as u32;
                 }
+                // The rest keeps `b`, unmarked: its first is the old `mid`.
                 first[b] = mid[b];
-                mid[b] = first[b];
                 let smaller = if end[nb] - first[nb] <= end[b] - first[b] { nb } else { b };
                 if in_work[b] {
                     in_work.push(true);

@@ -404,7 +404,7 @@ fn realworld(take: impl Fn(usize, &std::path::Path) -> bool + Sync) {
 }
 
 /// A deterministic sample that keeps a debug run to a minute or two on two
-/// cores: every 16th file, every file of 50 KiB or more (which includes the
+/// cores: every 40th file, every file of 200 KiB or more (which includes the
 /// largest, www.xuexi.cn and docs.oracle.com) and every file whose name
 /// contains "icons8" or "builtin" (groups that go over budget and split).
 /// The whole corpus is `realworld_corpus_agrees_every_file` (ignored; run it
@@ -413,10 +413,10 @@ fn realworld(take: impl Fn(usize, &std::path::Path) -> bool + Sync) {
 fn realworld_corpus_sample_agrees() {
     realworld(|n, file| {
         let name = file.to_string_lossy();
-        n % 16 == 0
+        n % 40 == 0
             || name.contains("icons8")
             || name.contains("builtin")
-            || std::fs::metadata(file).is_ok_and(|m| m.len() >= 50 << 10)
+            || std::fs::metadata(file).is_ok_and(|m| m.len() >= 200 << 10)
     });
 }
 

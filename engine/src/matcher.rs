@@ -38,6 +38,9 @@ use std::fmt;
 pub const MAX_PARTS: usize = 3;
 
 /// The stored form of one part.
+// A group has at most three parts and the artifact writer reads `DfaBuf` in
+// place, so the automaton stays unboxed despite its 256-byte class map.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum PartBuf {
     /// An automaton.

@@ -33,7 +33,7 @@ impl RuleListBuf {
     /// (stable, so equal ranks keep their order).
     pub fn new<'p>(rules: impl IntoIterator<Item = (&'p [u8], u32)>) -> RuleListBuf {
         let mut rules: Vec<(&[u8], u32)> = rules.into_iter().collect();
-        rules.sort_by(|a, b| b.1.cmp(&a.1));
+        rules.sort_by_key(|&(_, rank)| std::cmp::Reverse(rank));
         let mut buf = RuleListBuf::default();
         for (pattern, rank) in rules {
             buf.patterns.extend_from_slice(pattern);

@@ -48,7 +48,7 @@ fn main() {
         .unwrap_or_else(|e| fail(&format!("{}: {e}", dir.display())))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "txt"))
-        .filter(|p| only.as_ref().map_or(true, |o| p.to_string_lossy().contains(o.as_str())))
+        .filter(|p| only.iter().all(|o| p.to_string_lossy().contains(o.as_str())))
         .collect();
     files.sort();
     let bodies: Vec<(String, Vec<u8>)> = files
