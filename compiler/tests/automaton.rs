@@ -319,12 +319,13 @@ fn fifty_rules_with_several_stars() {
     }
 }
 
-#[test]
-fn five_thousand_prefix_rules() {
+/// `n` prefix rules (one to four path segments and a number), in one group;
+/// they must fit the default budget and agree with the oracle.
+fn prefix_rules(n: usize) {
     let mut rng = Rng(11);
     let words = ["news", "img", "static", "api", "user", "search", "tag", "2019", "a", "b-c"];
     let mut body = String::from("user-agent: *\n");
-    for i in 0..5000 {
+    for i in 0..n {
         let depth = 1 + rng.below(4);
         let mut value = String::new();
         for _ in 0..depth {
@@ -338,9 +339,19 @@ fn five_thousand_prefix_rules() {
     let paths = paths_for_group(&group, 3000, &mut rng);
     for explain in [false, true] {
         let compiled = assert_agrees(&group, &options(explain, Budget::default()), &paths);
-        assert!(!compiled.stats.split, "5,000 prefix rules fit the default budget: {}", compiled.stats);
-        eprintln!("5,000 prefix rules (explain={explain}): {}", compiled.stats);
+        assert!(!compiled.stats.split, "{n} prefix rules fit the default budget: {}", compiled.stats);
+        eprintln!("{n} prefix rules (explain={explain}): {}", compiled.stats);
     }
+}
+
+#[test]
+fn one_thousand_prefix_rules() {
+    prefix_rules(1000);
+}
+
+#[test]
+fn five_thousand_prefix_rules() {
+    prefix_rules(5000);
 }
 
 // ---------------------------------------------------------------- the real-world corpus
