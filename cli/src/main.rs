@@ -5,9 +5,11 @@
 //! a message naming the file, line or URL and exit status 2.
 
 mod check;
+mod compile;
 mod failure;
 mod filter;
 mod input;
+mod inspect;
 mod meta;
 mod lint;
 
@@ -26,6 +28,10 @@ struct Cli {
 enum Command {
     /// Check URLs against one robots.txt (or a compiled artifact) for one crawler.
     Check(check::Args),
+    /// Compile many origins' robots.txt into one memory-mappable artifact.
+    Compile(compile::Args),
+    /// Show what an artifact holds: header, counts, sizes, largest groups, one origin's rules.
+    Inspect(inspect::Args),
     /// Stream a URL list through a compiled artifact: allowed, disallowed, unknown and invalid URLs.
     Filter(filter::Args),
     /// Page-level rules: robots meta tags and X-Robots-Tag headers of fetched pages, for one crawler.
@@ -38,6 +44,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check(args) => check::run(args),
+        Command::Compile(args) => compile::run(args),
+        Command::Inspect(args) => inspect::run(args),
         Command::Filter(args) => filter::run(args),
         Command::Meta(args) => meta::run(args),
         Command::Lint(args) => lint::run(args),

@@ -12,8 +12,12 @@
 //! - [`matcher`]: a compiled group: its parts, combined by rank.
 //! - [`verdict`]: the four answers for a URL.
 //! - [`filter`]: the parallel pipeline that streams a URL list through a classifier.
+//! - [`artifact`]: the memory-mappable file of every origin's compiled rules.
+//! - [`classify`]: one URL's verdict from an artifact (origin, group, automaton).
 #![warn(missing_docs)]
 
+pub mod artifact;
+pub mod classify;
 pub mod dfa;
 pub mod filter;
 pub mod label;
