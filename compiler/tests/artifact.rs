@@ -139,3 +139,58 @@ fn origins_through_the_artifact() {
         assert_eq!(found.is_some(), case.applies, "{} -> {}: {}", case.robots_url, case.url, case.note);
     }
 }
+
+/// Groups forced over a tiny budget are split into automata and a per-rule
+/// list; through the artifact (prefilters built at open) they must still
+/// agree with the per-rule oracle.
+#[test]
+fn split_groups_agree_with_the_oracle_through_the_artifact() {
+    use robotsieve_compiler::automaton::Budget;
+    use robotsieve_compiler::{Group, RobotsTxt};
+    let body = "user-agent: *\n\
+        disallow: /a*b*c\nallow: /a*b*c*d$\ndisallow: /*x*y*z\nallow: /*.pdf$\ndisallow: /private\n\
+        allow: /private/ok\ndisallow: /*?*session=\ndisallow: /*/tmp/*\nallow: /p%C3%A4th*\ndisallow: /$\n";
+    let paths = [
+        "/",
+        "/abc",
+        "/a1b2c3",
+        "/a1b2c3d",
+        "/abcd",
+        "/xyz",
+        "/q/x/y/z",
+        "/doc.pdf",
+        "/doc.pdf?x",
+        "/private",
+        "/private/ok",
+        "/private/ok/more",
+        "/p?a=1&session=2",
+        "/x/tmp/y",
+        "/päth",
+        "/p%c3%a4th/x",
+        "/zzz",
+    ];
+    for explain in [false, true] {
+        let budget = Budget { max_states: 4, max_work: 50 };
+        let plan =
+            BuildPlan { agents: vec![Agent::parse("mybot").unwrap()], options: BuildOptions { explain, budget } };
+        let origins = resolve(&[("https://s.example/robots.txt".to_string(), body.as_bytes().to_vec())]);
+        let (writer, report) = build(origins, &plan);
+        assert_eq!(report.split_groups, 1, "the tiny budget must force a split");
+        let artifact = Artifact::from_bytes(&writer.to_bytes().unwrap()).unwrap();
+        assert!(artifact.group_stats(0).fallback_rules > 0, "some rules must be matched one by one");
+        let robots = RobotsTxt::parse(body.as_bytes());
+        let group = Group::select(&robots, &Agent::parse("mybot").unwrap());
+        let key = OriginKey::of_url("https://s.example").unwrap();
+        let o = artifact.find_origin(key.as_bytes(), key.hash64()).unwrap();
+        for path in paths {
+            let prepared = PathMode::Escaped.path_of(path.as_bytes());
+            let want = group.decide(&prepared);
+            let got = artifact.decide(artifact.group_of(o, 0), &prepared);
+            assert_eq!(got.label, want.label, "{path} explain={explain}");
+            if explain {
+                let rule = artifact.explain(&got).map(|r| r.line);
+                assert_eq!(rule, want.rule.map(|i| group.rules[i].line), "{path}");
+            }
+        }
+    }
+}

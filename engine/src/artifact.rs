@@ -38,6 +38,7 @@
 
 use crate::dfa::{Dfa, DfaError, Transitions};
 use crate::label::Label;
+use crate::rules::{Prefilter, RuleList};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -465,6 +466,9 @@ pub struct Artifact {
     origins: usize,
     groups: usize,
     slot_mask: usize,
+    /// The prefilter of each per-rule part, by part index (built at open;
+    /// empty for automaton parts).
+    prefilters: Vec<Prefilter>,
 }
 
 impl fmt::Debug for Artifact {
@@ -609,10 +613,12 @@ impl Artifact {
             }
         }
         let slot_mask = slots.len() / 2 - 1;
-        let artifact = Artifact { slot_mask, sections, meta, flags, origins, groups, backing };
+        let mut artifact =
+            Artifact { slot_mask, sections, meta, flags, origins, groups, backing, prefilters: Vec::new() };
         for g in 0..groups {
             artifact.validate_group(g)?;
         }
+        artifact.prefilters = artifact.build_prefilters()?;
         Ok(artifact)
     }
 
@@ -640,13 +646,7 @@ impl Artifact {
             let max_answer = match self.part_view(&part, Check::Full) {
                 Ok(PartView::Dfa(dfa)) => dfa.max_answer(),
                 Ok(PartView::Rules { ends, ranks, patterns }) => {
-                    let mut prev = 0;
-                    for &end in ends {
-                        if end < prev || end as usize > patterns.len() {
-                            return invalid(at("rule pattern offsets out of range"));
-                        }
-                        prev = end;
-                    }
+                    RuleList::check(patterns, ends, ranks).map_err(|e| bad(at(&e.to_string())))?;
                     ranks.iter().copied().max().unwrap_or(0)
                 }
                 Err(e) => return invalid(at(&e)),
@@ -667,6 +667,18 @@ impl Artifact {
             }
         }
         Ok(())
+    }
+
+    fn build_prefilters(&self) -> Result<Vec<Prefilter>, ArtifactError> {
+        let parts = self.section(Section::Parts).len() / PART_RECORD_LEN;
+        (0..parts)
+            .map(|p| match self.part_view(&self.part_record(p), Check::Validated) {
+                Ok(PartView::Rules { patterns, ends, .. }) => {
+                    Prefilter::new(patterns, ends).map_err(|e| bad(format!("part {p}: {e}")))
+                }
+                _ => Ok(Prefilter::default()),
+            })
+            .collect()
     }
 
     fn section(&self, s: Section) -> &[u8] {
@@ -834,23 +846,12 @@ impl Artifact {
         let rec = self.group_record(group);
         let labels: &[u32] = self.table(rec.labels_off, rec.ranks as usize).unwrap_or(&[0]);
         let mut best = 0u32;
-        for p in 0..rec.parts as usize {
-            let part = self.part_record(rec.first_part as usize + p);
-            match self.part_view(&part, Check::Validated) {
+        for p in rec.first_part as usize..(rec.first_part + u64::from(rec.parts)) as usize {
+            match self.part_view(&self.part_record(p), Check::Validated) {
                 Ok(PartView::Dfa(dfa)) => best = best.max(dfa.scan(path)),
                 Ok(PartView::Rules { patterns, ends, ranks }) => {
-                    let mut start = 0usize;
-                    // Rules are sorted by rank, highest first: the first match wins.
-                    for (&end, &rank) in ends.iter().zip(ranks) {
-                        if rank <= best {
-                            break;
-                        }
-                        if crate::pattern::matches(&patterns[start..end as usize], path) {
-                            best = rank;
-                            break;
-                        }
-                        start = end as usize;
-                    }
+                    let rules = RuleList::with_prefilter(patterns, ends, ranks, &self.prefilters[p]);
+                    best = best.max(rules.best(path, best));
                 }
                 Err(_) => {}
             }

@@ -9,11 +9,14 @@
 //! rules without any literal piece are always candidates.
 //!
 //! The stored form ([`RuleListBuf`]) is three plain tables, which the artifact
-//! keeps as aligned sections; [`RuleList`] is a validated view over them that
-//! builds and owns the prefilter.
+//! keeps as aligned sections; [`RuleList`] is a validated view over them with
+//! its [`Prefilter`], either owned (built with the view) or borrowed (built
+//! once and cached by whoever keeps the tables, as the artifact does, since a
+//! view over memory-mapped tables cannot own what is built from them).
 
 use crate::pattern;
 use aho_corasick::AhoCorasick;
+use std::borrow::Cow;
 use std::fmt;
 
 /// The stored form of a per-rule part: patterns concatenated, sorted by rank,
@@ -61,14 +64,12 @@ impl fmt::Display for RuleListError {
 
 impl std::error::Error for RuleListError {}
 
-/// A validated per-rule part with its prefilter.
-#[derive(Clone, Debug)]
-pub struct RuleList<'a> {
-    patterns: &'a [u8],
-    ends: &'a [u32],
-    ranks: &'a [u32],
+/// The candidates of a rule list: an aho-corasick automaton over each rule's
+/// longest literal piece, and which rules each piece stands for.
+#[derive(Clone, Debug, Default)]
+pub struct Prefilter {
     /// Over the distinct literal pieces; `None` when no rule has one.
-    prefilter: Option<AhoCorasick>,
+    ac: Option<AhoCorasick>,
     /// For prefilter pattern `p`: the rules having it as their piece, ascending,
     /// are `piece_rules[piece_starts[p] .. piece_starts[p + 1]]`.
     piece_starts: Vec<u32>,
@@ -77,12 +78,75 @@ pub struct RuleList<'a> {
     always: Vec<u32>,
 }
 
+impl Prefilter {
+    /// Builds the prefilter of tables that [`RuleList::check`] accepted.
+    pub fn new(patterns: &[u8], ends: &[u32]) -> Result<Prefilter, RuleListError> {
+        let mut prefilter = Prefilter::default();
+        // Group the rules by their longest literal piece.
+        let mut pieces: Vec<(&[u8], u32)> = Vec::new();
+        for i in 0..ends.len() {
+            match longest_piece(pattern_at(patterns, ends, i)) {
+                Some(piece) => pieces.push((piece, i as u32)),
+                None => prefilter.always.push(i as u32),
+            }
+        }
+        if !pieces.is_empty() {
+            pieces.sort();
+            let mut distinct: Vec<&[u8]> = Vec::new();
+            for (piece, rule) in pieces {
+                if distinct.last() != Some(&piece) {
+                    distinct.push(piece);
+                    prefilter.piece_starts.push(prefilter.piece_rules.len() as u32);
+                }
+                prefilter.piece_rules.push(rule);
+            }
+            prefilter.piece_starts.push(prefilter.piece_rules.len() as u32);
+            let ac = AhoCorasick::new(&distinct).map_err(|e| {
+                RuleListError(format!("cannot build the prefilter over {} pieces: {e}", distinct.len()))
+            })?;
+            prefilter.ac = Some(ac);
+        }
+        Ok(prefilter)
+    }
+}
+
+fn pattern_at<'p>(patterns: &'p [u8], ends: &[u32], i: usize) -> &'p [u8] {
+    let start = if i == 0 { 0 } else { ends[i - 1] as usize };
+    &patterns[start..ends[i] as usize]
+}
+
+/// A validated per-rule part with its prefilter.
+#[derive(Clone, Debug)]
+pub struct RuleList<'a> {
+    patterns: &'a [u8],
+    ends: &'a [u32],
+    ranks: &'a [u32],
+    prefilter: Cow<'a, Prefilter>,
+}
+
 impl<'a> RuleList<'a> {
     /// Checks the tables and builds the prefilter.
-    ///
-    /// `ends` must be non-decreasing and end within `patterns`; `ranks` must
-    /// have one entry per pattern, be non-increasing and at least 1.
     pub fn new(patterns: &'a [u8], ends: &'a [u32], ranks: &'a [u32]) -> Result<RuleList<'a>, RuleListError> {
+        RuleList::check(patterns, ends, ranks)?;
+        let prefilter = Cow::Owned(Prefilter::new(patterns, ends)?);
+        Ok(RuleList { patterns, ends, ranks, prefilter })
+    }
+
+    /// A view over tables that [`RuleList::check`] accepted, with a prefilter
+    /// built from them by [`Prefilter::new`] (and kept by the caller).
+    pub fn with_prefilter(
+        patterns: &'a [u8],
+        ends: &'a [u32],
+        ranks: &'a [u32],
+        prefilter: &'a Prefilter,
+    ) -> RuleList<'a> {
+        RuleList { patterns, ends, ranks, prefilter: Cow::Borrowed(prefilter) }
+    }
+
+    /// Checks the tables: `ends` must be non-decreasing and end within
+    /// `patterns`; `ranks` must have one entry per pattern, be non-increasing
+    /// and at least 1.
+    pub fn check(patterns: &[u8], ends: &[u32], ranks: &[u32]) -> Result<(), RuleListError> {
         let err = |msg: String| Err(RuleListError(msg));
         if ends.len() != ranks.len() {
             return err(format!("{} pattern ends but {} ranks", ends.len(), ranks.len()));
@@ -105,40 +169,7 @@ impl<'a> RuleList<'a> {
         if let Some(i) = ranks.windows(2).position(|w| w[0] < w[1]) {
             return err(format!("ranks are not sorted highest first at pattern {}", i + 1));
         }
-        let mut list = RuleList {
-            patterns,
-            ends,
-            ranks,
-            prefilter: None,
-            piece_starts: Vec::new(),
-            piece_rules: Vec::new(),
-            always: Vec::new(),
-        };
-        // Group the rules by their longest literal piece.
-        let mut pieces: Vec<(&[u8], u32)> = Vec::new();
-        for i in 0..ends.len() {
-            match longest_piece(list.pattern(i)) {
-                Some(piece) => pieces.push((piece, i as u32)),
-                None => list.always.push(i as u32),
-            }
-        }
-        if !pieces.is_empty() {
-            pieces.sort();
-            let mut distinct: Vec<&[u8]> = Vec::new();
-            for (piece, rule) in pieces {
-                if distinct.last() != Some(&piece) {
-                    distinct.push(piece);
-                    list.piece_starts.push(list.piece_rules.len() as u32);
-                }
-                list.piece_rules.push(rule);
-            }
-            list.piece_starts.push(list.piece_rules.len() as u32);
-            let ac = AhoCorasick::new(&distinct).map_err(|e| {
-                RuleListError(format!("cannot build the prefilter over {} pieces: {e}", distinct.len()))
-            })?;
-            list.prefilter = Some(ac);
-        }
-        Ok(list)
+        Ok(())
     }
 
     /// Number of rules.
@@ -153,8 +184,7 @@ impl<'a> RuleList<'a> {
 
     /// Pattern `i` (escaped, with its `$`).
     pub fn pattern(&self, i: usize) -> &'a [u8] {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        &self.patterns[start..self.ends[i] as usize]
+        pattern_at(self.patterns, self.ends, i)
     }
 
     /// The highest rank this part can give (0 when empty).
@@ -180,14 +210,16 @@ impl<'a> RuleList<'a> {
                 }
             }
         };
-        consider(&self.always, &mut winner);
-        if let Some(prefilter) = &self.prefilter {
-            for found in prefilter.find_overlapping_iter(path) {
+        let prefilter = &*self.prefilter;
+        consider(&prefilter.always, &mut winner);
+        if let Some(ac) = &prefilter.ac {
+            for found in ac.find_overlapping_iter(path) {
                 if winner == 0 {
                     break;
                 }
                 let p = found.pattern().as_usize();
-                let rules = &self.piece_rules[self.piece_starts[p] as usize..self.piece_starts[p + 1] as usize];
+                let rules =
+                    &prefilter.piece_rules[prefilter.piece_starts[p] as usize..prefilter.piece_starts[p + 1] as usize];
                 consider(rules, &mut winner);
             }
         }
