@@ -392,6 +392,9 @@ fn print_table(table: &Table) {
             "robotsieve vs robotstxt (Google's semantics), URL by URL on the sample: {} compared, {} disagree, {} skipped",
             agreement.compared, agreement.disagreements, agreement.skipped
         );
+        for (kind, count) in &agreement.kinds {
+            println!("  {count} x {kind}");
+        }
         for example in &agreement.examples {
             println!("  {example}");
         }
@@ -664,6 +667,8 @@ struct Agreement {
     disagreements: u64,
     /// robotstxt failed (panicked) on these; not compared.
     skipped: u64,
+    /// Disagreements by kind, `robotsieve VERDICT / robotstxt VERDICT`.
+    kinds: BTreeMap<String, u64>,
     /// The first few disagreements: URL, robotsieve's verdict, robotstxt's.
     examples: Vec<String>,
 }
@@ -678,7 +683,8 @@ fn compare_verdicts(verdicts_path: &Path, sample_path: &Path) -> Outcome<Agreeme
         sample.push(parsed.ok_or_else(|| format!("{}:{}: bad line", sample_path.display(), number + 1))?);
     }
     let file = File::open(verdicts_path).map_err(|e| format!("{}: {e}", verdicts_path.display()))?;
-    let mut agreement = Agreement { compared: 0, disagreements: 0, skipped: 0, examples: Vec::new() };
+    let mut agreement =
+        Agreement { compared: 0, disagreements: 0, skipped: 0, kinds: BTreeMap::new(), examples: Vec::new() };
     let mut wanted = sample.iter().peekable();
     for (index, line) in BufReader::new(file).split(b'\n').enumerate() {
         let Some(&&(sample_index, google)) = wanted.peek() else { break };
@@ -696,6 +702,7 @@ fn compare_verdicts(verdicts_path: &Path, sample_path: &Path) -> Outcome<Agreeme
         agreement.compared += 1;
         if sieve != google {
             agreement.disagreements += 1;
+            *agreement.kinds.entry(format!("robotsieve {sieve} / robotstxt {google}")).or_default() += 1;
             if agreement.examples.len() < 5 {
                 agreement.examples.push(format!("{url}: robotsieve {sieve}, robotstxt {google}"));
             }
