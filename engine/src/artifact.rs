@@ -850,8 +850,10 @@ impl Artifact {
             match self.part_view(&self.part_record(p), Check::Validated) {
                 Ok(PartView::Dfa(dfa)) => best = best.max(dfa.scan(path)),
                 Ok(PartView::Rules { patterns, ends, ranks }) => {
-                    let rules = RuleList::with_prefilter(patterns, ends, ranks, &self.prefilters[p]);
-                    best = best.max(rules.best(path, best));
+                    // Built from these very tables at open, so the sizes agree.
+                    if let Ok(rules) = RuleList::with_prefilter(patterns, ends, ranks, &self.prefilters[p]) {
+                        best = best.max(rules.best(path, best));
+                    }
                 }
                 Err(_) => {}
             }

@@ -68,6 +68,8 @@ impl std::error::Error for RuleListError {}
 /// longest literal piece, and which rules each piece stands for.
 #[derive(Clone, Debug, Default)]
 pub struct Prefilter {
+    /// The number of rules it was built for (checked by [`RuleList::with_prefilter`]).
+    rules: usize,
     /// Over the distinct literal pieces; `None` when no rule has one.
     ac: Option<AhoCorasick>,
     /// For prefilter pattern `p`: the rules having it as their piece, ascending,
@@ -81,7 +83,7 @@ pub struct Prefilter {
 impl Prefilter {
     /// Builds the prefilter of tables that [`RuleList::check`] accepted.
     pub fn new(patterns: &[u8], ends: &[u32]) -> Result<Prefilter, RuleListError> {
-        let mut prefilter = Prefilter::default();
+        let mut prefilter = Prefilter { rules: ends.len(), ..Prefilter::default() };
         // Group the rules by their longest literal piece.
         let mut pieces: Vec<(&[u8], u32)> = Vec::new();
         for i in 0..ends.len() {
@@ -133,14 +135,24 @@ impl<'a> RuleList<'a> {
     }
 
     /// A view over tables that [`RuleList::check`] accepted, with a prefilter
-    /// built from them by [`Prefilter::new`] (and kept by the caller).
+    /// that [`Prefilter::new`] built from the same tables (the caller keeps it).
+    /// A prefilter built for a different number of rules is refused; one built
+    /// from other tables of the same size gives wrong candidates, never a panic
+    /// (every rule index it yields is below the table size).
     pub fn with_prefilter(
         patterns: &'a [u8],
         ends: &'a [u32],
         ranks: &'a [u32],
         prefilter: &'a Prefilter,
-    ) -> RuleList<'a> {
-        RuleList { patterns, ends, ranks, prefilter: Cow::Borrowed(prefilter) }
+    ) -> Result<RuleList<'a>, RuleListError> {
+        if prefilter.rules != ends.len() {
+            return Err(RuleListError(format!(
+                "prefilter built for {} rules, tables have {}",
+                prefilter.rules,
+                ends.len()
+            )));
+        }
+        Ok(RuleList { patterns, ends, ranks, prefilter: Cow::Borrowed(prefilter) })
     }
 
     /// Checks the tables: `ends` must be non-decreasing and end within
