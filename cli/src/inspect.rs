@@ -72,6 +72,9 @@ fn summary(artifact: &Artifact, args: &Args, opened: std::time::Duration) {
     let states: usize = stats.iter().map(|s| s.states).sum();
     let split: Vec<usize> = (0..stats.len()).filter(|&g| stats[g].dfas > 1 || stats[g].fallback_rules > 0).collect();
     println!("states        {states}");
+    let combs: usize = stats.iter().map(|s| s.combs).sum();
+    let dfas: usize = stats.iter().map(|s| s.dfas).sum();
+    println!("automata      {dfas} ({combs} stored as comb tables)");
     let mut order: Vec<usize> = (0..stats.len()).collect();
     order.sort_by_key(|&g| std::cmp::Reverse(stats[g].bytes));
     println!("largest groups (bytes, states, automata, fallback rules, origins using it, first origin)");

@@ -9,9 +9,10 @@
 use crate::group::{Rule, Verb};
 use robotsieve_engine::artifact::{
     file_checksum, FetchInfo, Meta, Section, BYTE_ORDER_MARK, CHECKSUM_AT, EMPTY_SLOT, EXPLAIN_ENTRY_LEN, FLAG_EXPLAIN,
-    FORMAT_VERSION, GROUP_RECORD_LEN, HEADER_LEN, MAGIC, NO_RULE, PART_DFA16, PART_DFA32, PART_RECORD_LEN, PART_RULES,
-    SECTION_ENTRY_LEN, SEMANTICS_VERSION,
+    FORMAT_VERSION, GROUP_RECORD_LEN, HEADER_LEN, MAGIC, NO_RULE, PART_COMB, PART_DFA16, PART_DFA32, PART_RECORD_LEN,
+    PART_RULES, SECTION_ENTRY_LEN, SEMANTICS_VERSION,
 };
+use robotsieve_engine::comb::CombDfaBuf;
 use robotsieve_engine::matcher::{MatcherBuf, PartBuf};
 use robotsieve_engine::url::{origin_hash, OriginKey};
 use std::collections::HashSet;
@@ -145,8 +146,23 @@ impl ArtifactWriter {
             let rule_ids = if self.explain { matcher.rules.clone() } else { vec![NO_RULE; matcher.rules.len()] };
             let rules_off = tables.u32s(&rule_ids);
             for part in &matcher.parts {
-                let (head, offs) = match part {
-                    PartBuf::Dfa(dfa) => {
+                let comb = match part {
+                    PartBuf::Dfa(dfa) => smaller_comb(dfa),
+                    PartBuf::Rules(_) => None,
+                };
+                let (head, offs) = match (part, comb) {
+                    (PartBuf::Dfa(_), Some(comb)) => {
+                        let a = tables.bytes(&comb.classes);
+                        let mut arrays = Vec::with_capacity(comb.table_bytes() / 4);
+                        for array in [&comb.defaults, &comb.bases, &comb.next, &comb.check] {
+                            arrays.extend_from_slice(array);
+                        }
+                        let (b, c) = (tables.u32s(&arrays), tables.u32s(&comb.answers));
+                        let head =
+                            [PART_COMB, 0, comb.answers.len() as u32, comb.sinks, comb.start, comb.next.len() as u32];
+                        (head, [a, b, c])
+                    }
+                    (PartBuf::Dfa(dfa), None) => {
                         let a = tables.bytes(&dfa.classes);
                         let (kind, b) = if dfa.fits_u16() {
                             let narrow: Vec<u16> = dfa.transitions.iter().map(|&t| t as u16).collect();
@@ -157,7 +173,7 @@ impl ArtifactWriter {
                         let c = tables.u32s(&dfa.answers);
                         ([kind, dfa.stride2, dfa.answers.len() as u32, dfa.sinks, dfa.start, 0], [a, b, c])
                     }
-                    PartBuf::Rules(list) => {
+                    (PartBuf::Rules(list), _) => {
                         let offs = [tables.bytes(&list.patterns), tables.u32s(&list.ends), tables.u32s(&list.ranks)];
                         ([PART_RULES, 0, list.ends.len() as u32, 0, 0, 0], offs)
                     }
@@ -259,6 +275,16 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// The comb form of `dfa` when its tables are smaller than the dense
+/// transitions the artifact would otherwise store (classes and answers are
+/// the same in both). Trie-like automata from long literal rules shrink many
+/// times; small or dense automata stay dense and scan a little faster.
+fn smaller_comb(dfa: &robotsieve_engine::dfa::DfaBuf) -> Option<CombDfaBuf> {
+    let dense_bytes = dfa.transitions.len() * if dfa.fits_u16() { 2 } else { 4 };
+    CombDfaBuf::from_dense_within(dfa, dense_bytes)
+        .filter(|comb| comb.table_bytes() < dense_bytes && u32::try_from(comb.next.len()).is_ok())
 }
 
 fn align8(n: usize) -> usize {

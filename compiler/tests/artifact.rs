@@ -6,7 +6,7 @@ use robotsieve_compiler::build::{build, BuildPlan};
 use robotsieve_compiler::conformance::{conformance_file, read_origin_cases, read_verdict_cases};
 use robotsieve_compiler::corpus::{Corpus, Governing};
 use robotsieve_compiler::Agent;
-use robotsieve_engine::artifact::{Artifact, HEADER_LEN};
+use robotsieve_engine::artifact::{Artifact, HEADER_LEN, PART_COMB};
 use robotsieve_engine::url::{OriginKey, PathMode};
 
 /// One 200 record per (robots.txt URL, body), resolved as `compile --corpus` does.
@@ -193,4 +193,103 @@ fn split_groups_agree_with_the_oracle_through_the_artifact() {
             }
         }
     }
+}
+
+/// A group of many long, unique literal rules compiles to a trie-like
+/// automaton that the writer stores as a comb table (far smaller than the
+/// dense rows); through the artifact it must answer as the per-rule oracle.
+#[test]
+fn long_literal_rules_are_stored_as_a_comb_and_agree_with_the_oracle() {
+    use robotsieve_compiler::{Group, RobotsTxt};
+    let rule_path = |i: usize| format!("/archive/{}/documents/report-{i:04}-final-version.html", i * 7919 % 1000);
+    let mut body = String::from("user-agent: *\n");
+    for i in 0..300 {
+        let verb = if i % 3 == 0 { "allow" } else { "disallow" };
+        body.push_str(&format!("{verb}: {}\n", rule_path(i)));
+    }
+    body.push_str("disallow: /archive/\n");
+    let mut paths = vec!["/".to_string(), "/archive/".into(), "/archive/x".into(), "/other".into()];
+    for i in 0..300 {
+        let p = rule_path(i);
+        paths.push(p.clone());
+        paths.push(format!("{p}?q=1"));
+        paths.push(p[..p.len() - 6].to_string());
+        paths.push(p.replace("final", "draft"));
+    }
+    for explain in [false, true] {
+        let plan = BuildPlan {
+            agents: vec![Agent::parse("mybot").unwrap()],
+            options: BuildOptions { explain, ..BuildOptions::default() },
+        };
+        let origins = resolve(&[("https://s.example/robots.txt".to_string(), body.as_bytes().to_vec())]);
+        let artifact = Artifact::from_bytes(&build(origins, &plan).0.to_bytes().unwrap()).unwrap();
+        let stats = artifact.group_stats(0);
+        assert_eq!((stats.dfas, stats.combs), (1, 1), "explain={explain}: {stats:?}");
+        assert!(stats.states > 5_000, "{stats:?}");
+        // A dense row of this automaton alone is at least 16 u16 entries per state.
+        assert!(stats.bytes < stats.states * 32, "{stats:?}");
+        let robots = RobotsTxt::parse(body.as_bytes());
+        let group = Group::select(&robots, &Agent::parse("mybot").unwrap());
+        let key = OriginKey::of_url("https://s.example").unwrap();
+        let o = artifact.find_origin(key.as_bytes(), key.hash64()).unwrap();
+        for path in &paths {
+            let prepared = PathMode::Escaped.path_of(path.as_bytes());
+            let want = group.decide(&prepared);
+            let got = artifact.decide(artifact.group_of(o, 0), &prepared);
+            assert_eq!(got.label, want.label, "{path} explain={explain}");
+            if explain {
+                let rule = artifact.explain(&got).map(|r| r.line);
+                assert_eq!(rule, want.rule.map(|i| group.rules[i].line), "{path}");
+            }
+        }
+    }
+}
+
+/// Damage inside a comb part's tables is refused at open even when the
+/// checksum is made to match, so lookups never run on broken tables.
+#[test]
+fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
+    use robotsieve_engine::artifact::{file_checksum, CHECKSUM_AT};
+    let mut body = String::from("user-agent: *\n");
+    for i in 0..200 {
+        body.push_str(&format!("disallow: /a/very/long/unique/literal/rule/number/{i:05}/end\n"));
+    }
+    let plan = BuildPlan { agents: vec![Agent::parse("mybot").unwrap()], options: BuildOptions::default() };
+    let origins = resolve(&[("https://s.example/robots.txt".to_string(), body.into_bytes())]);
+    let bytes = build(origins, &plan).0.to_bytes().unwrap();
+    let artifact = Artifact::from_bytes(&bytes).unwrap();
+    assert_eq!(artifact.group_stats(0).combs, 1);
+    // Find the comb tables through the section table and the (only) part record.
+    let u32_at = |at: usize| u32::from_ne_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    let u64_at = |at: usize| u64::from_ne_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+    let parts = (0..u32_at(40))
+        .map(|i| HEADER_LEN + i * 24)
+        .find(|&e| u32_at(e) == 8)
+        .map(|e| u64_at(e + 8))
+        .expect("a parts section");
+    assert_eq!(u32_at(parts), PART_COMB as usize);
+    let (count, slots, tables) = (u32_at(parts + 8), u32_at(parts + 20), u64_at(parts + 32));
+    let comb = tables..tables + 4 * (2 * count + 2 * slots);
+    assert!(count > 20 && slots > 20, "{count} states, {slots} slots");
+    // Set every u32 word of the file, one at a time, to a huge value and fix the
+    // checksum: every word of the comb tables (defaults, bases, next, check)
+    // must then be refused, and no damage anywhere may make opening or a
+    // lookup panic.
+    let mut refused_in_comb = 0;
+    for at in (HEADER_LEN..bytes.len() - 4).step_by(4) {
+        let mut damaged = bytes.clone();
+        damaged[at..at + 4].copy_from_slice(&0x7fff_fff0u32.to_ne_bytes());
+        let sum = file_checksum(&damaged);
+        damaged[CHECKSUM_AT].copy_from_slice(&sum.to_ne_bytes());
+        match Artifact::from_bytes(&damaged) {
+            Err(_) => refused_in_comb += usize::from(comb.contains(&at)),
+            Ok(a) => {
+                assert!(!comb.contains(&at), "a huge value at byte {at} of the comb tables was accepted");
+                if a.groups() > 0 && a.origins() > 0 {
+                    a.decide(a.group_of(0, 0), b"/a/very/long/unique/literal/rule/number/00042/end");
+                }
+            }
+        }
+    }
+    assert_eq!(refused_in_comb, comb.len() / 4);
 }

@@ -8,6 +8,8 @@ use rayon::prelude::*;
 use robotsieve_compiler::automaton::{compile, Budget, BuildOptions, Compiled, PartKind};
 use robotsieve_compiler::conformance::{conformance_file, read_verdict_cases, shared_dir};
 use robotsieve_compiler::{Agent, Group, RobotsTxt};
+use robotsieve_engine::comb::CombDfaBuf;
+use robotsieve_engine::matcher::PartBuf;
 use robotsieve_engine::pattern;
 use robotsieve_engine::url::PathMode;
 
@@ -24,10 +26,21 @@ fn all_options() -> [BuildOptions; 4] {
 }
 
 /// Compiles `group` and checks every path against the oracle; returns the
-/// disagreements (described).
+/// disagreements (described). Also checks that every automaton part, made
+/// into a comb table (as the artifact writer may store it), scans the same.
 fn disagreements(group: &Group, compiled: &Compiled, explain: bool, paths: &[Vec<u8>]) -> Vec<String> {
     let matcher = compiled.matcher.matcher().expect("the builder makes valid tables");
     let mut out = Vec::new();
+    for (i, part) in compiled.matcher.parts.iter().enumerate() {
+        let PartBuf::Dfa(dense) = part else { continue };
+        let comb = CombDfaBuf::from_dense(dense);
+        let (dense, comb) = (dense.as_dfa().unwrap(), comb.as_comb().expect("from_dense makes valid tables"));
+        for path in paths {
+            if dense.scan(path) != comb.scan(path) {
+                out.push(format!("part {i}, path {:?}: comb table scans differently", String::from_utf8_lossy(path)));
+            }
+        }
+    }
     for path in paths {
         let want = group.decide(path);
         let got = matcher.decide(path);

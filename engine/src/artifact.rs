@@ -7,7 +7,7 @@
 //! clear [`ArtifactError`], and a lookup afterwards can neither read out of
 //! bounds nor panic.
 //!
-//! # Layout (format version 1)
+//! # Layout (format version 2)
 //!
 //! All integers are in the byte order of the machine that wrote the file (the
 //! header records it, and a reader of the other order refuses the file). Every
@@ -27,15 +27,24 @@
 //! ORIGIN_GROUPS u32 per origin and agent: the group that applies
 //! ORIGIN_INFO   u32 per origin: fetch status | kind << 16 (see [`FetchKind`])
 //! GROUPS   one GroupRecord per distinct compiled group
-//! PARTS    PartRecords (a group has one to three parts)
+//! PARTS    PartRecords (a group has one to three parts), 48 bytes each:
+//!          kind u32, stride2 u32, count u32, sinks u32, start u32, slots u32,
+//!          a u64, b u64, c u64 (see [`PartRecord`] for each kind's fields)
 //! TABLES   aligned arrays the records point into (absolute file offsets)
 //! ```
+//!
+//! A DFA part is stored dense ([`PART_DFA16`], [`PART_DFA32`]: premultiplied
+//! transitions, `count << stride2` of them) or row-displaced ([`PART_COMB`],
+//! see [`crate::comb`]: `count` defaults, `count` bases, `slots` next and
+//! `slots` check values, all u32, contiguous behind `b`), whichever is smaller.
+//! Version 2 added the comb part and the `slots` field (reserved in version 1).
 //!
 //! The META section is JSON, written and read with no dependency: it is a few
 //! hundred bytes read once per open, where a human-readable, self-describing
 //! format helps `inspect` and debugging, and a binary serialiser would add a
 //! dependency (bincode, the usual choice, is unmaintained) for no speed gain.
 
+use crate::comb::CombDfa;
 use crate::dfa::{Dfa, DfaError, Transitions};
 use crate::label::Label;
 use crate::rules::{Prefilter, RuleList};
@@ -46,7 +55,7 @@ use std::path::{Path, PathBuf};
 /// mangling, as in PNG.
 pub const MAGIC: [u8; 8] = *b"RSIEVE\r\n";
 /// The layout version this code reads and writes.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// The version of the matching semantics the automata were built with. A
 /// change of semantics (a fix to Google conformance) bumps it, so old
 /// artifacts are refused rather than silently answering differently.
@@ -188,21 +197,24 @@ pub struct GroupRecord {
 /// One part of a group, as stored in PARTS.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PartRecord {
-    /// [`PART_DFA16`], [`PART_DFA32`] or [`PART_RULES`].
+    /// [`PART_DFA16`], [`PART_DFA32`], [`PART_RULES`] or [`PART_COMB`].
     pub kind: u32,
-    /// DFA: log2 of the stride.
+    /// Dense DFA: log2 of the stride (0 for the others).
     pub stride2: u32,
-    /// DFA: number of states. Rules: number of rules.
+    /// DFA and comb: number of states. Rules: number of rules.
     pub count: u32,
-    /// DFA: number of sink states.
+    /// DFA and comb: number of sink states.
     pub sinks: u32,
-    /// DFA: premultiplied start state.
+    /// Dense DFA: premultiplied start state. Comb: the start state's index.
     pub start: u32,
-    /// DFA: classes (256 bytes). Rules: concatenated patterns.
+    /// Comb: number of next and check slots (0 for the others).
+    pub slots: u32,
+    /// DFA and comb: classes (256 bytes). Rules: concatenated patterns.
     pub a: u64,
-    /// DFA: transitions. Rules: `count` u32 pattern ends.
+    /// Dense DFA: transitions. Comb: defaults, bases, next, check (u32,
+    /// `2 * count + 2 * slots` of them). Rules: `count` u32 pattern ends.
     pub b: u64,
-    /// DFA: `count` u32 answers. Rules: `count` u32 ranks.
+    /// DFA and comb: `count` u32 answers. Rules: `count` u32 ranks.
     pub c: u64,
 }
 
@@ -212,6 +224,8 @@ pub const PART_DFA16: u32 = 1;
 pub const PART_DFA32: u32 = 2;
 /// Part kind: a per-rule list (patterns, ends, ranks).
 pub const PART_RULES: u32 = 3;
+/// Part kind: a DFA with a row-displaced ("comb") transition table.
+pub const PART_COMB: u32 = 4;
 
 /// One rule of a group's explanation table (24 bytes).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -645,6 +659,7 @@ impl Artifact {
             let part = self.part_record(rec.first_part as usize + p);
             let max_answer = match self.part_view(&part, Check::Full) {
                 Ok(PartView::Dfa(dfa)) => dfa.max_answer(),
+                Ok(PartView::Comb(comb)) => comb.max_answer(),
                 Ok(PartView::Rules { ends, ranks, patterns }) => {
                     RuleList::check(patterns, ends, ranks).map_err(|e| bad(at(&e.to_string())))?;
                     ranks.iter().copied().max().unwrap_or(0)
@@ -722,6 +737,7 @@ impl Artifact {
             count: ne32(b, 8),
             sinks: ne32(b, 12),
             start: ne32(b, 16),
+            slots: ne32(b, 20),
             a: ne64(b, 24),
             b: ne64(b, 32),
             c: ne64(b, 40),
@@ -748,6 +764,27 @@ impl Artifact {
                     }
                 };
                 dfa.map(PartView::Dfa).map_err(|DfaError(e)| e)
+            }
+            PART_COMB => {
+                let classes: &[u8; 256] =
+                    self.bytes_at(part.a, 256).and_then(|b| b.try_into().ok()).ok_or("byte classes out of range")?;
+                let slots = part.slots as usize;
+                let tables: &[u32] = (2 * count)
+                    .checked_add(2 * slots)
+                    .and_then(|n| self.table(part.b, n))
+                    .ok_or("comb tables out of range")?;
+                let (defaults, rest) = tables.split_at(count);
+                let (bases, rest) = rest.split_at(count);
+                let (next, owners) = rest.split_at(slots);
+                let answers = self.table(part.c, count).ok_or("answers out of range")?;
+                let (start, sinks) = (part.start, part.sinks);
+                let comb = match check {
+                    Check::Full => CombDfa::new(classes, defaults, bases, next, owners, answers, start, sinks),
+                    Check::Validated => {
+                        Ok(CombDfa::validated(classes, defaults, bases, next, owners, answers, start, sinks))
+                    }
+                };
+                comb.map(PartView::Comb).map_err(|DfaError(e)| e)
             }
             PART_RULES => {
                 let ends: &[u32] = self.table(part.b, count).ok_or("rule ends out of range")?;
@@ -849,6 +886,7 @@ impl Artifact {
         for p in rec.first_part as usize..(rec.first_part + u64::from(rec.parts)) as usize {
             match self.part_view(&self.part_record(p), Check::Validated) {
                 Ok(PartView::Dfa(dfa)) => best = best.max(dfa.scan(path)),
+                Ok(PartView::Comb(comb)) => best = best.max(comb.scan(path)),
                 Ok(PartView::Rules { patterns, ends, ranks }) => {
                     // Built from these very tables at open, so the sizes agree.
                     if let Ok(rules) = RuleList::with_prefilter(patterns, ends, ranks, &self.prefilters[p]) {
@@ -907,6 +945,12 @@ impl Artifact {
                     stats.states += dfa.states();
                     stats.bytes += dfa.memory_bytes();
                 }
+                Ok(PartView::Comb(comb)) => {
+                    stats.dfas += 1;
+                    stats.combs += 1;
+                    stats.states += comb.states();
+                    stats.bytes += comb.memory_bytes();
+                }
                 Ok(PartView::Rules { patterns, ends, .. }) => {
                     stats.fallback_rules += ends.len();
                     stats.bytes += patterns.len() + ends.len() * 8;
@@ -961,8 +1005,10 @@ impl fmt::Display for ExplainedRule<'_> {
 pub struct GroupStats {
     /// Ranks including 0.
     pub ranks: usize,
-    /// Number of automaton parts.
+    /// Number of automaton parts (dense or comb).
     pub dfas: usize,
+    /// How many of those are stored as comb tables (see [`crate::comb`]).
+    pub combs: usize,
     /// States over all automaton parts.
     pub states: usize,
     /// Rules in the per-rule fallback part.
@@ -981,6 +1027,7 @@ enum Check {
 
 enum PartView<'a> {
     Dfa(Dfa<'a>),
+    Comb(CombDfa<'a>),
     Rules { patterns: &'a [u8], ends: &'a [u32], ranks: &'a [u32] },
 }
 

@@ -144,9 +144,14 @@ impl<'a> Dfa<'a> {
     /// The answer (a rank) for a whole path: the best rule that matches it.
     #[inline]
     pub fn scan(&self, path: &[u8]) -> u32 {
+        let classes = self.classes;
         let end = match self.transitions {
-            Transitions::U16(t) => run(self.classes, t, self.start, self.sink_limit, path),
-            Transitions::U32(t) => run(self.classes, t, self.start, self.sink_limit, path),
+            Transitions::U16(t) => run_to_sink(self.start, self.sink_limit, path, |s, b| {
+                t[s as usize + usize::from(classes[usize::from(b)])].into()
+            }),
+            Transitions::U32(t) => run_to_sink(self.start, self.sink_limit, path, |s, b| {
+                t[s as usize + usize::from(classes[usize::from(b)])]
+            }),
         };
         self.answers[(end >> self.stride2) as usize]
     }
@@ -176,14 +181,19 @@ impl<'a> Dfa<'a> {
     }
 }
 
+/// The scan every representation shares: follow `step` from `start` over
+/// `path`, stopping early at the first state id below `sink_limit` (a sink,
+/// whose answer can no longer change). Returns the final state id. Each
+/// representation supplies only its transition lookup, so the stopping rule
+/// exists once.
 #[inline(always)]
-fn run<T: Copy + Into<u32>>(classes: &[u8; 256], table: &[T], start: u32, sink_limit: u32, path: &[u8]) -> u32 {
+pub(crate) fn run_to_sink(start: u32, sink_limit: u32, path: &[u8], step: impl Fn(u32, u8) -> u32) -> u32 {
     let mut state = start;
     if state < sink_limit {
         return state;
     }
     for &byte in path {
-        state = table[state as usize + usize::from(classes[usize::from(byte)])].into();
+        state = step(state, byte);
         if state < sink_limit {
             break;
         }

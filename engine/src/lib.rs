@@ -8,6 +8,8 @@
 //!   a pattern matches.
 //! - [`url`]: taking URLs apart: path-and-query, origins.
 //! - [`dfa`]: the automaton runtime: one scan of a path gives the winning rank.
+//! - [`comb`]: the same automaton with its transition table row-displaced,
+//!   for trie-like automata whose dense rows are almost all one target.
 //! - [`rules`]: the per-rule fallback for rules no automaton can hold cheaply.
 //! - [`matcher`]: a compiled group: its parts, combined by rank.
 //! - [`verdict`]: the four answers for a URL.
@@ -18,6 +20,7 @@
 
 pub mod artifact;
 pub mod classify;
+pub mod comb;
 pub mod dfa;
 pub mod filter;
 pub mod label;

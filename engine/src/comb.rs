@@ -1,0 +1,511 @@
+//! Row-displacement ("comb") compression of an automaton's transition table.
+//!
+//! A robots.txt group with hundreds of long, unique literal rules compiles to
+//! a trie-like automaton: one state per pattern byte, and almost every
+//! transition of such a state goes to one *default* target. The dense table
+//! of [`crate::dfa`] pays a full row per state anyway; the comb stores only
+//! the transitions that differ from their row's default (Aho, Sethi, Ullman;
+//! Tarjan and Yao):
+//!
+//! - `defaults[s]`: the most frequent target of state `s`;
+//! - `bases[s]`: where the row of `s` starts in the shared arrays;
+//! - `next[i]`, `check[i]`: the target of slot `i` and the state owning it
+//!   (`u32::MAX` when free).
+//!
+//! The step from state `s` on class `c` is `i = bases[s] + c; if check[i] == s
+//! { next[i] } else { defaults[s] }`: O(1), no loop, two to three loads. The
+//! rows are overlaid by first-fit packing, so the arrays hold little more
+//! than the non-default transitions.
+//!
+//! State ids here are plain indices (not premultiplied); otherwise a
+//! [`CombDfa`] answers exactly as the [`crate::dfa::Dfa`] it was made from:
+//! states `0..sinks` are sinks and the scan stops at the first one.
+
+use crate::dfa::{run_to_sink, DfaBuf, DfaError};
+
+/// Marks a free slot in `check`.
+pub const FREE_SLOT: u32 = u32::MAX;
+
+/// A borrowed, validated comb automaton (from an artifact or a [`CombDfaBuf`]).
+#[derive(Clone, Copy, Debug)]
+pub struct CombDfa<'a> {
+    classes: &'a [u8; 256],
+    defaults: &'a [u32],
+    bases: &'a [u32],
+    next: &'a [u32],
+    check: &'a [u32],
+    answers: &'a [u32],
+    start: u32,
+    sinks: u32,
+}
+
+impl<'a> CombDfa<'a> {
+    /// Checks every invariant a scan relies on, so that no lookup can go out
+    /// of bounds: one default, base and answer per state; `next` and `check`
+    /// of equal length; every row fits (`bases[s] + max class < next.len()`);
+    /// every default and next target is a state; every check value is a state
+    /// or [`FREE_SLOT`]; `start` is a state and `sinks <= states`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        classes: &'a [u8; 256],
+        defaults: &'a [u32],
+        bases: &'a [u32],
+        next: &'a [u32],
+        check: &'a [u32],
+        answers: &'a [u32],
+        start: u32,
+        sinks: u32,
+    ) -> Result<CombDfa<'a>, DfaError> {
+        let err = |msg: String| Err(DfaError(msg));
+        let states = answers.len();
+        if states == 0 {
+            return err("no states".into());
+        }
+        if states > u32::MAX as usize {
+            return err(format!("{states} states do not fit 32-bit ids"));
+        }
+        if defaults.len() != states || bases.len() != states {
+            return err(format!("{} defaults and {} bases for {states} states", defaults.len(), bases.len()));
+        }
+        if next.len() != check.len() {
+            return err(format!("{} next entries but {} check entries", next.len(), check.len()));
+        }
+        if start as usize >= states {
+            return err(format!("start state {start} out of range ({states} states)"));
+        }
+        if sinks as usize > states {
+            return err(format!("{sinks} sinks but {states} states"));
+        }
+        let max_class = u64::from(classes.iter().copied().max().unwrap_or(0));
+        if let Some(s) = bases.iter().position(|&b| u64::from(b) + max_class >= next.len() as u64) {
+            return err(format!("row of state {s} at base {} does not fit {} slots", bases[s], next.len()));
+        }
+        let is_state = |id: u32| (id as usize) < states;
+        if let Some(s) = defaults.iter().position(|&d| !is_state(d)) {
+            return err(format!("default of state {s} leads to {} which is not a state", defaults[s]));
+        }
+        if let Some(i) = next.iter().position(|&t| !is_state(t)) {
+            return err(format!("slot {i} leads to {} which is not a state", next[i]));
+        }
+        if let Some(i) = check.iter().position(|&c| c != FREE_SLOT && !is_state(c)) {
+            return err(format!("slot {i} is owned by {} which is not a state", check[i]));
+        }
+        Ok(CombDfa { classes, defaults, bases, next, check, answers, start, sinks })
+    }
+
+    /// Makes a view of tables that [`CombDfa::new`] has already accepted,
+    /// without re-checking them (which costs the tables' size): for lookups in
+    /// an artifact whose tables were all checked when it was opened. Given
+    /// tables that were never checked, [`CombDfa::scan`] may panic on an
+    /// out-of-range index, but never reads out of bounds.
+    #[allow(clippy::too_many_arguments)]
+    pub fn validated(
+        classes: &'a [u8; 256],
+        defaults: &'a [u32],
+        bases: &'a [u32],
+        next: &'a [u32],
+        check: &'a [u32],
+        answers: &'a [u32],
+        start: u32,
+        sinks: u32,
+    ) -> CombDfa<'a> {
+        CombDfa { classes, defaults, bases, next, check, answers, start, sinks }
+    }
+
+    /// The answer (a rank) for a whole path, exactly as [`crate::dfa::Dfa::scan`]
+    /// of the dense automaton gives it.
+    #[inline]
+    pub fn scan(&self, path: &[u8]) -> u32 {
+        let end = run_to_sink(self.start, self.sinks, path, |s, b| self.step(s, self.classes[usize::from(b)]));
+        self.answers[end as usize]
+    }
+
+    #[inline(always)]
+    fn step(&self, state: u32, class: u8) -> u32 {
+        let i = self.bases[state as usize] as usize + usize::from(class);
+        if self.check[i] == state {
+            self.next[i]
+        } else {
+            self.defaults[state as usize]
+        }
+    }
+
+    /// Number of states.
+    pub fn states(&self) -> usize {
+        self.answers.len()
+    }
+
+    /// Number of sink states.
+    pub fn sinks(&self) -> usize {
+        self.sinks as usize
+    }
+
+    /// Number of slots in the shared `next` and `check` arrays.
+    pub fn slots(&self) -> usize {
+        self.next.len()
+    }
+
+    /// The largest answer any state gives: no path scores above it.
+    pub fn max_answer(&self) -> u32 {
+        self.answers.iter().copied().max().unwrap_or(0)
+    }
+
+    /// Bytes of the tables (classes, defaults, bases, next, check, answers).
+    pub fn memory_bytes(&self) -> usize {
+        256 + 4 * (3 * self.answers.len() + 2 * self.next.len())
+    }
+}
+
+/// An owned comb automaton, made from a dense one by [`CombDfaBuf::from_dense`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CombDfaBuf {
+    /// Byte to class (as in the dense automaton).
+    pub classes: [u8; 256],
+    /// The most frequent target of each state.
+    pub defaults: Vec<u32>,
+    /// Where each state's row starts in `next` and `check`.
+    pub bases: Vec<u32>,
+    /// Targets of the non-default transitions.
+    pub next: Vec<u32>,
+    /// The state owning each slot, or [`FREE_SLOT`].
+    pub check: Vec<u32>,
+    /// The answer per state.
+    pub answers: Vec<u32>,
+    /// The start state (a plain index).
+    pub start: u32,
+    /// States `0..sinks` are sinks.
+    pub sinks: u32,
+}
+
+impl CombDfaBuf {
+    /// Compresses a dense automaton; the result scans identically.
+    pub fn from_dense(dense: &DfaBuf) -> CombDfaBuf {
+        CombDfaBuf::from_dense_within(dense, usize::MAX).expect("no size limit")
+    }
+
+    /// Compresses a dense automaton unless its transition tables (defaults,
+    /// bases, next, check) would certainly take more than `max_bytes`: every
+    /// non-default transition needs a next and a check slot, so that bound is
+    /// known before packing, and a writer that keeps whichever form is smaller
+    /// skips packing automata the comb cannot help.
+    pub fn from_dense_within(dense: &DfaBuf, max_bytes: usize) -> Option<CombDfaBuf> {
+        let states = dense.answers.len();
+        let width = usize::from(dense.classes.iter().copied().max().unwrap_or(0)) + 1;
+        let mut defaults = Vec::with_capacity(states);
+        // Non-default transitions of all rows, (class, target), row by row.
+        let mut entries: Vec<(u8, u32)> = Vec::new();
+        let mut row_ends = Vec::with_capacity(states);
+        let mut row = Vec::with_capacity(width);
+        let mut scratch = Vec::with_capacity(width);
+        for s in 0..states {
+            let at = s << dense.stride2;
+            row.clear();
+            row.extend(dense.transitions[at..at + width].iter().map(|&t| t >> dense.stride2));
+            scratch.clone_from(&row);
+            let default = most_frequent(&mut scratch);
+            defaults.push(default);
+            entries.extend(row.iter().enumerate().filter(|&(_, &t)| t != default).map(|(c, &t)| (c as u8, t)));
+            row_ends.push(entries.len());
+        }
+        let lower_bound = 4usize.saturating_mul(2 * states + 2 * entries.len());
+        if lower_bound > max_bytes {
+            return None;
+        }
+        let row_of = |s: usize| &entries[if s == 0 { 0 } else { row_ends[s - 1] }..row_ends[s]];
+        // Fullest rows first: they are the hardest to fit once slots are taken.
+        let mut order: Vec<usize> = (0..states).filter(|&s| !row_of(s).is_empty()).collect();
+        order.sort_by_key(|&s| std::cmp::Reverse(row_of(s).len()));
+        let mut slots = Slots::default();
+        let mut bases = vec![0u32; states];
+        let mut next = Vec::new();
+        let mut check = Vec::new();
+        for s in order {
+            let row = row_of(s);
+            let first = usize::from(row[0].0);
+            // Candidate bases put the row's first class on a free slot; the
+            // bitmap finds the next free slot a word at a time.
+            let mut pos = slots.next_free(slots.first_free.max(first));
+            while row[1..].iter().any(|&(c, _)| slots.used(pos - first + usize::from(c))) {
+                pos = slots.next_free(pos + 1);
+            }
+            let base = pos - first;
+            let end = base + usize::from(row[row.len() - 1].0) + 1;
+            if next.len() < end {
+                next.resize(end, 0);
+                check.resize(end, FREE_SLOT);
+            }
+            for &(c, target) in row {
+                let i = base + usize::from(c);
+                slots.take(i);
+                next[i] = target;
+                check[i] = s as u32;
+            }
+            bases[s] = u32::try_from(base).ok()?;
+            slots.first_free = slots.next_free(slots.first_free);
+        }
+        // Every row, even an empty one, must fit whole: no lookup out of bounds.
+        let len = bases.iter().map(|&b| b as usize + width).max().unwrap_or(width);
+        next.resize(len, 0);
+        check.resize(len, FREE_SLOT);
+        Some(CombDfaBuf {
+            classes: dense.classes,
+            defaults,
+            bases,
+            next,
+            check,
+            answers: dense.answers.clone(),
+            start: dense.start >> dense.stride2,
+            sinks: dense.sinks,
+        })
+    }
+
+    /// Bytes of the transition tables (defaults, bases, next, check): what
+    /// replaces the dense transition table.
+    pub fn table_bytes(&self) -> usize {
+        4 * (self.defaults.len() + self.bases.len() + self.next.len() + self.check.len())
+    }
+
+    /// A view for matching; fails if an invariant is broken.
+    pub fn as_comb(&self) -> Result<CombDfa<'_>, DfaError> {
+        CombDfa::new(
+            &self.classes,
+            &self.defaults,
+            &self.bases,
+            &self.next,
+            &self.check,
+            &self.answers,
+            self.start,
+            self.sinks,
+        )
+    }
+}
+
+/// The most frequent value of `row` (the smallest among equally frequent
+/// ones, so the result does not depend on the row's order). Sorts `row`.
+fn most_frequent(row: &mut [u32]) -> u32 {
+    row.sort_unstable();
+    let (mut best, mut best_count) = (row[0], 0);
+    for run in row.chunk_by(|a, b| a == b) {
+        if run.len() > best_count {
+            (best, best_count) = (run[0], run.len());
+        }
+    }
+    best
+}
+
+/// Occupied slots of the table being packed, one bit each, and the first
+/// free slot (every slot below it is taken).
+#[derive(Default)]
+struct Slots {
+    bits: Vec<u64>,
+    first_free: usize,
+}
+
+impl Slots {
+    fn used(&self, i: usize) -> bool {
+        self.bits.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+
+    fn take(&mut self, i: usize) {
+        if self.bits.len() <= i / 64 {
+            self.bits.resize(i / 64 + 1, 0);
+        }
+        self.bits[i / 64] |= 1 << (i % 64);
+    }
+
+    /// The first free slot at or after `from` (slots past the bitmap are free).
+    fn next_free(&self, from: usize) -> usize {
+        let mut word = from / 64;
+        let mut free = match self.bits.get(word) {
+            Some(w) => !w & (u64::MAX << (from % 64)),
+            None => return from,
+        };
+        while free == 0 {
+            word += 1;
+            match self.bits.get(word) {
+                Some(w) => free = !w,
+                None => return word * 64,
+            }
+        }
+        word * 64 + free.trailing_zeros() as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A trie over `words`: one state per prefix, every other byte to a
+    /// dead sink 0; a complete word reaches the accepting sink 1.
+    fn trie(words: &[&[u8]]) -> DfaBuf {
+        let mut classes = [0u8; 256];
+        let mut k = 1u8;
+        for &b in words.iter().flat_map(|w| w.iter()) {
+            if classes[usize::from(b)] == 0 {
+                classes[usize::from(b)] = k;
+                k += 1;
+            }
+        }
+        let stride2 = u32::from(k).next_power_of_two().trailing_zeros();
+        let mut rows: Vec<Vec<u32>> = vec![vec![0; 1 << stride2], vec![1; 1 << stride2], vec![0; 1 << stride2]];
+        let mut answers = vec![0, 7, 0];
+        for w in words {
+            let mut s = 2usize;
+            for (i, &b) in w.iter().enumerate() {
+                let c = usize::from(classes[usize::from(b)]);
+                let t = if i + 1 == w.len() { 1 } else { rows[s][c] as usize };
+                let t = if t == 0 {
+                    rows.push(vec![0; 1 << stride2]);
+                    answers.push(0);
+                    rows.len() - 1
+                } else {
+                    t
+                };
+                rows[s][c] = t as u32;
+                s = t;
+            }
+        }
+        let transitions = rows.iter().flatten().map(|&t| t << stride2).collect();
+        DfaBuf { classes, stride2, transitions, answers, start: 2 << stride2, sinks: 2 }
+    }
+
+    #[test]
+    fn a_trie_compresses_and_scans_the_same() {
+        let words: Vec<Vec<u8>> = (0..200).map(|i| format!("/some/long/path/number/{i}/x").into_bytes()).collect();
+        let refs: Vec<&[u8]> = words.iter().map(|w| w.as_slice()).collect();
+        let dense = trie(&refs);
+        let comb = CombDfaBuf::from_dense(&dense);
+        let view = comb.as_comb().unwrap();
+        let dfa = dense.as_dfa().unwrap();
+        assert_eq!(view.states(), dfa.states());
+        assert!(comb.table_bytes() * 4 < dense.transitions.len() * 4, "{} bytes", comb.table_bytes());
+        for w in &words {
+            assert_eq!(view.scan(w), 7);
+            assert_eq!(view.scan(&w[..w.len() - 1]), 0);
+        }
+        for p in [&b""[..], b"/", b"/some/long/path/number/19", b"/some/long/path/number/1999/x", b"zzz"] {
+            assert_eq!(view.scan(p), dfa.scan(p), "{}", String::from_utf8_lossy(p));
+        }
+        assert_eq!(view.max_answer(), 7);
+        assert_eq!(view.sinks(), 2);
+    }
+
+    #[test]
+    fn sinks_stop_the_scan_and_a_sink_start_answers_at_once() {
+        let mut dense = trie(&[b"ab"]);
+        let comb = CombDfaBuf::from_dense(&dense);
+        assert_eq!(comb.as_comb().unwrap().scan(b"abzzz"), 7);
+        dense.start = 1 << dense.stride2;
+        let comb = CombDfaBuf::from_dense(&dense);
+        assert_eq!(comb.start, 1);
+        assert_eq!(comb.as_comb().unwrap().scan(b""), 7);
+    }
+
+    #[test]
+    fn a_size_limit_skips_packing() {
+        let dense = trie(&[b"abc", b"abd"]);
+        assert!(CombDfaBuf::from_dense_within(&dense, 8).is_none());
+        assert!(CombDfaBuf::from_dense_within(&dense, 1 << 20).is_some());
+    }
+
+    #[test]
+    fn rejects_broken_tables() {
+        let good = CombDfaBuf::from_dense(&trie(&[b"abc", b"abd", b"xy"]));
+        assert!(good.as_comb().is_ok());
+        let states = good.answers.len() as u32;
+        let owned = good.check.iter().position(|&c| c != FREE_SLOT).unwrap();
+        let cases: Vec<(&str, Box<dyn Fn(&mut CombDfaBuf)>)> = vec![
+            ("default", Box::new(move |b| b.defaults[2] = states)),
+            ("next", Box::new(move |b| b.next[owned] = states + 5)),
+            ("check", Box::new(move |b| b.check[owned] = states)),
+            ("base", Box::new(|b| b.bases[1] = b.next.len() as u32)),
+            ("base overflow", Box::new(|b| b.bases[1] = u32::MAX)),
+            ("start", Box::new(move |b| b.start = states)),
+            ("sinks", Box::new(move |b| b.sinks = states + 1)),
+            ("short check", Box::new(|b| b.check.truncate(b.check.len() - 1))),
+            ("short defaults", Box::new(|b| b.defaults.truncate(b.defaults.len() - 1))),
+            ("short bases", Box::new(|b| b.bases.truncate(b.bases.len() - 1))),
+            ("no states", Box::new(|b| b.answers.clear())),
+            ("class past the table", Box::new(|b| b.classes[9] = 255)),
+        ];
+        for (what, break_it) in cases {
+            let mut buf = good.clone();
+            break_it(&mut buf);
+            let err = buf.as_comb().expect_err(what);
+            assert!(err.to_string().starts_with("invalid automaton: "), "{what}: {err}");
+        }
+    }
+
+    #[test]
+    fn packs_a_large_trie_quickly() {
+        // 100 words of 400 bytes share only a prefix: about 40,000 states.
+        let alphabet = b"abcdefghijklmnopqrstuvwxyz0123456789/-_.";
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut byte = move || {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            alphabet[(seed >> 33) as usize % alphabet.len()]
+        };
+        let words: Vec<Vec<u8>> = (0..100).map(|_| (0..400).map(|_| byte()).collect()).collect();
+        let refs: Vec<&[u8]> = words.iter().map(|w| w.as_slice()).collect();
+        let dense = trie(&refs);
+        assert!(dense.answers.len() > 30_000);
+        let started = std::time::Instant::now();
+        let comb = CombDfaBuf::from_dense(&dense);
+        let took = started.elapsed();
+        // Generous for unoptimised builds; release packs this in milliseconds.
+        assert!(took.as_secs_f64() < 5.0, "{took:?}");
+        // Near one slot per non-default transition.
+        let entries = comb.check.iter().filter(|&&c| c != FREE_SLOT).count();
+        assert!(comb.next.len() < entries + 64, "{} slots for {entries} entries", comb.next.len());
+        let view = comb.as_comb().unwrap();
+        for w in &words {
+            assert_eq!(view.scan(w), 7);
+        }
+    }
+
+    /// A random dense automaton that satisfies `Dfa::new`: `states` rows of
+    /// `1 << stride2`, each mostly pointing at one target (trie-like) with a
+    /// few random exceptions, or entirely random.
+    fn random_dense() -> impl Strategy<Value = DfaBuf> {
+        (1usize..40, 0u32..5, any::<bool>(), any::<u64>()).prop_map(|(states, stride2, dense_rows, seed)| {
+            let mut rng = seed | 1;
+            let mut rand = move |n: usize| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                (rng % n as u64) as usize
+            };
+            let stride = 1usize << stride2;
+            let mut classes = [0u8; 256];
+            classes.iter_mut().for_each(|c| *c = rand(stride) as u8);
+            let mut transitions = Vec::with_capacity(states * stride);
+            for _ in 0..states {
+                let default = rand(states);
+                for _ in 0..stride {
+                    let t = if dense_rows || rand(4) == 0 { rand(states) } else { default };
+                    transitions.push((t << stride2) as u32);
+                }
+            }
+            let answers = (0..states).map(|_| rand(10) as u32).collect();
+            let start = (rand(states) << stride2) as u32;
+            let sinks = rand(states + 1) as u32;
+            DfaBuf { classes, stride2, transitions, answers, start, sinks }
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+        #[test]
+        fn comb_scans_like_dense(dense in random_dense(), paths in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..30), 1..20)) {
+            let dfa = dense.as_dfa().unwrap();
+            let comb = CombDfaBuf::from_dense(&dense);
+            let view = comb.as_comb().unwrap();
+            prop_assert_eq!(view.states(), dfa.states());
+            prop_assert_eq!(view.max_answer(), dfa.max_answer());
+            for path in &paths {
+                prop_assert_eq!(view.scan(path), dfa.scan(path));
+            }
+        }
+    }
+}
