@@ -101,7 +101,7 @@ codes! {
     GROUP_JOINED = "group-joined", Warning,
         "A user-agent line joins the previous group because only sitemap, crawl-delay or other non-rule lines came between.";
     AGENT_UNRESTRICTED = "agent-unrestricted", Warning,
-        "A crawler's group has no rules while a `*` group has some: that crawler ignores `*` and may fetch everything.";
+        "A crawler's group has no rules while a `*` group disallows something: that crawler ignores `*` and may fetch everything.";
     AGENT_CUT = "agent-cut", Warning,
         "A user-agent value that Google cuts to its leading letters, `-` and `_` (`MJ12bot` reads as `MJ`).";
     AGENT_NAMES_NOTHING = "agent-names-nothing", Warning,
@@ -736,8 +736,8 @@ struct FileGroup {
     agents: Vec<(u32, Vec<u8>)>,
     global: bool,
     rule_lines: Vec<u32>,
-    /// Rule lines with a path (an empty `Disallow:` allows everything).
-    effective_rules: usize,
+    /// Disallow lines with a path (an empty `Disallow:` allows everything).
+    disallows: usize,
 }
 
 struct Linter<'r, 'a> {
@@ -907,7 +907,7 @@ impl<'r, 'a> Linter<'r, 'a> {
                         after_rule = true;
                         if let Some(group) = self.groups.last_mut() {
                             group.rule_lines.push(line.number);
-                            group.effective_rules += usize::from(!d.value.is_empty());
+                            group.disallows += usize::from(d.field == Field::Disallow && !d.value.is_empty());
                         }
                     }
                     self.pattern(line.number, d.field, d.value);
@@ -1262,7 +1262,7 @@ impl<'r, 'a> Linter<'r, 'a> {
 
     /// Crawlers whose groups have no rule lines while the `*` group has rules.
     fn unrestricted_agents(&mut self) {
-        let global_rules = self.groups.iter().filter(|g| g.global).any(|g| g.effective_rules > 0);
+        let global_rules = self.groups.iter().filter(|g| g.global).any(|g| g.disallows > 0);
         if !global_rules {
             return;
         }
