@@ -1402,6 +1402,12 @@ fn redundant_rules(group: &Group, effects: &[Effect], unmatchable: &BTreeSet<u32
                 }
                 w
             };
+            // A later copy of this very rule covers it: that copy is reported as the duplicate.
+            if let [j] = winners.as_slice() {
+                if *j > index && group.rules[*j].pattern == rule.pattern && group.rules[*j].verb == rule.verb {
+                    continue;
+                }
+            }
             let message = match (effect, winners.as_slice()) {
                 (Effect::SameVerdict, [j]) if group.rules[*j].verb == rule.verb => format!(
                     "\"{rule}\" never decides a verdict: {} already covers every path it matches",

@@ -404,6 +404,10 @@ fn duplicate_rule() {
         "User-agent: *\nDisallow: /x\nDisallow: /x/\n",
     );
     assert!(message("User-agent: *\nDisallow: /x\nDisallow: /x\n", "duplicate-rule").contains("repeats line 2"));
+    // The same pattern written raw and escaped: one duplicate, and the first copy is not "covered" by it.
+    let body = "User-agent: *\nDisallow: /ö\nDisallow: /%C3%B6\n";
+    assert_eq!(lines_of(body.as_bytes(), "duplicate-rule"), vec![3]);
+    assert_eq!(lines_of(body.as_bytes(), "never-decides"), Vec::<u32>::new());
 }
 
 #[test]
