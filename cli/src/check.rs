@@ -82,7 +82,6 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             print(Line { verdict, rule, note: None, url })
         })?;
     }
-    drop(print);
     out.flush().context("standard output")?;
     Ok(ExitCode::SUCCESS)
 }

@@ -10,8 +10,8 @@ mod failure;
 mod filter;
 mod input;
 mod inspect;
-mod meta;
 mod lint;
+mod meta;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
