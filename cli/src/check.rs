@@ -4,7 +4,7 @@ use crate::failure::{fail, Context, Failure};
 use crate::input::read_all;
 use robotsieve_compiler::{Agent, Group, RobotsTxt};
 use robotsieve_engine::artifact::Artifact;
-use robotsieve_engine::classify::{AgentClassifier, Reason, Scratch};
+use robotsieve_engine::classify::{Reason, Scratch};
 use robotsieve_engine::url::PathMode;
 use robotsieve_engine::verdict::Verdict;
 use std::io::{BufRead, BufWriter, Write};
@@ -56,14 +56,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let mut print = |line: Line<'_>| -> Result<(), Failure> { print_line(&mut out, &line, args.json) };
     if let Some(path) = &args.rules {
         let artifact = Artifact::open(path).map_err(|e| fail!("{e}"))?;
-        let Some(index) = artifact.agent_index(&agent.to_string()) else {
-            return Err(fail!(
-                "{}: built for {}, not for {agent}: compile with --agent {agent}",
-                path.display(),
-                artifact.meta().agents.join(" and ")
-            ));
-        };
-        let classifier = AgentClassifier::new(&artifact, index, mode);
+        let classifier = crate::input::agent_classifier(&artifact, path, &args.agent, mode)?;
         let mut scratch = Scratch::default();
         for_each_url(&args.urls, |url| {
             let answer = classifier.answer(url, &mut scratch, true);
@@ -89,7 +82,6 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             print(Line { verdict, rule, note: None, url })
         })?;
     }
-    drop(print);
     out.flush().context("standard output")?;
     Ok(ExitCode::SUCCESS)
 }

@@ -6,7 +6,6 @@
 
 use crate::failure::{fail, Context, Failure};
 use indicatif::{ProgressBar, ProgressStyle};
-use robotsieve_compiler::Agent;
 use robotsieve_engine::artifact::Artifact;
 use robotsieve_engine::classify::{AgentClassifier, Scratch};
 use robotsieve_engine::filter::{Classifier, Config, Input, Outputs, PendingFile, Pipeline, Progress, Stats};
@@ -117,28 +116,9 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     }
     let mode = if args.raw_urls { PathMode::Raw } else { PathMode::Escaped };
     let artifact = Artifact::open(&args.rules).map_err(|e| fail!("{e}"))?;
-    let classifier = agent_classifier(&artifact, &args.rules, &args.agent, mode)?;
+    let classifier = crate::input::agent_classifier(&artifact, &args.rules, &args.agent, mode)?;
     filter_with(&classifier, &args, |scratches| vec![("by_robots_fetch", fetch_stats(&classifier, scratches))])?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The classifier of `agent` in the artifact at `path`: the one place that
-/// knows how an agent is looked up.
-fn agent_classifier<'a>(
-    artifact: &'a Artifact,
-    path: &Path,
-    agent: &str,
-    mode: PathMode,
-) -> Result<AgentClassifier<'a>, Failure> {
-    let agent = Agent::parse(agent).map_err(|e| fail!("--agent: {e}"))?;
-    let Some(index) = artifact.agent_index(&agent.to_string()) else {
-        return Err(fail!(
-            "{}: built for {}, not for {agent}: compile with --agent {agent}",
-            path.display(),
-            artifact.meta().agents.join(" and ")
-        ));
-    };
-    Ok(AgentClassifier::new(artifact, index, mode))
 }
 
 /// The `--stats` figures only the artifact's classifier has: URLs and

@@ -1,6 +1,11 @@
-//! Reading what the user names on the command line: files, or `-` for stdin.
+//! Reading what the user names on the command line: files, or `-` for stdin,
+//! and a crawler's view of an artifact.
 
-use crate::failure::{Context, Failure};
+use crate::failure::{fail, Context, Failure};
+use robotsieve_compiler::Agent;
+use robotsieve_engine::artifact::Artifact;
+use robotsieve_engine::classify::AgentClassifier;
+use robotsieve_engine::url::PathMode;
 use std::io::Read;
 use std::path::Path;
 
@@ -13,4 +18,23 @@ pub fn read_all(path: &Path) -> Result<Vec<u8>, Failure> {
     } else {
         std::fs::read(path).context(path.display())
     }
+}
+
+/// The classifier of `agent` in the artifact at `path`: the one place that
+/// knows how an agent is looked up.
+pub fn agent_classifier<'a>(
+    artifact: &'a Artifact,
+    path: &Path,
+    agent: &str,
+    mode: PathMode,
+) -> Result<AgentClassifier<'a>, Failure> {
+    let agent = Agent::parse(agent).map_err(|e| fail!("--agent: {e}"))?;
+    let Some(index) = artifact.agent_index(&agent.to_string()) else {
+        return Err(fail!(
+            "{}: built for {}, not for {agent}: compile with --agent {agent}",
+            path.display(),
+            artifact.meta().agents.join(" and ")
+        ));
+    };
+    Ok(AgentClassifier::new(artifact, index, mode))
 }

@@ -68,6 +68,10 @@ fn summary(artifact: &Artifact, args: &Args, opened: std::time::Duration) {
             users[g].1 = users[g].1.min(o);
         }
     }
+    let first_user = |origin: usize| match origin {
+        usize::MAX => "-".to_string(),
+        o => String::from_utf8_lossy(artifact.origin_key(o)).into_owned(),
+    };
     let stats: Vec<_> = (0..artifact.groups()).map(|g| artifact.group_stats(g)).collect();
     let states: usize = stats.iter().map(|s| s.states).sum();
     let split: Vec<usize> = (0..stats.len()).filter(|&g| stats[g].dfas > 1 || stats[g].fallback_rules > 0).collect();
@@ -80,12 +84,7 @@ fn summary(artifact: &Artifact, args: &Args, opened: std::time::Duration) {
     println!("largest groups (bytes, states, automata, fallback rules, origins using it, first origin)");
     for &g in order.iter().take(args.largest) {
         let s = stats[g];
-        let first = users[g].1;
-        let origin = if first == usize::MAX {
-            "-".into()
-        } else {
-            String::from_utf8_lossy(artifact.origin_key(first)).into_owned()
-        };
+        let origin = first_user(users[g].1);
         println!(
             "  group {g:<7} {:>12} {:>9} {:>2} {:>6} {:>7}  {origin}",
             s.bytes, s.states, s.dfas, s.fallback_rules, users[g].0
@@ -94,12 +93,7 @@ fn summary(artifact: &Artifact, args: &Args, opened: std::time::Duration) {
     println!("groups needing a split or per-rule fallback: {}", split.len());
     for &g in split.iter().take(args.largest) {
         let s = stats[g];
-        let first = users[g].1;
-        let origin = if first == usize::MAX {
-            "-".into()
-        } else {
-            String::from_utf8_lossy(artifact.origin_key(first)).into_owned()
-        };
+        let origin = first_user(users[g].1);
         println!("  group {g:<7} {} automata, {} rules matched one by one  {origin}", s.dfas, s.fallback_rules);
     }
 }

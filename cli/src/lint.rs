@@ -6,7 +6,7 @@ use crate::failure::{fail, Context, Failure};
 use crate::input::read_all;
 use rayon::prelude::*;
 use robotsieve_compiler::group::Source;
-use robotsieve_compiler::lint::{self, AgentReport, Effect, Finding, Options, Report, Severity, CODES};
+use robotsieve_compiler::lint::{self, AgentReport, Effect, EffectCache, Finding, Options, Report, Severity, CODES};
 use robotsieve_compiler::{Agent, RobotsTxt};
 use std::collections::HashMap;
 use std::io::{BufWriter, Write};
@@ -212,6 +212,8 @@ struct Summary {
     threads: usize,
     /// Per code: (files affected, occurrences).
     counts: HashMap<&'static str, (usize, usize)>,
+    /// The slowest files to lint: (seconds, path).
+    slowest: Vec<(f64, String)>,
 }
 
 #[derive(Default)]
@@ -220,10 +222,15 @@ struct Tally {
     unreadable: Vec<String>,
     with_errors: usize,
     counts: HashMap<&'static str, (usize, usize)>,
+    /// The slowest files: (seconds, path), at most [`SLOWEST`].
+    slowest: Vec<(f64, String)>,
 }
 
+/// How many of the slowest files a summary names.
+const SLOWEST: usize = 5;
+
 impl Tally {
-    fn of_file(path: &Path) -> Tally {
+    fn of_file(path: &Path, cache: &EffectCache) -> Tally {
         let mut tally = Tally { files: 1, ..Tally::default() };
         let body = match std::fs::read(path) {
             Ok(body) => body,
@@ -233,7 +240,9 @@ impl Tally {
             }
         };
         let robots = RobotsTxt::parse(&body);
-        let report = lint::lint(&robots, &Options::default());
+        let started = Instant::now();
+        let report = lint::lint_with(&robots, &Options::default(), cache);
+        tally.slowest.push((started.elapsed().as_secs_f64(), path.display().to_string()));
         tally.with_errors = usize::from(report.has_errors());
         for f in &report.findings {
             tally.counts.entry(f.code).or_insert((1, 0)).1 += 1;
@@ -245,6 +254,9 @@ impl Tally {
         self.files += other.files;
         self.with_errors += other.with_errors;
         self.unreadable.extend(other.unreadable);
+        self.slowest.extend(other.slowest);
+        self.slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+        self.slowest.truncate(SLOWEST);
         for (code, (files, occurrences)) in other.counts {
             let entry = self.counts.entry(code).or_default();
             entry.0 += files;
@@ -279,7 +291,8 @@ fn summarise(dir: &Path) -> Result<Summary, Failure> {
     if files.is_empty() {
         return Err(fail!("{}: no files to lint", dir.display()));
     }
-    let tally = files.par_iter().map(|p| Tally::of_file(p)).reduce(Tally::default, Tally::merge);
+    let cache = EffectCache::default();
+    let tally = files.par_iter().map(|p| Tally::of_file(p, &cache)).reduce(Tally::default, Tally::merge);
     Ok(Summary {
         files: tally.files,
         unreadable: tally.unreadable,
@@ -287,6 +300,7 @@ fn summarise(dir: &Path) -> Result<Summary, Failure> {
         seconds: start.elapsed().as_secs_f64(),
         threads: rayon::current_num_threads(),
         counts: tally.counts,
+        slowest: tally.slowest,
     })
 }
 
@@ -328,6 +342,9 @@ impl Summary {
                 for failure in &self.unreadable {
                     writeln!(out, "unreadable: {failure}")?;
                 }
+                for (seconds, path) in &self.slowest {
+                    writeln!(out, "slowest: {seconds:.3} s {path}")?;
+                }
             }
             Format::Json => {
                 let codes: Vec<_> = rows
@@ -349,6 +366,7 @@ impl Summary {
                     "seconds": self.seconds,
                     "threads": self.threads,
                     "codes": codes,
+                    "slowest": self.slowest.iter().map(|(s, p)| serde_json::json!({"seconds": s, "file": p})).collect::<Vec<_>>(),
                 });
                 writeln!(out, "{value}")?;
             }

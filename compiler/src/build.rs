@@ -119,7 +119,7 @@ pub fn build(origins: Vec<Governing>, plan: &BuildPlan) -> (ArtifactWriter, Buil
         timings.push((took, group.rules.len(), origins[first_origin[g]].origin.to_string()));
         writer.add_group(compiled.matcher, group.rules.clone());
     }
-    timings.sort_by(|a, b| b.0.cmp(&a.0));
+    timings.sort_by_key(|t| std::cmp::Reverse(t.0));
     timings.truncate(10);
     report.slowest = timings;
     for (origin, ids) in origins.into_iter().zip(origin_groups) {

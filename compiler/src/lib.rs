@@ -22,6 +22,7 @@
 
 pub mod automaton;
 pub mod build;
+mod calendar;
 pub mod conformance;
 pub mod corpus;
 pub mod group;

@@ -13,7 +13,7 @@
 //! automaton built for that merged group (see [`crate::automaton`]), not from
 //! pattern heuristics.
 
-use crate::automaton::{self, BuildOptions};
+use crate::automaton::{self, Budget, BuildOptions};
 use crate::group::{Agent, Group, Rule, UserAgent, Verb};
 use crate::parse::{Field, Line, RobotsTxt, Spelling, MAX_BODY_BYTES, MAX_LINE_BYTES};
 use robotsieve_engine::dfa::DfaBuf;
@@ -21,6 +21,7 @@ use robotsieve_engine::matcher::{MatcherBuf, PartBuf};
 use robotsieve_engine::pattern;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
+use std::sync::Mutex;
 
 /// How bad a finding is. Ordered: `Note < Warning < Error`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -100,7 +101,7 @@ codes! {
     GROUP_JOINED = "group-joined", Warning,
         "A user-agent line joins the previous group because only sitemap, crawl-delay or other non-rule lines came between.";
     AGENT_UNRESTRICTED = "agent-unrestricted", Warning,
-        "A crawler's group has no rules while a `*` group has some: that crawler ignores `*` and may fetch everything.";
+        "A crawler's group has no rules while a `*` group disallows something: that crawler ignores `*` and may fetch everything.";
     AGENT_CUT = "agent-cut", Warning,
         "A user-agent value that Google cuts to its leading letters, `-` and `_` (`MJ12bot` reads as `MJ`).";
     AGENT_NAMES_NOTHING = "agent-names-nothing", Warning,
@@ -255,7 +256,13 @@ pub struct Options {
 
 /// Lints a parsed robots.txt.
 pub fn lint(robots: &RobotsTxt<'_>, options: &Options) -> Report {
-    let mut linter = Linter::new(robots);
+    lint_with(robots, options, &EffectCache::default())
+}
+
+/// Lints a parsed robots.txt, reusing (and adding to) rule effects that
+/// `cache` holds for groups seen in earlier files.
+pub fn lint_with(robots: &RobotsTxt<'_>, options: &Options, cache: &EffectCache) -> Report {
+    let mut linter = Linter::new(robots, cache);
     linter.file_checks();
     linter.walk_lines();
     linter.cut_off_content();
@@ -263,7 +270,7 @@ pub fn lint(robots: &RobotsTxt<'_>, options: &Options) -> Report {
     let agent = match &options.agent {
         Some(agent) => {
             let group = Group::select(robots, agent);
-            let effects = rule_effects(&group);
+            let effects = cache.effects(&group);
             linter.findings.extend(redundant_rules(&group, &effects, &linter.unmatchable));
             Some(AgentReport { agent: agent.clone(), group, effects })
         }
@@ -301,53 +308,179 @@ pub fn rule_effects(group: &Group) -> Vec<Effect> {
     if n == 0 {
         return effects;
     }
-    let explain = BuildOptions { explain: true, ..BuildOptions::default() };
+    let explain = BuildOptions { explain: true, budget: LINT_BUDGET };
     let full = automaton::compile(group, &explain).matcher;
     let Some(full_parts) = Parts::of(&full) else {
         effects.fill(Effect::Unknown);
         return effects;
     };
-    // Which ranks decide some path.
-    let mut wins = vec![false; full.rules.len()];
-    let walked = walk_product(&full_parts.dfas, |states| {
-        wins[full_parts.answer(states, 0) as usize] = true;
-        true
-    });
-    if !walked {
+    let mut steps = WALK_STEP_LIMIT;
+    let Some(reach) = Reach::of(&full_parts, full.rules.len(), &mut steps) else {
         effects.fill(Effect::Unknown);
         return effects;
-    }
+    };
     let mut rank_of = vec![0u32; n];
     for (rank, &rule) in full.rules.iter().enumerate() {
         if let Some(r) = rank_of.get_mut(rule as usize) {
             *r = rank as u32;
         }
     }
-    let mut rebuilds = 0;
+    let mut rebuilt = 0;
     for (start, end) in line_spans(group) {
         let ranks: Vec<u32> = rank_of[start..end].to_vec();
         let effect = if ranks.iter().any(|&r| r <= full_parts.fallback_max && full_parts.fallback_max > 0) {
             Effect::Unknown
-        } else if !ranks.iter().any(|&r| wins[r as usize]) {
+        } else if !ranks.iter().any(|&r| reach.wins[r as usize]) {
             Effect::NeverWins
-        } else if verdict_changes_on_own_paths(group, start, end) {
-            Effect::Needed
-        } else if rebuilds >= REBUILD_LIMIT {
+        } else if n > SAME_VERDICT_RULE_LIMIT {
             Effect::Unknown
+        } else if verdict_changes_on(group, start, end, &reach.witnesses(&ranks)) {
+            Effect::Needed
         } else {
-            rebuilds += 1;
-            effect_without(group, start, end, &full_parts, &ranks)
+            let (local, line) = local_group(group, start, end);
+            if rebuilt + local.rules.len() > REBUILD_RULE_LIMIT {
+                Effect::Unknown
+            } else {
+                rebuilt += local.rules.len();
+                effect_without(&local, line, &mut steps)
+            }
         };
         effects[start..end].fill(effect);
     }
     effects
 }
 
-/// The most groups-without-one-line [`rule_effects`] compiles for one group.
-pub const REBUILD_LIMIT: usize = 256;
+/// Past this many rules in a group, [`rule_effects`] finds only the rules
+/// that never win (one automaton); whether a winning rule changes a verdict
+/// needs work quadratic in the rules and is not computed.
+pub const SAME_VERDICT_RULE_LIMIT: usize = 2_000;
+
+/// The most rules [`rule_effects`] compiles again (groups without one line)
+/// for one group; past it, lines left undecided are [`Effect::Unknown`].
+pub const REBUILD_RULE_LIMIT: usize = 20_000;
+
+/// The budget of each automaton the linter builds: a tenth of the
+/// compiler's default, so that linting a corpus stays fast; a group over it
+/// is split as usual and its fallback rules are reported as not analysed.
+pub const LINT_BUDGET: Budget = Budget { max_states: 25_000, max_work: 4_000_000 };
+
+/// The most transitions the walks of [`rule_effects`] follow for one group
+/// (each walk of a group split into several automata, and each comparison
+/// with a group without one line, counts); past it, lines left undecided
+/// are [`Effect::Unknown`].
+pub const WALK_STEP_LIMIT: u64 = 4_000_000;
 
 /// The most product states one walk of [`rule_effects`] visits.
-pub const PRODUCT_STATE_LIMIT: usize = 1 << 20;
+pub const PRODUCT_STATE_LIMIT: usize = 1 << 16;
+
+/// Which ranks of a compiled group win on some path, and (for a group that
+/// is one automaton) a shortest path on which each wins.
+struct Reach {
+    wins: Vec<bool>,
+    /// For each rank, a state where it wins, and per state how it was reached.
+    first_state: Vec<Option<u32>>,
+    parent: Vec<(u32, u8)>,
+}
+
+impl Reach {
+    fn of(parts: &Parts<'_>, ranks: usize, steps: &mut u64) -> Option<Reach> {
+        let mut reach = Reach { wins: vec![false; ranks], first_state: Vec::new(), parent: Vec::new() };
+        if let [dfa] = parts.dfas.as_slice() {
+            // Breadth first, remembering how each state was reached.
+            let mut representatives = vec![None; 256];
+            for byte in 0..=255u8 {
+                representatives[usize::from(dfa.classes[usize::from(byte)])].get_or_insert(byte);
+            }
+            let bytes: Vec<u8> = representatives.into_iter().flatten().collect();
+            let states = dfa.answers.len();
+            reach.first_state = vec![None; ranks];
+            reach.parent = vec![(u32::MAX, 0); states];
+            let first = step(dfa, (dfa.start >> dfa.stride2) as usize, b'/');
+            let mut seen = vec![false; states];
+            seen[first] = true;
+            let mut queue = std::collections::VecDeque::from([first]);
+            while let Some(state) = queue.pop_front() {
+                let rank = dfa.answers[state] as usize;
+                if let Some(w) = reach.wins.get_mut(rank) {
+                    *w = true;
+                    reach.first_state[rank].get_or_insert(state as u32);
+                }
+                for &byte in &bytes {
+                    let next = step(dfa, state, byte);
+                    if !seen[next] {
+                        seen[next] = true;
+                        reach.parent[next] = (state as u32, byte);
+                        queue.push_back(next);
+                    }
+                }
+            }
+            return Some(reach);
+        }
+        let walked = walk_product(&parts.dfas, steps, |states| {
+            if let Some(w) = reach.wins.get_mut(parts.answer(states, 0) as usize) {
+                *w = true;
+            }
+            true
+        });
+        walked.then_some(reach)
+    }
+
+    /// Shortest paths on which these ranks win (none for a split group).
+    fn witnesses(&self, ranks: &[u32]) -> Vec<Vec<u8>> {
+        let mut paths = Vec::new();
+        for &rank in ranks {
+            let Some(Some(mut state)) = self.first_state.get(rank as usize).copied() else { continue };
+            let mut bytes = Vec::new();
+            while self.parent[state as usize].0 != u32::MAX {
+                let (from, byte) = self.parent[state as usize];
+                bytes.push(byte);
+                state = from;
+            }
+            bytes.push(b'/');
+            bytes.reverse();
+            paths.push(bytes);
+        }
+        paths
+    }
+}
+
+/// One transition of an automaton, on state ids (not premultiplied).
+fn step(dfa: &DfaBuf, state: usize, byte: u8) -> usize {
+    let at = (state << dfa.stride2) + usize::from(dfa.classes[usize::from(byte)]);
+    (dfa.transitions[at] >> dfa.stride2) as usize
+}
+
+/// A group's rules without their lines: verb, escaped pattern, derived directory rule.
+type GroupKey = Vec<(Verb, Vec<u8>, bool)>;
+
+/// Rule effects already computed, shared between files and threads: a
+/// corpus repeats the same groups (sites of one owner, one CMS's default
+/// file), and effects depend only on the rules' verbs, patterns and order,
+/// not on their line numbers.
+#[derive(Default)]
+pub struct EffectCache {
+    map: Mutex<HashMap<GroupKey, Vec<Effect>>>,
+}
+
+impl EffectCache {
+    /// The most groups the cache keeps; past it, effects are computed each time.
+    pub const CAPACITY: usize = 100_000;
+
+    /// [`rule_effects`] of `group`, from the cache when it has them.
+    pub fn effects(&self, group: &Group) -> Vec<Effect> {
+        let key: GroupKey = group.rules.iter().map(|r| (r.verb, r.pattern.clone(), r.index_directory)).collect();
+        if let Some(found) = self.map.lock().ok().and_then(|map| map.get(&key).cloned()) {
+            return found;
+        }
+        let effects = rule_effects(group);
+        if let Ok(mut map) = self.map.lock() {
+            if map.len() < Self::CAPACITY {
+                map.insert(key, effects.clone());
+            }
+        }
+        effects
+    }
+}
 
 /// The rules of each line: `(start, end)` index ranges of `group.rules`.
 fn line_spans(group: &Group) -> Vec<(usize, usize)> {
@@ -398,31 +531,73 @@ fn best_without(group: &Group, start: usize, end: usize, path: &[u8]) -> Option<
             continue;
         }
         let label = rule.label();
-        if best.map_or(true, |(b, _)| label > b) && rule.matches(path) {
+        if best.is_none_or(|(b, _)| label > b) && rule.matches(path) {
             best = Some((label, i));
         }
     }
     best.map(|(_, i)| i)
 }
 
-/// Whether the line `start..end` decides one of its own literal paths with
-/// a verdict the other rules would not give.
-fn verdict_changes_on_own_paths(group: &Group, start: usize, end: usize) -> bool {
-    group.rules[start..end].iter().flat_map(own_paths).any(|path| {
+/// Whether the line `start..end` decides one of its own literal paths, or
+/// one of `witnesses`, with a verdict the other rules would not give.
+fn verdict_changes_on(group: &Group, start: usize, end: usize, witnesses: &[Vec<u8>]) -> bool {
+    let own = group.rules[start..end].iter().flat_map(own_paths);
+    witnesses.iter().cloned().chain(own).any(|path| {
         let decision = group.decide(&path);
         let decided_here = decision.rule.is_some_and(|r| (start..end).contains(&r));
-        let without = best_without(group, start, end, &path).map_or(true, |r| group.rules[r].verb == Verb::Allow);
+        let without = best_without(group, start, end, &path).is_none_or(|r| group.rules[r].verb == Verb::Allow);
         decided_here && decision.allowed() != without
     })
 }
 
-/// Compiles the group without the line and compares verdicts where the line decides.
-fn effect_without(group: &Group, start: usize, end: usize, full: &Parts<'_>, ranks: &[u32]) -> Effect {
-    let allow = group.rules[start].verb == Verb::Allow;
-    let mut rest = group.clone();
-    rest.rules.drain(start..end);
-    let verdict = BuildOptions { explain: false, ..BuildOptions::default() };
-    let without = automaton::compile(&rest, &verdict).matcher;
+/// The rules that can match a path the line `start..end` matches: a rule
+/// whose literal prefix (up to its first `*`) is not compatible with the
+/// line's matches none of the line's paths. On the line's paths, the local
+/// group decides exactly as the whole group does, so the line's effect can
+/// be computed on it alone. Returns the local group and where the line's
+/// rules are in it.
+fn local_group(group: &Group, start: usize, end: usize) -> (Group, std::ops::Range<usize>) {
+    let prefix = |rule: &Rule| -> Vec<u8> {
+        let (body, _) = pattern::split_anchor(&rule.pattern);
+        body[..body.iter().position(|&b| b == b'*').unwrap_or(body.len())].to_vec()
+    };
+    let prefixes: Vec<Vec<u8>> = group.rules[start..end].iter().map(prefix).collect();
+    let compatible = |p: &[u8]| prefixes.iter().any(|q| p.starts_with(q) || q.starts_with(p));
+    let mut rules = Vec::new();
+    let mut line = 0..0;
+    for (i, rule) in group.rules.iter().enumerate() {
+        if i == start {
+            line.start = rules.len();
+        }
+        if (start..end).contains(&i) || compatible(&prefix(rule)) {
+            rules.push(rule.clone());
+        }
+        if i + 1 == end {
+            line.end = rules.len();
+        }
+    }
+    (Group { source: group.source, agent_lines: Vec::new(), rules }, line)
+}
+
+/// Compiles the local group (see [`local_group`]) in explain mode and
+/// without the line in verdict mode, and walks them in product: the line is
+/// needed iff some state where it wins gets another verdict without it.
+fn effect_without(local: &Group, line: std::ops::Range<usize>, steps: &mut u64) -> Effect {
+    let allow = local.rules[line.start].verb == Verb::Allow;
+    let explain = BuildOptions { explain: true, budget: LINT_BUDGET };
+    let with = automaton::compile(local, &explain).matcher;
+    let Some(with_parts) = Parts::of(&with) else { return Effect::Unknown };
+    if with_parts.fallback_max > 0 {
+        return Effect::Unknown;
+    }
+    let ranks: Vec<u32> =
+        (0..with.rules.len() as u32).filter(|&rank| line.contains(&(with.rules[rank as usize] as usize))).collect();
+    let mut rest = local.clone();
+    rest.rules.drain(line);
+    let full = &with_parts;
+    let rest = &rest;
+    let verdict = BuildOptions { explain: false, budget: LINT_BUDGET };
+    let without = automaton::compile(rest, &verdict).matcher;
     let Some(without_parts) = Parts::of(&without) else { return Effect::Unknown };
     if without_parts.fallback_max > 0 {
         return Effect::Unknown;
@@ -430,7 +605,7 @@ fn effect_without(group: &Group, start: usize, end: usize, full: &Parts<'_>, ran
     let split = full.dfas.len();
     let dfas: Vec<&DfaBuf> = full.dfas.iter().chain(&without_parts.dfas).copied().collect();
     let (mut changes, mut covered) = (false, false);
-    let walked = walk_product(&dfas, |states| {
+    let walked = walk_product(&dfas, steps, |states| {
         if ranks.contains(&full.answer(&states[..split], 0)) {
             let rank = without_parts.answer(&states[split..], 0) as usize;
             let label = without.labels.get(rank).copied().unwrap_or(0);
@@ -477,16 +652,22 @@ impl<'m> Parts<'m> {
 
 /// Walks the combinations of states of `dfas` reachable after a leading `/`
 /// (every real path starts with one), calling `visit` once for each; `visit`
-/// returns false to stop. Returns false when stopped or past
-/// [`PRODUCT_STATE_LIMIT`] combinations.
-fn walk_product(dfas: &[&DfaBuf], mut visit: impl FnMut(&[usize]) -> bool) -> bool {
+/// returns false to stop. Each state's transitions are taken from `steps`.
+/// Returns false when stopped, out of steps or past [`PRODUCT_STATE_LIMIT`]
+/// combinations.
+fn walk_product(dfas: &[&DfaBuf], steps: &mut u64, mut visit: impl FnMut(&[usize]) -> bool) -> bool {
     if dfas.is_empty() {
         return visit(&[]);
     }
-    let step = |dfa: &DfaBuf, state: usize, byte: u8| -> usize {
-        let at = (state << dfa.stride2) + usize::from(dfa.classes[usize::from(byte)]);
-        (dfa.transitions[at] >> dfa.stride2) as usize
-    };
+    // Combinations are numbered in mixed radix; past 64 bits there is no walk.
+    let mut radix = 1u64;
+    for d in dfas {
+        match radix.checked_mul(d.answers.len() as u64) {
+            Some(r) => radix = r,
+            None => return false,
+        }
+    }
+    let key = |states: &[usize]| states.iter().zip(dfas).fold(0u64, |k, (&s, d)| k * d.answers.len() as u64 + s as u64);
     // One byte per distinct combination of classes stands for all of them.
     let mut representatives: BTreeMap<Vec<u8>, u8> = BTreeMap::new();
     for byte in 0..=255u8 {
@@ -494,25 +675,59 @@ fn walk_product(dfas: &[&DfaBuf], mut visit: impl FnMut(&[usize]) -> bool) -> bo
     }
     let bytes: Vec<u8> = representatives.into_values().collect();
     let first: Vec<usize> = dfas.iter().map(|d| step(d, (d.start >> d.stride2) as usize, b'/')).collect();
-    let mut seen: HashSet<Vec<usize>> = HashSet::new();
-    seen.insert(first.clone());
+    let mut seen: HashSet<u64, BuildFibonacci> = HashSet::default();
+    seen.insert(key(&first));
     let mut stack = vec![first];
+    let mut next = vec![0usize; dfas.len()];
     while let Some(states) = stack.pop() {
         if !visit(&states) {
             return false;
         }
+        match steps.checked_sub(bytes.len() as u64) {
+            Some(left) => *steps = left,
+            None => return false,
+        }
         for &byte in &bytes {
-            let next: Vec<usize> = dfas.iter().zip(&states).map(|(d, &s)| step(d, s, byte)).collect();
-            if !seen.contains(&next) {
-                if seen.len() >= PRODUCT_STATE_LIMIT {
+            for ((n, d), &s) in next.iter_mut().zip(dfas).zip(&states) {
+                *n = step(d, s, byte);
+            }
+            if seen.insert(key(&next)) {
+                if seen.len() > PRODUCT_STATE_LIMIT {
                     return false;
                 }
-                seen.insert(next.clone());
-                stack.push(next);
+                stack.push(next.clone());
             }
         }
     }
     true
+}
+
+/// A hasher for state-combination numbers: one multiplication (Fibonacci
+/// hashing), far cheaper than SipHash, and the keys are not adversarial.
+#[derive(Default, Clone, Copy)]
+struct BuildFibonacci;
+
+impl std::hash::BuildHasher for BuildFibonacci {
+    type Hasher = FibonacciHasher;
+    fn build_hasher(&self) -> FibonacciHasher {
+        FibonacciHasher(0)
+    }
+}
+
+struct FibonacciHasher(u64);
+
+impl std::hash::Hasher for FibonacciHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 /// A group of the file as written: its user-agent lines and rule lines.
@@ -521,12 +736,13 @@ struct FileGroup {
     agents: Vec<(u32, Vec<u8>)>,
     global: bool,
     rule_lines: Vec<u32>,
-    /// Rule lines with a path (an empty `Disallow:` allows everything).
-    effective_rules: usize,
+    /// Disallow lines with a path (an empty `Disallow:` allows everything).
+    disallows: usize,
 }
 
 struct Linter<'r, 'a> {
     robots: &'r RobotsTxt<'a>,
+    cache: &'r EffectCache,
     findings: Vec<Finding>,
     /// The file is not a robots.txt at all: per-line noise is suppressed.
     not_text: bool,
@@ -536,8 +752,15 @@ struct Linter<'r, 'a> {
 }
 
 impl<'r, 'a> Linter<'r, 'a> {
-    fn new(robots: &'r RobotsTxt<'a>) -> Self {
-        Linter { robots, findings: Vec::new(), not_text: false, groups: Vec::new(), unmatchable: BTreeSet::new() }
+    fn new(robots: &'r RobotsTxt<'a>, cache: &'r EffectCache) -> Self {
+        Linter {
+            robots,
+            cache,
+            findings: Vec::new(),
+            not_text: false,
+            groups: Vec::new(),
+            unmatchable: BTreeSet::new(),
+        }
     }
 
     fn push(&mut self, code: Code, line: u32, message: String, fix: impl Into<String>) {
@@ -684,7 +907,7 @@ impl<'r, 'a> Linter<'r, 'a> {
                         after_rule = true;
                         if let Some(group) = self.groups.last_mut() {
                             group.rule_lines.push(line.number);
-                            group.effective_rules += usize::from(!d.value.is_empty());
+                            group.disallows += usize::from(d.field == Field::Disallow && !d.value.is_empty());
                         }
                     }
                     self.pattern(line.number, d.field, d.value);
@@ -1039,7 +1262,7 @@ impl<'r, 'a> Linter<'r, 'a> {
 
     /// Crawlers whose groups have no rule lines while the `*` group has rules.
     fn unrestricted_agents(&mut self) {
-        let global_rules = self.groups.iter().filter(|g| g.global).any(|g| g.effective_rules > 0);
+        let global_rules = self.groups.iter().filter(|g| g.global).any(|g| g.disallows > 0);
         if !global_rules {
             return;
         }
@@ -1109,7 +1332,7 @@ impl<'r, 'a> Linter<'r, 'a> {
             }
             let findings = checked
                 .entry(group.rules.clone())
-                .or_insert_with(|| redundant_rules(&group, &rule_effects(&group), &self.unmatchable));
+                .or_insert_with(|| redundant_rules(&group, &self.cache.effects(&group), &self.unmatchable));
             for f in findings.iter() {
                 found.entry((f.line, f.code)).or_insert_with(|| (f.clone(), Vec::new())).1.push(names.clone());
             }
@@ -1128,6 +1351,7 @@ impl<'r, 'a> Linter<'r, 'a> {
 /// already reported (`unmatchable`) are left out.
 fn redundant_rules(group: &Group, effects: &[Effect], unmatchable: &BTreeSet<u32>) -> Vec<Finding> {
     let mut out = Vec::new();
+    let mut unknown: Vec<u32> = Vec::new();
     for (index, end) in line_spans(group) {
         let rule = &group.rules[index];
         let line = rule.line;
@@ -1136,12 +1360,7 @@ fn redundant_rules(group: &Group, effects: &[Effect], unmatchable: &BTreeSet<u32
             continue;
         }
         if effect == Effect::Unknown {
-            out.push(Finding::new(
-                DECISION_NOT_ANALYSED,
-                line,
-                format!("whether \"{rule}\" changes any verdict was not computed (automaton budget or analysis limit)"),
-                "nothing to do; fewer rules with several `*` keep a group in one automaton",
-            ));
+            unknown.push(line);
             continue;
         }
         let same = |j: &usize| !(index..end).contains(j) && group.rules[*j].pattern == rule.pattern;
@@ -1183,6 +1402,12 @@ fn redundant_rules(group: &Group, effects: &[Effect], unmatchable: &BTreeSet<u32
                 }
                 w
             };
+            // A later copy of this very rule covers it: that copy is reported as the duplicate.
+            if let [j] = winners.as_slice() {
+                if *j > index && group.rules[*j].pattern == rule.pattern && group.rules[*j].verb == rule.verb {
+                    continue;
+                }
+            }
             let message = match (effect, winners.as_slice()) {
                 (Effect::SameVerdict, [j]) if group.rules[*j].verb == rule.verb => format!(
                     "\"{rule}\" never decides a verdict: {} already covers every path it matches",
@@ -1204,6 +1429,21 @@ fn redundant_rules(group: &Group, effects: &[Effect], unmatchable: &BTreeSet<u32
                 "remove it, or make it more specific than the rule that covers it",
             ));
         }
+    }
+    if let Some(&first) = unknown.first() {
+        let listed = unknown.iter().take(10).map(u32::to_string).collect::<Vec<_>>().join(", ");
+        let more = if unknown.len() > 10 { format!(" and {} more", unknown.len() - 10) } else { String::new() };
+        out.push(Finding::new(
+            DECISION_NOT_ANALYSED,
+            first,
+            format!(
+                "whether {} rule line(s) of this group ({} rules) change any verdict was not computed \
+                 (per-rule fallback or analysis limit): line(s) {listed}{more}",
+                unknown.len(),
+                group.rules.len()
+            ),
+            "nothing to do; smaller groups and fewer rules with several `*` are analysed fully",
+        ));
     }
     out
 }

@@ -13,6 +13,7 @@ use robotsieve_engine::artifact::{
     PART_RULES, SECTION_ENTRY_LEN, SEMANTICS_VERSION,
 };
 use robotsieve_engine::comb::CombDfaBuf;
+use robotsieve_engine::filter::PendingFile;
 use robotsieve_engine::matcher::{MatcherBuf, PartBuf};
 use robotsieve_engine::url::{origin_hash, OriginKey};
 use std::collections::HashSet;
@@ -261,20 +262,11 @@ impl ArtifactWriter {
 
 /// Writes `bytes` to a temporary file beside `path`, syncs it, and renames it
 /// into place: readers see the old file or the whole new one, never a part.
+/// (The engine's [`PendingFile`] does the work, as for every output.)
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    let mut file = PendingFile::create(path).map_err(std::io::Error::other)?;
+    file.write_all(bytes)?;
+    file.commit().map_err(std::io::Error::other)
 }
 
 /// The comb form of `dfa` when its tables are smaller than the dense

@@ -197,8 +197,12 @@ fn agent_unrestricted() {
         &[4],
         "User-agent: *\nDisallow: /private\n\nUser-agent: GPTBot\nDisallow:\n",
     );
-    // Without rules in the `*` group nothing is lost.
+    // Without disallows in the `*` group nothing is lost.
     assert_eq!(lines_of(b"User-agent: *\nDisallow:\nUser-agent: a\n", "agent-unrestricted"), Vec::<u32>::new());
+    assert_eq!(
+        lines_of(b"User-agent: *\nAllow: /\nUser-agent: a\nCrawl-delay: 5\n", "agent-unrestricted"),
+        Vec::<u32>::new()
+    );
     // A crawler named in an empty group and in a group with rules is not unrestricted.
     assert_eq!(
         lines_of(b"User-agent: *\nDisallow: /p\nUser-agent: a\nDisallow: /q\nUser-agent: a\n", "agent-unrestricted"),
@@ -400,6 +404,10 @@ fn duplicate_rule() {
         "User-agent: *\nDisallow: /x\nDisallow: /x/\n",
     );
     assert!(message("User-agent: *\nDisallow: /x\nDisallow: /x\n", "duplicate-rule").contains("repeats line 2"));
+    // The same pattern written raw and escaped: one duplicate, and the first copy is not "covered" by it.
+    let body = "User-agent: *\nDisallow: /ö\nDisallow: /%C3%B6\n";
+    assert_eq!(lines_of(body.as_bytes(), "duplicate-rule"), vec![3]);
+    assert_eq!(lines_of(body.as_bytes(), "never-decides"), Vec::<u32>::new());
 }
 
 #[test]

@@ -380,9 +380,18 @@ pub struct PendingFile {
 
 impl PendingFile {
     /// Creates the temporary file `.NAME.robotsieve-PID-N.tmp` next to `path`.
+    ///
+    /// When `path` exists and is not a regular file (`/dev/null`, a named
+    /// pipe, a terminal), it is written directly: renaming a file over it
+    /// would replace the device or pipe itself, and a partial write to a
+    /// stream cannot be taken back anyway.
     pub fn create(path: &Path) -> Result<PendingFile, FilterError> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let failed = |source| FilterError::Output { name: path.display().to_string(), source };
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+            let file = File::options().write(true).open(path).map_err(failed)?;
+            return Ok(PendingFile { path: path.to_path_buf(), temp_path: PathBuf::new(), file: Some(file) });
+        }
         let file_name = path.file_name().ok_or_else(|| failed(io::Error::other("not a file name")))?;
         let dir = match path.parent() {
             Some(dir) if !dir.as_os_str().is_empty() => dir,
@@ -407,7 +416,8 @@ impl PendingFile {
         &self.path
     }
 
-    /// The temporary path the data is written to until the commit.
+    /// The temporary path the data is written to until the commit (empty
+    /// when the destination is written in place).
     pub fn temp_path(&self) -> &Path {
         &self.temp_path
     }
@@ -416,7 +426,11 @@ impl PendingFile {
     /// there). On failure the temporary file is removed.
     pub fn commit(mut self) -> Result<(), FilterError> {
         let failed = |source| FilterError::Output { name: self.path.display().to_string(), source };
-        let file = self.file.take().expect("a pending file is committed once");
+        let mut file = self.file.take().expect("a pending file is committed once");
+        if self.temp_path.as_os_str().is_empty() {
+            // Written in place (not a regular file): nothing to rename.
+            return file.flush().map_err(failed);
+        }
         file.sync_all().map_err(failed)?;
         drop(file);
         std::fs::rename(&self.temp_path, &self.path).map_err(failed)?;

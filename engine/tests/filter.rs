@@ -552,3 +552,21 @@ proptest! {
         prop_assert_eq!(written, model(&data, Verdict::Unknown, explain));
     }
 }
+
+/// An output that is not a regular file (here `/dev/null`) is written in
+/// place: renaming a temporary file over it would replace the device.
+#[cfg(unix)]
+#[test]
+fn outputs_to_devices_are_written_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    let null = Path::new("/dev/null");
+    if !std::fs::metadata(null).is_ok_and(|m| m.file_type().is_char_device()) {
+        eprintln!("skipped: no /dev/null character device here");
+        return;
+    }
+    let mut pending = PendingFile::create(null).unwrap();
+    assert!(pending.temp_path().as_os_str().is_empty(), "no temporary file for a device");
+    std::io::Write::write_all(&mut pending, b"allowed\thttps://a.example/\n").unwrap();
+    pending.commit().unwrap();
+    assert!(std::fs::metadata(null).unwrap().file_type().is_char_device(), "/dev/null is still a device");
+}

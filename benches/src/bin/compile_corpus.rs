@@ -95,7 +95,7 @@ fn main() {
         results.iter().filter(|r| r.fallback > 0).count(),
         results.iter().map(|r| r.fallback).sum::<usize>(),
     );
-    results.sort_by(|a, b| b.time.cmp(&a.time));
+    results.sort_by_key(|r| std::cmp::Reverse(r.time));
     println!("slowest:");
     for r in results.iter().take(10) {
         println!(
