@@ -415,7 +415,8 @@ mod tests {
         assert!(good.as_comb().is_ok());
         let states = good.answers.len() as u32;
         let owned = good.check.iter().position(|&c| c != FREE_SLOT).unwrap();
-        let cases: Vec<(&str, Box<dyn Fn(&mut CombDfaBuf)>)> = vec![
+        type Breakage = Box<dyn Fn(&mut CombDfaBuf)>;
+        let cases: Vec<(&str, Breakage)> = vec![
             ("default", Box::new(move |b| b.defaults[2] = states)),
             ("next", Box::new(move |b| b.next[owned] = states + 5)),
             ("check", Box::new(move |b| b.check[owned] = states)),
