@@ -6,6 +6,7 @@
 //! tests read the files one way.
 
 use base64::Engine as _;
+use robotsieve_engine::url::PathMode;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -113,6 +114,46 @@ pub fn read_verdict_cases(path: &Path) -> Result<Vec<VerdictCase>, String> {
             allowed_escaped: raw.allowed_escaped.unwrap_or(raw.allowed),
         })
     })
+}
+
+/// Runs every verdict case of the conformance file `name` through a matcher,
+/// in both URL modes, and panics listing every case that disagrees.
+///
+/// `matcher` is called once per case and returns the case's decision
+/// function: given a path prepared for matching (`PathMode::path_of` the
+/// case's URL), whether it is allowed. `what` names the matcher in messages.
+/// Returns the number of cases, or `None` (after saying so) when the file is
+/// absent, so tests skip cleanly without `../shared`.
+pub fn check_verdict_file<D: Fn(&[u8]) -> bool>(
+    name: &str,
+    what: &str,
+    mut matcher: impl FnMut(&VerdictCase) -> D,
+) -> Option<usize> {
+    let Some(path) = conformance_file(name) else {
+        eprintln!("skipped: ../shared/conformance/{name} is absent");
+        return None;
+    };
+    let cases = read_verdict_cases(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!cases.is_empty(), "{name} has no cases");
+    let mut failures = Vec::new();
+    for case in &cases {
+        let allowed = matcher(case);
+        for (mode, expected) in [(PathMode::Raw, case.allowed), (PathMode::Escaped, case.allowed_escaped)] {
+            let got = allowed(&mode.path_of(case.url.as_bytes()));
+            if got != expected {
+                failures.push(format!("{} ({mode:?}): expected allowed={expected}, got {got}", case.id));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{name} through {what}: {} failures (case and URL mode) over {} cases:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+    eprintln!("{name}: {} cases passed through {what} in both URL modes", cases.len());
+    Some(cases.len())
 }
 
 /// Reads `origins.jsonl`.

@@ -3,7 +3,7 @@
 
 use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build, BuildPlan};
-use robotsieve_compiler::conformance::{conformance_file, read_origin_cases, read_verdict_cases};
+use robotsieve_compiler::conformance::{check_verdict_file, conformance_file, read_origin_cases};
 use robotsieve_compiler::corpus::{Corpus, Governing};
 use robotsieve_compiler::Agent;
 use robotsieve_engine::artifact::{Artifact, HEADER_LEN, PART_COMB};
@@ -87,35 +87,20 @@ fn opening_a_file_maps_it() {
 #[test]
 fn conformance_through_the_artifact() {
     for name in ["robots.jsonl", "google-spec-test.jsonl"] {
-        let Some(path) = conformance_file(name) else {
-            eprintln!("skipped: ../shared/conformance/{name} is absent");
-            return;
-        };
-        let cases = read_verdict_cases(&path).unwrap();
         for explain in [false, true] {
-            let mut failures = Vec::new();
-            for case in &cases {
-                let agent = Agent::from_raw_tokens(&case.agents);
+            check_verdict_file(name, &format!("the artifact (explain={explain})"), |case| {
                 // Four cases check the empty string as a URL: it has no
                 // origin, so they are filed under a stand-in one.
                 let origin = OriginKey::of_url(&case.url)
                     .unwrap_or_else(|_| OriginKey::of_url("http://stand-in.example").unwrap());
-                let plan =
-                    BuildPlan { agents: vec![agent], options: BuildOptions { explain, ..BuildOptions::default() } };
+                let agents = vec![Agent::from_raw_tokens(&case.agents)];
+                let plan = BuildPlan { agents, options: BuildOptions { explain, ..BuildOptions::default() } };
                 let robots = resolve(&[(origin.robots_url(), case.body.clone())]);
-                let bytes = build(robots, &plan).0.to_bytes().unwrap();
-                let artifact = Artifact::from_bytes(&bytes).unwrap();
-                let o = artifact.find_origin(origin.as_bytes(), origin.hash64()).unwrap();
-                for (mode, expected) in [(PathMode::Raw, case.allowed), (PathMode::Escaped, case.allowed_escaped)] {
-                    let got = artifact.decide(artifact.group_of(o, 0), &mode.path_of(case.url.as_bytes())).allowed();
-                    if got != expected {
-                        failures.push(format!("{} {mode:?} explain={explain}: expected {expected}", case.id));
-                    }
-                }
-            }
-            assert!(failures.is_empty(), "{name}: {} failures:\n{}", failures.len(), failures.join("\n"));
+                let artifact = Artifact::from_bytes(&build(robots, &plan).0.to_bytes().unwrap()).unwrap();
+                let group = artifact.group_of(artifact.find_origin(origin.as_bytes(), origin.hash64()).unwrap(), 0);
+                move |path: &[u8]| artifact.decide(group, path).allowed()
+            });
         }
-        eprintln!("{name}: {} cases pass through the artifact", cases.len());
     }
 }
 
@@ -140,13 +125,37 @@ fn origins_through_the_artifact() {
     }
 }
 
+/// The artifact of one origin, `https://s.example`, compiled from `body` for
+/// mybot, answers every path with the per-rule oracle's label and, when it
+/// explains, the oracle's deciding line.
+fn assert_agrees_with_the_oracle<'p>(
+    artifact: &Artifact,
+    body: &str,
+    paths: impl IntoIterator<Item = &'p str>,
+    explain: bool,
+) {
+    use robotsieve_compiler::{Group, RobotsTxt};
+    let group = Group::select(&RobotsTxt::parse(body.as_bytes()), &Agent::parse("mybot").unwrap());
+    let key = OriginKey::of_url("https://s.example").unwrap();
+    let o = artifact.find_origin(key.as_bytes(), key.hash64()).unwrap();
+    for path in paths {
+        let prepared = PathMode::Escaped.path_of(path.as_bytes());
+        let want = group.decide(&prepared);
+        let got = artifact.decide(artifact.group_of(o, 0), &prepared);
+        assert_eq!(got.label, want.label, "{path} explain={explain}");
+        if explain {
+            let rule = artifact.explain(&got).map(|r| r.line);
+            assert_eq!(rule, want.rule.map(|i| group.rules[i].line), "{path}");
+        }
+    }
+}
+
 /// Groups forced over a tiny budget are split into automata and a per-rule
 /// list; through the artifact (prefilters built at open) they must still
 /// agree with the per-rule oracle.
 #[test]
 fn split_groups_agree_with_the_oracle_through_the_artifact() {
     use robotsieve_compiler::automaton::Budget;
-    use robotsieve_compiler::{Group, RobotsTxt};
     let body = "user-agent: *\n\
         disallow: /a*b*c\nallow: /a*b*c*d$\ndisallow: /*x*y*z\nallow: /*.pdf$\ndisallow: /private\n\
         allow: /private/ok\ndisallow: /*?*session=\ndisallow: /*/tmp/*\nallow: /p%C3%A4th*\ndisallow: /$\n";
@@ -178,20 +187,7 @@ fn split_groups_agree_with_the_oracle_through_the_artifact() {
         assert_eq!(report.split_groups, 1, "the tiny budget must force a split");
         let artifact = Artifact::from_bytes(&writer.to_bytes().unwrap()).unwrap();
         assert!(artifact.group_stats(0).fallback_rules > 0, "some rules must be matched one by one");
-        let robots = RobotsTxt::parse(body.as_bytes());
-        let group = Group::select(&robots, &Agent::parse("mybot").unwrap());
-        let key = OriginKey::of_url("https://s.example").unwrap();
-        let o = artifact.find_origin(key.as_bytes(), key.hash64()).unwrap();
-        for path in paths {
-            let prepared = PathMode::Escaped.path_of(path.as_bytes());
-            let want = group.decide(&prepared);
-            let got = artifact.decide(artifact.group_of(o, 0), &prepared);
-            assert_eq!(got.label, want.label, "{path} explain={explain}");
-            if explain {
-                let rule = artifact.explain(&got).map(|r| r.line);
-                assert_eq!(rule, want.rule.map(|i| group.rules[i].line), "{path}");
-            }
-        }
+        assert_agrees_with_the_oracle(&artifact, body, paths.iter().copied(), explain);
     }
 }
 
@@ -200,7 +196,6 @@ fn split_groups_agree_with_the_oracle_through_the_artifact() {
 /// dense rows); through the artifact it must answer as the per-rule oracle.
 #[test]
 fn long_literal_rules_are_stored_as_a_comb_and_agree_with_the_oracle() {
-    use robotsieve_compiler::{Group, RobotsTxt};
     let rule_path = |i: usize| format!("/archive/{}/documents/report-{i:04}-final-version.html", i * 7919 % 1000);
     let mut body = String::from("user-agent: *\n");
     for i in 0..300 {
@@ -228,20 +223,7 @@ fn long_literal_rules_are_stored_as_a_comb_and_agree_with_the_oracle() {
         assert!(stats.states > 5_000, "{stats:?}");
         // A dense row of this automaton alone is at least 16 u16 entries per state.
         assert!(stats.bytes < stats.states * 32, "{stats:?}");
-        let robots = RobotsTxt::parse(body.as_bytes());
-        let group = Group::select(&robots, &Agent::parse("mybot").unwrap());
-        let key = OriginKey::of_url("https://s.example").unwrap();
-        let o = artifact.find_origin(key.as_bytes(), key.hash64()).unwrap();
-        for path in &paths {
-            let prepared = PathMode::Escaped.path_of(path.as_bytes());
-            let want = group.decide(&prepared);
-            let got = artifact.decide(artifact.group_of(o, 0), &prepared);
-            assert_eq!(got.label, want.label, "{path} explain={explain}");
-            if explain {
-                let rule = artifact.explain(&got).map(|r| r.line);
-                assert_eq!(rule, want.rule.map(|i| group.rules[i].line), "{path}");
-            }
-        }
+        assert_agrees_with_the_oracle(&artifact, &body, paths.iter().map(String::as_str), explain);
     }
 }
 

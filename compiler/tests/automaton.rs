@@ -6,12 +6,11 @@
 use proptest::prelude::*;
 use rayon::prelude::*;
 use robotsieve_compiler::automaton::{compile, Budget, BuildOptions, Compiled, PartKind};
-use robotsieve_compiler::conformance::{conformance_file, read_verdict_cases, shared_dir};
+use robotsieve_compiler::conformance::{check_verdict_file, shared_dir};
 use robotsieve_compiler::{Agent, Group, RobotsTxt};
 use robotsieve_engine::comb::CombDfaBuf;
 use robotsieve_engine::matcher::PartBuf;
 use robotsieve_engine::pattern;
-use robotsieve_engine::url::PathMode;
 
 /// A budget so small that almost every group is split.
 const TINY: Budget = Budget { max_states: 6, max_work: 120 };
@@ -454,28 +453,13 @@ fn realworld_corpus_agrees_every_file() {
 // ---------------------------------------------------------------- conformance
 
 fn conformance(name: &str) {
-    let Some(path) = conformance_file(name) else {
-        eprintln!("skipped: ../shared/conformance/{name} is absent");
-        return;
-    };
-    let cases = read_verdict_cases(&path).unwrap();
-    assert!(!cases.is_empty());
-    let mut failures = Vec::new();
-    for case in &cases {
-        let group = Group::select(&RobotsTxt::parse(&case.body), &Agent::from_raw_tokens(&case.agents));
-        for opts in all_options() {
+    for opts in all_options() {
+        check_verdict_file(name, &format!("the automaton ({opts:?})"), |case| {
+            let group = Group::select(&RobotsTxt::parse(&case.body), &Agent::from_raw_tokens(&case.agents));
             let matcher = compile(&group, &opts).matcher;
-            let matcher = matcher.matcher().unwrap();
-            for (mode, expected) in [(PathMode::Raw, case.allowed), (PathMode::Escaped, case.allowed_escaped)] {
-                let got = matcher.decide(&mode.path_of(case.url.as_bytes())).allowed();
-                if got != expected {
-                    failures.push(format!("{} ({mode:?}, {opts:?}): expected allowed={expected}, got {got}", case.id));
-                }
-            }
-        }
+            move |path: &[u8]| matcher.matcher().unwrap().decide(path).allowed()
+        });
     }
-    assert!(failures.is_empty(), "{} failures of {} cases:\n{}", failures.len(), cases.len(), failures.join("\n"));
-    eprintln!("{name}: {} cases passed through the automaton in both URL modes", cases.len());
 }
 
 #[test]
