@@ -43,7 +43,7 @@ fn main() {
             "part {i}: {} states, dense transitions {dense_bytes} bytes, comb tables {} bytes ({} slots), packed in {packed:?}",
             d.states(),
             comb.table_bytes(),
-            comb.next.len()
+            comb.slots.len()
         );
         assert!(paths.iter().all(|p| d.scan(p) == c.scan(p)), "comb and dense disagree");
         let rounds = (5_000_000 / paths.len()).max(1);

@@ -154,13 +154,10 @@ impl ArtifactWriter {
                 let (head, offs) = match (part, comb) {
                     (PartBuf::Dfa(_), Some(comb)) => {
                         let a = tables.bytes(&comb.classes);
-                        let mut arrays = Vec::with_capacity(comb.table_bytes() / 4);
-                        for array in [&comb.defaults, &comb.bases, &comb.next, &comb.check] {
-                            arrays.extend_from_slice(array);
-                        }
+                        let arrays = [comb.rows.as_flattened(), comb.slots.as_flattened()].concat();
                         let (b, c) = (tables.u32s(&arrays), tables.u32s(&comb.answers));
                         let head =
-                            [PART_COMB, 0, comb.answers.len() as u32, comb.sinks, comb.start, comb.next.len() as u32];
+                            [PART_COMB, 0, comb.answers.len() as u32, comb.sinks, comb.start, comb.slots.len() as u32];
                         (head, [a, b, c])
                     }
                     (PartBuf::Dfa(dfa), None) => {
@@ -276,7 +273,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 fn smaller_comb(dfa: &robotsieve_engine::dfa::DfaBuf) -> Option<CombDfaBuf> {
     let dense_bytes = dfa.transitions.len() * if dfa.fits_u16() { 2 } else { 4 };
     CombDfaBuf::from_dense_within(dfa, dense_bytes)
-        .filter(|comb| comb.table_bytes() < dense_bytes && u32::try_from(comb.next.len()).is_ok())
+        .filter(|comb| comb.table_bytes() < dense_bytes && u32::try_from(comb.slots.len()).is_ok())
 }
 
 fn align8(n: usize) -> usize {

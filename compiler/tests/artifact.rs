@@ -138,11 +138,18 @@ fn assert_agrees_with_the_oracle<'p>(
     let group = Group::select(&RobotsTxt::parse(body.as_bytes()), &Agent::parse("mybot").unwrap());
     let key = OriginKey::of_url("https://s.example").unwrap();
     let o = artifact.find_origin(key.as_bytes(), key.hash64()).unwrap();
-    for path in paths {
-        let prepared = PathMode::Escaped.path_of(path.as_bytes());
-        let want = group.decide(&prepared);
-        let got = artifact.decide(artifact.group_of(o, 0), &prepared);
+    let paths: Vec<&str> = paths.into_iter().collect();
+    let prepared: Vec<_> = paths.iter().map(|path| PathMode::Escaped.path_of(path.as_bytes())).collect();
+    // All paths at once too: their walks interleave, and must answer as one at a time.
+    let queries: Vec<(usize, &[u8])> = prepared.iter().map(|p| (artifact.group_of(o, 0), &p[..])).collect();
+    let mut together = Vec::new();
+    artifact.decide_many(&queries, &mut together);
+    assert_eq!(together.len(), paths.len());
+    for ((path, prepared), together) in paths.iter().zip(&prepared).zip(together) {
+        let want = group.decide(prepared);
+        let got = artifact.decide(artifact.group_of(o, 0), prepared);
         assert_eq!(got.label, want.label, "{path} explain={explain}");
+        assert_eq!(together, got, "{path}: decided with the others");
         if explain {
             let rule = artifact.explain(&got).map(|r| r.line);
             assert_eq!(rule, want.rule.map(|i| group.rules[i].line), "{path}");

@@ -10,6 +10,7 @@ use robotsieve_compiler::corpus::Corpus;
 use robotsieve_compiler::{Agent, Group, RobotsTxt};
 use robotsieve_engine::artifact::Artifact;
 use robotsieve_engine::classify::{AgentClassifier, Scratch};
+use robotsieve_engine::filter::BATCH;
 use robotsieve_engine::url::{KeyBuf, PathMode};
 use robotsieve_engine::verdict::Verdict;
 use std::collections::BTreeMap;
@@ -66,8 +67,15 @@ fn crawl2019_verdicts_equal_the_oracle() {
             let classifier = AgentClassifier::new(&artifact, a, mode);
             let mut scratch = Scratch::default();
             let mut key = KeyBuf::new();
-            for (host, url) in &urls {
+            // The filter's path: URLs in batches, each step of the lookup interleaved across a batch.
+            let lines: Vec<&[u8]> = urls.iter().map(|(_, url)| url.as_bytes()).collect();
+            let mut batched = vec![Verdict::Invalid; lines.len()];
+            for (batch, verdicts) in lines.chunks(BATCH).zip(batched.chunks_mut(BATCH)) {
+                classifier.verdicts(batch, &mut scratch, verdicts);
+            }
+            for ((host, url), batched) in urls.iter().zip(batched) {
                 let got = classifier.answer(url.as_bytes(), &mut scratch, false).verdict;
+                assert_eq!(batched, got, "{url}: batched and single verdicts differ for agent {a} ({mode:?})");
                 checked[got.index()] += 1;
                 let Some(group) = groups.get(&(host.as_str(), a)) else {
                     assert_eq!(got, Verdict::Unknown, "{url}: no robots.txt for {host}");

@@ -7,7 +7,7 @@
 //! clear [`ArtifactError`], and a lookup afterwards can neither read out of
 //! bounds nor panic.
 //!
-//! # Layout (format version 2)
+//! # Layout (format version 3)
 //!
 //! All integers are in the byte order of the machine that wrote the file (the
 //! header records it, and a reader of the other order refuses the file). Every
@@ -35,9 +35,12 @@
 //!
 //! A DFA part is stored dense ([`PART_DFA16`], [`PART_DFA32`]: premultiplied
 //! transitions, `count << stride2` of them) or row-displaced ([`PART_COMB`],
-//! see [`crate::comb`]: `count` defaults, `count` bases, `slots` next and
-//! `slots` check values, all u32, contiguous behind `b`), whichever is smaller.
-//! Version 2 added the comb part and the `slots` field (reserved in version 1).
+//! see [`crate::comb`]: `count` rows `[default, base]` then `slots` slots
+//! `[owner, target]`, pairs of u32, contiguous behind `b`), whichever is
+//! smaller. Version 2 added the comb part and the `slots` field (reserved in
+//! version 1); version 3 pairs the comb arrays (version 2 kept defaults,
+//! bases, targets and owners in four arrays, so a step touched four cache
+//! lines instead of two).
 //!
 //! The META section is JSON, written and read with no dependency: it is a few
 //! hundred bytes read once per open, where a human-readable, self-describing
@@ -45,9 +48,11 @@
 //! dependency (bincode, the usual choice, is unmaintained) for no speed gain.
 
 use crate::comb::CombDfa;
+use crate::dfa::Walker;
 use crate::dfa::{Dfa, DfaError, Transitions};
 use crate::label::Label;
 use crate::rules::{Prefilter, RuleList};
+use crate::walk::{self, Walk};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -55,7 +60,7 @@ use std::path::{Path, PathBuf};
 /// mangling, as in PNG.
 pub const MAGIC: [u8; 8] = *b"RSIEVE\r\n";
 /// The layout version this code reads and writes.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// The version of the matching semantics the automata were built with. A
 /// change of semantics (a fix to Google conformance) bumps it, so old
 /// artifacts are refused rather than silently answering differently.
@@ -211,8 +216,8 @@ pub struct PartRecord {
     pub slots: u32,
     /// DFA and comb: classes (256 bytes). Rules: concatenated patterns.
     pub a: u64,
-    /// Dense DFA: transitions. Comb: defaults, bases, next, check (u32,
-    /// `2 * count + 2 * slots` of them). Rules: `count` u32 pattern ends.
+    /// Dense DFA: transitions. Comb: `count` rows then `slots` slots, each a
+    /// pair of u32. Rules: `count` u32 pattern ends.
     pub b: u64,
     /// DFA and comb: `count` u32 answers. Rules: `count` u32 ranks.
     pub c: u64,
@@ -538,7 +543,9 @@ impl Artifact {
         }
         let (format, semantics) = (u32_at(8), u32_at(12));
         if format != FORMAT_VERSION {
-            return invalid(format!("format version {format}, this robotsieve reads version {FORMAT_VERSION}"));
+            return invalid(format!(
+                "format version {format}, this robotsieve reads version {FORMAT_VERSION} (compile the artifact again with this robotsieve)"
+            ));
         }
         if semantics != SEMANTICS_VERSION {
             return invalid(format!(
@@ -768,21 +775,16 @@ impl Artifact {
             PART_COMB => {
                 let classes: &[u8; 256] =
                     self.bytes_at(part.a, 256).and_then(|b| b.try_into().ok()).ok_or("byte classes out of range")?;
-                let slots = part.slots as usize;
-                let tables: &[u32] = (2 * count)
-                    .checked_add(2 * slots)
+                let tables: &[[u32; 2]] = count
+                    .checked_add(part.slots as usize)
                     .and_then(|n| self.table(part.b, n))
                     .ok_or("comb tables out of range")?;
-                let (defaults, rest) = tables.split_at(count);
-                let (bases, rest) = rest.split_at(count);
-                let (next, owners) = rest.split_at(slots);
+                let (rows, slots) = tables.split_at(count);
                 let answers = self.table(part.c, count).ok_or("answers out of range")?;
                 let (start, sinks) = (part.start, part.sinks);
                 let comb = match check {
-                    Check::Full => CombDfa::new(classes, defaults, bases, next, owners, answers, start, sinks),
-                    Check::Validated => {
-                        Ok(CombDfa::validated(classes, defaults, bases, next, owners, answers, start, sinks))
-                    }
+                    Check::Full => CombDfa::new(classes, rows, slots, answers, start, sinks),
+                    Check::Validated => Ok(CombDfa::validated(classes, rows, slots, answers, start, sinks)),
                 };
                 comb.map(PartView::Comb).map_err(|DfaError(e)| e)
             }
@@ -841,20 +843,37 @@ impl Artifact {
     /// `hash` must be `origin_hash(key)`.
     #[inline]
     pub fn find_origin(&self, key: &[u8], hash: u64) -> Option<usize> {
-        let slots: &[u64] = bytemuck::cast_slice(self.section(Section::Slots));
-        let mut i = (hash as usize) & self.slot_mask;
-        // Bounded by the table size, so a full table cannot loop forever.
-        for _ in 0..=self.slot_mask {
-            let origin = slots[2 * i + 1];
-            if origin == EMPTY_SLOT {
-                return None;
+        self.candidates(hash).find(|&origin| self.origin_key(origin) == key)
+    }
+
+    /// The origins of many `(key, hash)` lookups, appended to `found` in
+    /// order: what [`Artifact::find_origin`] gives each. Every slot is probed
+    /// before any key is compared, so that the cache misses of different
+    /// lookups overlap (see [`Artifact::decide_many`]).
+    pub fn find_origins(&self, lookups: &[(&[u8], u64)], found: &mut Vec<Option<usize>>) {
+        let first = found.len();
+        found.extend(lookups.iter().map(|&(_, hash)| self.candidates(hash).next()));
+        for (slot, &(key, hash)) in found[first..].iter_mut().zip(lookups) {
+            if slot.is_some_and(|origin| self.origin_key(origin) != key) {
+                // Another key with the same 64-bit hash: look further.
+                *slot = self.find_origin(key, hash);
             }
-            if slots[2 * i] == hash && self.origin_key(origin as usize) == key {
-                return Some(origin as usize);
-            }
-            i = (i + 1) & self.slot_mask;
         }
-        None
+    }
+
+    /// The origins whose stored hash is `hash`, in probe order: linear
+    /// probing from the hash's slot up to the first empty slot (bounded by
+    /// the table size, so that a full table cannot loop forever).
+    #[inline]
+    fn candidates(&self, hash: u64) -> impl Iterator<Item = usize> + '_ {
+        let slots: &[u64] = bytemuck::cast_slice(self.section(Section::Slots));
+        let (mask, start) = (self.slot_mask, hash as usize);
+        (0..=mask)
+            .map(move |k| (start.wrapping_add(k) & mask) * 2)
+            .map(move |i| (slots[i], slots[i + 1]))
+            .take_while(|&(_, origin)| origin != EMPTY_SLOT)
+            .filter(move |&(h, _)| h == hash)
+            .map(|(_, origin)| origin as usize)
     }
 
     /// The canonical key of origin `origin`.
@@ -878,48 +897,55 @@ impl Artifact {
     }
 
     /// The best rank among `group`'s rules for a prepared path (0: none matched).
-    #[inline]
     pub fn decide(&self, group: usize, path: &[u8]) -> GroupOutcome {
-        let rec = self.group_record(group);
-        let labels: &[u32] = self.table(rec.labels_off, rec.ranks as usize).unwrap_or(&[0]);
-        let mut best = 0u32;
-        for p in rec.first_part as usize..(rec.first_part + u64::from(rec.parts)) as usize {
-            let part = self.part_record(p);
-            if part.kind != PART_RULES {
-                self.warm(part.a, part.c + 4 * u64::from(part.count));
-            }
-            match self.part_view(&part, Check::Validated) {
-                Ok(PartView::Dfa(dfa)) => best = best.max(dfa.scan(path)),
-                Ok(PartView::Comb(comb)) => best = best.max(comb.scan(path)),
-                Ok(PartView::Rules { patterns, ends, ranks }) => {
-                    // Built from these very tables at open, so the sizes agree.
-                    if let Ok(rules) = RuleList::with_prefilter(patterns, ends, ranks, &self.prefilters[p]) {
-                        best = best.max(rules.best(path, best));
-                    }
-                }
-                Err(_) => {}
-            }
-        }
-        let label = Label(labels.get(best as usize).copied().unwrap_or(0));
-        GroupOutcome { group, rank: best, label }
+        let mut outcomes = Vec::with_capacity(1);
+        self.decide_many(&[(group, path)], &mut outcomes);
+        outcomes[0]
     }
 
-    /// Touches every cache line of a small automaton's tables (`start..end`,
-    /// contiguous as the writer lays them out) with independent loads before
-    /// its scan. A scan is a chain of dependent loads, so on a cold table each
-    /// miss waits for the one before; these loads do not depend on each other,
-    /// so their misses overlap. Larger tables are left alone: a scan touches
-    /// only a few of their lines.
-    #[inline]
-    fn warm(&self, start: u64, end: u64) {
-        const WARM_LIMIT: u64 = 8 << 10;
-        let Some(len) = end.checked_sub(start).filter(|&len| len <= WARM_LIMIT) else {
-            return;
-        };
-        if let Some(bytes) = self.bytes_at(start, len as usize) {
-            let touched = bytes.iter().step_by(64).fold(0u8, |acc, &b| acc ^ b);
-            std::hint::black_box(touched);
+    /// The outcomes of many `(group, prepared path)` queries, appended to
+    /// `outcomes` in order: what [`Artifact::decide`] gives each query.
+    ///
+    /// The queries are answered side by side, a step of each in turn: first
+    /// every group record, then every part, then the automata walked in
+    /// lockstep (see [`crate::walk`]). A frontier reaches tens of thousands of
+    /// groups in random order, so nearly every one of these lookups misses the
+    /// cache; one query at a time, each miss waits for the one before, while
+    /// side by side the misses of different queries overlap.
+    pub fn decide_many(&self, queries: &[(usize, &[u8])], outcomes: &mut Vec<GroupOutcome>) {
+        let records: Vec<GroupRecord> = queries.iter().map(|&(group, _)| self.group_record(group)).collect();
+        let mut best = vec![0u32; queries.len()];
+        let (mut combs, mut dense16, mut dense32, mut lists) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (job, (rec, &(_, path))) in records.iter().zip(queries).enumerate() {
+            let job_id = job as u32;
+            for p in rec.first_part as usize..(rec.first_part + u64::from(rec.parts)) as usize {
+                match self.part_view(&self.part_record(p), Check::Validated) {
+                    Ok(PartView::Comb(comb)) => combs.push(Walk::new(comb, path, job_id)),
+                    Ok(PartView::Dfa(dfa)) => match dfa.walker() {
+                        Walker::U16(dense) => dense16.push(Walk::new(dense, path, job_id)),
+                        Walker::U32(dense) => dense32.push(Walk::new(dense, path, job_id)),
+                    },
+                    Ok(PartView::Rules { patterns, ends, ranks }) => lists.push((job, p, patterns, ends, ranks)),
+                    Err(_) => {}
+                }
+            }
         }
+        let mut finish = |job: u32, answer: u32| best[job as usize] = best[job as usize].max(answer);
+        walk::interleave(&mut combs, &mut finish);
+        walk::interleave(&mut dense16, &mut finish);
+        walk::interleave(&mut dense32, &mut finish);
+        // Rule lists last: the best rank so far lets their prefilter skip rules that cannot win.
+        for (job, p, patterns, ends, ranks) in lists {
+            // Built from these very tables at open, so the sizes agree.
+            if let Ok(rules) = RuleList::with_prefilter(patterns, ends, ranks, &self.prefilters[p]) {
+                best[job] = best[job].max(rules.best(queries[job].1, best[job]));
+            }
+        }
+        outcomes.extend(records.iter().zip(queries).zip(best).map(|((rec, &(group, _)), rank)| {
+            let labels: &[u32] = self.table(rec.labels_off, rec.ranks as usize).unwrap_or(&[0]);
+            let label = Label(labels.get(rank as usize).copied().unwrap_or(0));
+            GroupOutcome { group, rank, label }
+        }));
     }
 
     /// The rule that a rank of `group` stands for, when the artifact explains.
@@ -999,6 +1025,15 @@ impl GroupOutcome {
     /// Whether the path is allowed.
     pub fn allowed(&self) -> bool {
         self.label.allows()
+    }
+
+    /// The verdict: allowed or disallowed.
+    pub fn verdict(&self) -> crate::verdict::Verdict {
+        if self.allowed() {
+            crate::verdict::Verdict::Allowed
+        } else {
+            crate::verdict::Verdict::Disallowed
+        }
     }
 }
 

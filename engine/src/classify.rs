@@ -4,13 +4,13 @@
 //! apart without allocating, find its origin in the artifact's index, pick the
 //! group of the crawler, prepare the path (escaped by default) and scan it.
 
-use crate::artifact::{Artifact, ExplainedRule, FetchKind};
+use crate::artifact::{Artifact, ExplainedRule, FetchInfo, FetchKind, GroupOutcome};
 use crate::filter::Classifier;
-use crate::pattern;
 use crate::url::{origin_hash, KeyBuf, PathMode, UrlError};
 use crate::verdict::Verdict;
 use std::fmt;
 use std::io::Write;
+use std::ops::Range;
 
 /// One crawler's view of an artifact: classifies URLs for the filter.
 pub struct AgentClassifier<'a> {
@@ -25,10 +25,27 @@ pub struct AgentClassifier<'a> {
 pub struct Scratch {
     key: KeyBuf,
     escaped: Vec<u8>,
+    /// A batch's origin keys and prepared paths, concatenated.
+    keys: Vec<u8>,
+    paths: Vec<u8>,
+    /// A batch's parsed URLs, and its origins and outcomes.
+    lanes: Vec<Lane>,
+    origins: Vec<Option<usize>>,
+    outcomes: Vec<GroupOutcome>,
     /// URLs answered per fetch class of their origin ([`FetchClass`] order).
     pub urls_by_fetch: [u64; FetchClass::COUNT],
     /// Origins hit, one bit per origin (grown on demand).
     pub origins_hit: Vec<u64>,
+}
+
+/// A URL of a batch that parsed: where its key and path lie in the scratch
+/// buffers.
+#[derive(Clone, Debug)]
+struct Lane {
+    url: usize,
+    key: Range<usize>,
+    hash: u64,
+    path: Range<usize>,
 }
 
 /// The fetch result of an origin, as the filter's statistics count it.
@@ -149,7 +166,7 @@ impl<'a> AgentClassifier<'a> {
     /// of a decided URL is [`Reason::NotAsked`], which saves a table lookup).
     #[inline]
     pub fn answer(&self, url: &[u8], scratch: &mut Scratch, explain: bool) -> Answer<'a> {
-        let Scratch { key, escaped, urls_by_fetch, origins_hit } = scratch;
+        let Scratch { key, escaped, urls_by_fetch, origins_hit, .. } = scratch;
         let origin = match key.parse(url) {
             Ok(origin) => origin,
             Err(e) => return Answer { verdict: Verdict::Invalid, reason: Reason::Invalid(e) },
@@ -157,23 +174,11 @@ impl<'a> AgentClassifier<'a> {
         let Some(o) = self.artifact.find_origin(origin.key, origin_hash(origin.key)) else {
             return Answer { verdict: Verdict::Unknown, reason: Reason::NoRobots };
         };
-        let info = self.artifact.fetch_info(o);
-        urls_by_fetch[FetchClass::of(info.kind) as usize] += 1;
-        if origins_hit.len() <= o / 64 {
-            origins_hit.resize(self.artifact.origins().div_ceil(64), 0);
-        }
-        origins_hit[o / 64] |= 1 << (o % 64);
-
-        let path = match self.mode {
-            PathMode::Escaped if pattern::needs_escape(origin.path) => {
-                escaped.clear();
-                pattern::escape_into(origin.path, escaped);
-                &escaped[..]
-            }
-            _ => origin.path,
-        };
-        let outcome = self.artifact.decide(self.artifact.group_of(o, self.agent), path);
-        let verdict = if outcome.allowed() { Verdict::Allowed } else { Verdict::Disallowed };
+        let info = self.tally(o, urls_by_fetch, origins_hit);
+        escaped.clear();
+        self.mode.prepare_into(origin.path, escaped);
+        let outcome = self.artifact.decide(self.artifact.group_of(o, self.agent), escaped);
+        let verdict = outcome.verdict();
         let reason = match info.kind {
             _ if !explain => Reason::NotAsked,
             FetchKind::Blocked => Reason::Blocked(info.status),
@@ -185,6 +190,62 @@ impl<'a> AgentClassifier<'a> {
             },
         };
         Answer { verdict, reason }
+    }
+
+    /// The verdicts of many URLs, in order: what [`AgentClassifier::answer`]
+    /// gives each, without the reasons. The URLs are taken through each step
+    /// side by side (parse all, find all origins, decide all), so that the
+    /// cache misses of different URLs overlap; see [`Artifact::decide_many`].
+    pub fn verdicts(&self, urls: &[&[u8]], scratch: &mut Scratch, verdicts: &mut [Verdict]) {
+        assert_eq!(urls.len(), verdicts.len(), "one verdict per URL");
+        let Scratch { key, keys, paths, lanes, origins, outcomes, urls_by_fetch, origins_hit, .. } = scratch;
+        keys.clear();
+        paths.clear();
+        lanes.clear();
+        for (i, url) in urls.iter().enumerate() {
+            match key.parse(url) {
+                Ok(origin) => {
+                    let (key_start, path_start) = (keys.len(), paths.len());
+                    keys.extend_from_slice(origin.key);
+                    self.mode.prepare_into(origin.path, paths);
+                    let hash = origin_hash(origin.key);
+                    lanes.push(Lane { url: i, key: key_start..keys.len(), hash, path: path_start..paths.len() });
+                }
+                Err(_) => verdicts[i] = Verdict::Invalid,
+            }
+        }
+        let lookups: Vec<(&[u8], u64)> = lanes.iter().map(|lane| (&keys[lane.key.clone()], lane.hash)).collect();
+        origins.clear();
+        self.artifact.find_origins(&lookups, origins);
+        let mut queries = Vec::with_capacity(lanes.len());
+        let mut asked = Vec::with_capacity(lanes.len());
+        for (lane, origin) in lanes.iter().zip(origins.iter()) {
+            match *origin {
+                Some(o) => {
+                    self.tally(o, urls_by_fetch, origins_hit);
+                    queries.push((self.artifact.group_of(o, self.agent), &paths[lane.path.clone()]));
+                    asked.push(lane.url);
+                }
+                None => verdicts[lane.url] = Verdict::Unknown,
+            }
+        }
+        outcomes.clear();
+        self.artifact.decide_many(&queries, outcomes);
+        for (&url, outcome) in asked.iter().zip(outcomes.iter()) {
+            verdicts[url] = outcome.verdict();
+        }
+    }
+
+    /// Counts a URL of origin `o` in the fetch tallies; its fetch information.
+    #[inline]
+    fn tally(&self, o: usize, urls_by_fetch: &mut [u64; FetchClass::COUNT], origins_hit: &mut Vec<u64>) -> FetchInfo {
+        let info = self.artifact.fetch_info(o);
+        urls_by_fetch[FetchClass::of(info.kind) as usize] += 1;
+        if origins_hit.len() <= o / 64 {
+            origins_hit.resize(self.artifact.origins().div_ceil(64), 0);
+        }
+        origins_hit[o / 64] |= 1 << (o % 64);
+        info
     }
 }
 
@@ -198,5 +259,9 @@ impl Classifier for AgentClassifier<'_> {
             let _ = write!(out, "{}", answer.reason);
         }
         answer.verdict
+    }
+
+    fn classify_batch(&self, urls: &[&[u8]], scratch: &mut Scratch, verdicts: &mut [Verdict]) {
+        self.verdicts(urls, scratch, verdicts);
     }
 }

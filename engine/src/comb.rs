@@ -7,33 +7,35 @@
 //! the transitions that differ from their row's default (Aho, Sethi, Ullman;
 //! Tarjan and Yao):
 //!
-//! - `defaults[s]`: the most frequent target of state `s`;
-//! - `bases[s]`: where the row of `s` starts in the shared arrays;
-//! - `next[i]`, `check[i]`: the target of slot `i` and the state owning it
-//!   (`u32::MAX` when free).
+//! - `rows[s] = [default, base]`: the most frequent target of state `s`, and
+//!   where its row starts in the shared slots;
+//! - `slots[i] = [owner, target]`: the state owning slot `i` ([`FREE_SLOT`]
+//!   when none) and the target of its transition.
 //!
-//! The step from state `s` on class `c` is `i = bases[s] + c; if check[i] == s
-//! { next[i] } else { defaults[s] }`: O(1), no loop, two to three loads. The
-//! rows are overlaid by first-fit packing, so the arrays hold little more
-//! than the non-default transitions.
+//! The step from state `s` on class `c` is `[default, base] = rows[s];
+//! [owner, target] = slots[base + c]; if owner == s { target } else { default
+//! }`: O(1), no loop, two loads. Each pair shares its 8 bytes so that a step
+//! touches two cache lines, not four: on a frontier the tables are mostly
+//! cold, and lines fetched are what a step costs. The rows are overlaid by
+//! first-fit packing, so the slots are little more than the non-default
+//! transitions.
 //!
 //! State ids here are plain indices (not premultiplied); otherwise a
 //! [`CombDfa`] answers exactly as the [`crate::dfa::Dfa`] it was made from:
 //! states `0..sinks` are sinks and the scan stops at the first one.
 
-use crate::dfa::{run_to_sink, DfaBuf, DfaError};
+use crate::dfa::{DfaBuf, DfaError};
+use crate::walk::{self, Automaton, Located};
 
-/// Marks a free slot in `check`.
+/// Marks a free slot: the owner of a slot no state uses.
 pub const FREE_SLOT: u32 = u32::MAX;
 
 /// A borrowed, validated comb automaton (from an artifact or a [`CombDfaBuf`]).
 #[derive(Clone, Copy, Debug)]
 pub struct CombDfa<'a> {
     classes: &'a [u8; 256],
-    defaults: &'a [u32],
-    bases: &'a [u32],
-    next: &'a [u32],
-    check: &'a [u32],
+    rows: &'a [[u32; 2]],
+    slots: &'a [[u32; 2]],
     answers: &'a [u32],
     start: u32,
     sinks: u32,
@@ -41,17 +43,14 @@ pub struct CombDfa<'a> {
 
 impl<'a> CombDfa<'a> {
     /// Checks every invariant a scan relies on, so that no lookup can go out
-    /// of bounds: one default, base and answer per state; `next` and `check`
-    /// of equal length; every row fits (`bases[s] + max class < next.len()`);
-    /// every default and next target is a state; every check value is a state
-    /// or [`FREE_SLOT`]; `start` is a state and `sinks <= states`.
-    #[allow(clippy::too_many_arguments)]
+    /// of bounds: one row and one answer per state; every row fits (`base +
+    /// max class < slots`); every default and slot target is a state; every
+    /// slot owner is a state or [`FREE_SLOT`]; `start` is a state and `sinks
+    /// <= states`.
     pub fn new(
         classes: &'a [u8; 256],
-        defaults: &'a [u32],
-        bases: &'a [u32],
-        next: &'a [u32],
-        check: &'a [u32],
+        rows: &'a [[u32; 2]],
+        slots: &'a [[u32; 2]],
         answers: &'a [u32],
         start: u32,
         sinks: u32,
@@ -64,11 +63,8 @@ impl<'a> CombDfa<'a> {
         if states > u32::MAX as usize {
             return err(format!("{states} states do not fit 32-bit ids"));
         }
-        if defaults.len() != states || bases.len() != states {
-            return err(format!("{} defaults and {} bases for {states} states", defaults.len(), bases.len()));
-        }
-        if next.len() != check.len() {
-            return err(format!("{} next entries but {} check entries", next.len(), check.len()));
+        if rows.len() != states {
+            return err(format!("{} rows for {states} states", rows.len()));
         }
         if start as usize >= states {
             return err(format!("start state {start} out of range ({states} states)"));
@@ -77,20 +73,20 @@ impl<'a> CombDfa<'a> {
             return err(format!("{sinks} sinks but {states} states"));
         }
         let max_class = u64::from(classes.iter().copied().max().unwrap_or(0));
-        if let Some(s) = bases.iter().position(|&b| u64::from(b) + max_class >= next.len() as u64) {
-            return err(format!("row of state {s} at base {} does not fit {} slots", bases[s], next.len()));
+        if let Some(s) = rows.iter().position(|&[_, base]| u64::from(base) + max_class >= slots.len() as u64) {
+            return err(format!("row of state {s} at base {} does not fit {} slots", rows[s][1], slots.len()));
         }
         let is_state = |id: u32| (id as usize) < states;
-        if let Some(s) = defaults.iter().position(|&d| !is_state(d)) {
-            return err(format!("default of state {s} leads to {} which is not a state", defaults[s]));
+        if let Some(s) = rows.iter().position(|&[default, _]| !is_state(default)) {
+            return err(format!("default of state {s} leads to {} which is not a state", rows[s][0]));
         }
-        if let Some(i) = next.iter().position(|&t| !is_state(t)) {
-            return err(format!("slot {i} leads to {} which is not a state", next[i]));
+        if let Some(i) = slots.iter().position(|&[_, target]| !is_state(target)) {
+            return err(format!("slot {i} leads to {} which is not a state", slots[i][1]));
         }
-        if let Some(i) = check.iter().position(|&c| c != FREE_SLOT && !is_state(c)) {
-            return err(format!("slot {i} is owned by {} which is not a state", check[i]));
+        if let Some(i) = slots.iter().position(|&[owner, _]| owner != FREE_SLOT && !is_state(owner)) {
+            return err(format!("slot {i} is owned by {} which is not a state", slots[i][0]));
         }
-        Ok(CombDfa { classes, defaults, bases, next, check, answers, start, sinks })
+        Ok(CombDfa { classes, rows, slots, answers, start, sinks })
     }
 
     /// Makes a view of tables that [`CombDfa::new`] has already accepted,
@@ -98,36 +94,22 @@ impl<'a> CombDfa<'a> {
     /// an artifact whose tables were all checked when it was opened. Given
     /// tables that were never checked, [`CombDfa::scan`] may panic on an
     /// out-of-range index, but never reads out of bounds.
-    #[allow(clippy::too_many_arguments)]
     pub fn validated(
         classes: &'a [u8; 256],
-        defaults: &'a [u32],
-        bases: &'a [u32],
-        next: &'a [u32],
-        check: &'a [u32],
+        rows: &'a [[u32; 2]],
+        slots: &'a [[u32; 2]],
         answers: &'a [u32],
         start: u32,
         sinks: u32,
     ) -> CombDfa<'a> {
-        CombDfa { classes, defaults, bases, next, check, answers, start, sinks }
+        CombDfa { classes, rows, slots, answers, start, sinks }
     }
 
     /// The answer (a rank) for a whole path, exactly as [`crate::dfa::Dfa::scan`]
     /// of the dense automaton gives it.
     #[inline]
     pub fn scan(&self, path: &[u8]) -> u32 {
-        let end = run_to_sink(self.start, self.sinks, path, |s, b| self.step(s, self.classes[usize::from(b)]));
-        self.answers[end as usize]
-    }
-
-    #[inline(always)]
-    fn step(&self, state: u32, class: u8) -> u32 {
-        let i = self.bases[state as usize] as usize + usize::from(class);
-        if self.check[i] == state {
-            self.next[i]
-        } else {
-            self.defaults[state as usize]
-        }
+        walk::scan(self, path)
     }
 
     /// Number of states.
@@ -140,9 +122,9 @@ impl<'a> CombDfa<'a> {
         self.sinks as usize
     }
 
-    /// Number of slots in the shared `next` and `check` arrays.
+    /// Number of slots shared by the rows.
     pub fn slots(&self) -> usize {
-        self.next.len()
+        self.slots.len()
     }
 
     /// The largest answer any state gives: no path scores above it.
@@ -150,9 +132,58 @@ impl<'a> CombDfa<'a> {
         self.answers.iter().copied().max().unwrap_or(0)
     }
 
-    /// Bytes of the tables (classes, defaults, bases, next, check, answers).
+    /// Bytes of the tables (classes, rows, slots, answers).
     pub fn memory_bytes(&self) -> usize {
-        256 + 4 * (3 * self.answers.len() + 2 * self.next.len())
+        256 + 4 * (3 * self.answers.len() + 2 * self.slots.len())
+    }
+}
+
+impl Automaton for CombDfa<'_> {
+    const LOCATE_READS_ROW: bool = true;
+
+    #[inline(always)]
+    fn start(&self) -> u32 {
+        self.start
+    }
+
+    #[inline(always)]
+    fn is_sink(&self, state: u32) -> bool {
+        state < self.sinks
+    }
+
+    #[inline(always)]
+    fn locate(&self, state: u32, byte: u8) -> Located {
+        let [default, base] = self.rows[state as usize];
+        Located { index: base as usize + usize::from(self.classes[usize::from(byte)]), default }
+    }
+
+    #[inline(always)]
+    fn follow(&self, state: u32, at: Located) -> u32 {
+        let [owner, target] = self.slots[at.index];
+        if owner == state {
+            target
+        } else {
+            at.default
+        }
+    }
+
+    #[inline(always)]
+    fn answer(&self, state: u32) -> u32 {
+        self.answers[state as usize]
+    }
+
+    #[inline(always)]
+    fn prefetch_row(&self, state: u32) {
+        if let Some(row) = self.rows.get(state as usize) {
+            walk::prefetch(row);
+        }
+    }
+
+    #[inline(always)]
+    fn prefetch_transition(&self, at: Located) {
+        if let Some(slot) = self.slots.get(at.index) {
+            walk::prefetch(slot);
+        }
     }
 }
 
@@ -161,14 +192,10 @@ impl<'a> CombDfa<'a> {
 pub struct CombDfaBuf {
     /// Byte to class (as in the dense automaton).
     pub classes: [u8; 256],
-    /// The most frequent target of each state.
-    pub defaults: Vec<u32>,
-    /// Where each state's row starts in `next` and `check`.
-    pub bases: Vec<u32>,
-    /// Targets of the non-default transitions.
-    pub next: Vec<u32>,
-    /// The state owning each slot, or [`FREE_SLOT`].
-    pub check: Vec<u32>,
+    /// Per state: its most frequent target, and where its row starts in `slots`.
+    pub rows: Vec<[u32; 2]>,
+    /// Per slot: the state owning it (or [`FREE_SLOT`]), and its target.
+    pub slots: Vec<[u32; 2]>,
     /// The answer per state.
     pub answers: Vec<u32>,
     /// The start state (a plain index).
@@ -215,68 +242,53 @@ impl CombDfaBuf {
         // Fullest rows first: they are the hardest to fit once slots are taken.
         let mut order: Vec<usize> = (0..states).filter(|&s| !row_of(s).is_empty()).collect();
         order.sort_by_key(|&s| std::cmp::Reverse(row_of(s).len()));
-        let mut slots = Slots::default();
+        let mut taken = Taken::default();
         let mut bases = vec![0u32; states];
-        let mut next = Vec::new();
-        let mut check = Vec::new();
+        let mut slots: Vec<[u32; 2]> = Vec::new();
         for s in order {
             let row = row_of(s);
             let first = usize::from(row[0].0);
             // Candidate bases put the row's first class on a free slot; the
             // bitmap finds the next free slot a word at a time.
-            let mut pos = slots.next_free(slots.first_free.max(first));
-            while row[1..].iter().any(|&(c, _)| slots.used(pos - first + usize::from(c))) {
-                pos = slots.next_free(pos + 1);
+            let mut pos = taken.next_free(taken.first_free.max(first));
+            while row[1..].iter().any(|&(c, _)| taken.used(pos - first + usize::from(c))) {
+                pos = taken.next_free(pos + 1);
             }
             let base = pos - first;
             let end = base + usize::from(row[row.len() - 1].0) + 1;
-            if next.len() < end {
-                next.resize(end, 0);
-                check.resize(end, FREE_SLOT);
+            if slots.len() < end {
+                slots.resize(end, [FREE_SLOT, 0]);
             }
             for &(c, target) in row {
                 let i = base + usize::from(c);
-                slots.take(i);
-                next[i] = target;
-                check[i] = s as u32;
+                taken.take(i);
+                slots[i] = [s as u32, target];
             }
             bases[s] = u32::try_from(base).ok()?;
-            slots.first_free = slots.next_free(slots.first_free);
+            taken.first_free = taken.next_free(taken.first_free);
         }
         // Every row, even an empty one, must fit whole: no lookup out of bounds.
         let len = bases.iter().map(|&b| b as usize + width).max().unwrap_or(width);
-        next.resize(len, 0);
-        check.resize(len, FREE_SLOT);
+        slots.resize(len, [FREE_SLOT, 0]);
         Some(CombDfaBuf {
             classes: dense.classes,
-            defaults,
-            bases,
-            next,
-            check,
+            rows: defaults.into_iter().zip(bases).map(|(default, base)| [default, base]).collect(),
+            slots,
             answers: dense.answers.clone(),
             start: dense.start >> dense.stride2,
             sinks: dense.sinks,
         })
     }
 
-    /// Bytes of the transition tables (defaults, bases, next, check): what
-    /// replaces the dense transition table.
+    /// Bytes of the transition tables (rows and slots): what replaces the
+    /// dense transition table.
     pub fn table_bytes(&self) -> usize {
-        4 * (self.defaults.len() + self.bases.len() + self.next.len() + self.check.len())
+        8 * (self.rows.len() + self.slots.len())
     }
 
     /// A view for matching; fails if an invariant is broken.
     pub fn as_comb(&self) -> Result<CombDfa<'_>, DfaError> {
-        CombDfa::new(
-            &self.classes,
-            &self.defaults,
-            &self.bases,
-            &self.next,
-            &self.check,
-            &self.answers,
-            self.start,
-            self.sinks,
-        )
+        CombDfa::new(&self.classes, &self.rows, &self.slots, &self.answers, self.start, self.sinks)
     }
 }
 
@@ -296,12 +308,12 @@ fn most_frequent(row: &mut [u32]) -> u32 {
 /// Occupied slots of the table being packed, one bit each, and the first
 /// free slot (every slot below it is taken).
 #[derive(Default)]
-struct Slots {
+struct Taken {
     bits: Vec<u64>,
     first_free: usize,
 }
 
-impl Slots {
+impl Taken {
     fn used(&self, i: usize) -> bool {
         self.bits.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
@@ -414,19 +426,18 @@ mod tests {
         let good = CombDfaBuf::from_dense(&trie(&[b"abc", b"abd", b"xy"]));
         assert!(good.as_comb().is_ok());
         let states = good.answers.len() as u32;
-        let owned = good.check.iter().position(|&c| c != FREE_SLOT).unwrap();
+        let owned = good.slots.iter().position(|&[owner, _]| owner != FREE_SLOT).unwrap();
         type Breakage = Box<dyn Fn(&mut CombDfaBuf)>;
         let cases: Vec<(&str, Breakage)> = vec![
-            ("default", Box::new(move |b| b.defaults[2] = states)),
-            ("next", Box::new(move |b| b.next[owned] = states + 5)),
-            ("check", Box::new(move |b| b.check[owned] = states)),
-            ("base", Box::new(|b| b.bases[1] = b.next.len() as u32)),
-            ("base overflow", Box::new(|b| b.bases[1] = u32::MAX)),
+            ("default", Box::new(move |b| b.rows[2][0] = states)),
+            ("target", Box::new(move |b| b.slots[owned][1] = states + 5)),
+            ("owner", Box::new(move |b| b.slots[owned][0] = states)),
+            ("base", Box::new(|b| b.rows[1][1] = b.slots.len() as u32)),
+            ("base overflow", Box::new(|b| b.rows[1][1] = u32::MAX)),
             ("start", Box::new(move |b| b.start = states)),
             ("sinks", Box::new(move |b| b.sinks = states + 1)),
-            ("short check", Box::new(|b| b.check.truncate(b.check.len() - 1))),
-            ("short defaults", Box::new(|b| b.defaults.truncate(b.defaults.len() - 1))),
-            ("short bases", Box::new(|b| b.bases.truncate(b.bases.len() - 1))),
+            ("short slots", Box::new(|b| b.slots.truncate(b.slots.len() - 1))),
+            ("short rows", Box::new(|b| b.rows.truncate(b.rows.len() - 1))),
             ("no states", Box::new(|b| b.answers.clear())),
             ("class past the table", Box::new(|b| b.classes[9] = 255)),
         ];
@@ -457,8 +468,8 @@ mod tests {
         // Generous for unoptimised builds; release packs this in milliseconds.
         assert!(took.as_secs_f64() < 5.0, "{took:?}");
         // Near one slot per non-default transition.
-        let entries = comb.check.iter().filter(|&&c| c != FREE_SLOT).count();
-        assert!(comb.next.len() < entries + 64, "{} slots for {entries} entries", comb.next.len());
+        let entries = comb.slots.iter().filter(|&&[owner, _]| owner != FREE_SLOT).count();
+        assert!(comb.slots.len() < entries + 64, "{} slots for {entries} entries", comb.slots.len());
         let view = comb.as_comb().unwrap();
         for w in &words {
             assert_eq!(view.scan(w), 7);

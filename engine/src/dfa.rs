@@ -27,6 +27,7 @@
 //! entry and `start` is a multiple of `1 << stride2` below that length, every
 //! class is below `1 << stride2`, and `sinks <= answers.len()`.
 
+use crate::walk::{self, Automaton, Located};
 use std::fmt;
 
 /// The transition table of a [`Dfa`], in the narrowest width that fits.
@@ -144,16 +145,20 @@ impl<'a> Dfa<'a> {
     /// The answer (a rank) for a whole path: the best rule that matches it.
     #[inline]
     pub fn scan(&self, path: &[u8]) -> u32 {
-        let classes = self.classes;
-        let end = match self.transitions {
-            Transitions::U16(t) => run_to_sink(self.start, self.sink_limit, path, |s, b| {
-                t[s as usize + usize::from(classes[usize::from(b)])].into()
-            }),
-            Transitions::U32(t) => run_to_sink(self.start, self.sink_limit, path, |s, b| {
-                t[s as usize + usize::from(classes[usize::from(b)])]
-            }),
-        };
-        self.answers[(end >> self.stride2) as usize]
+        match self.walker() {
+            Walker::U16(dense) => walk::scan(&dense, path),
+            Walker::U32(dense) => walk::scan(&dense, path),
+        }
+    }
+
+    /// This automaton with its table width fixed, for walking.
+    #[inline]
+    pub(crate) fn walker(&self) -> Walker<'a> {
+        let Dfa { classes, stride2, transitions, answers, start, sink_limit } = *self;
+        match transitions {
+            Transitions::U16(table) => Walker::U16(Dense { classes, table, answers, stride2, start, sink_limit }),
+            Transitions::U32(table) => Walker::U32(Dense { classes, table, answers, stride2, start, sink_limit }),
+        }
     }
 
     /// Number of states.
@@ -181,24 +186,63 @@ impl<'a> Dfa<'a> {
     }
 }
 
-/// The scan every representation shares: follow `step` from `start` over
-/// `path`, stopping early at the first state id below `sink_limit` (a sink,
-/// whose answer can no longer change). Returns the final state id. Each
-/// representation supplies only its transition lookup, so the stopping rule
-/// exists once.
-#[inline(always)]
-pub(crate) fn run_to_sink(start: u32, sink_limit: u32, path: &[u8], step: impl Fn(u32, u8) -> u32) -> u32 {
-    let mut state = start;
-    if state < sink_limit {
-        return state;
+/// A [`Dfa`] whose table width is known, so that a step is one indexed load.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Dense<'a, T> {
+    classes: &'a [u8; 256],
+    table: &'a [T],
+    answers: &'a [u32],
+    stride2: u32,
+    start: u32,
+    sink_limit: u32,
+}
+
+/// A [`Dfa`] ready to walk, by table width.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Walker<'a> {
+    /// 16-bit transitions.
+    U16(Dense<'a, u16>),
+    /// 32-bit transitions.
+    U32(Dense<'a, u32>),
+}
+
+impl<T: Copy + Into<u32>> Automaton for Dense<'_, T> {
+    const LOCATE_READS_ROW: bool = false;
+
+    #[inline(always)]
+    fn start(&self) -> u32 {
+        self.start
     }
-    for &byte in path {
-        state = step(state, byte);
-        if state < sink_limit {
-            break;
+
+    #[inline(always)]
+    fn is_sink(&self, state: u32) -> bool {
+        state < self.sink_limit
+    }
+
+    #[inline(always)]
+    fn locate(&self, state: u32, byte: u8) -> Located {
+        Located { index: state as usize + usize::from(self.classes[usize::from(byte)]), default: 0 }
+    }
+
+    #[inline(always)]
+    fn follow(&self, _: u32, at: Located) -> u32 {
+        self.table[at.index].into()
+    }
+
+    #[inline(always)]
+    fn answer(&self, state: u32) -> u32 {
+        self.answers[(state >> self.stride2) as usize]
+    }
+
+    #[inline(always)]
+    fn prefetch_row(&self, _: u32) {}
+
+    #[inline(always)]
+    fn prefetch_transition(&self, at: Located) {
+        if let Some(entry) = self.table.get(at.index) {
+            walk::prefetch(entry);
         }
     }
-    state
 }
 
 /// An owned automaton, as the builder makes it and the artifact writer stores it.

@@ -29,3 +29,4 @@ pub mod pattern;
 pub mod rules;
 pub mod url;
 pub mod verdict;
+mod walk;

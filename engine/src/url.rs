@@ -62,6 +62,17 @@ impl PathMode {
         }
     }
 
+    /// Appends a path-and-query, prepared for matching, to `out`: what
+    /// [`PathMode::prepare`] gives, into a buffer that many paths can share.
+    #[inline]
+    pub fn prepare_into(self, path: &[u8], out: &mut Vec<u8>) {
+        if self == PathMode::Escaped && crate::pattern::needs_escape(path) {
+            crate::pattern::escape_into(path, out);
+        } else {
+            out.extend_from_slice(path);
+        }
+    }
+
     /// The path-and-query of any URL Google's library accepts, ready to match.
     pub fn path_of(self, url: &[u8]) -> Cow<'_, [u8]> {
         self.prepare(path_params_query(url))
