@@ -848,16 +848,42 @@ impl Artifact {
 
     /// The origins of many `(key, hash)` lookups, appended to `found` in
     /// order: what [`Artifact::find_origin`] gives each. Every slot is probed
-    /// before any key is compared, so that the cache misses of different
-    /// lookups overlap (see [`Artifact::decide_many`]).
+    /// before any key is compared, each step's memory fetched for all
+    /// lookups before the step reads it, so that the cache misses of
+    /// different lookups overlap (see [`Artifact::decide_many`]). The memory
+    /// every caller reads next, each found origin's groups and fetch
+    /// information, is on its way when this returns.
     pub fn find_origins(&self, lookups: &[(&[u8], u64)], found: &mut Vec<Option<usize>>) {
         let first = found.len();
+        for &(_, hash) in lookups {
+            self.prefetch(Section::Slots, ((hash as usize) & self.slot_mask) * 16);
+        }
         found.extend(lookups.iter().map(|&(_, hash)| self.candidates(hash).next()));
+        for &origin in found[first..].iter().flatten() {
+            self.prefetch(Section::KeyEnds, origin.saturating_sub(1) * 4);
+        }
+        for &origin in found[first..].iter().flatten() {
+            self.prefetch(Section::Keys, self.key_range(origin).start);
+        }
+        let agents = self.meta.agents.len();
         for (slot, &(key, hash)) in found[first..].iter_mut().zip(lookups) {
             if slot.is_some_and(|origin| self.origin_key(origin) != key) {
                 // Another key with the same 64-bit hash: look further.
                 *slot = self.find_origin(key, hash);
             }
+            if let Some(origin) = *slot {
+                self.prefetch(Section::OriginGroups, origin * agents * 4);
+                self.prefetch(Section::OriginInfo, origin * 4);
+            }
+        }
+    }
+
+    /// Starts loading the cache line of byte `at` of section `s` (see
+    /// [`walk::prefetch`]); nothing when `at` is past the section.
+    #[inline(always)]
+    fn prefetch(&self, s: Section, at: usize) {
+        if let Some(byte) = self.section(s).get(at) {
+            walk::prefetch(byte);
         }
     }
 
@@ -878,9 +904,14 @@ impl Artifact {
 
     /// The canonical key of origin `origin`.
     pub fn origin_key(&self, origin: usize) -> &[u8] {
+        &self.section(Section::Keys)[self.key_range(origin)]
+    }
+
+    /// Where the key of origin `origin` lies in KEYS.
+    fn key_range(&self, origin: usize) -> std::ops::Range<usize> {
         let key_ends: &[u32] = bytemuck::cast_slice(self.section(Section::KeyEnds));
         let start = if origin == 0 { 0 } else { key_ends[origin - 1] as usize };
-        &self.section(Section::Keys)[start..key_ends[origin] as usize]
+        start..key_ends[origin] as usize
     }
 
     /// The fetch information of origin `origin`.
@@ -913,7 +944,16 @@ impl Artifact {
     /// cache; one query at a time, each miss waits for the one before, while
     /// side by side the misses of different queries overlap.
     pub fn decide_many(&self, queries: &[(usize, &[u8])], outcomes: &mut Vec<GroupOutcome>) {
+        for &(group, _) in queries {
+            self.prefetch(Section::Groups, group * GROUP_RECORD_LEN);
+            self.prefetch(Section::Groups, group * GROUP_RECORD_LEN + GROUP_RECORD_LEN - 1);
+        }
         let records: Vec<GroupRecord> = queries.iter().map(|&(group, _)| self.group_record(group)).collect();
+        for rec in &records {
+            let first = rec.first_part as usize * PART_RECORD_LEN;
+            self.prefetch(Section::Parts, first);
+            self.prefetch(Section::Parts, first + rec.parts as usize * PART_RECORD_LEN - 1);
+        }
         let mut best = vec![0u32; queries.len()];
         let (mut combs, mut dense16, mut dense32, mut lists) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (job, (rec, &(_, path))) in records.iter().zip(queries).enumerate() {
