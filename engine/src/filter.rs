@@ -225,7 +225,9 @@ impl Input {
 /// Where the chunks of a run come from.
 enum Chunker<'a> {
     /// A mapped file: chunks are slices of it, shared by the workers.
-    Mapped { data: &'a [u8], at: usize },
+    /// `released` bytes at its start have been given back (see
+    /// [`Chunker::release_before`]).
+    Mapped { map: &'a Mmap, at: usize, released: usize },
     /// A stream: chunks are read into the buffer of the chunk's workspace.
     Stream { reader: &'a mut dyn Read, carry: &'a mut Vec<u8>, eof: &'a mut bool },
 }
@@ -243,7 +245,8 @@ impl<'a> Chunker<'a> {
     /// input ends first; `None` at the end.
     fn next(&mut self, buffer: &mut Vec<u8>, chunk_size: usize) -> io::Result<Option<Chunk<'a>>> {
         match self {
-            Chunker::Mapped { data, at } => {
+            Chunker::Mapped { map, at, .. } => {
+                let data: &'a [u8] = map;
                 if *at == data.len() {
                     return Ok(None);
                 }
@@ -258,7 +261,38 @@ impl<'a> Chunker<'a> {
             }
         }
     }
+
+    /// Takes the pages of a mapped file before byte `offset` (which every
+    /// chunk written so far covers) out of this process's resident memory,
+    /// in steps of [`RELEASE_STEP`]: they are read once, and keeping them
+    /// would make the memory of a run grow with its input (10 million URLs
+    /// are 530 MB). The mapping stays valid: a page read again comes back
+    /// from the file. Streams hold no more than their chunk buffers anyway.
+    fn release_before(&mut self, offset: usize) {
+        let Chunker::Mapped { map, released, .. } = self else {
+            return;
+        };
+        // A multiple of every page size in use (4 KiB to 64 KiB), as madvise wants.
+        let end = offset / RELEASE_STEP * RELEASE_STEP;
+        if end > *released {
+            // SAFETY: MADV_DONTNEED on this shared, read-only file mapping
+            // only drops our page table entries: the file's bytes stay in the
+            // page cache and any later read of the range faults them back in
+            // unchanged (there are no private modifications to lose). No
+            // worker reads before `offset` any more: those chunks are written.
+            // A failure (an odd page size) only leaves the pages resident.
+            #[cfg(unix)]
+            let _ =
+                unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, *released, end - *released) };
+            *released = end;
+        }
+    }
 }
+
+/// How much of a mapped input is given back at a time (see
+/// [`Chunker::release_before`]): large enough that the system calls cost
+/// nothing, small against the memory a run needs otherwise.
+const RELEASE_STEP: usize = 4 << 20;
 
 /// The end of the mapped chunk that starts at `start`: just after the first
 /// newline at or after `start + chunk_size`, or the end of the data.
@@ -654,7 +688,7 @@ impl Pipeline {
         let window = (self.threads() * self.config.chunks_per_thread.max(1)).max(2);
         let name = input.name.clone();
         let mut chunker = match &mut input.source {
-            Source::Mapped(map) => Chunker::Mapped { data: map, at: 0 },
+            Source::Mapped(map) => Chunker::Mapped { map, at: 0, released: 0 },
             Source::Stream { reader, carry, eof } => Chunker::Stream { reader: reader.as_mut(), carry, eof },
         };
 
@@ -734,6 +768,7 @@ impl Pipeline {
                     buffers.reset(chunk_size);
                     spare.push(workspace);
                     written += 1;
+                    chunker.release_before(stats.input_bytes as usize);
                 }
             }
         });

@@ -250,6 +250,52 @@ fn an_input_far_larger_than_the_chunk_keeps_a_bounded_window() {
     }
 }
 
+/// The resident bytes of the mappings of `path` in this process (Linux:
+/// the `Rss:` lines of /proc/self/smaps).
+#[cfg(target_os = "linux")]
+fn resident_bytes_of(path: &Path) -> usize {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+    let name = path.to_str().unwrap();
+    let mut inside = false;
+    let mut kib = 0;
+    for line in smaps.lines() {
+        let first = line.split_whitespace().next().unwrap_or("");
+        if first.contains('-') && first.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+            inside = line.ends_with(name);
+        } else if inside && first == "Rss:" {
+            kib += line.split_whitespace().nth(1).unwrap().parse::<usize>().unwrap();
+        }
+    }
+    kib * 1024
+}
+
+/// A mapped input's pages leave the resident set once their chunks are
+/// written, so that a run's memory does not grow with its input.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_mapped_input_is_not_kept_resident() {
+    let data = numbered_urls(3_000_000);
+    assert!(data.len() > 40 << 20, "{} bytes", data.len());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("urls.txt");
+    std::fs::write(&path, &data).unwrap();
+    let mut input = Input::open(&path).unwrap();
+    // Every page read, as a run reads them.
+    let sum = input.mapped_bytes().unwrap().iter().step_by(4096).fold(0u8, |a, &b| a ^ b);
+    std::hint::black_box(sum);
+    assert!(resident_bytes_of(&path) > 40 << 20, "the test must see the pages it read");
+    let mut counts = Vec::new();
+    let mut outputs = Outputs::new().verdicts("verdicts", &mut counts);
+    let pipeline = Pipeline::new(config(2, 64 << 10)).unwrap();
+    let report = pipeline.run(&FirstByte, &mut input, &mut outputs, None).unwrap();
+    drop(outputs);
+    assert_eq!(report.stats.urls(), 3_000_000);
+    let resident = resident_bytes_of(&path);
+    assert!(resident < 12 << 20, "{resident} bytes of the {}-byte input still resident", data.len());
+    // The mapping itself is intact: its bytes read back as written.
+    assert_eq!(input.mapped_bytes().unwrap(), &data[..]);
+}
+
 #[test]
 fn explain_appends_the_reason_to_the_verdicts_output_only() {
     let data = numbered_urls(3_000);
