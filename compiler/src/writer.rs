@@ -9,8 +9,8 @@
 use crate::group::{Rule, Verb};
 use robotsieve_engine::artifact::{
     file_checksum, FetchInfo, Meta, Section, BYTE_ORDER_MARK, CHECKSUM_AT, EMPTY_SLOT, EXPLAIN_ENTRY_LEN, FLAG_EXPLAIN,
-    FORMAT_VERSION, GROUP_RECORD_LEN, HEADER_LEN, MAGIC, NO_RULE, PART_COMB, PART_DFA16, PART_DFA32, PART_RECORD_LEN,
-    PART_RULES, SECTION_ENTRY_LEN, SEMANTICS_VERSION,
+    FORMAT_VERSION, GROUP_RECORD_LEN, HEADER_LEN, MAGIC, NO_RULE, PART_COMB, PART_COMB16, PART_DFA16, PART_DFA32,
+    PART_RECORD_LEN, PART_RULES, SECTION_ENTRY_LEN, SEMANTICS_VERSION,
 };
 use robotsieve_engine::comb::CombDfaBuf;
 use robotsieve_engine::filter::PendingFile;
@@ -152,12 +152,12 @@ impl ArtifactWriter {
                     PartBuf::Rules(_) => None,
                 };
                 let (head, offs) = match (part, comb) {
-                    (PartBuf::Dfa(_), Some(comb)) => {
+                    (PartBuf::Dfa(_), Some((comb, kind, slots))) => {
                         let a = tables.bytes(&comb.classes);
-                        let arrays = [comb.rows.as_flattened(), comb.slots.as_flattened()].concat();
-                        let (b, c) = (tables.u32s(&arrays), tables.u32s(&comb.answers));
+                        let b = tables.bytes(&[bytemuck::cast_slice(comb.rows.as_flattened()), &slots[..]].concat());
+                        let c = tables.u32s(&comb.answers);
                         let head =
-                            [PART_COMB, 0, comb.answers.len() as u32, comb.sinks, comb.start, comb.slots.len() as u32];
+                            [kind, 0, comb.answers.len() as u32, comb.sinks, comb.start, comb.slots.len() as u32];
                         (head, [a, b, c])
                     }
                     (PartBuf::Dfa(dfa), None) => {
@@ -268,12 +268,19 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// The comb form of `dfa` when its tables are smaller than the dense
 /// transitions the artifact would otherwise store (classes and answers are
-/// the same in both). Trie-like automata from long literal rules shrink many
-/// times; small or dense automata stay dense and scan a little faster.
-fn smaller_comb(dfa: &robotsieve_engine::dfa::DfaBuf) -> Option<CombDfaBuf> {
+/// the same in both): the comb, its part kind, and its slots as stored (16-bit
+/// ids when there are fewer than 65,536 states, [`PART_COMB16`]). Trie-like
+/// automata from long literal rules shrink many times; small or dense
+/// automata stay dense and scan a little faster.
+fn smaller_comb(dfa: &robotsieve_engine::dfa::DfaBuf) -> Option<(CombDfaBuf, u32, Vec<u8>)> {
     let dense_bytes = dfa.transitions.len() * if dfa.fits_u16() { 2 } else { 4 };
-    CombDfaBuf::from_dense_within(dfa, dense_bytes)
-        .filter(|comb| comb.table_bytes() < dense_bytes && u32::try_from(comb.slots.len()).is_ok())
+    let comb = CombDfaBuf::from_dense_within(dfa, dense_bytes)?;
+    u32::try_from(comb.slots.len()).ok()?;
+    let (kind, slots) = match comb.narrow_slots() {
+        Some(narrow) => (PART_COMB16, bytemuck::cast_slice(&narrow).to_vec()),
+        None => (PART_COMB, bytemuck::cast_slice(comb.slots.as_flattened()).to_vec()),
+    };
+    (comb.table_bytes() < dense_bytes).then_some((comb, kind, slots))
 }
 
 fn align8(n: usize) -> usize {

@@ -6,7 +6,7 @@ use robotsieve_compiler::build::{build, BuildPlan};
 use robotsieve_compiler::conformance::{check_verdict_file, conformance_file, read_origin_cases};
 use robotsieve_compiler::corpus::{Corpus, Governing};
 use robotsieve_compiler::Agent;
-use robotsieve_engine::artifact::{Artifact, HEADER_LEN, PART_COMB};
+use robotsieve_engine::artifact::{Artifact, HEADER_LEN, PART_COMB16};
 use robotsieve_engine::url::{OriginKey, PathMode};
 
 /// One 200 record per (robots.txt URL, body), resolved as `compile --corpus` does.
@@ -256,13 +256,14 @@ fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
         .find(|&e| u32_at(e) == 8)
         .map(|e| u64_at(e + 8))
         .expect("a parts section");
-    assert_eq!(u32_at(parts), PART_COMB as usize);
+    // Fewer than 65,536 states: 16-bit slots.
+    assert_eq!(u32_at(parts), PART_COMB16 as usize);
     let (count, slots, tables) = (u32_at(parts + 8), u32_at(parts + 20), u64_at(parts + 32));
-    let comb = tables..tables + 4 * (2 * count + 2 * slots);
+    let comb = tables..tables + 8 * count + 4 * slots;
     assert!(count > 20 && slots > 20, "{count} states, {slots} slots");
     // Set every u32 word of the file, one at a time, to a huge value and fix the
-    // checksum: every word of the comb tables (defaults, bases, next, check)
-    // must then be refused, and no damage anywhere may make opening or a
+    // checksum: every word of the comb tables (rows, and slots, whose two
+    // 16-bit ids that value turns into ids of no state) must then be refused, and no damage anywhere may make opening or a
     // lookup panic.
     let mut refused_in_comb = 0;
     for at in (HEADER_LEN..bytes.len() - 4).step_by(4) {

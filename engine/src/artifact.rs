@@ -35,19 +35,21 @@
 //!
 //! A DFA part is stored dense ([`PART_DFA16`], [`PART_DFA32`]: premultiplied
 //! transitions, `count << stride2` of them) or row-displaced ([`PART_COMB`],
-//! see [`crate::comb`]: `count` rows `[default, base]` then `slots` slots
-//! `[owner, target]`, pairs of u32, contiguous behind `b`), whichever is
-//! smaller. Version 2 added the comb part and the `slots` field (reserved in
-//! version 1); version 3 pairs the comb arrays (version 2 kept defaults,
-//! bases, targets and owners in four arrays, so a step touched four cache
-//! lines instead of two).
+//! see [`crate::comb`]: `count` rows `[default, base]` of u32, then `slots`
+//! slots `[owner, target]`, contiguous behind `b`; the slots are u16 pairs
+//! in a [`PART_COMB16`] part, for automata of fewer than 65,536 states, and
+//! u32 pairs otherwise), whichever is smaller. Version 2 added the comb part
+//! and the `slots` field (reserved in version 1); version 3 pairs the comb
+//! arrays (version 2 kept defaults, bases, targets and owners in four
+//! arrays, so a step touched four cache lines instead of two) and adds the
+//! 16-bit comb.
 //!
 //! The META section is JSON, written and read with no dependency: it is a few
 //! hundred bytes read once per open, where a human-readable, self-describing
 //! format helps `inspect` and debugging, and a binary serialiser would add a
 //! dependency (bincode, the usual choice, is unmaintained) for no speed gain.
 
-use crate::comb::CombDfa;
+use crate::comb::{CombDfa, SlotId};
 use crate::dfa::Walker;
 use crate::dfa::{Dfa, DfaError, Transitions};
 use crate::label::Label;
@@ -202,7 +204,7 @@ pub struct GroupRecord {
 /// One part of a group, as stored in PARTS.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PartRecord {
-    /// [`PART_DFA16`], [`PART_DFA32`], [`PART_RULES`] or [`PART_COMB`].
+    /// [`PART_DFA16`], [`PART_DFA32`], [`PART_RULES`], [`PART_COMB`] or [`PART_COMB16`].
     pub kind: u32,
     /// Dense DFA: log2 of the stride (0 for the others).
     pub stride2: u32,
@@ -216,8 +218,9 @@ pub struct PartRecord {
     pub slots: u32,
     /// DFA and comb: classes (256 bytes). Rules: concatenated patterns.
     pub a: u64,
-    /// Dense DFA: transitions. Comb: `count` rows then `slots` slots, each a
-    /// pair of u32. Rules: `count` u32 pattern ends.
+    /// Dense DFA: transitions. Comb: `count` rows (pairs of u32), then
+    /// `slots` slots (pairs of u32, or of u16 in [`PART_COMB16`]). Rules:
+    /// `count` u32 pattern ends.
     pub b: u64,
     /// DFA and comb: `count` u32 answers. Rules: `count` u32 ranks.
     pub c: u64,
@@ -231,6 +234,8 @@ pub const PART_DFA32: u32 = 2;
 pub const PART_RULES: u32 = 3;
 /// Part kind: a DFA with a row-displaced ("comb") transition table.
 pub const PART_COMB: u32 = 4;
+/// Part kind: a comb whose slots hold 16-bit state ids (fewer than 65,536 states).
+pub const PART_COMB16: u32 = 5;
 
 /// One rule of a group's explanation table (24 bytes).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -667,6 +672,7 @@ impl Artifact {
             let max_answer = match self.part_view(&part, Check::Full) {
                 Ok(PartView::Dfa(dfa)) => dfa.max_answer(),
                 Ok(PartView::Comb(comb)) => comb.max_answer(),
+                Ok(PartView::Comb16(comb)) => comb.max_answer(),
                 Ok(PartView::Rules { ends, ranks, patterns }) => {
                     RuleList::check(patterns, ends, ranks).map_err(|e| bad(at(&e.to_string())))?;
                     ranks.iter().copied().max().unwrap_or(0)
@@ -772,22 +778,8 @@ impl Artifact {
                 };
                 dfa.map(PartView::Dfa).map_err(|DfaError(e)| e)
             }
-            PART_COMB => {
-                let classes: &[u8; 256] =
-                    self.bytes_at(part.a, 256).and_then(|b| b.try_into().ok()).ok_or("byte classes out of range")?;
-                let tables: &[[u32; 2]] = count
-                    .checked_add(part.slots as usize)
-                    .and_then(|n| self.table(part.b, n))
-                    .ok_or("comb tables out of range")?;
-                let (rows, slots) = tables.split_at(count);
-                let answers = self.table(part.c, count).ok_or("answers out of range")?;
-                let (start, sinks) = (part.start, part.sinks);
-                let comb = match check {
-                    Check::Full => CombDfa::new(classes, rows, slots, answers, start, sinks),
-                    Check::Validated => Ok(CombDfa::validated(classes, rows, slots, answers, start, sinks)),
-                };
-                comb.map(PartView::Comb).map_err(|DfaError(e)| e)
-            }
+            PART_COMB => self.comb_view(part, check).map(PartView::Comb),
+            PART_COMB16 => self.comb_view(part, check).map(PartView::Comb16),
             PART_RULES => {
                 let ends: &[u32] = self.table(part.b, count).ok_or("rule ends out of range")?;
                 let ranks: &[u32] = self.table(part.c, count).ok_or("rule ranks out of range")?;
@@ -796,6 +788,22 @@ impl Artifact {
                 Ok(PartView::Rules { patterns, ends, ranks })
             }
             other => Err(format!("unknown part kind {other}")),
+        }
+    }
+
+    /// A comb part's tables: `count` rows, then `slots` slots of `T` ids.
+    fn comb_view<T: SlotId>(&self, part: &PartRecord, check: Check) -> Result<CombDfa<'_, T>, String> {
+        let count = part.count as usize;
+        let classes: &[u8; 256] =
+            self.bytes_at(part.a, 256).and_then(|b| b.try_into().ok()).ok_or("byte classes out of range")?;
+        let rows: &[[u32; 2]] = self.table(part.b, count).ok_or("comb rows out of range")?;
+        let slots_at = part.b + 8 * count as u64;
+        let slots: &[[T; 2]] = self.table(slots_at, part.slots as usize).ok_or("comb slots out of range")?;
+        let answers = self.table(part.c, count).ok_or("answers out of range")?;
+        let (start, sinks) = (part.start, part.sinks);
+        match check {
+            Check::Full => CombDfa::new(classes, rows, slots, answers, start, sinks).map_err(|DfaError(e)| e),
+            Check::Validated => Ok(CombDfa::validated(classes, rows, slots, answers, start, sinks)),
         }
     }
 
@@ -955,12 +963,14 @@ impl Artifact {
             self.prefetch(Section::Parts, first + rec.parts as usize * PART_RECORD_LEN - 1);
         }
         let mut best = vec![0u32; queries.len()];
-        let (mut combs, mut dense16, mut dense32, mut lists) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut combs, mut combs16, mut dense16, mut dense32) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut lists = Vec::new();
         for (job, (rec, &(_, path))) in records.iter().zip(queries).enumerate() {
             let job_id = job as u32;
             for p in rec.first_part as usize..(rec.first_part + u64::from(rec.parts)) as usize {
                 match self.part_view(&self.part_record(p), Check::Validated) {
                     Ok(PartView::Comb(comb)) => combs.push(Walk::new(comb, path, job_id)),
+                    Ok(PartView::Comb16(comb)) => combs16.push(Walk::new(comb, path, job_id)),
                     Ok(PartView::Dfa(dfa)) => match dfa.walker() {
                         Walker::U16(dense) => dense16.push(Walk::new(dense, path, job_id)),
                         Walker::U32(dense) => dense32.push(Walk::new(dense, path, job_id)),
@@ -971,6 +981,7 @@ impl Artifact {
             }
         }
         let mut finish = |job: u32, answer: u32| best[job as usize] = best[job as usize].max(answer);
+        walk::interleave(&mut combs16, &mut finish);
         walk::interleave(&mut combs, &mut finish);
         walk::interleave(&mut dense16, &mut finish);
         walk::interleave(&mut dense32, &mut finish);
@@ -1034,6 +1045,12 @@ impl Artifact {
                     stats.bytes += dfa.memory_bytes();
                 }
                 Ok(PartView::Comb(comb)) => {
+                    stats.dfas += 1;
+                    stats.combs += 1;
+                    stats.states += comb.states();
+                    stats.bytes += comb.memory_bytes();
+                }
+                Ok(PartView::Comb16(comb)) => {
                     stats.dfas += 1;
                     stats.combs += 1;
                     stats.states += comb.states();
@@ -1125,6 +1142,7 @@ enum Check {
 enum PartView<'a> {
     Dfa(Dfa<'a>),
     Comb(CombDfa<'a>),
+    Comb16(CombDfa<'a, u16>),
     Rules { patterns: &'a [u8], ends: &'a [u32], ranks: &'a [u32] },
 }
 

@@ -26,42 +26,60 @@
 
 use crate::dfa::{DfaBuf, DfaError};
 use crate::walk::{self, Automaton, Located};
+use std::fmt;
 
 /// Marks a free slot: the owner of a slot no state uses.
 pub const FREE_SLOT: u32 = u32::MAX;
 
-/// A borrowed, validated comb automaton (from an artifact or a [`CombDfaBuf`]).
+/// A state id as a slot stores it: `u32`, or `u16` in automata of fewer than
+/// 65,535 states (all but none of a real corpus), which halves the slots: the
+/// bulk of the tables, and of the cache lines a frontier pulls in.
+pub trait SlotId: bytemuck::Pod + Eq + Into<u32> + fmt::Debug {
+    /// The owner of a free slot; no state has this id.
+    const FREE: Self;
+}
+
+impl SlotId for u32 {
+    const FREE: u32 = FREE_SLOT;
+}
+
+impl SlotId for u16 {
+    const FREE: u16 = u16::MAX;
+}
+
+/// A borrowed, validated comb automaton (from an artifact or a [`CombDfaBuf`]),
+/// its slots holding state ids of type `T`.
 #[derive(Clone, Copy, Debug)]
-pub struct CombDfa<'a> {
+pub struct CombDfa<'a, T = u32> {
     classes: &'a [u8; 256],
     rows: &'a [[u32; 2]],
-    slots: &'a [[u32; 2]],
+    slots: &'a [[T; 2]],
     answers: &'a [u32],
     start: u32,
     sinks: u32,
 }
 
-impl<'a> CombDfa<'a> {
+impl<'a, T: SlotId> CombDfa<'a, T> {
     /// Checks every invariant a scan relies on, so that no lookup can go out
     /// of bounds: one row and one answer per state; every row fits (`base +
     /// max class < slots`); every default and slot target is a state; every
-    /// slot owner is a state or [`FREE_SLOT`]; `start` is a state and `sinks
-    /// <= states`.
+    /// slot owner is a state or free ([`SlotId::FREE`], which must not be a
+    /// state id); `start` is a state and `sinks <= states`.
     pub fn new(
         classes: &'a [u8; 256],
         rows: &'a [[u32; 2]],
-        slots: &'a [[u32; 2]],
+        slots: &'a [[T; 2]],
         answers: &'a [u32],
         start: u32,
         sinks: u32,
-    ) -> Result<CombDfa<'a>, DfaError> {
+    ) -> Result<CombDfa<'a, T>, DfaError> {
         let err = |msg: String| Err(DfaError(msg));
         let states = answers.len();
         if states == 0 {
             return err("no states".into());
         }
-        if states > u32::MAX as usize {
-            return err(format!("{states} states do not fit 32-bit ids"));
+        if states > T::FREE.into() as usize {
+            return err(format!("{states} states do not fit {}-byte slot ids", std::mem::size_of::<T>()));
         }
         if rows.len() != states {
             return err(format!("{} rows for {states} states", rows.len()));
@@ -80,11 +98,11 @@ impl<'a> CombDfa<'a> {
         if let Some(s) = rows.iter().position(|&[default, _]| !is_state(default)) {
             return err(format!("default of state {s} leads to {} which is not a state", rows[s][0]));
         }
-        if let Some(i) = slots.iter().position(|&[_, target]| !is_state(target)) {
-            return err(format!("slot {i} leads to {} which is not a state", slots[i][1]));
+        if let Some(i) = slots.iter().position(|&[_, target]| !is_state(target.into())) {
+            return err(format!("slot {i} leads to {:?} which is not a state", slots[i][1]));
         }
-        if let Some(i) = slots.iter().position(|&[owner, _]| owner != FREE_SLOT && !is_state(owner)) {
-            return err(format!("slot {i} is owned by {} which is not a state", slots[i][0]));
+        if let Some(i) = slots.iter().position(|&[owner, _]| owner != T::FREE && !is_state(owner.into())) {
+            return err(format!("slot {i} is owned by {:?} which is not a state", slots[i][0]));
         }
         Ok(CombDfa { classes, rows, slots, answers, start, sinks })
     }
@@ -97,11 +115,11 @@ impl<'a> CombDfa<'a> {
     pub fn validated(
         classes: &'a [u8; 256],
         rows: &'a [[u32; 2]],
-        slots: &'a [[u32; 2]],
+        slots: &'a [[T; 2]],
         answers: &'a [u32],
         start: u32,
         sinks: u32,
-    ) -> CombDfa<'a> {
+    ) -> CombDfa<'a, T> {
         CombDfa { classes, rows, slots, answers, start, sinks }
     }
 
@@ -134,11 +152,11 @@ impl<'a> CombDfa<'a> {
 
     /// Bytes of the tables (classes, rows, slots, answers).
     pub fn memory_bytes(&self) -> usize {
-        256 + 4 * (3 * self.answers.len() + 2 * self.slots.len())
+        256 + 12 * self.answers.len() + std::mem::size_of_val(self.slots)
     }
 }
 
-impl Automaton for CombDfa<'_> {
+impl<T: SlotId> Automaton for CombDfa<'_, T> {
     const LOCATE_READS_ROW: bool = true;
 
     #[inline(always)]
@@ -160,8 +178,8 @@ impl Automaton for CombDfa<'_> {
     #[inline(always)]
     fn follow(&self, state: u32, at: Located) -> u32 {
         let [owner, target] = self.slots[at.index];
-        if owner == state {
-            target
+        if owner.into() == state {
+            target.into()
         } else {
             at.default
         }
@@ -210,11 +228,11 @@ impl CombDfaBuf {
         CombDfaBuf::from_dense_within(dense, usize::MAX).expect("no size limit")
     }
 
-    /// Compresses a dense automaton unless its transition tables (defaults,
-    /// bases, next, check) would certainly take more than `max_bytes`: every
-    /// non-default transition needs a next and a check slot, so that bound is
-    /// known before packing, and a writer that keeps whichever form is smaller
-    /// skips packing automata the comb cannot help.
+    /// Compresses a dense automaton unless its transition tables (see
+    /// [`CombDfaBuf::table_bytes`]) would certainly take more than
+    /// `max_bytes`: every state needs a row and every non-default transition
+    /// a slot, so that bound is known before packing, and a writer that keeps
+    /// whichever form is smaller skips packing automata the comb cannot help.
     pub fn from_dense_within(dense: &DfaBuf, max_bytes: usize) -> Option<CombDfaBuf> {
         let states = dense.answers.len();
         let width = usize::from(dense.classes.iter().copied().max().unwrap_or(0)) + 1;
@@ -234,7 +252,7 @@ impl CombDfaBuf {
             entries.extend(row.iter().enumerate().filter(|&(_, &t)| t != default).map(|(c, &t)| (c as u8, t)));
             row_ends.push(entries.len());
         }
-        let lower_bound = 4usize.saturating_mul(2 * states + 2 * entries.len());
+        let lower_bound = (8 * states).saturating_add(slot_bytes(states).saturating_mul(entries.len()));
         if lower_bound > max_bytes {
             return None;
         }
@@ -280,15 +298,36 @@ impl CombDfaBuf {
         })
     }
 
-    /// Bytes of the transition tables (rows and slots): what replaces the
-    /// dense transition table.
+    /// Bytes of the transition tables (rows and slots) as the artifact
+    /// stores them, slots narrowed when they can be (see
+    /// [`CombDfaBuf::narrow_slots`]): what replaces the dense transition table.
     pub fn table_bytes(&self) -> usize {
-        8 * (self.rows.len() + self.slots.len())
+        8 * self.rows.len() + slot_bytes(self.rows.len()) * self.slots.len()
     }
 
     /// A view for matching; fails if an invariant is broken.
     pub fn as_comb(&self) -> Result<CombDfa<'_>, DfaError> {
         CombDfa::new(&self.classes, &self.rows, &self.slots, &self.answers, self.start, self.sinks)
+    }
+
+    /// The slots with 16-bit state ids, when every state id and the free
+    /// mark fit (fewer than 65,535 states): what the artifact stores then.
+    pub fn narrow_slots(&self) -> Option<Vec<[u16; 2]>> {
+        if slot_bytes(self.answers.len()) != 4 {
+            return None;
+        }
+        let narrow = |id: u32| if id == FREE_SLOT { u16::FREE } else { id as u16 };
+        Some(self.slots.iter().map(|&[owner, target]| [narrow(owner), narrow(target)]).collect())
+    }
+}
+
+/// Bytes per slot in an automaton of `states` states: 16-bit ids when every
+/// state id and [`SlotId::FREE`] fit in 16 bits.
+fn slot_bytes(states: usize) -> usize {
+    if states <= usize::from(u16::FREE) {
+        4
+    } else {
+        8
     }
 }
 
@@ -447,6 +486,22 @@ mod tests {
             let err = buf.as_comb().expect_err(what);
             assert!(err.to_string().starts_with("invalid automaton: "), "{what}: {err}");
         }
+        // 16-bit slots: an owner that is no state, and more states than 16-bit ids can name.
+        let mut narrow = good.narrow_slots().unwrap();
+        let check = |slots: &[[u16; 2]]| {
+            CombDfa::new(&good.classes, &good.rows, slots, &good.answers, good.start, 0).map(|_| ())
+        };
+        assert!(check(&narrow).is_ok());
+        narrow[owned][0] = states as u16;
+        assert!(check(&narrow).unwrap_err().to_string().contains("not a state"));
+        let many = vec![0u32; 65_536];
+        let rows = vec![[0u32, 0]; 65_536];
+        let err =
+            CombDfa::new(&good.classes, &rows, &good.narrow_slots().unwrap(), &many, 0, 0).map(|_| ()).unwrap_err();
+        assert!(err.to_string().contains("do not fit 2-byte slot ids"), "{err}");
+        let mut big = good.clone();
+        big.answers.resize(65_536, 0);
+        assert!(big.narrow_slots().is_none());
     }
 
     #[test]
@@ -515,8 +570,11 @@ mod tests {
             let view = comb.as_comb().unwrap();
             prop_assert_eq!(view.states(), dfa.states());
             prop_assert_eq!(view.max_answer(), dfa.max_answer());
+            let narrow = comb.narrow_slots().unwrap();
+            let narrow = CombDfa::new(&comb.classes, &comb.rows, &narrow, &comb.answers, comb.start, comb.sinks).unwrap();
             for path in &paths {
                 prop_assert_eq!(view.scan(path), dfa.scan(path));
+                prop_assert_eq!(narrow.scan(path), dfa.scan(path));
             }
         }
     }
