@@ -158,7 +158,7 @@ fn assert_agrees_with_the_oracle<'p>(
 }
 
 /// Groups forced over a tiny budget are split into automata and a per-rule
-/// list; through the artifact (prefilters built at open) they must still
+/// list; through the artifact (prefilters built on first use) they must still
 /// agree with the per-rule oracle.
 #[test]
 fn split_groups_agree_with_the_oracle_through_the_artifact() {

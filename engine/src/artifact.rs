@@ -57,6 +57,7 @@ use crate::rules::{Prefilter, RuleList};
 use crate::walk::{self, Walk};
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// The first eight bytes of every artifact. The CR LF catches text-mode
 /// mangling, as in PNG.
@@ -490,9 +491,11 @@ pub struct Artifact {
     origins: usize,
     groups: usize,
     slot_mask: usize,
-    /// The prefilter of each per-rule part, by part index (built at open;
-    /// empty for automaton parts).
-    prefilters: Vec<Prefilter>,
+    /// The prefilter of each per-rule part, by part index, built when the
+    /// part is first used: a frontier reaches only some of them, and built
+    /// all at open they cost 26 MB and a third of the open time on the whole
+    /// corpus. Never set for automaton parts.
+    prefilters: Vec<OnceLock<Prefilter>>,
 }
 
 impl fmt::Debug for Artifact {
@@ -639,12 +642,12 @@ impl Artifact {
             }
         }
         let slot_mask = slots.len() / 2 - 1;
-        let mut artifact =
-            Artifact { slot_mask, sections, meta, flags, origins, groups, backing, prefilters: Vec::new() };
+        let parts = sections[Section::Parts as usize - 1].1 / PART_RECORD_LEN;
+        let prefilters = (0..parts).map(|_| OnceLock::new()).collect();
+        let artifact = Artifact { slot_mask, sections, meta, flags, origins, groups, backing, prefilters };
         for g in 0..groups {
             artifact.validate_group(g)?;
         }
-        artifact.prefilters = artifact.build_prefilters()?;
         Ok(artifact)
     }
 
@@ -695,18 +698,6 @@ impl Artifact {
             }
         }
         Ok(())
-    }
-
-    fn build_prefilters(&self) -> Result<Vec<Prefilter>, ArtifactError> {
-        let parts = self.section(Section::Parts).len() / PART_RECORD_LEN;
-        (0..parts)
-            .map(|p| match self.part_view(&self.part_record(p), Check::Validated) {
-                Ok(PartView::Rules { patterns, ends, .. }) => {
-                    Prefilter::new(patterns, ends).map_err(|e| bad(format!("part {p}: {e}")))
-                }
-                _ => Ok(Prefilter::default()),
-            })
-            .collect()
     }
 
     fn section(&self, s: Section) -> &[u8] {
@@ -987,8 +978,9 @@ impl Artifact {
         walk::interleave(&mut dense32, &mut finish);
         // Rule lists last: the best rank so far lets their prefilter skip rules that cannot win.
         for (job, p, patterns, ends, ranks) in lists {
-            // Built from these very tables at open, so the sizes agree.
-            if let Ok(rules) = RuleList::with_prefilter(patterns, ends, ranks, &self.prefilters[p]) {
+            let prefilter = self.prefilters[p].get_or_init(|| Prefilter::new_or_every_rule(patterns, ends));
+            // Built from these very tables, so the sizes agree.
+            if let Ok(rules) = RuleList::with_prefilter(patterns, ends, ranks, prefilter) {
                 best[job] = best[job].max(rules.best(queries[job].1, best[job]));
             }
         }

@@ -112,6 +112,19 @@ impl Prefilter {
     }
 }
 
+impl Prefilter {
+    /// The prefilter of a list of `rules` rules, or, should its automaton
+    /// not build (it is built lazily, where an error has nowhere to go), one
+    /// that sends every rule to be checked: slower, never wrong.
+    pub fn new_or_every_rule(patterns: &[u8], ends: &[u32]) -> Prefilter {
+        Prefilter::new(patterns, ends).unwrap_or_else(|_| Prefilter {
+            rules: ends.len(),
+            always: (0..ends.len() as u32).collect(),
+            ..Prefilter::default()
+        })
+    }
+}
+
 fn pattern_at<'p>(patterns: &'p [u8], ends: &[u32], i: usize) -> &'p [u8] {
     let start = if i == 0 { 0 } else { ends[i - 1] as usize };
     &patterns[start..ends[i] as usize]
