@@ -519,10 +519,15 @@ impl Artifact {
         // change under us unless another program modifies the file, which
         // memmap2 cannot rule out and every mmap user accepts.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
-        Artifact::validate(Backing::Mapped(map)).map_err(|e| match e {
+        let artifact = Artifact::validate(Backing::Mapped(map)).map_err(|e| match e {
             ArtifactError::Invalid(msg) => ArtifactError::Invalid(format!("{}: {msg}", path.display())),
             other => other,
-        })
+        })?;
+        // The check read every page; lookups will read the few their origins need.
+        if let Backing::Mapped(map) = &artifact.backing {
+            crate::mapped::release(map, 0, map.len());
+        }
+        Ok(artifact)
     }
 
     /// Validates an artifact held in memory (tests, or bytes from elsewhere).

@@ -277,15 +277,7 @@ impl<'a> Chunker<'a> {
         // A multiple of every page size in use (4 KiB to 64 KiB), as madvise wants.
         let end = offset / RELEASE_STEP * RELEASE_STEP;
         if end > *released {
-            // SAFETY: MADV_DONTNEED on this shared, read-only file mapping
-            // only drops our page table entries: the file's bytes stay in the
-            // page cache and any later read of the range faults them back in
-            // unchanged (there are no private modifications to lose). No
-            // worker reads before `offset` any more: those chunks are written.
-            // A failure (an odd page size) only leaves the pages resident.
-            #[cfg(unix)]
-            let _ =
-                unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, *released, end - *released) };
+            crate::mapped::release(map, *released, end - *released);
             *released = end;
         }
     }

@@ -24,6 +24,7 @@ pub mod comb;
 pub mod dfa;
 pub mod filter;
 pub mod label;
+mod mapped;
 pub mod matcher;
 pub mod pattern;
 pub mod rules;

@@ -103,7 +103,10 @@ impl Prefilter {
                 prefilter.piece_rules.push(rule);
             }
             prefilter.piece_starts.push(prefilter.piece_rules.len() as u32);
-            let ac = AhoCorasick::new(&distinct).map_err(|e| {
+            let ac = AhoCorasick::builder()
+                .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
+                .build(&distinct)
+                .map_err(|e| {
                 RuleListError(format!("cannot build the prefilter over {} pieces: {e}", distinct.len()))
             })?;
             prefilter.ac = Some(ac);
