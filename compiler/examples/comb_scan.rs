@@ -42,7 +42,7 @@ fn main() {
         println!(
             "part {i}: {} states, dense transitions {dense_bytes} bytes, comb tables {} bytes ({} slots), packed in {packed:?}",
             d.states(),
-            comb.table_bytes(),
+            comb.stored_bytes(),
             comb.slots.len()
         );
         assert!(paths.iter().all(|p| d.scan(p) == c.scan(p)), "comb and dense disagree");

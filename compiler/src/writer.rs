@@ -152,10 +152,10 @@ impl ArtifactWriter {
                     PartBuf::Rules(_) => None,
                 };
                 let (head, offs) = match (part, comb) {
-                    (PartBuf::Dfa(_), Some((comb, kind, slots))) => {
+                    (PartBuf::Dfa(_), Some((comb, kind, comb_tables, answers))) => {
                         let a = tables.bytes(&comb.classes);
-                        let b = tables.bytes(&[bytemuck::cast_slice(comb.rows.as_flattened()), &slots[..]].concat());
-                        let c = tables.u32s(&comb.answers);
+                        let b = tables.bytes(&comb_tables);
+                        let c = if answers.is_empty() { 0 } else { tables.bytes(&answers) };
                         let head =
                             [kind, 0, comb.answers.len() as u32, comb.sinks, comb.start, comb.slots.len() as u32];
                         (head, [a, b, c])
@@ -266,21 +266,24 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     file.commit().map_err(std::io::Error::other)
 }
 
-/// The comb form of `dfa` when its tables are smaller than the dense
-/// transitions the artifact would otherwise store (classes and answers are
-/// the same in both): the comb, its part kind, and its slots as stored (16-bit
-/// ids when there are fewer than 65,536 states, [`PART_COMB16`]). Trie-like
+/// The comb form of `dfa`, as stored, when it is smaller than the dense
+/// transitions and answers the artifact would otherwise store: the part
+/// kind, and the bytes for its `b` and `c` offsets (rows then slots; the
+/// answers, empty for a [`PART_COMB16`], whose rows carry them). Trie-like
 /// automata from long literal rules shrink many times; small or dense
 /// automata stay dense and scan a little faster.
-fn smaller_comb(dfa: &robotsieve_engine::dfa::DfaBuf) -> Option<(CombDfaBuf, u32, Vec<u8>)> {
-    let dense_bytes = dfa.transitions.len() * if dfa.fits_u16() { 2 } else { 4 };
+fn smaller_comb(dfa: &robotsieve_engine::dfa::DfaBuf) -> Option<(CombDfaBuf, u32, Vec<u8>, Vec<u8>)> {
+    let dense_bytes = dfa.transitions.len() * if dfa.fits_u16() { 2 } else { 4 } + 4 * dfa.answers.len();
     let comb = CombDfaBuf::from_dense_within(dfa, dense_bytes)?;
     u32::try_from(comb.slots.len()).ok()?;
-    let (kind, slots) = match comb.narrow_slots() {
-        Some(narrow) => (PART_COMB16, bytemuck::cast_slice(&narrow).to_vec()),
-        None => (PART_COMB, bytemuck::cast_slice(comb.slots.as_flattened()).to_vec()),
+    let cast = |words: &[u32]| bytemuck::cast_slice::<u32, u8>(words).to_vec();
+    let (kind, tables, answers) = match comb.narrow() {
+        Some((rows, slots)) => {
+            (PART_COMB16, [cast(rows.as_flattened()), bytemuck::cast_slice(&slots).to_vec()].concat(), Vec::new())
+        }
+        None => (PART_COMB, cast(&[comb.rows.as_flattened(), comb.slots.as_flattened()].concat()), cast(&comb.answers)),
     };
-    (comb.table_bytes() < dense_bytes).then_some((comb, kind, slots))
+    (comb.stored_bytes() < dense_bytes).then_some((comb, kind, tables, answers))
 }
 
 fn align8(n: usize) -> usize {

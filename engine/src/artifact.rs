@@ -36,9 +36,10 @@
 //! A DFA part is stored dense ([`PART_DFA16`], [`PART_DFA32`]: premultiplied
 //! transitions, `count << stride2` of them) or row-displaced ([`PART_COMB`],
 //! see [`crate::comb`]: `count` rows `[default, base]` of u32, then `slots`
-//! slots `[owner, target]`, contiguous behind `b`; the slots are u16 pairs
-//! in a [`PART_COMB16`] part, for automata of fewer than 65,536 states, and
-//! u32 pairs otherwise), whichever is smaller. Version 2 added the comb part
+//! slots `[owner, target]`, contiguous behind `b`; in a [`PART_COMB16`] part,
+//! for automata of fewer than 65,536 states and answers, the slots are u16
+//! pairs and each row is `[default | answer << 16, base]`, with no answers
+//! table at `c`), whichever is smaller. Version 2 added the comb part
 //! and the `slots` field (reserved in version 1); version 3 pairs the comb
 //! arrays (version 2 kept defaults, bases, targets and owners in four
 //! arrays, so a step touched four cache lines instead of two) and adds the
@@ -223,7 +224,8 @@ pub struct PartRecord {
     /// `slots` slots (pairs of u32, or of u16 in [`PART_COMB16`]). Rules:
     /// `count` u32 pattern ends.
     pub b: u64,
-    /// DFA and comb: `count` u32 answers. Rules: `count` u32 ranks.
+    /// DFA and comb: `count` u32 answers (none in [`PART_COMB16`]: its rows
+    /// carry them). Rules: `count` u32 ranks.
     pub c: u64,
 }
 
@@ -235,7 +237,8 @@ pub const PART_DFA32: u32 = 2;
 pub const PART_RULES: u32 = 3;
 /// Part kind: a DFA with a row-displaced ("comb") transition table.
 pub const PART_COMB: u32 = 4;
-/// Part kind: a comb whose slots hold 16-bit state ids (fewer than 65,536 states).
+/// Part kind: a comb with 16-bit state ids in its slots and the answers in
+/// its rows (fewer than 65,536 states and answers).
 pub const PART_COMB16: u32 = 5;
 
 /// One rule of a group's explanation table (24 bytes).
@@ -795,7 +798,8 @@ impl Artifact {
         let rows: &[[u32; 2]] = self.table(part.b, count).ok_or("comb rows out of range")?;
         let slots_at = part.b + 8 * count as u64;
         let slots: &[[T; 2]] = self.table(slots_at, part.slots as usize).ok_or("comb slots out of range")?;
-        let answers = self.table(part.c, count).ok_or("answers out of range")?;
+        // A 16-bit comb's rows carry the answers.
+        let answers = if T::ANSWER_IN_ROW { &[] } else { self.table(part.c, count).ok_or("answers out of range")? };
         let (start, sinks) = (part.start, part.sinks);
         match check {
             Check::Full => CombDfa::new(classes, rows, slots, answers, start, sinks).map_err(|DfaError(e)| e),

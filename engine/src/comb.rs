@@ -20,6 +20,11 @@
 //! first-fit packing, so the slots are little more than the non-default
 //! transitions.
 //!
+//! In automata of fewer than 65,536 states whose answers fit 16 bits (all
+//! but none of a real corpus), slots hold 16-bit ids and a row keeps its
+//! state's answer beside the default: `rows[s] = [default | answer << 16,
+//! base]`, and there is no answers table ([`SlotId`]).
+//!
 //! State ids here are plain indices (not premultiplied); otherwise a
 //! [`CombDfa`] answers exactly as the [`crate::dfa::Dfa`] it was made from:
 //! states `0..sinks` are sinks and the scan stops at the first one.
@@ -32,19 +37,25 @@ use std::fmt;
 pub const FREE_SLOT: u32 = u32::MAX;
 
 /// A state id as a slot stores it: `u32`, or `u16` in automata of fewer than
-/// 65,535 states (all but none of a real corpus), which halves the slots: the
-/// bulk of the tables, and of the cache lines a frontier pulls in.
+/// 65,536 states, which halves the slots: the bulk of the tables, and of the
+/// cache lines a frontier pulls in.
 pub trait SlotId: bytemuck::Pod + Eq + Into<u32> + fmt::Debug {
     /// The owner of a free slot; no state has this id.
     const FREE: Self;
+    /// Whether each row carries its state's answer (`rows[s][0] = default |
+    /// answer << 16`) instead of an answers table: 4 bytes less per state,
+    /// and a walk's last lookup finds the answer in the row it has fetched.
+    const ANSWER_IN_ROW: bool;
 }
 
 impl SlotId for u32 {
     const FREE: u32 = FREE_SLOT;
+    const ANSWER_IN_ROW: bool = false;
 }
 
 impl SlotId for u16 {
     const FREE: u16 = u16::MAX;
+    const ANSWER_IN_ROW: bool = true;
 }
 
 /// A borrowed, validated comb automaton (from an artifact or a [`CombDfaBuf`]),
@@ -64,7 +75,9 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
     /// of bounds: one row and one answer per state; every row fits (`base +
     /// max class < slots`); every default and slot target is a state; every
     /// slot owner is a state or free ([`SlotId::FREE`], which must not be a
-    /// state id); `start` is a state and `sinks <= states`.
+    /// state id); `start` is a state and `sinks <= states`. `answers` has
+    /// one answer per state, or is empty when the rows carry them
+    /// ([`SlotId::ANSWER_IN_ROW`]).
     pub fn new(
         classes: &'a [u8; 256],
         rows: &'a [[u32; 2]],
@@ -74,15 +87,16 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
         sinks: u32,
     ) -> Result<CombDfa<'a, T>, DfaError> {
         let err = |msg: String| Err(DfaError(msg));
-        let states = answers.len();
+        let states = rows.len();
         if states == 0 {
             return err("no states".into());
         }
         if states > T::FREE.into() as usize {
             return err(format!("{states} states do not fit {}-byte slot ids", std::mem::size_of::<T>()));
         }
-        if rows.len() != states {
-            return err(format!("{} rows for {states} states", rows.len()));
+        let wanted = if T::ANSWER_IN_ROW { 0 } else { states };
+        if answers.len() != wanted {
+            return err(format!("{} answers for {states} states (wanted {wanted})", answers.len()));
         }
         if start as usize >= states {
             return err(format!("start state {start} out of range ({states} states)"));
@@ -95,8 +109,8 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
             return err(format!("row of state {s} at base {} does not fit {} slots", rows[s][1], slots.len()));
         }
         let is_state = |id: u32| (id as usize) < states;
-        if let Some(s) = rows.iter().position(|&[default, _]| !is_state(default)) {
-            return err(format!("default of state {s} leads to {} which is not a state", rows[s][0]));
+        if let Some(s) = rows.iter().position(|&row| !is_state(default_of::<T>(row))) {
+            return err(format!("default of state {s} leads to {} which is not a state", default_of::<T>(rows[s])));
         }
         if let Some(i) = slots.iter().position(|&[_, target]| !is_state(target.into())) {
             return err(format!("slot {i} leads to {:?} which is not a state", slots[i][1]));
@@ -132,7 +146,7 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
 
     /// Number of states.
     pub fn states(&self) -> usize {
-        self.answers.len()
+        self.rows.len()
     }
 
     /// Number of sink states.
@@ -147,12 +161,12 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
 
     /// The largest answer any state gives: no path scores above it.
     pub fn max_answer(&self) -> u32 {
-        self.answers.iter().copied().max().unwrap_or(0)
+        (0..self.rows.len() as u32).map(|s| self.answer(s)).max().unwrap_or(0)
     }
 
     /// Bytes of the tables (classes, rows, slots, answers).
     pub fn memory_bytes(&self) -> usize {
-        256 + 12 * self.answers.len() + std::mem::size_of_val(self.slots)
+        256 + std::mem::size_of_val(self.rows) + std::mem::size_of_val(self.slots) + std::mem::size_of_val(self.answers)
     }
 }
 
@@ -171,8 +185,8 @@ impl<T: SlotId> Automaton for CombDfa<'_, T> {
 
     #[inline(always)]
     fn locate(&self, state: u32, byte: u8) -> Located {
-        let [default, base] = self.rows[state as usize];
-        Located { index: base as usize + usize::from(self.classes[usize::from(byte)]), default }
+        let row = self.rows[state as usize];
+        Located { index: row[1] as usize + usize::from(self.classes[usize::from(byte)]), default: default_of::<T>(row) }
     }
 
     #[inline(always)]
@@ -187,7 +201,11 @@ impl<T: SlotId> Automaton for CombDfa<'_, T> {
 
     #[inline(always)]
     fn answer(&self, state: u32) -> u32 {
-        self.answers[state as usize]
+        if T::ANSWER_IN_ROW {
+            self.rows[state as usize][0] >> 16
+        } else {
+            self.answers[state as usize]
+        }
     }
 
     #[inline(always)]
@@ -228,8 +246,8 @@ impl CombDfaBuf {
         CombDfaBuf::from_dense_within(dense, usize::MAX).expect("no size limit")
     }
 
-    /// Compresses a dense automaton unless its transition tables (see
-    /// [`CombDfaBuf::table_bytes`]) would certainly take more than
+    /// Compresses a dense automaton unless its tables (see
+    /// [`CombDfaBuf::stored_bytes`]) would certainly take more than
     /// `max_bytes`: every state needs a row and every non-default transition
     /// a slot, so that bound is known before packing, and a writer that keeps
     /// whichever form is smaller skips packing automata the comb cannot help.
@@ -252,7 +270,8 @@ impl CombDfaBuf {
             entries.extend(row.iter().enumerate().filter(|&(_, &t)| t != default).map(|(c, &t)| (c as u8, t)));
             row_ends.push(entries.len());
         }
-        let lower_bound = (8 * states).saturating_add(slot_bytes(states).saturating_mul(entries.len()));
+        let narrow = narrow_fits(states, dense.answers.iter().copied().max().unwrap_or(0));
+        let lower_bound = stored_bytes(states, entries.len(), narrow);
         if lower_bound > max_bytes {
             return None;
         }
@@ -298,11 +317,15 @@ impl CombDfaBuf {
         })
     }
 
-    /// Bytes of the transition tables (rows and slots) as the artifact
-    /// stores them, slots narrowed when they can be (see
-    /// [`CombDfaBuf::narrow_slots`]): what replaces the dense transition table.
-    pub fn table_bytes(&self) -> usize {
-        8 * self.rows.len() + slot_bytes(self.rows.len()) * self.slots.len()
+    /// Bytes of the rows, slots and answers as the artifact stores them,
+    /// 16-bit when they fit (see [`CombDfaBuf::narrow`]): what replaces the
+    /// dense transitions and answers.
+    pub fn stored_bytes(&self) -> usize {
+        stored_bytes(self.rows.len(), self.slots.len(), self.narrow_fits())
+    }
+
+    fn narrow_fits(&self) -> bool {
+        narrow_fits(self.rows.len(), self.answers.iter().copied().max().unwrap_or(0))
     }
 
     /// A view for matching; fails if an invariant is broken.
@@ -310,24 +333,44 @@ impl CombDfaBuf {
         CombDfa::new(&self.classes, &self.rows, &self.slots, &self.answers, self.start, self.sinks)
     }
 
-    /// The slots with 16-bit state ids, when every state id and the free
-    /// mark fit (fewer than 65,535 states): what the artifact stores then.
-    pub fn narrow_slots(&self) -> Option<Vec<[u16; 2]>> {
-        if slot_bytes(self.answers.len()) != 4 {
+    /// The 16-bit form, when every state id, the free mark and every
+    /// answer fit: rows carrying their answers, and slots of 16-bit ids
+    /// (see [`SlotId`]). What the artifact stores then.
+    pub fn narrow(&self) -> Option<(Vec<[u32; 2]>, Vec<[u16; 2]>)> {
+        if !self.narrow_fits() {
             return None;
         }
-        let narrow = |id: u32| if id == FREE_SLOT { u16::FREE } else { id as u16 };
-        Some(self.slots.iter().map(|&[owner, target]| [narrow(owner), narrow(target)]).collect())
+        let rows =
+            self.rows.iter().zip(&self.answers).map(|(&[default, base], &answer)| [default | answer << 16, base]);
+        let id = |id: u32| if id == FREE_SLOT { u16::FREE } else { id as u16 };
+        Some((rows.collect(), self.slots.iter().map(|&[owner, target]| [id(owner), id(target)]).collect()))
     }
 }
 
-/// Bytes per slot in an automaton of `states` states: 16-bit ids when every
-/// state id and [`SlotId::FREE`] fit in 16 bits.
-fn slot_bytes(states: usize) -> usize {
-    if states <= usize::from(u16::FREE) {
-        4
+/// The default target of a row (see [`SlotId::ANSWER_IN_ROW`]).
+#[inline(always)]
+fn default_of<T: SlotId>(row: [u32; 2]) -> u32 {
+    if T::ANSWER_IN_ROW {
+        row[0] & 0xFFFF
     } else {
-        8
+        row[0]
+    }
+}
+
+/// Whether an automaton of `states` states whose answers are at most
+/// `max_answer` is stored 16-bit: every state id and [`SlotId::FREE`] fit 16
+/// bits, and so does every answer.
+fn narrow_fits(states: usize, max_answer: u32) -> bool {
+    states <= usize::from(u16::FREE) && max_answer <= 0xFFFF
+}
+
+/// Bytes an automaton of `states` states with `slots` slots is stored in
+/// (rows, slots, and an answers table unless narrow).
+fn stored_bytes(states: usize, slots: usize, narrow: bool) -> usize {
+    if narrow {
+        (8 * states).saturating_add(slots.saturating_mul(4))
+    } else {
+        (12 * states).saturating_add(slots.saturating_mul(8))
     }
 }
 
@@ -430,7 +473,7 @@ mod tests {
         let view = comb.as_comb().unwrap();
         let dfa = dense.as_dfa().unwrap();
         assert_eq!(view.states(), dfa.states());
-        assert!(comb.table_bytes() * 4 < dense.transitions.len() * 4, "{} bytes", comb.table_bytes());
+        assert!(comb.stored_bytes() * 4 < dense.transitions.len() * 4, "{} bytes", comb.stored_bytes());
         for w in &words {
             assert_eq!(view.scan(w), 7);
             assert_eq!(view.scan(&w[..w.len() - 1]), 0);
@@ -477,7 +520,14 @@ mod tests {
             ("sinks", Box::new(move |b| b.sinks = states + 1)),
             ("short slots", Box::new(|b| b.slots.truncate(b.slots.len() - 1))),
             ("short rows", Box::new(|b| b.rows.truncate(b.rows.len() - 1))),
-            ("no states", Box::new(|b| b.answers.clear())),
+            ("no answers", Box::new(|b| b.answers.clear())),
+            (
+                "no states",
+                Box::new(|b| {
+                    b.rows.clear();
+                    b.answers.clear();
+                }),
+            ),
             ("class past the table", Box::new(|b| b.classes[9] = 255)),
         ];
         for (what, break_it) in cases {
@@ -486,22 +536,28 @@ mod tests {
             let err = buf.as_comb().expect_err(what);
             assert!(err.to_string().starts_with("invalid automaton: "), "{what}: {err}");
         }
-        // 16-bit slots: an owner that is no state, and more states than 16-bit ids can name.
-        let mut narrow = good.narrow_slots().unwrap();
-        let check = |slots: &[[u16; 2]]| {
-            CombDfa::new(&good.classes, &good.rows, slots, &good.answers, good.start, 0).map(|_| ())
+        // The 16-bit form: rows carry the answers. Refused: a default or an
+        // owner that is no state, an answers table besides, too many states.
+        let (rows, mut slots) = good.narrow().unwrap();
+        let check = |rows: &[[u32; 2]], slots: &[[u16; 2]], answers: &[u32]| {
+            CombDfa::new(&good.classes, rows, slots, answers, good.start, 0).map(|_| ()).map_err(|e| e.to_string())
         };
-        assert!(check(&narrow).is_ok());
-        narrow[owned][0] = states as u16;
-        assert!(check(&narrow).unwrap_err().to_string().contains("not a state"));
-        let many = vec![0u32; 65_536];
-        let rows = vec![[0u32, 0]; 65_536];
-        let err =
-            CombDfa::new(&good.classes, &rows, &good.narrow_slots().unwrap(), &many, 0, 0).map(|_| ()).unwrap_err();
-        assert!(err.to_string().contains("do not fit 2-byte slot ids"), "{err}");
+        assert!(check(&rows, &slots, &[]).is_ok());
+        assert!(check(&rows, &slots, &good.answers).unwrap_err().contains("answers for"));
+        let mut bad_rows = rows.clone();
+        bad_rows[2][0] = (bad_rows[2][0] & !0xFFFF) | states;
+        assert!(check(&bad_rows, &slots, &[]).unwrap_err().contains("not a state"));
+        let many_rows = vec![[0u32, 0]; 65_536];
+        assert!(check(&many_rows, &slots, &[]).unwrap_err().contains("do not fit 2-byte slot ids"));
+        slots[owned][0] = states as u16;
+        assert!(check(&rows, &slots, &[]).unwrap_err().contains("not a state"));
         let mut big = good.clone();
+        big.rows.resize(65_536, [0, 0]);
         big.answers.resize(65_536, 0);
-        assert!(big.narrow_slots().is_none());
+        assert!(big.narrow().is_none(), "too many states");
+        let mut loud = good.clone();
+        loud.answers[1] = 70_000;
+        assert!(loud.narrow().is_none(), "an answer over 16 bits");
     }
 
     #[test]
@@ -570,8 +626,9 @@ mod tests {
             let view = comb.as_comb().unwrap();
             prop_assert_eq!(view.states(), dfa.states());
             prop_assert_eq!(view.max_answer(), dfa.max_answer());
-            let narrow = comb.narrow_slots().unwrap();
-            let narrow = CombDfa::new(&comb.classes, &comb.rows, &narrow, &comb.answers, comb.start, comb.sinks).unwrap();
+            let (rows, slots) = comb.narrow().unwrap();
+            let narrow = CombDfa::new(&comb.classes, &rows, &slots, &[], comb.start, comb.sinks).unwrap();
+            prop_assert_eq!(narrow.max_answer(), dfa.max_answer());
             for path in &paths {
                 prop_assert_eq!(view.scan(path), dfa.scan(path));
                 prop_assert_eq!(narrow.scan(path), dfa.scan(path));
