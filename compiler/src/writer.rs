@@ -12,7 +12,7 @@ use robotsieve_engine::artifact::{
     FORMAT_VERSION, GROUP_RECORD_LEN, HEADER_LEN, MAGIC, NO_RULE, PART_COMB, PART_COMB16, PART_DFA16, PART_DFA32,
     PART_RECORD_LEN, PART_RULES, SECTION_ENTRY_LEN, SEMANTICS_VERSION,
 };
-use robotsieve_engine::comb::CombDfaBuf;
+use robotsieve_engine::comb::{CombDfaBuf, NarrowTables};
 use robotsieve_engine::filter::PendingFile;
 use robotsieve_engine::matcher::{MatcherBuf, PartBuf};
 use robotsieve_engine::url::{origin_hash, OriginKey};
@@ -278,7 +278,7 @@ fn smaller_comb(dfa: &robotsieve_engine::dfa::DfaBuf) -> Option<(CombDfaBuf, u32
     u32::try_from(comb.slots.len()).ok()?;
     let cast = |words: &[u32]| bytemuck::cast_slice::<u32, u8>(words).to_vec();
     let (kind, tables, answers) = match comb.narrow() {
-        Some((rows, slots)) => {
+        Some(NarrowTables { rows, slots }) => {
             (PART_COMB16, [cast(rows.as_flattened()), bytemuck::cast_slice(&slots).to_vec()].concat(), Vec::new())
         }
         None => (PART_COMB, cast(&[comb.rows.as_flattened(), comb.slots.as_flattened()].concat()), cast(&comb.answers)),

@@ -266,7 +266,7 @@ fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
     // 16-bit ids that value turns into ids of no state) must then be refused, and no damage anywhere may make opening or a
     // lookup panic.
     let mut refused_in_comb = 0;
-    for at in (HEADER_LEN..bytes.len() - 4).step_by(4) {
+    for at in (HEADER_LEN..=bytes.len() - 4).step_by(4) {
         let mut damaged = bytes.clone();
         damaged[at..at + 4].copy_from_slice(&0x7fff_fff0u32.to_ne_bytes());
         let sum = file_checksum(&damaged);

@@ -336,15 +336,25 @@ impl CombDfaBuf {
     /// The 16-bit form, when every state id, the free mark and every
     /// answer fit: rows carrying their answers, and slots of 16-bit ids
     /// (see [`SlotId`]). What the artifact stores then.
-    pub fn narrow(&self) -> Option<(Vec<[u32; 2]>, Vec<[u16; 2]>)> {
+    pub fn narrow(&self) -> Option<NarrowTables> {
         if !self.narrow_fits() {
             return None;
         }
         let rows =
             self.rows.iter().zip(&self.answers).map(|(&[default, base], &answer)| [default | answer << 16, base]);
         let id = |id: u32| if id == FREE_SLOT { u16::FREE } else { id as u16 };
-        Some((rows.collect(), self.slots.iter().map(|&[owner, target]| [id(owner), id(target)]).collect()))
+        let slots = self.slots.iter().map(|&[owner, target]| [id(owner), id(target)]);
+        Some(NarrowTables { rows: rows.collect(), slots: slots.collect() })
     }
+}
+
+/// The tables of a 16-bit comb (see [`CombDfaBuf::narrow`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NarrowTables {
+    /// Per state: `[default | answer << 16, base]`.
+    pub rows: Vec<[u32; 2]>,
+    /// Per slot: `[owner, target]` as 16-bit ids.
+    pub slots: Vec<[u16; 2]>,
 }
 
 /// The default target of a row (see [`SlotId::ANSWER_IN_ROW`]).
@@ -538,7 +548,7 @@ mod tests {
         }
         // The 16-bit form: rows carry the answers. Refused: a default or an
         // owner that is no state, an answers table besides, too many states.
-        let (rows, mut slots) = good.narrow().unwrap();
+        let NarrowTables { rows, mut slots } = good.narrow().unwrap();
         let check = |rows: &[[u32; 2]], slots: &[[u16; 2]], answers: &[u32]| {
             CombDfa::new(&good.classes, rows, slots, answers, good.start, 0).map(|_| ()).map_err(|e| e.to_string())
         };
@@ -626,7 +636,7 @@ mod tests {
             let view = comb.as_comb().unwrap();
             prop_assert_eq!(view.states(), dfa.states());
             prop_assert_eq!(view.max_answer(), dfa.max_answer());
-            let (rows, slots) = comb.narrow().unwrap();
+            let NarrowTables { rows, slots } = comb.narrow().unwrap();
             let narrow = CombDfa::new(&comb.classes, &rows, &slots, &[], comb.start, comb.sinks).unwrap();
             prop_assert_eq!(narrow.max_answer(), dfa.max_answer());
             for path in &paths {
