@@ -479,12 +479,195 @@ pub fn origin_hash(key: &[u8]) -> u64 {
     h ^ (h >> 33)
 }
 
+/// `KeyBuf::parse` as it was before the single-pass authority scan (commit
+/// 3e1c4f4): one memchr per delimiter. The tests check that the fast parser
+/// gives exactly its answers; the helpers both share (`scheme_end`,
+/// `split_port`, `parse_port`, `write_host`, `write_decimal`) are unchanged.
+#[cfg(test)]
+mod reference {
+    use super::*;
+
+    pub(super) fn parse<'a>(buf: &'a mut KeyBuf, url: &'a [u8]) -> Result<Origin<'a>, UrlError> {
+        let url = url.trim_ascii();
+        let colon = scheme_end(url).ok_or(UrlError::NotAbsolute)?;
+        if !url[colon..].starts_with(b"://") {
+            return Err(UrlError::NotAbsolute);
+        }
+        let scheme = Scheme::from_name(&url[..colon]).ok_or(UrlError::UnsupportedScheme)?;
+        let authority_start = colon + 3;
+        let authority_end =
+            memchr::memchr3(b'/', b'?', b'#', &url[authority_start..]).map_or(url.len(), |p| authority_start + p);
+        let host_start = memchr::memrchr(b'@', &url[authority_start..authority_end])
+            .map_or(authority_start, |at| authority_start + at + 1);
+        let host_port_end =
+            memchr::memchr(b';', &url[host_start..authority_end]).map_or(authority_end, |p| host_start + p);
+        let (host, port_text) = split_port(&url[host_start..host_port_end])?;
+        if host.is_empty() {
+            return Err(UrlError::EmptyHost);
+        }
+        let port = match port_text {
+            Some(text) if !text.is_empty() => Some(parse_port(text)?),
+            _ => None,
+        }
+        .filter(|&p| p != scheme.default_port());
+
+        buf.key.clear();
+        buf.key.extend_from_slice(scheme.as_str().as_bytes());
+        buf.key.extend_from_slice(b"://");
+        write_host(&mut buf.key, host)?;
+        let host_len = buf.key.len() - scheme.as_str().len() - 3;
+        if let Some(port) = port {
+            buf.key.push(b':');
+            write_decimal(&mut buf.key, port);
+        }
+
+        let rest = &url[host_port_end..];
+        let rest = &rest[..memchr::memchr(b'#', rest).unwrap_or(rest.len())];
+        let path: &[u8] = if rest.is_empty() {
+            b"/"
+        } else if rest[0] == b'/' {
+            rest
+        } else {
+            buf.path.clear();
+            buf.path.push(b'/');
+            buf.path.extend_from_slice(rest);
+            &buf.path
+        };
+        Ok(Origin { key: &buf.key, path, scheme, port, host_len })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn p(url: &str) -> String {
         String::from_utf8(path_params_query(url.as_bytes()).into_owned()).unwrap()
+    }
+
+    /// The fast parser and the reference agree on `url`: same key, path,
+    /// scheme, port and host length, or the same error.
+    fn assert_same_as_reference(url: &[u8]) {
+        let (mut fast, mut slow) = (KeyBuf::new(), KeyBuf::new());
+        assert_eq!(fast.parse(url), reference::parse(&mut slow, url), "{:?}", String::from_utf8_lossy(url));
+    }
+
+    mod same_as_reference {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// One URL assembled from parts chosen to hit every branch of the
+        /// parser: scheme case and near misses, user info, hosts of every
+        /// kind, ports in and out of range, params, query, fragment, white
+        /// space.
+        fn url_parts() -> impl Strategy<Value = Vec<u8>> {
+            let space = prop::sample::select(vec!["", "", "", " ", "\t", "\r\n", " \x0c"]);
+            let scheme = prop::sample::select(vec![
+                "http", "https", "ftp", "HTTP", "HtTpS", "FTP", "ftps", "htt", "httpss", "mailto", "h", "", "1http",
+                "ht+tp", "ht~tp", "http ", "xn--http",
+            ]);
+            let separator = prop::sample::select(vec!["://", "://", "://", "://", ":/", ":", "//", ":///", ""]);
+            let user_info = prop_oneof![
+                3 => Just(String::new()),
+                1 => "[a-zA-Z:;%@]{0,6}@",
+            ];
+            let host = prop_oneof![
+                4 => "[a-z0-9.\\-]{0,14}",
+                2 => "[A-Za-z0-9._~\\-]{0,14}",
+                1 => "[a-zA-Z0-9.%!$&'()*+,=\\\\^`{|}<> \\x00-\\x1f\\x7f]{0,8}",
+                1 => prop::sample::select(vec![
+                    "München.de", "bücher.example", "例え.テスト", "xn--mnchen-3ya.de", "ß.de", "a\u{200d}b.com",
+                    "\u{fffd}", "exa\u{ff0e}mple.com", "ab\u{0301}.com",
+                ]).prop_map(str::to_owned),
+                1 => prop::sample::select(vec![
+                    "[::1]", "[2001:DB8::1]", "[2001:db8:0:0:0:0:0:1]", "[::ffff:192.0.2.1]", "[fe80::1%25eth0]",
+                    "[]", "[::1", "[::1]x", "[1.2.3.4]", "[::1]]", "[[::1]",
+                ]).prop_map(str::to_owned),
+                1 => "\\[[0-9a-fA-F:.%]{0,10}\\]?",
+            ];
+            let port = prop_oneof![
+                3 => Just(String::new()),
+                1 => prop::sample::select(vec![
+                    ":", ":80", ":443", ":21", ":8080", ":0", ":00080", ":65535", ":65536", ":99999",
+                    ":4294967376", ":12a", ":-1", ": 80", "::80", ":80:",
+                ]).prop_map(str::to_owned),
+                1 => ":[0-9]{0,7}",
+            ];
+            let params = prop_oneof![3 => Just(String::new()), 1 => ";[a-z=:@;]{0,5}"];
+            let rest = prop_oneof![
+                2 => Just(String::new()),
+                4 => "/[a-zA-Z0-9/.;:@%~]{0,12}",
+                1 => "[/?#;@:]{1,3}[a-zA-Z0-9/?#;@:]{0,8}",
+                1 => "/[\\x00-\\x7f]{0,10}",
+            ];
+            let query = prop_oneof![3 => Just(String::new()), 1 => "\\?[a-z=&/#@:;]{0,8}"];
+            let fragment = prop_oneof![3 => Just(String::new()), 1 => "#[a-z/?#;@:]{0,6}"];
+            ((space.clone(), scheme, separator, user_info, host), (port, params, rest, query, fragment, space))
+                .prop_map(|((lead, scheme, sep, user, host), (port, params, rest, query, fragment, trail))| {
+                    [lead, scheme, sep, &user, &host, &port, &params, &rest, &query, &fragment, trail]
+                        .concat()
+                        .into_bytes()
+                })
+        }
+
+        /// Bytes drawn from the characters the parser acts on, in any order.
+        fn url_soup() -> impl Strategy<Value = Vec<u8>> {
+            let alphabet: Vec<u8> = b"hHtTpPsSfF:/@;?#[]%.-_~09aZ \t\x00\xc3\xa9\xff".to_vec();
+            let prefix = prop::sample::select(vec!["", "http://", "HTTPS://", "ftp://", "http:/", "https:"]);
+            (prefix, prop::collection::vec(prop::sample::select(alphabet), 0..24))
+                .prop_map(|(prefix, tail)| [prefix.as_bytes(), &tail].concat())
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(20_000))]
+
+            #[test]
+            fn on_assembled_urls(url in url_parts()) {
+                assert_same_as_reference(&url);
+            }
+
+            #[test]
+            fn on_delimiter_soup(url in url_soup()) {
+                assert_same_as_reference(&url);
+            }
+
+            #[test]
+            fn on_arbitrary_bytes(url in prop::collection::vec(any::<u8>(), 0..40)) {
+                assert_same_as_reference(&url);
+            }
+        }
+    }
+
+    /// Every URL of the real-world lists in ../shared (skipped when absent).
+    #[test]
+    fn same_as_reference_on_real_urls() {
+        let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let shared = std::env::var_os("ROBOTSIEVE_SHARED")
+            .map(std::path::PathBuf::from)
+            .into_iter()
+            .chain([manifest.join("../../shared"), "/work/shared".into()])
+            .find(|d| d.is_dir());
+        let Some(urls_dir) = shared.map(|d| d.join("realworld/urls")).filter(|d| d.is_dir()) else {
+            eprintln!("skipped: ../shared/realworld/urls is absent");
+            return;
+        };
+        let mut count = 0;
+        if let Ok(text) = std::fs::read(urls_dir.join("crawl2019-linkgraph.tsv")) {
+            for line in text.split(|&b| b == b'\n').skip(1) {
+                if let Some(url) = line.split(|&b| b == b'\t').nth(1) {
+                    assert_same_as_reference(url);
+                    count += 1;
+                }
+            }
+        }
+        if let Ok(text) = std::fs::read(urls_dir.join("kasztp-urls.txt")) {
+            for url in text.split(|&b| b == b'\n') {
+                assert_same_as_reference(url);
+                count += 1;
+            }
+        }
+        assert!(count > 100_000, "only {count} real URLs found under {}", urls_dir.display());
+        eprintln!("{count} real URLs parse as the reference parses them");
     }
 
     #[test]
