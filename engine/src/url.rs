@@ -274,7 +274,14 @@ impl KeyBuf {
 
         self.key.clear();
         self.key.extend_from_slice(scheme.key_prefix());
-        write_host_fast(&mut self.key, host)?;
+        if authority.plain_host {
+            // Known to be host bytes only: what `write_host` does, minus its checks.
+            let start = self.key.len();
+            self.key.extend_from_slice(host);
+            self.key[start..].make_ascii_lowercase();
+        } else {
+            write_host(&mut self.key, host)?;
+        }
         let host_len = self.key.len() - scheme.key_prefix().len();
         if let Some(port) = port {
             self.key.push(b':');
@@ -352,20 +359,39 @@ struct AuthorityScan {
     host_port_end: usize,
     /// The last `:` between `host_start` and `host_port_end`.
     port_colon: Option<usize>,
+    /// Every byte from `host_start` to `port_colon` (or `host_port_end`) is a
+    /// host byte ([`is_host_byte`]): the host needs only lower-casing. When
+    /// false the host may still be valid (IPv6, IDN), or only the port may be
+    /// odd; [`write_host`] decides.
+    plain_host: bool,
 }
 
 /// What the authority scan does with a byte.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum AuthorityByte {
-    Plain,
+    /// A host byte ([`is_host_byte`]): nothing to do.
+    Host,
+    /// `/`, `?` or `#`: the authority ends.
     End,
+    /// `@`: what came before is user info.
     At,
+    /// `;`: the first one after the user info starts the path.
     Semicolon,
+    /// `:`: the last one before the path separates the port.
     Colon,
+    /// Any other byte: the host is not plain (or the port is invalid).
+    Other,
 }
 
 static AUTHORITY_BYTES: [AuthorityByte; 256] = {
-    let mut table = [AuthorityByte::Plain; 256];
+    let mut table = [AuthorityByte::Other; 256];
+    let mut b = 0;
+    while b < 256 {
+        if is_host_byte(b as u8) {
+            table[b] = AuthorityByte::Host;
+        }
+        b += 1;
+    }
     table[b'/' as usize] = AuthorityByte::End;
     table[b'?' as usize] = AuthorityByte::End;
     table[b'#' as usize] = AuthorityByte::End;
@@ -379,38 +405,45 @@ impl AuthorityScan {
     /// Scans `tail`, the URL from the authority on; the positions returned
     /// are `offset` plus indices into `tail`, that is, indices into the URL.
     ///
-    /// Equivalent to memchr3 for the end, memrchr for `@`, memchr for `;` and
-    /// a reverse search for `:`; one table lookup per byte is cheaper on the
-    /// 10 to 30 bytes of a typical authority than four searches.
+    /// Equivalent to memchr3 for the end, memrchr for `@`, memchr for `;`, a
+    /// reverse search for `:` and a check of the host bytes; one table lookup
+    /// per byte is cheaper on the 10 to 30 bytes of a typical authority than
+    /// five passes, four of them memchr calls with their start-up cost.
     fn of(tail: &[u8], offset: usize) -> AuthorityScan {
         let (mut host_start, mut semicolon, mut colon) = (0, None, None);
+        // Whether a byte that is not a host byte was seen since the last '@'
+        // and before the first ';' (a colon counts once a later one makes it
+        // part of the host). Conservative: a non-host byte in the port also
+        // counts, and then the port is invalid anyway.
+        let mut odd = false;
         let mut i = 0;
         while i < tail.len() {
             // Host bytes are most of the authority: skip them with one lookup
             // and one well-predicted branch each (a `match` per byte compiles to
             // an indirect jump per byte).
             let class = AUTHORITY_BYTES[usize::from(tail[i])];
-            if class == AuthorityByte::Plain {
+            if class == AuthorityByte::Host {
                 i += 1;
                 continue;
             }
             match class {
                 AuthorityByte::End => break,
                 // A later '@' makes everything before it user info.
-                AuthorityByte::At => (host_start, semicolon, colon) = (i + 1, None, None),
+                AuthorityByte::At => (host_start, semicolon, colon, odd) = (i + 1, None, None, false),
                 AuthorityByte::Semicolon if semicolon.is_none() => semicolon = Some(i),
-                // Colons after the ';' belong to the path.
-                AuthorityByte::Colon if semicolon.is_none() => colon = Some(i),
-                AuthorityByte::Plain | AuthorityByte::Semicolon | AuthorityByte::Colon => {}
+                // Colons and odd bytes after the ';' belong to the path.
+                AuthorityByte::Colon if semicolon.is_none() => odd |= colon.replace(i).is_some(),
+                AuthorityByte::Other if semicolon.is_none() => odd = true,
+                AuthorityByte::Host | AuthorityByte::Semicolon | AuthorityByte::Colon | AuthorityByte::Other => {}
             }
             i += 1;
         }
-        let end = i;
         AuthorityScan {
-            end: offset + end,
+            end: offset + i,
             host_start: offset + host_start,
-            host_port_end: offset + semicolon.unwrap_or(end),
+            host_port_end: offset + semicolon.unwrap_or(i),
             port_colon: colon.map(|c| offset + c),
+            plain_host: !odd,
         }
     }
 }
@@ -475,40 +508,16 @@ const fn is_host_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
 }
 
-/// Each byte lower-cased if it is a host byte ([`is_host_byte`]), 0 if it is
-/// not: lower-casing and checking a host in one lookup per byte.
-static HOST_LOWER: [u8; 256] = {
-    let mut table = [0; 256];
+/// [`is_host_byte`] as a table, for the per-URL path.
+static HOST_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
     let mut b = 0;
     while b < 256 {
-        if is_host_byte(b as u8) {
-            table[b] = (b as u8).to_ascii_lowercase();
-        }
+        table[b] = is_host_byte(b as u8);
         b += 1;
     }
     table
 };
-
-/// [`write_host`] for the common host, plain ASCII host bytes: copied and
-/// lower-cased in one pass, checked on the way. Any other host (IPv6, IDN,
-/// invalid) is undone and left to [`write_host`], which gives its error.
-fn write_host_fast(out: &mut Vec<u8>, host: &[u8]) -> Result<(), UrlError> {
-    let start = out.len();
-    out.resize(start + host.len(), 0);
-    // A plain loop over two slices keeps `plain` in a register; captured by an
-    // `extend` closure it was written back to memory on every byte.
-    let mut plain = true;
-    for (to, &from) in out[start..].iter_mut().zip(host) {
-        let lower = HOST_LOWER[usize::from(from)];
-        plain &= lower != 0;
-        *to = lower;
-    }
-    if plain {
-        return Ok(());
-    }
-    out.truncate(start);
-    write_host(out, host)
-}
 
 /// Appends the normalised form of `host` to `out`.
 fn write_host(out: &mut Vec<u8>, host: &[u8]) -> Result<(), UrlError> {
@@ -520,7 +529,7 @@ fn write_host(out: &mut Vec<u8>, host: &[u8]) -> Result<(), UrlError> {
         return Ok(());
     }
     if host.is_ascii() {
-        if host.iter().any(|&b| HOST_LOWER[usize::from(b)] == 0) {
+        if host.iter().fold(false, |bad, &b| bad | !HOST_BYTES[usize::from(b)]) {
             return Err(UrlError::InvalidHost);
         }
         let start = out.len();
