@@ -106,6 +106,13 @@ impl Scheme {
         }
     }
 
+    /// [`Scheme::key_prefix`] padded with zeros to 8 bytes.
+    fn key_prefix_padded(self) -> [u8; 8] {
+        let mut padded = [0; 8];
+        padded[..self.key_prefix().len()].copy_from_slice(self.key_prefix());
+        padded
+    }
+
     /// The port an origin of this scheme has when none is written.
     pub fn default_port(self) -> u16 {
         match self {
@@ -273,12 +280,12 @@ impl KeyBuf {
         .filter(|&p| p != scheme.default_port());
 
         self.key.clear();
-        self.key.extend_from_slice(scheme.key_prefix());
+        // One fixed 8-byte copy, cut back: a copy of 6 to 8 bytes would be a memcpy call.
+        self.key.extend_from_slice(&scheme.key_prefix_padded());
+        self.key.truncate(scheme.key_prefix().len());
         if authority.plain_host {
             // Known to be host bytes only: what `write_host` does, minus its checks.
-            let start = self.key.len();
-            self.key.extend_from_slice(host);
-            self.key[start..].make_ascii_lowercase();
+            push_lowercase(&mut self.key, &url[authority.host_start..], host.len());
         } else {
             write_host(&mut self.key, host)?;
         }
@@ -446,6 +453,45 @@ impl AuthorityScan {
             plain_host: !odd,
         }
     }
+}
+
+/// Appends the first `len` bytes of `text` to `out`, ASCII upper case lowered.
+///
+/// Works a word (8 bytes) at a time from `text`, reading and lowering past
+/// `len` where `text` goes on, and cuts the extra bytes off again: nearly
+/// every host is followed by a path. (Copying first and lowering in place
+/// made each word's load wait for the copy's stores.)
+fn push_lowercase(out: &mut Vec<u8>, text: &[u8], len: usize) {
+    let start = out.len();
+    let mut words = text.chunks_exact(8);
+    while out.len() - start < len {
+        match words.next() {
+            Some(word) => {
+                let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+                out.extend_from_slice(&lowercase_word(word).to_le_bytes());
+            }
+            None => {
+                let done = out.len() - start;
+                out.extend(text[done..len].iter().map(u8::to_ascii_lowercase));
+            }
+        }
+    }
+    out.truncate(start + len);
+}
+
+/// [`u8::to_ascii_lowercase`] on each byte of a word. Each byte is computed
+/// on its own (no carry crosses bytes), so any byte values are fine.
+fn lowercase_word(word: u64) -> u64 {
+    const EACH: u64 = 0x0101_0101_0101_0101;
+    const LOW_7: u64 = 0x7F * EACH;
+    const HIGH_BIT: u64 = 0x80 * EACH;
+    let low = word & LOW_7;
+    // High bit set where the low 7 bits are >= 'A', and where they are > 'Z'.
+    let from_a = low + (0x80 - u64::from(b'A')) * EACH;
+    let past_z = low + (0x80 - u64::from(b'Z') - 1) * EACH;
+    // Upper case: 'A'..='Z' with the byte's own high bit clear.
+    let upper = from_a & !past_z & !word & HIGH_BIT;
+    word | (upper >> 2)
 }
 
 /// The index of the `:` ending a syntactically valid scheme
@@ -830,6 +876,23 @@ mod tests {
         }
         assert!(count > 100_000, "only {count} real URLs found under {}", urls_dir.display());
         eprintln!("{count} real URLs parse as the reference parses them");
+    }
+
+    #[test]
+    fn lowercase_word_lowers_each_byte_alone() {
+        for b in 0..=255u8 {
+            for neighbour in [0u8, b'A', b'Z', 0x7F, 0x80, 0xC1, 0xFF] {
+                let bytes = [neighbour, b, neighbour, b, 0xFF, b, 0x00, b];
+                let lowered = lowercase_word(u64::from_le_bytes(bytes)).to_le_bytes();
+                assert_eq!(lowered, bytes.map(|x| x.to_ascii_lowercase()), "{b:#x} beside {neighbour:#x}");
+            }
+        }
+        let mut out = b"x".to_vec();
+        for len in 0..=20 {
+            out.truncate(1);
+            push_lowercase(&mut out, b"WWW.Example.COM/PATH/x", len);
+            assert_eq!(&out[1..], &b"www.example.com/path/x"[..len]);
+        }
     }
 
     #[test]
