@@ -376,7 +376,8 @@ struct AuthorityScan {
 /// What the authority scan does with a byte.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum AuthorityByte {
-    /// A host byte ([`is_host_byte`]): nothing to do.
+    /// A host byte ([`is_host_byte`]): nothing to do (the scan skips runs of
+    /// them with [`skip_host_bytes`] before it looks bytes up here).
     Host,
     /// `/`, `?` or `#`: the authority ends.
     End,
@@ -413,9 +414,10 @@ impl AuthorityScan {
     /// are `offset` plus indices into `tail`, that is, indices into the URL.
     ///
     /// Equivalent to memchr3 for the end, memrchr for `@`, memchr for `;`, a
-    /// reverse search for `:` and a check of the host bytes; one table lookup
-    /// per byte is cheaper on the 10 to 30 bytes of a typical authority than
-    /// five passes, four of them memchr calls with their start-up cost.
+    /// reverse search for `:` and a check of the host bytes; one pass (host
+    /// bytes skipped eight at a time, the others looked up in a table) is
+    /// cheaper on the 10 to 30 bytes of a typical authority than five passes,
+    /// four of them memchr calls with their start-up cost.
     fn of(tail: &[u8], offset: usize) -> AuthorityScan {
         let (mut host_start, mut semicolon, mut colon) = (0, None, None);
         // Whether a byte that is not a host byte was seen since the last '@'
@@ -424,16 +426,11 @@ impl AuthorityScan {
         // counts, and then the port is invalid anyway.
         let mut odd = false;
         let mut i = 0;
-        while i < tail.len() {
-            // Host bytes are most of the authority: skip them with one lookup
-            // and one well-predicted branch each (a `match` per byte compiles to
-            // an indirect jump per byte).
-            let class = AUTHORITY_BYTES[usize::from(tail[i])];
-            if class == AuthorityByte::Host {
-                i += 1;
-                continue;
-            }
-            match class {
+        loop {
+            // Host bytes are most of the authority: skip them in bulk.
+            i = skip_host_bytes(tail, i);
+            let Some(&byte) = tail.get(i) else { break };
+            match AUTHORITY_BYTES[usize::from(byte)] {
                 AuthorityByte::End => break,
                 // A later '@' makes everything before it user info.
                 AuthorityByte::At => (host_start, semicolon, colon, odd) = (i + 1, None, None, false),
@@ -453,6 +450,41 @@ impl AuthorityScan {
             plain_host: !odd,
         }
     }
+}
+
+/// The index of the first byte at or after `i` in `bytes` that is not a host
+/// byte ([`is_host_byte`]), or `bytes.len()`: eight bytes per step while
+/// eight remain, then one lookup per byte.
+fn skip_host_bytes(bytes: &[u8], mut i: usize) -> usize {
+    while let Some(word) = bytes.get(i..i + 8) {
+        let others = non_host_bytes(u64::from_le_bytes(word.try_into().expect("8 bytes")));
+        if others != 0 {
+            return i + others.trailing_zeros() as usize / 8;
+        }
+        i += 8;
+    }
+    while bytes.get(i).is_some_and(|&b| HOST_BYTES[usize::from(b)]) {
+        i += 1;
+    }
+    i
+}
+
+/// The high bit of each byte of `word` that is not a host byte
+/// ([`is_host_byte`]). Each byte is computed on its own (no carry crosses
+/// bytes), so the result is exact for every byte.
+fn non_host_bytes(word: u64) -> u64 {
+    const EACH: u64 = 0x0101_0101_0101_0101;
+    const HIGH_BIT: u64 = 0x80 * EACH;
+    let low = word & (0x7F * EACH);
+    // High bit set where `lo <= x <= hi`, for 7-bit bytes x (no carries: x + 0x80 <= 0xFF).
+    let in_range = |x: u64, lo: u8, hi: u8| (x + u64::from(0x80 - lo) * EACH) & !(x + u64::from(0x7F - hi) * EACH);
+    let host = in_range(low | (0x20 * EACH), b'a', b'z') // letters, either case
+        | in_range(low, b'0', b'9')
+        | in_range(low, b'-', b'.')
+        | in_range(low, b'_', b'_')
+        | in_range(low, b'~', b'~');
+    // Bytes >= 0x80 are never host bytes.
+    (!host | word) & HIGH_BIT
 }
 
 /// Appends the first `len` bytes of `text` to `out`, ASCII upper case lowered.
@@ -893,6 +925,24 @@ mod tests {
             push_lowercase(&mut out, b"WWW.Example.COM/PATH/x", len);
             assert_eq!(&out[1..], &b"www.example.com/path/x"[..len]);
         }
+    }
+
+    #[test]
+    fn non_host_bytes_marks_exactly_the_non_host_bytes() {
+        for b in 0..=255u8 {
+            for neighbour in [0u8, b'a', b'Z', b'-', 0x7F, 0x80, 0xFF] {
+                let bytes = [neighbour, b, neighbour, b, 0xFF, b, 0x00, b];
+                let marks = non_host_bytes(u64::from_le_bytes(bytes)).to_le_bytes();
+                assert_eq!(
+                    marks,
+                    bytes.map(|x| if is_host_byte(x) { 0 } else { 0x80 }),
+                    "{b:#x} beside {neighbour:#x}"
+                );
+            }
+        }
+        assert_eq!(skip_host_bytes(b"www.Example-1.co_uk~x:80/", 0), 21);
+        assert_eq!(skip_host_bytes(b"www.Example-1.co_uk~x:80/", 22), 24);
+        assert_eq!(skip_host_bytes(b"abc", 0), 3);
     }
 
     #[test]
