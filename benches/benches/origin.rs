@@ -3,6 +3,12 @@
 //! against Google's path extraction alone (`path_params_query`) measured in
 //! the same run as the baseline.
 //!
+//! `parse_mix` times `KeyBuf::parse` alone on the URL mix the filter sees: the
+//! crawl2019 URLs plus the first 20,000 URLs of the synthetic frontier made by
+//! the peer comparison (`target/peers-data/synthetic-n1000000-seed1.urls.txt`,
+//! or `$ROBOTSIEVE_SYNTH_URLS`; left out when absent). Divide the time by the
+//! element count for ns per URL.
+//!
 //! `cargo bench -p robotsieve-benches --bench origin`; skips when
 //! ../shared/realworld is absent.
 
@@ -16,6 +22,46 @@ fn urls() -> Option<Vec<String>> {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"));
     let text = std::fs::read_to_string(shared.join("realworld/urls/crawl2019-linkgraph.tsv")).ok()?;
     Some(text.lines().skip(1).filter_map(|l| l.split('\t').nth(1)).map(str::to_owned).collect())
+}
+
+/// The first 20,000 URLs of the synthetic frontier, if it has been generated.
+fn synthetic_urls() -> Option<Vec<String>> {
+    const NAME: &str = "target/peers-data/synthetic-n1000000-seed1.urls.txt";
+    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let candidates = [std::env::var_os("ROBOTSIEVE_SYNTH_URLS").map(PathBuf::from), Some(workspace.join(NAME))];
+    // A git worktree has no target/ of its own: also look in the main checkout's.
+    let main_checkout = workspace.join("../main").join(NAME);
+    let path = candidates.into_iter().flatten().chain([main_checkout]).find(|p| p.is_file())?;
+    let file = std::io::BufReader::new(std::fs::File::open(path).ok()?);
+    use std::io::BufRead as _;
+    Some(file.lines().take(20_000).map_while(Result::ok).collect())
+}
+
+fn parse_mix(c: &mut Criterion) {
+    let Some(mut urls) = urls() else {
+        eprintln!("skipped: ../shared/realworld/urls/crawl2019-linkgraph.tsv is absent");
+        return;
+    };
+    match synthetic_urls() {
+        Some(synthetic) => urls.extend(synthetic),
+        None => eprintln!("parse_mix: the synthetic frontier is absent; crawl2019 URLs only"),
+    }
+    let mut group = c.benchmark_group("parse_mix");
+    group.throughput(Throughput::Elements(urls.len() as u64));
+    group.sample_size(30);
+    group.bench_function(format!("keybuf_parse_{}_urls", urls.len()), |b| {
+        let mut buf = KeyBuf::new();
+        b.iter(|| {
+            let mut acc = 0usize;
+            for url in &urls {
+                if let Ok(o) = buf.parse(black_box(url.as_bytes())) {
+                    acc += o.key.len() + o.path.len();
+                }
+            }
+            acc
+        })
+    });
+    group.finish();
 }
 
 fn origin(c: &mut Criterion) {
@@ -62,5 +108,5 @@ fn origin(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, origin);
+criterion_group!(benches, parse_mix, origin);
 criterion_main!(benches);
