@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use robotsieve_compiler::automaton::{compile, Budget, BuildOptions, Compiled, PartKind};
 use robotsieve_compiler::conformance::{check_verdict_file, shared_dir};
 use robotsieve_compiler::{Agent, Group, RobotsTxt};
-use robotsieve_engine::comb::CombDfaBuf;
+use robotsieve_engine::comb::{CombDfa, CombDfaBuf};
 use robotsieve_engine::matcher::PartBuf;
 use robotsieve_engine::pattern;
 
@@ -26,16 +26,24 @@ fn all_options() -> [BuildOptions; 4] {
 
 /// Compiles `group` and checks every path against the oracle; returns the
 /// disagreements (described). Also checks that every automaton part, made
-/// into a comb table (as the artifact writer may store it), scans the same.
+/// into a comb table, 32-bit and 16-bit (as the artifact writer may store
+/// it), scans the same.
 fn disagreements(group: &Group, compiled: &Compiled, explain: bool, paths: &[Vec<u8>]) -> Vec<String> {
     let matcher = compiled.matcher.matcher().expect("the builder makes valid tables");
     let mut out = Vec::new();
     for (i, part) in compiled.matcher.parts.iter().enumerate() {
         let PartBuf::Dfa(dense) = part else { continue };
         let comb = CombDfaBuf::from_dense(dense);
+        // The 16-bit form too, when it fits (the artifact stores that one then).
+        let narrow = comb.narrow();
+        let narrow = narrow.as_ref().map(|n| {
+            CombDfa::new(&comb.classes, &n.rows, &n.slots, &[], comb.start, comb.sinks)
+                .expect("narrow tables are valid")
+        });
         let (dense, comb) = (dense.as_dfa().unwrap(), comb.as_comb().expect("from_dense makes valid tables"));
         for path in paths {
-            if dense.scan(path) != comb.scan(path) {
+            let want = dense.scan(path);
+            if comb.scan(path) != want || narrow.is_some_and(|n| n.scan(path) != want) {
                 out.push(format!("part {i}, path {:?}: comb table scans differently", String::from_utf8_lossy(path)));
             }
         }
