@@ -947,7 +947,7 @@ impl Artifact {
     ///
     /// The queries are answered side by side, a step of each in turn: first
     /// every group record, then every part, then the automata walked in
-    /// lockstep (see [`crate::walk`]). A frontier reaches tens of thousands of
+    /// lockstep (see the `walk` module). A frontier reaches tens of thousands of
     /// groups in random order, so nearly every one of these lookups misses the
     /// cache; one query at a time, each miss waits for the one before, while
     /// side by side the misses of different queries overlap.

@@ -10,12 +10,16 @@
 //! - [`dfa`]: the automaton runtime: one scan of a path gives the winning rank.
 //! - [`comb`]: the same automaton with its transition table row-displaced,
 //!   for trie-like automata whose dense rows are almost all one target.
+//! - `walk` (internal): walking a path through either table layout, once or
+//!   many walks interleaved so that their cache misses overlap.
 //! - [`rules`]: the per-rule fallback for rules no automaton can hold cheaply.
 //! - [`matcher`]: a compiled group: its parts, combined by rank.
 //! - [`verdict`]: the four answers for a URL.
 //! - [`filter`]: the parallel pipeline that streams a URL list through a classifier.
 //! - [`artifact`]: the memory-mappable file of every origin's compiled rules.
-//! - [`classify`]: one URL's verdict from an artifact (origin, group, automaton).
+//! - [`classify`]: URL verdicts from an artifact (origin, group, automaton),
+//!   one at a time with reasons, or a batch with every step interleaved.
+//! - `mapped` (internal): giving back the pages of mapped files read once.
 #![warn(missing_docs)]
 
 pub mod artifact;
