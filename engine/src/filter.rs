@@ -19,6 +19,8 @@
 //! - [`PendingFile`] writes an output under a temporary name in the same
 //!   directory and renames it into place only on [`PendingFile::commit`], so a
 //!   failed or interrupted run leaves no partial file under the final name.
+//!   Live temporary files are registered, so that a signal handler can remove
+//!   them with [`remove_pending_files`] before the process exits.
 //!
 //! The per-URL cost of the pipeline itself is one step of a vectorised
 //! newline search, a call the compiler inlines, and appends to buffers that
@@ -33,7 +35,7 @@ use std::io::{self, Read, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::{mpsc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 /// What decides a URL's verdict: the compiled artifact for one agent and one
@@ -415,6 +417,10 @@ impl<'w> Outputs<'w> {
 /// (an error, a panic), it removes the temporary file: a failed run leaves
 /// neither a partial file under the final name nor litter.
 ///
+/// A signal ends the process without running destructors: the temporary
+/// path is therefore registered from creation to commit or drop, and a
+/// signal handler removes every registered file with [`remove_pending_files`].
+///
 /// Writes go straight to the file, unbuffered: the pipeline writes whole
 /// chunks of output at a time. Wrap it in a `BufWriter` for small writes.
 pub struct PendingFile {
@@ -449,7 +455,16 @@ impl PendingFile {
             temp_name.push(format!(".robotsieve-{}-{n}.tmp", std::process::id()));
             let temp_path = dir.join(temp_name);
             match File::options().write(true).create_new(true).open(&temp_path) {
-                Ok(file) => return Ok(PendingFile { path: path.to_path_buf(), temp_path, file: Some(file) }),
+                Ok(file) => {
+                    let mut registry = pending_registry();
+                    if registry.closed {
+                        drop(file);
+                        let _ = std::fs::remove_file(&temp_path);
+                        return Err(failed(io::Error::other("the process is being interrupted")));
+                    }
+                    registry.temp_paths.push(temp_path.clone());
+                    return Ok(PendingFile { path: path.to_path_buf(), temp_path, file: Some(file) });
+                }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(failed(e)),
             }
@@ -479,7 +494,7 @@ impl PendingFile {
         file.sync_all().map_err(failed)?;
         drop(file);
         std::fs::rename(&self.temp_path, &self.path).map_err(failed)?;
-        self.temp_path = PathBuf::new();
+        unregister_pending(&std::mem::take(&mut self.temp_path));
         Ok(())
     }
 
@@ -507,8 +522,50 @@ impl Drop for PendingFile {
         if !self.temp_path.as_os_str().is_empty() {
             self.file = None;
             let _ = std::fs::remove_file(&self.temp_path);
+            unregister_pending(&self.temp_path);
         }
     }
+}
+
+/// The temporary paths of this process's live [`PendingFile`]s (a run has a
+/// handful), and whether [`remove_pending_files`] has run.
+struct PendingRegistry {
+    temp_paths: Vec<PathBuf>,
+    closed: bool,
+}
+
+static PENDING: Mutex<PendingRegistry> = Mutex::new(PendingRegistry { temp_paths: Vec::new(), closed: false });
+
+/// The registry, even after a panic while it was locked: every update leaves
+/// it consistent, so a poisoned lock holds nothing wrong.
+fn pending_registry() -> MutexGuard<'static, PendingRegistry> {
+    PENDING.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Forgets a temporary path once it was renamed into place or removed. (Done
+/// after the rename or removal, so that an interruption in between still
+/// finds the file.)
+fn unregister_pending(temp_path: &Path) {
+    let mut registry = pending_registry();
+    if let Some(i) = registry.temp_paths.iter().position(|p| p == temp_path) {
+        registry.temp_paths.swap_remove(i);
+    }
+}
+
+/// Removes the temporary file of every live [`PendingFile`] of this process
+/// and returns how many were removed: for a SIGINT or SIGTERM handler to call
+/// just before it exits, since destructors do not run then. Best effort: a
+/// file that cannot be removed is skipped; it never panics.
+///
+/// The data written so far is lost (a file open for writing is only
+/// unlinked), and from then on [`PendingFile::create`] fails, so that no
+/// output started while the process exits is left behind either. Files
+/// already committed stay.
+pub fn remove_pending_files() -> usize {
+    let mut registry = pending_registry();
+    registry.closed = true;
+    let temp_paths = std::mem::take(&mut registry.temp_paths);
+    temp_paths.iter().filter(|temp_path| std::fs::remove_file(temp_path).is_ok()).count()
 }
 
 // ---------------------------------------------------------------------------
