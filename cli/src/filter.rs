@@ -22,7 +22,8 @@ use std::time::Duration;
 #[derive(clap::Args)]
 #[command(after_help = "Every output is written under a temporary name in its directory and renamed into place \
 only when the run succeeds: a failed or interrupted run leaves no partial file under the final name. \
-A run killed by a signal may leave a hidden `.NAME.robotsieve-PID-N.tmp` beside an output. \
+SIGINT, SIGTERM and SIGHUP remove the hidden `.NAME.robotsieve-PID-N.tmp` files before robotsieve exits; \
+a run killed outright (SIGKILL, a crash) may leave one beside an output. \
 A regular input file is memory-mapped: do not truncate it while robotsieve reads it.")]
 pub struct Args {
     /// The compiled artifact (`robotsieve compile`).

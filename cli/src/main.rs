@@ -2,7 +2,9 @@
 //!
 //! A thin layer over `robotsieve-compiler` and `robotsieve-engine`: it parses
 //! flags, opens files, and prints. Every failure the user can cause ends with
-//! a message naming the file, line or URL and exit status 2.
+//! a message naming the file, line or URL and exit status 2. SIGINT, SIGTERM
+//! and SIGHUP remove the unfinished outputs and exit with 128 + the signal's
+//! number (130, 143, 129), as a shell reports a process the signal killed.
 
 mod check;
 mod compile;
@@ -41,6 +43,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    #[cfg(unix)]
+    remove_outputs_on_signal();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check(args) => check::run(args),
@@ -56,5 +60,42 @@ fn main() -> ExitCode {
             eprintln!("robotsieve: {failure}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Makes SIGINT (Ctrl-C), SIGTERM and SIGHUP remove every output not yet
+/// renamed into place, then exit with 128 + the signal's number: a signal ends
+/// the process without running the destructors that remove a `PendingFile`'s
+/// temporary file. The signals are taken on a thread of their own while the
+/// work goes on; an output being written is merely unlinked, and the process
+/// exits right after.
+#[cfg(unix)]
+fn remove_outputs_on_signal() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let cannot = |error: std::io::Error| {
+        eprintln!("robotsieve: cannot handle signals ({error}): an interrupted run may leave hidden temporary files");
+    };
+    let mut signals = match signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) {
+        Ok(signals) => signals,
+        Err(error) => return cannot(error),
+    };
+    let watcher = std::thread::Builder::new().name("signals".into()).spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            let removed = robotsieve_engine::filter::remove_pending_files();
+            let name = match signal {
+                SIGINT => "SIGINT",
+                SIGTERM => "SIGTERM",
+                _ => "SIGHUP",
+            };
+            if removed == 0 {
+                eprintln!("robotsieve: interrupted by {name}");
+            } else {
+                eprintln!("robotsieve: interrupted by {name}; the unfinished outputs were removed");
+            }
+            std::process::exit(128 + signal);
+        }
+    });
+    if let Err(error) = watcher {
+        cannot(error);
     }
 }

@@ -251,3 +251,79 @@ fn user_errors_name_the_problem() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("nope.rsv"));
     assert_eq!(names_in(dir.path()), ["robots.txt", "urls.txt", "x.rsv"], "no output of a failed run");
 }
+
+/// Starts `robotsieve filter` on an endless frontier fed through standard
+/// input, with its outputs in a fresh directory; once a hidden temporary
+/// output holds data (the run is writing), sends `signal` with kill(1). The
+/// run must exit with `status`, say so, and leave the directory empty: no
+/// output under its final name, no temporary file.
+#[cfg(unix)]
+fn interrupted_run_leaves_no_file(signal: &str, status: i32) {
+    let dir = setup();
+    let out = tempfile::tempdir().unwrap();
+    let target = |name: &str| out.path().join(name).to_str().unwrap().to_string();
+    let mut child = robotsieve()
+        .current_dir(dir.path())
+        .args(["filter", "--rules", "x.rsv", "--agent", "mybot", "--urls", "-", "--threads", "2"])
+        .args(["--allowed", &target("ok.txt"), "--disallowed", &target("blocked.txt")])
+        .args(["--verdicts", &target("v.tsv"), "--stats", &target("stats.json")])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Writes the frontier over and over until the run is gone (broken pipe).
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || {
+        let block = format!("{}\n", FRONTIER.map(|(url, _)| url).join("\n")).repeat(4096);
+        while stdin.write_all(block.as_bytes()).is_ok() {}
+    });
+
+    let started = std::time::Instant::now();
+    loop {
+        let writing = std::fs::read_dir(out.path()).unwrap().any(|entry| {
+            let entry = entry.unwrap();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            name.starts_with('.') && name.ends_with(".tmp") && entry.metadata().is_ok_and(|m| m.len() > 0)
+        });
+        if writing {
+            break;
+        }
+        if let Some(exit) = child.try_wait().unwrap() {
+            panic!("the run ended before it wrote anything: {exit}");
+        }
+        if started.elapsed() > std::time::Duration::from_secs(120) {
+            child.kill().unwrap();
+            panic!("no temporary output with data after 120 s: {:?}", names_in(out.path()));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(names_in(out.path()).iter().all(|name| name.starts_with('.')), "nothing under a final name mid-run");
+
+    let kill = Command::new("kill").arg(format!("-{signal}")).arg(child.id().to_string()).status().unwrap();
+    assert!(kill.success(), "kill -{signal}");
+    let result = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(status), "{signal}: {:?}, stderr: {stderr}", result.status);
+    assert!(stderr.contains(&format!("interrupted by SIG{signal}")), "{stderr}");
+    assert_eq!(names_in(out.path()), Vec::<String>::new(), "{signal}: no output, no temporary file");
+}
+
+#[cfg(unix)]
+#[test]
+fn sigint_mid_run_removes_every_output_and_exits_130() {
+    interrupted_run_leaves_no_file("INT", 130);
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_mid_run_removes_every_output_and_exits_143() {
+    interrupted_run_leaves_no_file("TERM", 143);
+}
+
+#[cfg(unix)]
+#[test]
+fn sighup_mid_run_removes_every_output_and_exits_129() {
+    interrupted_run_leaves_no_file("HUP", 129);
+}
