@@ -156,8 +156,8 @@ impl ArtifactWriter {
                         let a = tables.bytes(&comb.classes);
                         let b = tables.bytes(&comb_tables);
                         let c = if answers.is_empty() { 0 } else { tables.bytes(&answers) };
-                        let head =
-                            [kind, 0, comb.answers.len() as u32, comb.sinks, comb.start, comb.slots.len() as u32];
+                        let (states, accels) = (comb.answers.len() as u32, comb.accels.len() as u32);
+                        let head = [kind, accels, states, comb.sinks, comb.start, comb.slots.len() as u32];
                         (head, [a, b, c])
                     }
                     (PartBuf::Dfa(dfa), None) => {
@@ -268,8 +268,9 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// The comb form of `dfa`, as stored, when it is smaller than the dense
 /// transitions and answers the artifact would otherwise store: the part
-/// kind, and the bytes for its `b` and `c` offsets (rows then slots; the
-/// answers, empty for a [`PART_COMB16`], whose rows carry them). Trie-like
+/// kind, and the bytes for its `b` and `c` offsets (rows, slots and
+/// accelerated states; the answers, empty for a [`PART_COMB16`], whose rows
+/// carry them). Trie-like
 /// automata from long literal rules shrink many times; small or dense
 /// automata stay dense and scan a little faster.
 fn smaller_comb(dfa: &robotsieve_engine::dfa::DfaBuf) -> Option<(CombDfaBuf, u32, Vec<u8>, Vec<u8>)> {
@@ -277,11 +278,17 @@ fn smaller_comb(dfa: &robotsieve_engine::dfa::DfaBuf) -> Option<(CombDfaBuf, u32
     let comb = CombDfaBuf::from_dense_within(dfa, dense_bytes)?;
     u32::try_from(comb.slots.len()).ok()?;
     let cast = |words: &[u32]| bytemuck::cast_slice::<u32, u8>(words).to_vec();
+    let accels = cast(comb.accels.as_flattened());
     let (kind, tables, answers) = match comb.narrow() {
-        Some(NarrowTables { rows, slots }) => {
-            (PART_COMB16, [cast(rows.as_flattened()), bytemuck::cast_slice(&slots).to_vec()].concat(), Vec::new())
+        Some(NarrowTables { rows, slots }) => (
+            PART_COMB16,
+            [cast(rows.as_flattened()), bytemuck::cast_slice(&slots).to_vec(), accels].concat(),
+            Vec::new(),
+        ),
+        None => {
+            let tables = [cast(comb.rows.as_flattened()), cast(comb.slots.as_flattened()), accels].concat();
+            (PART_COMB, tables, cast(&comb.answers))
         }
-        None => (PART_COMB, cast(&[comb.rows.as_flattened(), comb.slots.as_flattened()].concat()), cast(&comb.answers)),
     };
     (comb.stored_bytes() < dense_bytes).then_some((comb, kind, tables, answers))
 }

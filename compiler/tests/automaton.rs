@@ -36,10 +36,9 @@ fn disagreements(group: &Group, compiled: &Compiled, explain: bool, paths: &[Vec
         let comb = CombDfaBuf::from_dense(dense);
         // The 16-bit form too, when it fits (the artifact stores that one then).
         let narrow = comb.narrow();
-        let narrow = narrow.as_ref().map(|n| {
-            CombDfa::new(&comb.classes, &n.rows, &n.slots, &[], comb.start, comb.sinks)
-                .expect("narrow tables are valid")
-        });
+        let narrow = narrow
+            .as_ref()
+            .map(|n| CombDfa::new(comb.tables(&n.rows, &n.slots, &[])).expect("narrow tables are valid"));
         let (dense, comb) = (dense.as_dfa().unwrap(), comb.as_comb().expect("from_dense makes valid tables"));
         for path in paths {
             let want = dense.scan(path);

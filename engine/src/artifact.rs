@@ -39,7 +39,8 @@
 //! slots `[owner, target]`, contiguous behind `b`; in a [`PART_COMB16`] part,
 //! for automata of fewer than 65,536 states and answers, the slots are u16
 //! pairs and each row is `[default | answer << 16, base]`, with no answers
-//! table at `c`), whichever is smaller. Version 2 added the comb part
+//! table at `c`; then `stride2` accelerated states `[state, escape bytes]`),
+//! whichever is smaller. Version 2 added the comb part
 //! and the `slots` field (reserved in version 1); version 3 pairs the comb
 //! arrays (version 2 kept defaults, bases, targets and owners in four
 //! arrays, so a step touched four cache lines instead of two) and adds the
@@ -50,7 +51,7 @@
 //! format helps `inspect` and debugging, and a binary serialiser would add a
 //! dependency (bincode, the usual choice, is unmaintained) for no speed gain.
 
-use crate::comb::{CombDfa, SlotId};
+use crate::comb::{Accel, CombDfa, CombTables, SlotId};
 use crate::dfa::Walker;
 use crate::dfa::{Dfa, DfaError, Transitions};
 use crate::label::Label;
@@ -208,7 +209,8 @@ pub struct GroupRecord {
 pub struct PartRecord {
     /// [`PART_DFA16`], [`PART_DFA32`], [`PART_RULES`], [`PART_COMB`] or [`PART_COMB16`].
     pub kind: u32,
-    /// Dense DFA: log2 of the stride (0 for the others).
+    /// Dense DFA: log2 of the stride. Comb: the number of accelerated states
+    /// (listed after the slots). Rules: 0.
     pub stride2: u32,
     /// DFA and comb: number of states. Rules: number of rules.
     pub count: u32,
@@ -798,12 +800,15 @@ impl Artifact {
         let rows: &[[u32; 2]] = self.table(part.b, count).ok_or("comb rows out of range")?;
         let slots_at = part.b + 8 * count as u64;
         let slots: &[[T; 2]] = self.table(slots_at, part.slots as usize).ok_or("comb slots out of range")?;
+        let accels_at = slots_at + std::mem::size_of_val(slots) as u64;
+        let accels: &[Accel] = self.table(accels_at, part.stride2 as usize).ok_or("comb accelerations out of range")?;
         // A 16-bit comb's rows carry the answers.
         let answers = if T::ANSWER_IN_ROW { &[] } else { self.table(part.c, count).ok_or("answers out of range")? };
         let (start, sinks) = (part.start, part.sinks);
+        let tables = CombTables { classes, rows, slots, answers, accels, start, sinks };
         match check {
-            Check::Full => CombDfa::new(classes, rows, slots, answers, start, sinks).map_err(|DfaError(e)| e),
-            Check::Validated => Ok(CombDfa::validated(classes, rows, slots, answers, start, sinks)),
+            Check::Full => CombDfa::new(tables).map_err(|DfaError(e)| e),
+            Check::Validated => Ok(CombDfa::validated(tables)),
         }
     }
 

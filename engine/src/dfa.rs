@@ -238,6 +238,11 @@ impl<T: Copy + Into<u32>> Automaton for Dense<'_, T> {
     fn prefetch_row(&self, _: u32) {}
 
     #[inline(always)]
+    fn skip(&self, _: u32, _: &[u8]) -> usize {
+        0
+    }
+
+    #[inline(always)]
     fn prefetch_transition(&self, at: Located) {
         if let Some(entry) = self.table.get(at.index) {
             walk::prefetch(entry);
