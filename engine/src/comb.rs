@@ -36,7 +36,7 @@
 //! states `0..sinks` are sinks and the scan stops at the first one.
 
 use crate::dfa::{DfaBuf, DfaError};
-use crate::walk::{self, Automaton, Located, Step};
+use crate::walk::{self, Automaton, Located};
 use std::fmt;
 
 /// Marks a free slot: the owner of a slot no state uses.
@@ -45,13 +45,6 @@ pub const FREE_SLOT: u32 = u32::MAX;
 /// The bit of a row's base that marks an accelerated state (see the module
 /// documentation); bases are below it.
 pub const ACCEL: u32 = 1 << 31;
-
-/// In a 16-bit comb, the bit of a row's second word that marks a state with
-/// one transition besides its default, kept in the row instead of a base:
-/// `INLINE | class << 16 | target` (with [`ACCEL`] as ever). A step from it
-/// reads the row only. Half the steps of a real frontier are from such
-/// states: the chain of a trie.
-pub const INLINE: u32 = 1 << 30;
 
 /// An accelerated state and its escape bytes: `[state, bytes]`, the bytes
 /// packed as `b0 | b1 << 8 | b2 << 16 | count << 24`, count 1 to 3.
@@ -149,16 +142,10 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
             return err(format!("{sinks} sinks but {states} states"));
         }
         let max_class = u64::from(classes.iter().copied().max().unwrap_or(0));
-        let is_state = |id: u32| (id as usize) < states;
-        for (s, &[_, word]) in rows.iter().enumerate() {
-            if let Some((_, target)) = inline_of::<T>(word) {
-                if !is_state(target) {
-                    return err(format!("inline transition of state {s} leads to {target} which is not a state"));
-                }
-            } else if u64::from(word & !ACCEL) + max_class >= slots.len() as u64 {
-                return err(format!("row of state {s} at base {} does not fit {} slots", word & !ACCEL, slots.len()));
-            }
+        if let Some(s) = rows.iter().position(|&[_, base]| u64::from(base & !ACCEL) + max_class >= slots.len() as u64) {
+            return err(format!("row of state {s} at base {} does not fit {} slots", rows[s][1] & !ACCEL, slots.len()));
         }
+        let is_state = |id: u32| (id as usize) < states;
         if let Some(s) = rows.iter().position(|&row| !is_state(default_of::<T>(row))) {
             return err(format!("default of state {s} leads to {} which is not a state", default_of::<T>(rows[s])));
         }
@@ -254,14 +241,10 @@ impl<T: SlotId> Automaton for CombDfa<'_, T> {
     }
 
     #[inline(always)]
-    fn locate(&self, state: u32, byte: u8) -> Step {
+    fn locate(&self, state: u32, byte: u8) -> Located {
         let row = self.rows[state as usize];
-        let class = self.classes[usize::from(byte)];
-        if let Some((inline_class, target)) = inline_of::<T>(row[1]) {
-            return Step::Next(if class == inline_class { target } else { default_of::<T>(row) });
-        }
         let base = (row[1] & !ACCEL) as usize;
-        Step::At(Located { index: base + usize::from(class), default: default_of::<T>(row) })
+        Located { index: base + usize::from(self.classes[usize::from(byte)]), default: default_of::<T>(row) }
     }
 
     #[inline(always)]
@@ -401,7 +384,7 @@ impl CombDfaBuf {
         }
         // Every row, even an empty one, must fit whole: no lookup out of bounds.
         let len = bases.iter().map(|&b| b as usize + width).max().unwrap_or(width);
-        if len >= INLINE as usize {
+        if len >= ACCEL as usize {
             return None;
         }
         slots.resize(len, [FREE_SLOT, 0]);
@@ -456,17 +439,8 @@ impl CombDfaBuf {
         if !self.narrow_fits() {
             return None;
         }
-        let width = usize::from(self.classes.iter().copied().max().unwrap_or(0)) + 1;
-        let rows = self.rows.iter().zip(&self.answers).enumerate().map(|(s, (&[default, word], &answer))| {
-            // A state owning one slot keeps that transition in its row.
-            let base = (word & !ACCEL) as usize;
-            let mut owned = (0..width).filter(|&c| self.slots[base + c][0] == s as u32);
-            let word = match (owned.next(), owned.next()) {
-                (Some(c), None) => (word & ACCEL) | INLINE | (c as u32) << 16 | self.slots[base + c][1],
-                _ => word,
-            };
-            [default | answer << 16, word]
-        });
+        let rows =
+            self.rows.iter().zip(&self.answers).map(|(&[default, base], &answer)| [default | answer << 16, base]);
         let id = |id: u32| if id == FREE_SLOT { u16::FREE } else { id as u16 };
         let slots = self.slots.iter().map(|&[owner, target]| [id(owner), id(target)]);
         Some(NarrowTables { rows: rows.collect(), slots: slots.collect() })
@@ -509,13 +483,6 @@ fn accelerated_states(dense: &DfaBuf) -> Vec<Accel> {
         }
     }
     accels
-}
-
-/// The inline transition `(class, target)` of a row's second word, if it has
-/// one (16-bit combs only; see [`INLINE`]).
-#[inline(always)]
-fn inline_of<T: SlotId>(word: u32) -> Option<(u8, u32)> {
-    (T::ANSWER_IN_ROW && word & INLINE != 0).then_some(((word >> 16) as u8, word & 0xFFFF))
 }
 
 /// The default target of a row (see [`SlotId::ANSWER_IN_ROW`]).
@@ -693,18 +660,10 @@ mod tests {
         for path in [&b"/abc?d"[..], b"/abcd", b"/?", b"?", b"", b"//x/y?"] {
             assert_eq!(view.scan(path), dfa.scan(path), "{}", String::from_utf8_lossy(path));
         }
-        // 16-bit: states 2 and 3 own one slot each, so their rows hold it.
-        let mut narrow = comb.narrow().unwrap();
-        assert_eq!(narrow.rows[2][1], INLINE | 1 << 16 | 3);
-        assert_eq!(narrow.rows[3][1], ACCEL | INLINE | 2 << 16 | 1);
-        let view = CombDfa::new(comb.tables(&narrow.rows, &narrow.slots, &[])).unwrap();
-        for path in [&b"/abc?d"[..], b"/abcd", b"/?", b"?", b"", b"//x/y?"] {
-            assert_eq!(view.scan(path), dfa.scan(path), "{}", String::from_utf8_lossy(path));
-        }
-        // An inline target that is no state is refused.
-        narrow.rows[2][1] = INLINE | 1 << 16 | 4;
-        let err = CombDfa::new(comb.tables(&narrow.rows, &narrow.slots, &[])).map(|_| ()).unwrap_err();
-        assert!(err.to_string().contains("inline transition of state 2"), "{err}");
+        let narrow = comb.narrow().unwrap();
+        let narrow = CombDfa::new(comb.tables(&narrow.rows, &narrow.slots, &[])).unwrap();
+        assert_eq!(narrow.scan(b"/abc?d"), 7);
+        assert_eq!(narrow.scan(b"/abcd"), 0);
     }
 
     #[test]

@@ -27,7 +27,7 @@
 //! entry and `start` is a multiple of `1 << stride2` below that length, every
 //! class is below `1 << stride2`, and `sinks <= answers.len()`.
 
-use crate::walk::{self, Automaton, Located, Step};
+use crate::walk::{self, Automaton, Located};
 use std::fmt;
 
 /// The transition table of a [`Dfa`], in the narrowest width that fits.
@@ -220,8 +220,8 @@ impl<T: Copy + Into<u32>> Automaton for Dense<'_, T> {
     }
 
     #[inline(always)]
-    fn locate(&self, state: u32, byte: u8) -> Step {
-        Step::At(Located { index: state as usize + usize::from(self.classes[usize::from(byte)]), default: 0 })
+    fn locate(&self, state: u32, byte: u8) -> Located {
+        Located { index: state as usize + usize::from(self.classes[usize::from(byte)]), default: 0 }
     }
 
     #[inline(always)]

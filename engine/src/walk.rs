@@ -37,10 +37,8 @@ pub(crate) trait Automaton: Copy {
     /// Whether `state` is a sink: its answer can no longer change, so the
     /// walk stops there.
     fn is_sink(&self, state: u32) -> bool;
-    /// Where the transition of `state` on `byte` is stored, or the next
-    /// state itself when the state's own table memory holds it (a comb row
-    /// with its one transition inline).
-    fn locate(&self, state: u32, byte: u8) -> Step;
+    /// Where the transition of `state` on `byte` is stored.
+    fn locate(&self, state: u32, byte: u8) -> Located;
     /// The target of the transition `locate(state, _)` found.
     fn follow(&self, state: u32, at: Located) -> u32;
     /// The answer (a rank) if the input ends in `state`.
@@ -57,20 +55,8 @@ pub(crate) trait Automaton: Copy {
     /// The state after reading `byte` in `state`.
     #[inline(always)]
     fn step(&self, state: u32, byte: u8) -> u32 {
-        match self.locate(state, byte) {
-            Step::Next(next) => next,
-            Step::At(at) => self.follow(state, at),
-        }
+        self.follow(state, self.locate(state, byte))
     }
-}
-
-/// What [`Automaton::locate`] found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Step {
-    /// The next state, already known.
-    Next(u32),
-    /// Where the transition is stored, for [`Automaton::follow`].
-    At(Located),
 }
 
 /// Where a transition is stored: an index into the automaton's transition
@@ -149,8 +135,7 @@ pub(crate) const WINDOW: usize = 32;
 /// the window) before it is read, so that the misses of the whole window are
 /// in flight at once: a round locates each walk's next transition and starts
 /// fetching it, the next round follows it and starts fetching the new
-/// state's row (comb; a dense walk locates its next transition at once; a
-/// comb row holding its one transition gives the next state at once). A
+/// state's row (comb; a dense walk locates its next transition at once). A
 /// finished walk's place in the window goes to the next waiting walk, so that
 /// the number of walks in flight stays up until the last ones (paths differ
 /// in length, and lockstep over a fixed set would soon be down to its longest
@@ -179,16 +164,9 @@ pub(crate) fn interleave<A: Automaton>(walks: &mut [Walk<'_, A>], mut finish: im
             }
             match w.rest.split_first() {
                 Some((&byte, rest)) if !w.automaton.is_sink(w.state) => {
-                    match w.automaton.locate(w.state, byte) {
-                        Step::Next(next) => {
-                            w.state = next;
-                            w.automaton.prefetch_row(next);
-                        }
-                        Step::At(at) => {
-                            w.automaton.prefetch_transition(at);
-                            w.pending = Some(at);
-                        }
-                    }
+                    let at = w.automaton.locate(w.state, byte);
+                    w.automaton.prefetch_transition(at);
+                    w.pending = Some(at);
                     w.rest = rest;
                     i += 1;
                 }
@@ -226,12 +204,8 @@ mod tests {
         fn is_sink(&self, state: u32) -> bool {
             state == 3
         }
-        fn locate(&self, state: u32, byte: u8) -> Step {
-            // Odd states know their next state at once, as inline comb rows do.
-            match state % 2 {
-                1 => Step::Next(state + u32::from(byte == b'a')),
-                _ => Step::At(Located { index: usize::from(byte == b'a'), default: 0 }),
-            }
+        fn locate(&self, _: u32, byte: u8) -> Located {
+            Located { index: usize::from(byte == b'a'), default: 0 }
         }
         fn follow(&self, state: u32, at: Located) -> u32 {
             state + at.index as u32
