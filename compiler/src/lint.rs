@@ -300,8 +300,9 @@ pub fn lint_with(robots: &RobotsTxt<'_>, options: &Options, cache: &EffectCache)
 ///
 /// A line's rules (an `index.htm` allow and the directory rule derived from
 /// it) are judged together. Rules in a per-rule fallback part (budget
-/// overflow) and analyses past [`PRODUCT_STATE_LIMIT`] states or
-/// [`REBUILD_LIMIT`] rebuilds give [`Effect::Unknown`].
+/// overflow) and analyses past [`PRODUCT_STATE_LIMIT`] states,
+/// [`WALK_STEP_LIMIT`] steps or [`REBUILD_RULE_LIMIT`] rebuilt rules give
+/// [`Effect::Unknown`].
 pub fn rule_effects(group: &Group) -> Vec<Effect> {
     let n = group.rules.len();
     let mut effects = vec![Effect::NeverWins; n];
