@@ -2,8 +2,9 @@
 //!
 //! Both table layouts ([`crate::dfa`]'s dense rows and [`crate::comb`]'s
 //! row-displaced ones) implement [`Automaton`]: a start state, a step per
-//! byte, the sinks where a walk may stop early, and the answer of a state. On
-//! top of that this module holds the two ways of walking, each written once:
+//! byte, the sinks where a walk may stop early, the bytes a state lets a walk
+//! skip (an accelerated comb state), and the answer of a state. On top of
+//! that this module holds the two ways of walking, each written once:
 //!
 //! - [`scan`]: one path, byte after byte. Each step's table lookup depends on
 //!   the one before, so when the tables are not in the cache every byte waits
