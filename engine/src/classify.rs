@@ -1,8 +1,12 @@
-//! The verdict for one URL from an artifact: origin, group, automaton.
+//! URL verdicts from an artifact: origin, group, automaton.
 //!
 //! This is the per-URL work of `filter` and `check --rules`: take the URL
 //! apart without allocating, find its origin in the artifact's index, pick the
-//! group of the crawler, prepare the path (escaped by default) and scan it.
+//! group of the crawler, prepare the path (escaped by default) and walk it.
+//! [`AgentClassifier::answer`] does it for one URL and can say why;
+//! [`AgentClassifier::verdicts`], what the filter runs, takes a batch of URLs
+//! through each of those steps side by side, so that their cache misses
+//! overlap.
 
 use crate::artifact::{Artifact, ExplainedRule, FetchInfo, FetchKind, GroupOutcome};
 use crate::filter::Classifier;
