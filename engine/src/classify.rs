@@ -9,7 +9,7 @@
 //! overlap.
 
 use crate::artifact::{Artifact, ExplainedRule, FetchInfo, FetchKind, GroupOutcome};
-use crate::filter::Classifier;
+use crate::filter::{Classifier, Reasons};
 use crate::url::{origin_hash, KeyBuf, PathMode, UrlError};
 use crate::verdict::Verdict;
 use std::fmt;
@@ -28,7 +28,6 @@ pub struct AgentClassifier<'a> {
 #[derive(Default)]
 pub struct Scratch {
     key: KeyBuf,
-    escaped: Vec<u8>,
     /// A batch's origin keys and prepared paths, concatenated.
     keys: Vec<u8>,
     paths: Vec<u8>,
@@ -168,40 +167,25 @@ pub struct Answer<'a> {
 impl<'a> AgentClassifier<'a> {
     /// The verdict of one URL, and why when `explain` (otherwise the reason
     /// of a decided URL is [`Reason::NotAsked`], which saves a table lookup).
-    #[inline]
     pub fn answer(&self, url: &[u8], scratch: &mut Scratch, explain: bool) -> Answer<'a> {
-        let Scratch { key, escaped, urls_by_fetch, origins_hit, .. } = scratch;
-        let origin = match key.parse(url) {
-            Ok(origin) => origin,
-            Err(e) => return Answer { verdict: Verdict::Invalid, reason: Reason::Invalid(e) },
-        };
-        let Some(o) = self.artifact.find_origin(origin.key, origin_hash(origin.key)) else {
-            return Answer { verdict: Verdict::Unknown, reason: Reason::NoRobots };
-        };
-        let info = self.tally(o, urls_by_fetch, origins_hit);
-        escaped.clear();
-        self.mode.prepare_into(origin.path, escaped);
-        let outcome = self.artifact.decide(self.artifact.group_of(o, self.agent), escaped);
-        let verdict = outcome.verdict();
-        let reason = match info.kind {
-            _ if !explain => Reason::NotAsked,
-            FetchKind::Blocked => Reason::Blocked(info.status),
-            FetchKind::Unrestricted => Reason::Unrestricted(info.status),
-            FetchKind::Rules => match self.artifact.explain(&outcome) {
-                Some(rule) => Reason::Rule(rule),
-                None if outcome.rank == 0 => Reason::NoMatch,
-                None => Reason::Unexplained,
-            },
-        };
-        Answer { verdict, reason }
+        self.answers(&[url], scratch, explain)[0]
     }
 
     /// The verdicts of many URLs, in order: what [`AgentClassifier::answer`]
-    /// gives each, without the reasons. The URLs are taken through each step
-    /// side by side (parse all, find all origins, decide all), so that the
-    /// cache misses of different URLs overlap; see [`Artifact::decide_many`].
+    /// gives each, without the reasons.
     pub fn verdicts(&self, urls: &[&[u8]], scratch: &mut Scratch, verdicts: &mut [Verdict]) {
         assert_eq!(urls.len(), verdicts.len(), "one verdict per URL");
+        for (verdict, answer) in verdicts.iter_mut().zip(self.answers(urls, scratch, false)) {
+            *verdict = answer.verdict;
+        }
+    }
+
+    /// The answers for many URLs, in order (see [`AgentClassifier::answer`]).
+    /// The URLs are taken through each step side by side (parse all, find
+    /// all origins, decide all), so that the cache misses of different URLs
+    /// overlap; see [`Artifact::decide_many`].
+    pub fn answers(&self, urls: &[&[u8]], scratch: &mut Scratch, explain: bool) -> Vec<Answer<'a>> {
+        let mut answers = vec![Answer { verdict: Verdict::Invalid, reason: Reason::NotAsked }; urls.len()];
         let Scratch { key, keys, paths, lanes, origins, outcomes, urls_by_fetch, origins_hit, .. } = scratch;
         keys.clear();
         paths.clear();
@@ -215,7 +199,7 @@ impl<'a> AgentClassifier<'a> {
                     let hash = origin_hash(origin.key);
                     lanes.push(Lane { url: i, key: key_start..keys.len(), hash, path: path_start..paths.len() });
                 }
-                Err(_) => verdicts[i] = Verdict::Invalid,
+                Err(e) => answers[i].reason = Reason::Invalid(e),
             }
         }
         let lookups: Vec<(&[u8], u64)> = lanes.iter().map(|lane| (&keys[lane.key.clone()], lane.hash)).collect();
@@ -226,18 +210,29 @@ impl<'a> AgentClassifier<'a> {
         for (lane, origin) in lanes.iter().zip(origins.iter()) {
             match *origin {
                 Some(o) => {
-                    self.tally(o, urls_by_fetch, origins_hit);
+                    let info = self.tally(o, urls_by_fetch, origins_hit);
                     queries.push((self.artifact.group_of(o, self.agent), &paths[lane.path.clone()]));
-                    asked.push(lane.url);
+                    asked.push((lane.url, info));
                 }
-                None => verdicts[lane.url] = Verdict::Unknown,
+                None => answers[lane.url] = Answer { verdict: Verdict::Unknown, reason: Reason::NoRobots },
             }
         }
         outcomes.clear();
         self.artifact.decide_many(&queries, outcomes);
-        for (&url, outcome) in asked.iter().zip(outcomes.iter()) {
-            verdicts[url] = outcome.verdict();
+        for (&(url, info), outcome) in asked.iter().zip(outcomes.iter()) {
+            let reason = match info.kind {
+                _ if !explain => Reason::NotAsked,
+                FetchKind::Blocked => Reason::Blocked(info.status),
+                FetchKind::Unrestricted => Reason::Unrestricted(info.status),
+                FetchKind::Rules => match self.artifact.explain(outcome) {
+                    Some(rule) => Reason::Rule(rule),
+                    None if outcome.rank == 0 => Reason::NoMatch,
+                    None => Reason::Unexplained,
+                },
+            };
+            answers[url] = Answer { verdict: outcome.verdict(), reason };
         }
+        answers
     }
 
     /// Counts a URL of origin `o` in the fetch tallies; its fetch information.
@@ -265,7 +260,19 @@ impl Classifier for AgentClassifier<'_> {
         answer.verdict
     }
 
-    fn classify_batch(&self, urls: &[&[u8]], scratch: &mut Scratch, verdicts: &mut [Verdict]) {
-        self.verdicts(urls, scratch, verdicts);
+    fn classify_batch(
+        &self,
+        urls: &[&[u8]],
+        scratch: &mut Scratch,
+        verdicts: &mut [Verdict],
+        mut reasons: Option<&mut Reasons>,
+    ) {
+        let answers = self.answers(urls, scratch, reasons.is_some());
+        for (verdict, answer) in verdicts.iter_mut().zip(answers) {
+            *verdict = answer.verdict;
+            if let Some(reasons) = reasons.as_mut() {
+                let _ = write!(reasons.start_next(), "{}", answer.reason);
+            }
+        }
     }
 }

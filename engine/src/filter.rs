@@ -53,15 +53,50 @@ pub trait Classifier: Sync {
     fn classify(&self, url: &[u8], scratch: &mut Self::Scratch, explain: Option<&mut Vec<u8>>) -> Verdict;
 
     /// The verdicts of a batch of URLs (each a line without its line end), in
-    /// order, without reasons: `verdicts[i]` is what [`Classifier::classify`]
-    /// gives `urls[i]`. The filter hands over up to [`BATCH`] URLs at a time
-    /// when no reasons are wanted. The default classifies one URL after the
-    /// other; a classifier whose lookups miss the cache overrides it to take
-    /// the URLs through its work side by side, so that their misses overlap.
-    fn classify_batch(&self, urls: &[&[u8]], scratch: &mut Self::Scratch, verdicts: &mut [Verdict]) {
+    /// order: `verdicts[i]` is what [`Classifier::classify`] gives `urls[i]`,
+    /// and with `reasons`, its reason is added to them. The filter hands over
+    /// up to [`BATCH`] URLs at a time. The default classifies one URL after
+    /// the other; a classifier whose lookups miss the cache overrides it to
+    /// take the URLs through its work side by side, so that their misses
+    /// overlap.
+    fn classify_batch(
+        &self,
+        urls: &[&[u8]],
+        scratch: &mut Self::Scratch,
+        verdicts: &mut [Verdict],
+        mut reasons: Option<&mut Reasons>,
+    ) {
         for (url, verdict) in urls.iter().zip(verdicts) {
-            *verdict = self.classify(url, scratch, None);
+            *verdict = self.classify(url, scratch, reasons.as_mut().map(|r| r.start_next()));
         }
+    }
+}
+
+/// The reasons of a batch of URLs, one after the other in one buffer.
+#[derive(Clone, Debug, Default)]
+pub struct Reasons {
+    text: Vec<u8>,
+    /// Where each reason starts in `text`; it ends where the next starts.
+    starts: Vec<usize>,
+}
+
+impl Reasons {
+    /// Starts the next URL's reason: append it to the buffer returned.
+    pub fn start_next(&mut self) -> &mut Vec<u8> {
+        self.starts.push(self.text.len());
+        &mut self.text
+    }
+
+    /// The reason of the `i`th URL of the batch (empty if none was started).
+    pub fn get(&self, i: usize) -> &[u8] {
+        let end = self.starts.get(i + 1).copied().unwrap_or(self.text.len());
+        &self.text[self.starts.get(i).copied().unwrap_or(end)..end]
+    }
+
+    /// Forgets every reason, keeping the memory.
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.starts.clear();
     }
 }
 
@@ -672,7 +707,7 @@ pub struct Pipeline {
 struct ChunkBuffers {
     lists: [Vec<u8>; 4],
     verdicts: Vec<u8>,
-    reason: Vec<u8>,
+    reasons: Reasons,
     counts: [u64; 4],
     /// The chunk's input, when it was read from a stream.
     input: Vec<u8>,
@@ -841,7 +876,8 @@ impl ChunkBuffers {
     /// unusually long lines made them take.
     fn reset(&mut self, chunk_size: usize) {
         let keep = chunk_size.saturating_mul(2).saturating_add(64);
-        for buf in self.lists.iter_mut().chain([&mut self.verdicts, &mut self.input, &mut self.reason]) {
+        self.reasons.clear();
+        for buf in self.lists.iter_mut().chain([&mut self.verdicts, &mut self.input, &mut self.reasons.text]) {
             buf.clear();
             buf.shrink_to(keep);
         }
@@ -882,6 +918,16 @@ fn classify_chunk<C: Classifier>(
     }
     let mut batch: Vec<&[u8]> = Vec::with_capacity(BATCH);
     let mut verdicts = [Verdict::Invalid; BATCH];
+    // Taken out of the buffers for the chunk, so that `record` can write to them meanwhile.
+    let mut reasons = std::mem::take(&mut buffers.reasons);
+    let mut run = |batch: &mut Vec<&[u8]>, buffers: &mut ChunkBuffers| {
+        let verdicts = &mut verdicts[..batch.len()];
+        reasons.clear();
+        classifier.classify_batch(batch, scratch, verdicts, wanted.explain.then_some(&mut reasons));
+        for (i, (url, &verdict)) in batch.drain(..).zip(verdicts.iter()).enumerate() {
+            record(url, verdict, wanted, buffers, reasons.get(i));
+        }
+    };
     let mut start = 0;
     let ends = Newlines::new(data).chain((data.last().is_some_and(|&b| b != b'\n')).then_some(data.len()));
     for end in ends {
@@ -893,25 +939,13 @@ fn classify_chunk<C: Classifier>(
         if url.is_empty() {
             continue;
         }
-        if wanted.explain {
-            buffers.reason.clear();
-            let verdict = classifier.classify(url, scratch, Some(&mut buffers.reason));
-            record(url, verdict, wanted, buffers);
-            continue;
-        }
         batch.push(url);
         if batch.len() == BATCH {
-            classifier.classify_batch(&batch, scratch, &mut verdicts);
-            for (url, &verdict) in batch.drain(..).zip(&verdicts) {
-                record(url, verdict, wanted, buffers);
-            }
+            run(&mut batch, buffers);
         }
     }
-    let n = batch.len();
-    classifier.classify_batch(&batch, scratch, &mut verdicts[..n]);
-    for (url, &verdict) in batch.iter().zip(&verdicts) {
-        record(url, verdict, wanted, buffers);
-    }
+    run(&mut batch, buffers);
+    buffers.reasons = reasons;
 }
 
 /// The positions of the newlines in a chunk, in order.
@@ -997,7 +1031,7 @@ const VERDICT_FIELDS_PADDED: [[u8; 16]; 4] =
 
 /// Counts a URL's verdict and writes it to the outputs that want it.
 #[inline(always)]
-fn record(url: &[u8], mut verdict: Verdict, wanted: Wanted, buffers: &mut ChunkBuffers) {
+fn record(url: &[u8], mut verdict: Verdict, wanted: Wanted, buffers: &mut ChunkBuffers, reason: &[u8]) {
     if verdict == Verdict::Unknown {
         verdict = wanted.unknown_as;
     }
@@ -1026,7 +1060,7 @@ fn record(url: &[u8], mut verdict: Verdict, wanted: Wanted, buffers: &mut ChunkB
             out.push(b'\t');
             // The classifier promises a tab-free reason; a broken promise must
             // still not break the line structure.
-            out.extend(buffers.reason.iter().map(|&b| if matches!(b, b'\t' | b'\n' | b'\r') { b' ' } else { b }));
+            out.extend(reason.iter().map(|&b| if matches!(b, b'\t' | b'\n' | b'\r') { b' ' } else { b }));
         }
         out.push(b'\n');
     }
@@ -1050,6 +1084,20 @@ mod tests {
         let all = [b'\n'; 130];
         assert_eq!(Newlines::new(&all).count(), 130);
         assert_eq!(newline_mask_64(&[b'\n'; 64]), u64::MAX);
+    }
+
+    #[test]
+    fn reasons_keep_each_url_apart() {
+        let mut reasons = Reasons::default();
+        reasons.start_next().extend_from_slice(b"first");
+        reasons.start_next();
+        reasons.start_next().extend_from_slice(b"third");
+        assert_eq!(
+            [reasons.get(0), reasons.get(1), reasons.get(2), reasons.get(3)],
+            [&b"first"[..], b"", b"third", b""]
+        );
+        reasons.clear();
+        assert_eq!(reasons.get(0), b"");
     }
 
     #[test]
