@@ -1044,29 +1044,23 @@ impl Artifact {
         let mut stats = GroupStats { ranks: rec.ranks as usize, ..GroupStats::default() };
         for p in 0..rec.parts as usize {
             let part = self.part_record(rec.first_part as usize + p);
-            match self.part_view(&part, Check::Validated) {
-                Ok(PartView::Dfa(dfa)) => {
-                    stats.dfas += 1;
-                    stats.states += dfa.states();
-                    stats.bytes += dfa.memory_bytes();
-                }
-                Ok(PartView::Comb(comb)) => {
-                    stats.dfas += 1;
-                    stats.combs += 1;
-                    stats.states += comb.states();
-                    stats.bytes += comb.memory_bytes();
-                }
-                Ok(PartView::Comb16(comb)) => {
-                    stats.dfas += 1;
-                    stats.combs += 1;
-                    stats.states += comb.states();
-                    stats.bytes += comb.memory_bytes();
-                }
+            // An automaton part: (states, table bytes, stored as a comb).
+            let automaton = match self.part_view(&part, Check::Validated) {
+                Ok(PartView::Dfa(dfa)) => Some((dfa.states(), dfa.memory_bytes(), false)),
+                Ok(PartView::Comb(comb)) => Some((comb.states(), comb.memory_bytes(), true)),
+                Ok(PartView::Comb16(comb)) => Some((comb.states(), comb.memory_bytes(), true)),
                 Ok(PartView::Rules { patterns, ends, .. }) => {
                     stats.fallback_rules += ends.len();
                     stats.bytes += patterns.len() + ends.len() * 8;
+                    None
                 }
-                Err(_) => {}
+                Err(_) => None,
+            };
+            if let Some((states, bytes, comb)) = automaton {
+                stats.dfas += 1;
+                stats.combs += usize::from(comb);
+                stats.states += states;
+                stats.bytes += bytes;
             }
         }
         stats

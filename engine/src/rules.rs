@@ -113,12 +113,10 @@ impl Prefilter {
         }
         Ok(prefilter)
     }
-}
 
-impl Prefilter {
-    /// The prefilter of a list of `rules` rules, or, should its automaton
-    /// not build (it is built lazily, where an error has nowhere to go), one
-    /// that sends every rule to be checked: slower, never wrong.
+    /// [`Prefilter::new`], or, should its automaton not build (it is built
+    /// lazily, where an error has nowhere to go), a prefilter that sends
+    /// every rule to be checked: slower, never wrong.
     pub fn new_or_every_rule(patterns: &[u8], ends: &[u32]) -> Prefilter {
         Prefilter::new(patterns, ends).unwrap_or_else(|_| Prefilter {
             rules: ends.len(),

@@ -293,42 +293,26 @@ fn measure(args: &Args, inputs: &Inputs, agent: &str) -> Outcome<Table> {
             note,
         }
     };
+    // The in-process peers' rows: each run's own figures.
+    let peer_row = |engine: &str, run: PeerRun| {
+        row(engine, run.urls, (run.seconds, run.cpu_seconds), run.peak_rss_bytes, run.verdicts, run.note)
+    };
     if let Some(floor) = floor {
-        table.rows.push(row(
-            "floor (mmap + count lines)",
-            floor.urls,
-            (floor.seconds, floor.cpu_seconds),
-            floor.peak_rss_bytes,
-            None,
-            floor.note,
-        ));
+        table.rows.push(peer_row("floor (mmap + count lines)", floor));
     }
     if let Some(texting) = texting {
-        table.rows.push(row(
-            "texting_robots 0.2.2, 1 thread",
-            texting.urls,
-            (texting.seconds, texting.cpu_seconds),
-            texting.peak_rss_bytes,
-            texting.verdicts,
-            texting.note,
-        ));
+        let (setup_files, setup_seconds) = (texting.setup_files, texting.setup_seconds);
+        table.rows.push(peer_row("texting_robots 0.2.2, 1 thread", texting));
         table.setup.push(Setup {
             engine: "texting_robots Robot::new per host".into(),
-            files: texting.setup_files,
-            seconds: texting.setup_seconds,
+            files: setup_files,
+            seconds: setup_seconds,
             peak_rss_mb: None,
             note: "peak RSS is in the match row (one process)".into(),
         });
     }
     if let Some(google) = google {
-        table.rows.push(row(
-            "robotstxt 0.3.0 (re-parse per URL), 1 thread",
-            google.urls,
-            (google.seconds, google.cpu_seconds),
-            google.peak_rss_bytes,
-            google.verdicts,
-            google.note,
-        ));
+        table.rows.push(peer_row("robotstxt 0.3.0 (re-parse per URL), 1 thread", google));
     }
 
     let mut compile = None;
