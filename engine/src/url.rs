@@ -719,10 +719,11 @@ pub fn origin_hash(key: &[u8]) -> u64 {
         let w = u64::from_le_bytes(word.try_into().expect("chunks of 8"));
         h = (h ^ w).wrapping_mul(M).rotate_left(31);
     }
-    let tail = words.remainder();
-    let mut padded = [0u8; 8];
-    padded[..tail.len()].copy_from_slice(tail);
-    h = (h ^ u64::from_le_bytes(padded)).wrapping_mul(K);
+    // The tail as a little-endian word, zero-padded. Built in a register: a
+    // copy into a zeroed array and a load of it stalled on store forwarding
+    // (a fifth of the batch's bookkeeping in a profile).
+    let tail = words.remainder().iter().rev().fold(0u64, |word, &b| word << 8 | u64::from(b));
+    h = (h ^ tail).wrapping_mul(K);
     h ^= h >> 33;
     h = h.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
     h ^= h >> 33;
