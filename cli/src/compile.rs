@@ -7,6 +7,7 @@ use robotsieve_compiler::corpus::Corpus;
 use robotsieve_compiler::Agent;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Instant;
 
 /// Arguments of `robotsieve compile`.
 #[derive(clap::Args)]
@@ -54,6 +55,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             args.origin.len()
         ));
     }
+    let started = Instant::now();
     let mut corpus = Corpus::new();
     let corpus_error = |e: robotsieve_compiler::corpus::CorpusError| fail!("{e}");
     for (file, origin) in args.robots.iter().zip(&args.origin) {
@@ -72,6 +74,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         return Err(fail!("no robots.txt given: use --robots with --origin, --robots-dir, --corpus or --warc"));
     }
     let resolution = corpus.resolve();
+    let read = started.elapsed();
     let shown = if args.all_warnings { usize::MAX } else { 20 };
     for warning in resolution.warnings.iter().take(shown) {
         eprintln!("warning: {warning}");
@@ -93,9 +96,10 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         .map(|p| p.display().to_string())
         .collect();
     writer.build_info("sources", &sources.join(" "));
+    let writing = Instant::now();
     let bytes = writer.write(&args.output).map_err(|e| fail!("{}: {e}", args.output.display()))?;
     eprintln!(
-        "compiled {} origins ({} distinct files, {} distinct groups, {} states, {} split) into {} ({} bytes, {} bytes per origin) in {:.2?}",
+        "compiled {} origins ({} distinct files, {} distinct groups, {} states, {} split) into {} ({} bytes, {} bytes per origin) in {:.2?}: read {:.2?}, automata {:.2?}, written {:.2?}",
         report.origins,
         report.bodies,
         report.groups,
@@ -104,7 +108,10 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         args.output.display(),
         bytes,
         bytes / report.origins.max(1),
+        started.elapsed(),
+        read,
         report.elapsed,
+        writing.elapsed(),
     );
     Ok(ExitCode::SUCCESS)
 }

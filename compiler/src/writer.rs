@@ -7,6 +7,7 @@
 //! never leaves a half-written artifact under the final name.
 
 use crate::group::{Rule, Verb};
+use rayon::prelude::*;
 use robotsieve_engine::artifact::{
     file_checksum, FetchInfo, Meta, Section, BYTE_ORDER_MARK, CHECKSUM_AT, EMPTY_SLOT, EXPLAIN_ENTRY_LEN, FLAG_EXPLAIN,
     FORMAT_VERSION, GROUP_RECORD_LEN, HEADER_LEN, MAGIC, NO_RULE, PART_COMB, PART_COMB16, PART_DFA16, PART_DFA32,
@@ -142,23 +143,30 @@ impl ArtifactWriter {
         let mut groups = Vec::with_capacity(self.groups.len() * GROUP_RECORD_LEN);
         let mut parts = Vec::with_capacity(part_count * PART_RECORD_LEN);
         let mut part_index = 0u64;
-        for (matcher, rules) in &self.groups {
-            let labels_off = tables.u32s(&matcher.labels);
-            let rule_ids = if self.explain { matcher.rules.clone() } else { vec![NO_RULE; matcher.rules.len()] };
-            let rules_off = tables.u32s(&rule_ids);
-            for part in &matcher.parts {
-                let comb = match part {
+        // Packing the combs is most of the writer's work and each automaton's
+        // is independent: done on every core, before the sequential layout.
+        let combs: Vec<Vec<Option<StoredComb>>> = self
+            .groups
+            .par_iter()
+            .map(|(matcher, _)| {
+                let comb = |part: &PartBuf| match part {
                     PartBuf::Dfa(dfa) => smaller_comb(dfa),
                     PartBuf::Rules(_) => None,
                 };
+                matcher.parts.iter().map(comb).collect()
+            })
+            .collect();
+        for ((matcher, rules), combs) in self.groups.iter().zip(combs) {
+            let labels_off = tables.u32s(&matcher.labels);
+            let rule_ids = if self.explain { matcher.rules.clone() } else { vec![NO_RULE; matcher.rules.len()] };
+            let rules_off = tables.u32s(&rule_ids);
+            for (part, comb) in matcher.parts.iter().zip(combs) {
                 let (head, offs) = match (part, comb) {
-                    (PartBuf::Dfa(_), Some((comb, kind, comb_tables, answers))) => {
-                        let a = tables.bytes(&comb.classes);
-                        let b = tables.bytes(&comb_tables);
-                        let c = if answers.is_empty() { 0 } else { tables.bytes(&answers) };
-                        let (states, accels) = (comb.answers.len() as u32, comb.accels.len() as u32);
-                        let head = [kind, accels, states, comb.sinks, comb.start, comb.slots.len() as u32];
-                        (head, [a, b, c])
+                    (PartBuf::Dfa(dfa), Some(comb)) => {
+                        let a = tables.bytes(&dfa.classes);
+                        let b = tables.bytes(&comb.tables);
+                        let c = if comb.answers.is_empty() { 0 } else { tables.bytes(&comb.answers) };
+                        (comb.head, [a, b, c])
                     }
                     (PartBuf::Dfa(dfa), None) => {
                         let a = tables.bytes(&dfa.classes);
@@ -266,14 +274,23 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     file.commit().map_err(std::io::Error::other)
 }
 
+/// A comb automaton as the artifact stores it (see [`smaller_comb`]).
+struct StoredComb {
+    /// The part record's leading fields: kind, accelerated states, states,
+    /// sinks, start, slots.
+    head: [u32; 6],
+    /// The bytes at the record's `b` offset: rows, slots, accelerated states.
+    tables: Vec<u8>,
+    /// The bytes at its `c` offset: the answers, empty for a [`PART_COMB16`]
+    /// (its rows carry them). The classes are the dense automaton's.
+    answers: Vec<u8>,
+}
+
 /// The comb form of `dfa`, as stored, when it is smaller than the dense
-/// transitions and answers the artifact would otherwise store: the part
-/// kind, and the bytes for its `b` and `c` offsets (rows, slots and
-/// accelerated states; the answers, empty for a [`PART_COMB16`], whose rows
-/// carry them). Trie-like
+/// transitions and answers the artifact would otherwise store. Trie-like
 /// automata from long literal rules shrink many times; small or dense
 /// automata stay dense and scan a little faster.
-fn smaller_comb(dfa: &robotsieve_engine::dfa::DfaBuf) -> Option<(CombDfaBuf, u32, Vec<u8>, Vec<u8>)> {
+fn smaller_comb(dfa: &robotsieve_engine::dfa::DfaBuf) -> Option<StoredComb> {
     let dense_bytes = dfa.transitions.len() * if dfa.fits_u16() { 2 } else { 4 } + 4 * dfa.answers.len();
     let comb = CombDfaBuf::from_dense_within(dfa, dense_bytes)?;
     u32::try_from(comb.slots.len()).ok()?;
@@ -290,7 +307,9 @@ fn smaller_comb(dfa: &robotsieve_engine::dfa::DfaBuf) -> Option<(CombDfaBuf, u32
             (PART_COMB, tables, cast(&comb.answers))
         }
     };
-    (comb.stored_bytes() < dense_bytes).then_some((comb, kind, tables, answers))
+    let (states, accels, slots) = (comb.answers.len() as u32, comb.accels.len() as u32, comb.slots.len() as u32);
+    let head = [kind, accels, states, comb.sinks, comb.start, slots];
+    (comb.stored_bytes() < dense_bytes).then_some(StoredComb { head, tables, answers })
 }
 
 fn align8(n: usize) -> usize {
