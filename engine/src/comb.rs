@@ -364,9 +364,14 @@ impl CombDfaBuf {
             let row = row_of(s);
             let first = usize::from(row[0].0);
             // Candidate bases put the row's first class on a free slot; the
-            // bitmap finds the next free slot a word at a time.
+            // bitmap finds the next free slot, and tests the whole row, a
+            // word at a time.
+            let mut classes = [0u64; 4];
+            for &(c, _) in row {
+                classes[usize::from(c) / 64] |= 1 << (c % 64);
+            }
             let mut pos = taken.next_free(taken.first_free.max(first));
-            while row[1..].iter().any(|&(c, _)| taken.used(pos - first + usize::from(c))) {
+            while !taken.fits(pos - first, &classes) {
                 pos = taken.next_free(pos + 1);
             }
             let base = pos - first;
@@ -534,8 +539,15 @@ struct Taken {
 }
 
 impl Taken {
-    fn used(&self, i: usize) -> bool {
-        self.bits.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+    /// Whether slot `base + c` is free for every class `c` of `classes` (bit
+    /// `c % 64` of word `c / 64`).
+    fn fits(&self, base: usize, classes: &[u64; 4]) -> bool {
+        let (word, shift) = (base / 64, base % 64);
+        let at = |k: usize| self.bits.get(word + k).copied().unwrap_or(0);
+        (0..4).all(|k| {
+            let window = if shift == 0 { at(k) } else { at(k) >> shift | at(k + 1) << (64 - shift) };
+            window & classes[k] == 0
+        })
     }
 
     fn take(&mut self, i: usize) {
