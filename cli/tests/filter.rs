@@ -41,6 +41,25 @@ fn setup() -> tempfile::TempDir {
     dir
 }
 
+#[test]
+fn compile_reports_the_time_of_each_phase() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("robots.txt"), ROBOTS).unwrap();
+    let compiled = robotsieve()
+        .current_dir(dir.path())
+        .args(["compile", "--robots", "robots.txt", "--origin", "https://example.com", "--agent", "mybot"])
+        .args(["-o", "x.rsv"])
+        .output()
+        .unwrap();
+    let summary = String::from_utf8_lossy(&compiled.stderr);
+    assert!(compiled.status.success(), "{summary}");
+    let line = summary.lines().find(|l| l.starts_with("compiled 1 origins")).expect("a summary line");
+    let (_, phases) = line.split_once(" in ").expect("a total time");
+    let names: Vec<&str> =
+        phases.split(": ").nth(1).unwrap_or("").split(", ").map(|p| p.split(' ').next().unwrap()).collect();
+    assert_eq!(names, ["read", "automata", "written"], "{line}");
+}
+
 fn frontier_text() -> String {
     let lines: Vec<&str> = FRONTIER.iter().map(|(url, _)| *url).collect();
     format!("\r\n{}", lines.join("\r\n\r\n"))
