@@ -1,0 +1,35 @@
+//! What robotsieve's tests and fuzz targets share.
+//!
+//! - [`shared_dir`]: the `shared/` folder of conformance cases and real-world
+//!   files, found one way for every test. Tests that need it skip with a
+//!   message when it is absent, except under CI (`CI=true`), where a missing
+//!   folder fails the run: a green CI must never mean "skipped".
+//! - The differential checks that fuzz targets run on fuzzed input and that
+//!   the replay tests run on the fuzzers' corpora and the seeds from
+//!   `shared/`, so that one definition of "correct" serves both.
+
+use std::path::PathBuf;
+
+/// The `shared/` folder beside the repository: `$ROBOTSIEVE_SHARED` if set,
+/// else `../shared` from the workspace root, else `None`.
+///
+/// # Panics
+///
+/// When the folder is absent and `CI` is `true`: CI always has it, so its
+/// absence there is a broken set-up, not a reason to skip.
+pub fn shared_dir() -> Option<PathBuf> {
+    let found = match std::env::var_os("ROBOTSIEVE_SHARED") {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared")),
+    }
+    .filter(|d| d.is_dir());
+    if found.is_none() && std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("CI=true but the shared/ folder is missing: set ROBOTSIEVE_SHARED or put it beside the repository");
+    }
+    found
+}
+
+/// A path under [`shared_dir`], if both exist; the tests' usual way in.
+pub fn shared_path(relative: &str) -> Option<PathBuf> {
+    Some(shared_dir()?.join(relative)).filter(|p| p.exists())
+}
