@@ -4,6 +4,7 @@ use crate::failure::{fail, Failure};
 use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build, BuildPlan};
 use robotsieve_compiler::corpus::Corpus;
+use robotsieve_compiler::writer::ArtifactWriter;
 use robotsieve_compiler::Agent;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -39,6 +40,11 @@ pub struct Args {
     /// Where to write the artifact (through a temporary file and a rename).
     #[arg(short, long, value_name = "FILE")]
     output: PathBuf,
+    /// The memory budget in bytes (suffixes K, M, G): beyond it the origin
+    /// index spills to sorted temporary files beside the output, and the map
+    /// of distinct groups starts afresh.
+    #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = parse_bytes)]
+    memory: usize,
     /// Print every warning, not only the first 20.
     #[arg(long)]
     all_warnings: bool,
@@ -83,10 +89,11 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         eprintln!("warning: ... and {} more (--all-warnings shows them)", resolution.warnings.len() - shown);
     }
 
-    let plan = BuildPlan { agents, options: BuildOptions { explain: args.explain, ..BuildOptions::default() } };
-    let (mut writer, report) = build(resolution.origins.into_values().collect(), &plan);
-    writer.build_info("robotsieve", env!("CARGO_PKG_VERSION"));
-    writer.build_info("explain", if args.explain { "yes" } else { "no" });
+    let plan = BuildPlan {
+        agents,
+        options: BuildOptions { explain: args.explain, ..BuildOptions::default() },
+        memory: args.memory,
+    };
     let sources: Vec<String> = args
         .robots
         .iter()
@@ -95,9 +102,16 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         .chain(&args.warc)
         .map(|p| p.display().to_string())
         .collect();
+    let output_error = |e: robotsieve_compiler::writer::WriteError| fail!("{}: {e}", args.output.display());
+    let agent_names = plan.agents.iter().map(|a| a.to_string()).collect();
+    let mut writer =
+        ArtifactWriter::create(&args.output, agent_names, args.explain, args.memory).map_err(output_error)?;
+    writer.build_info("robotsieve", env!("CARGO_PKG_VERSION"));
+    writer.build_info("explain", if args.explain { "yes" } else { "no" });
     writer.build_info("sources", &sources.join(" "));
+    let report = build(resolution.origins.into_values(), &plan, &mut writer, |_| {}).map_err(output_error)?;
     let writing = Instant::now();
-    let bytes = writer.write(&args.output).map_err(|e| fail!("{}: {e}", args.output.display()))?;
+    let bytes = writer.finish().map_err(output_error)?;
     eprintln!(
         "compiled {} origins ({} distinct files, {} distinct groups, {} states, {} split) into {} ({} bytes, {} bytes per origin) in {:.2?}: read {:.2?}, automata {:.2?}, written {:.2?}",
         report.origins,
@@ -107,11 +121,40 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         report.split_groups,
         args.output.display(),
         bytes,
-        bytes / report.origins.max(1),
+        bytes / report.origins.max(1) as u64,
         started.elapsed(),
         read,
         report.elapsed,
         writing.elapsed(),
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Reads a byte count with an optional K, M or G suffix (powers of 1024).
+fn parse_bytes(text: &str) -> Result<usize, String> {
+    let (digits, unit) = match text.trim().char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&text.trim()[..i], c.to_ascii_uppercase()),
+        _ => (text.trim(), 'B'),
+    };
+    let shift = match unit {
+        'B' => 0,
+        'K' => 10,
+        'M' => 20,
+        'G' => 30,
+        other => return Err(format!("unknown unit {other:?} (use K, M or G)")),
+    };
+    let n: usize = digits.parse().map_err(|_| format!("{text:?} is not a byte count such as 512M or 2G"))?;
+    n.checked_mul(1 << shift).filter(|&n| n > 0).ok_or_else(|| format!("{text:?} is out of range"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn byte_counts_take_suffixes() {
+        assert_eq!(super::parse_bytes("1G"), Ok(1 << 30));
+        assert_eq!(super::parse_bytes("64m"), Ok(64 << 20));
+        assert_eq!(super::parse_bytes("4096"), Ok(4096));
+        assert!(super::parse_bytes("12X").is_err());
+        assert!(super::parse_bytes("0").is_err());
+    }
 }

@@ -2,11 +2,13 @@
 //! is detected; conformance cases answer the same through it.
 
 use robotsieve_compiler::automaton::BuildOptions;
-use robotsieve_compiler::build::{build, BuildPlan};
+use robotsieve_compiler::build::{build_bytes, BuildPlan};
 use robotsieve_compiler::conformance::{check_verdict_file, conformance_file, read_origin_cases};
 use robotsieve_compiler::corpus::{Corpus, Governing};
 use robotsieve_compiler::Agent;
-use robotsieve_engine::artifact::{Artifact, HEADER_LEN, PART_COMB16};
+use robotsieve_engine::artifact::{Artifact, PART_COMB16};
+use robotsieve_engine::format::Header;
+const HEADER_LEN: usize = Header::LEN;
 use robotsieve_engine::url::{OriginKey, PathMode};
 
 /// One 200 record per (robots.txt URL, body), resolved as `compile --corpus` does.
@@ -31,11 +33,9 @@ fn sample_bytes(explain: bool) -> Vec<u8> {
         })
         .collect();
     let origins = resolve(&records);
-    let plan = BuildPlan {
-        agents: vec![Agent::parse("mybot").unwrap()],
-        options: BuildOptions { explain, ..BuildOptions::default() },
-    };
-    build(origins, &plan).0.to_bytes().unwrap()
+    let plan =
+        BuildPlan::new(vec![Agent::parse("mybot").unwrap()], BuildOptions { explain, ..BuildOptions::default() });
+    build_bytes(origins, &plan).unwrap().0
 }
 
 #[test]
@@ -94,9 +94,9 @@ fn conformance_through_the_artifact() {
                 let origin = OriginKey::of_url(&case.url)
                     .unwrap_or_else(|_| OriginKey::of_url("http://stand-in.example").unwrap());
                 let agents = vec![Agent::from_raw_tokens(&case.agents)];
-                let plan = BuildPlan { agents, options: BuildOptions { explain, ..BuildOptions::default() } };
+                let plan = BuildPlan::new(agents, BuildOptions { explain, ..BuildOptions::default() });
                 let robots = resolve(&[(origin.robots_url(), case.body.clone())]);
-                let artifact = Artifact::from_bytes(&build(robots, &plan).0.to_bytes().unwrap()).unwrap();
+                let artifact = Artifact::from_bytes(&build_bytes(robots, &plan).unwrap().0).unwrap();
                 let group = artifact.group_of(artifact.find_origin(origin.as_bytes(), origin.hash64()).unwrap(), 0);
                 move |path: &[u8]| artifact.decide(group, path).allowed()
             });
@@ -117,9 +117,9 @@ fn origins_through_the_artifact() {
             assert!(!case.applies, "{}: {}", case.robots_url, case.note);
             continue;
         };
-        let plan = BuildPlan { agents: vec![Agent::parse("anybot").unwrap()], options: BuildOptions::default() };
+        let plan = BuildPlan::new(vec![Agent::parse("anybot").unwrap()], BuildOptions::default());
         let robots = resolve(&[(key.robots_url(), Vec::new())]);
-        let artifact = Artifact::from_bytes(&build(robots, &plan).0.to_bytes().unwrap()).unwrap();
+        let artifact = Artifact::from_bytes(&build_bytes(robots, &plan).unwrap().0).unwrap();
         let found = OriginKey::of_url(&case.url).ok().and_then(|k| artifact.find_origin(k.as_bytes(), k.hash64()));
         assert_eq!(found.is_some(), case.applies, "{} -> {}: {}", case.robots_url, case.url, case.note);
     }
@@ -187,12 +187,11 @@ fn split_groups_agree_with_the_oracle_through_the_artifact() {
     ];
     for explain in [false, true] {
         let budget = Budget { max_states: 4, max_work: 50 };
-        let plan =
-            BuildPlan { agents: vec![Agent::parse("mybot").unwrap()], options: BuildOptions { explain, budget } };
+        let plan = BuildPlan::new(vec![Agent::parse("mybot").unwrap()], BuildOptions { explain, budget });
         let origins = resolve(&[("https://s.example/robots.txt".to_string(), body.as_bytes().to_vec())]);
-        let (writer, report) = build(origins, &plan);
+        let (bytes, report) = build_bytes(origins, &plan).unwrap();
         assert_eq!(report.split_groups, 1, "the tiny budget must force a split");
-        let artifact = Artifact::from_bytes(&writer.to_bytes().unwrap()).unwrap();
+        let artifact = Artifact::from_bytes(&bytes).unwrap();
         assert!(artifact.group_stats(0).fallback_rules > 0, "some rules must be matched one by one");
         assert_agrees_with_the_oracle(&artifact, body, paths.iter().copied(), explain);
     }
@@ -219,12 +218,10 @@ fn long_literal_rules_are_stored_as_a_comb_and_agree_with_the_oracle() {
         paths.push(p.replace("final", "draft"));
     }
     for explain in [false, true] {
-        let plan = BuildPlan {
-            agents: vec![Agent::parse("mybot").unwrap()],
-            options: BuildOptions { explain, ..BuildOptions::default() },
-        };
+        let plan =
+            BuildPlan::new(vec![Agent::parse("mybot").unwrap()], BuildOptions { explain, ..BuildOptions::default() });
         let origins = resolve(&[("https://s.example/robots.txt".to_string(), body.as_bytes().to_vec())]);
-        let artifact = Artifact::from_bytes(&build(origins, &plan).0.to_bytes().unwrap()).unwrap();
+        let artifact = Artifact::from_bytes(&build_bytes(origins, &plan).unwrap().0).unwrap();
         let stats = artifact.group_stats(0);
         assert_eq!((stats.dfas, stats.combs), (1, 1), "explain={explain}: {stats:?}");
         assert!(stats.states > 5_000, "{stats:?}");
@@ -234,50 +231,45 @@ fn long_literal_rules_are_stored_as_a_comb_and_agree_with_the_oracle() {
     }
 }
 
-/// Damage inside a comb part's tables is refused at open even when the
+/// Damage inside a comb part's tables is refused even when the group's
 /// checksum is made to match, so lookups never run on broken tables.
 #[test]
 fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
-    use robotsieve_engine::artifact::{file_checksum, CHECKSUM_AT};
+    use robotsieve_engine::format::{checksum, GroupHead, PartRecord, GROUPS_START};
     let mut body = String::from("user-agent: *\n");
     for i in 0..200 {
         body.push_str(&format!("disallow: /a/very/long/unique/literal/rule/number/{i:05}/end\n"));
     }
-    let plan = BuildPlan { agents: vec![Agent::parse("mybot").unwrap()], options: BuildOptions::default() };
+    let plan = BuildPlan::new(vec![Agent::parse("mybot").unwrap()], BuildOptions::default());
     let origins = resolve(&[("https://s.example/robots.txt".to_string(), body.into_bytes())]);
-    let bytes = build(origins, &plan).0.to_bytes().unwrap();
+    let bytes = build_bytes(origins, &plan).unwrap().0;
     let artifact = Artifact::from_bytes(&bytes).unwrap();
     assert_eq!(artifact.group_stats(0).combs, 1);
-    // Find the comb tables through the section table and the (only) part record.
-    let u32_at = |at: usize| u32::from_ne_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
-    let u64_at = |at: usize| u64::from_ne_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
-    let parts = (0..u32_at(40))
-        .map(|i| HEADER_LEN + i * 24)
-        .find(|&e| u32_at(e) == 8)
-        .map(|e| u64_at(e + 8))
-        .expect("a parts section");
+    // The only group's blob starts the groups section; its only part record follows the head.
+    let head = GroupHead::decode(&bytes[GROUPS_START..]);
+    let blob = GROUPS_START..GROUPS_START + head.len as usize;
+    let part = PartRecord::decode(&bytes[GROUPS_START + GroupHead::LEN..]);
     // Fewer than 65,536 states: 16-bit slots.
-    assert_eq!(u32_at(parts), PART_COMB16 as usize);
-    let (count, slots, tables) = (u32_at(parts + 8), u32_at(parts + 20), u64_at(parts + 32));
-    let comb = tables..tables + 8 * count + 4 * slots;
-    assert!(count > 20 && slots > 20, "{count} states, {slots} slots");
-    // Set every u32 word of the file, one at a time, to a huge value and fix the
-    // checksum: every word of the comb tables (rows, and slots, whose two
-    // 16-bit ids that value turns into ids of no state) must then be refused, and no damage anywhere may make opening or a
+    assert_eq!(part.kind, PART_COMB16);
+    let tables = GROUPS_START + part.b as usize;
+    let comb = tables..tables + 8 * part.count as usize + 4 * part.slots as usize;
+    assert!(part.count > 20 && part.slots > 20, "{part:?}");
+    // Set every u32 word of the blob after its checksum, one at a time, to a
+    // huge value and fix the checksum: every word of the comb tables (rows,
+    // and slots, whose two 16-bit ids that value turns into ids of no state)
+    // must then be refused, and no damage anywhere may make opening or a
     // lookup panic.
     let mut refused_in_comb = 0;
-    for at in (HEADER_LEN..=bytes.len() - 4).step_by(4) {
+    for at in (blob.start + 8..=blob.end - 4).step_by(4) {
         let mut damaged = bytes.clone();
         damaged[at..at + 4].copy_from_slice(&0x7fff_fff0u32.to_ne_bytes());
-        let sum = file_checksum(&damaged);
-        damaged[CHECKSUM_AT].copy_from_slice(&sum.to_ne_bytes());
+        let sum = checksum(&damaged[blob.start + 8..blob.end]);
+        damaged[blob.start..blob.start + 8].copy_from_slice(&sum.to_ne_bytes());
         match Artifact::from_bytes(&damaged) {
             Err(_) => refused_in_comb += usize::from(comb.contains(&at)),
             Ok(a) => {
                 assert!(!comb.contains(&at), "a huge value at byte {at} of the comb tables was accepted");
-                if a.groups() > 0 && a.origins() > 0 {
-                    a.decide(a.group_of(0, 0), b"/a/very/long/unique/literal/rule/number/00042/end");
-                }
+                a.decide(a.group_of(0, 0), b"/a/very/long/unique/literal/rule/number/00042/end");
             }
         }
     }

@@ -4,7 +4,7 @@
 //! googlebot and mybot, in both URL modes.
 
 use robotsieve_compiler::automaton::BuildOptions;
-use robotsieve_compiler::build::{build, BuildPlan};
+use robotsieve_compiler::build::{build_bytes, BuildPlan};
 use robotsieve_compiler::conformance::shared_dir;
 use robotsieve_compiler::corpus::Corpus;
 use robotsieve_compiler::{Agent, Group, RobotsTxt};
@@ -45,10 +45,9 @@ fn crawl2019_verdicts_equal_the_oracle() {
     let mut corpus = Corpus::new();
     corpus.add_jsonl_from("crawl2019.jsonl".into(), records.as_bytes()).unwrap();
     let agents = [Agent::parse("googlebot").unwrap(), Agent::parse("mybot").unwrap()];
-    let plan = BuildPlan { agents: agents.to_vec(), options: BuildOptions::default() };
+    let plan = BuildPlan::new(agents.to_vec(), BuildOptions::default());
     let artifact =
-        Artifact::from_bytes(&build(corpus.resolve().origins.into_values().collect(), &plan).0.to_bytes().unwrap())
-            .unwrap();
+        Artifact::from_bytes(&build_bytes(corpus.resolve().origins.into_values(), &plan).unwrap().0).unwrap();
 
     let groups: BTreeMap<(&str, usize), Group> = files
         .iter()

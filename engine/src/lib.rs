@@ -17,6 +17,7 @@
 //! - [`verdict`]: the four answers for a URL.
 //! - [`filter`]: the parallel pipeline that streams a URL list through a classifier.
 //! - [`artifact`]: the memory-mappable file of every origin's compiled rules.
+//! - [`format`]: the artifact's layout, each record's encode and decode side by side.
 //! - [`classify`]: URL verdicts from an artifact (origin, group, automaton),
 //!   one at a time with reasons, or a batch with every step interleaved.
 //! - `mapped` (internal): giving back the pages of mapped files read once.
@@ -27,6 +28,7 @@ pub mod classify;
 pub mod comb;
 pub mod dfa;
 pub mod filter;
+pub mod format;
 pub mod label;
 mod mapped;
 pub mod matcher;
