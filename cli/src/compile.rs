@@ -2,10 +2,12 @@
 
 use crate::failure::{fail, Failure};
 use robotsieve_compiler::automaton::BuildOptions;
-use robotsieve_compiler::build::{build, BuildPlan};
+use robotsieve_compiler::build::{build, build_shards, BuildPlan};
 use robotsieve_compiler::corpus::Corpus;
 use robotsieve_compiler::writer::ArtifactWriter;
 use robotsieve_compiler::Agent;
+use robotsieve_engine::artifact::ShardInfo;
+use robotsieve_engine::shards::{shard_file_name, shard_of_hash, SHARD_SCHEME};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -37,9 +39,19 @@ pub struct Args {
     /// (automata are then minimised per rule and somewhat larger).
     #[arg(long)]
     explain: bool,
-    /// Where to write the artifact (through a temporary file and a rename).
-    #[arg(short, long, value_name = "FILE")]
+    /// Where to write the artifact (through a temporary file and a rename);
+    /// with --shards or --shard, the directory of the shard set.
+    #[arg(short, long, value_name = "FILE|DIR")]
     output: PathBuf,
+    /// Write a shard set: N artifacts in the directory -o, origins split by
+    /// a stable hash of the origin key (`robotsieve shard-of`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65536), conflicts_with = "shard")]
+    shards: Option<u32>,
+    /// Write only shard K of N into the directory -o: every input is read and
+    /// redirects and newest-record-wins are resolved across the whole corpus,
+    /// then only shard K's origins are kept.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    shard: Option<(u32, u32)>,
     /// The memory budget in bytes (suffixes K, M, G): beyond it the origin
     /// index spills to sorted temporary files beside the output, and the map
     /// of distinct groups starts afresh.
@@ -103,15 +115,47 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         .map(|p| p.display().to_string())
         .collect();
     let output_error = |e: robotsieve_compiler::writer::WriteError| fail!("{}: {e}", args.output.display());
-    let agent_names = plan.agents.iter().map(|a| a.to_string()).collect();
-    let mut writer =
-        ArtifactWriter::create(&args.output, agent_names, args.explain, args.memory).map_err(output_error)?;
-    writer.build_info("robotsieve", env!("CARGO_PKG_VERSION"));
-    writer.build_info("explain", if args.explain { "yes" } else { "no" });
-    writer.build_info("sources", &sources.join(" "));
-    let report = build(resolution.origins.into_values(), &plan, &mut writer, |_| {}).map_err(output_error)?;
+    // (shard count, the shards to write); a whole artifact is None.
+    let set: Option<(u32, Vec<u32>)> = match (args.shards, args.shard) {
+        (Some(n), _) => Some((n, (0..n).collect())),
+        (None, Some((k, n))) => Some((n, vec![k])),
+        (None, None) => None,
+    };
+    let paths: Vec<PathBuf> = match &set {
+        None => vec![args.output.clone()],
+        Some((n, ks)) => {
+            std::fs::create_dir_all(&args.output).map_err(|e| fail!("{}: {e}", args.output.display()))?;
+            ks.iter().map(|&k| args.output.join(shard_file_name(k, *n))).collect()
+        }
+    };
+    let mut writers = Vec::with_capacity(paths.len());
+    for (i, path) in paths.iter().enumerate() {
+        let agent_names = plan.agents.iter().map(|a| a.to_string()).collect();
+        let mut writer = ArtifactWriter::create(path, agent_names, args.explain, args.memory / paths.len())
+            .map_err(|e| fail!("{}: {e}", path.display()))?;
+        writer.build_info("robotsieve", env!("CARGO_PKG_VERSION"));
+        writer.build_info("explain", if args.explain { "yes" } else { "no" });
+        writer.build_info("sources", &sources.join(" "));
+        if let Some((n, ks)) = &set {
+            writer.set_shard(ShardInfo { index: ks[i], count: *n, scheme: SHARD_SCHEME.to_string() });
+        }
+        writers.push(writer);
+    }
+    let origins = resolution.origins.into_values();
+    let report = match &set {
+        Some((n, ks)) if ks.len() == 1 && *n > 1 => {
+            let (k, n) = (ks[0], *n);
+            let mine = origins.filter(move |o| shard_of_hash(o.origin.hash64(), n) == k);
+            build(mine, &plan, &mut writers[0], |_| {})
+        }
+        _ => build_shards(origins, &plan, &mut writers, |_| {}),
+    }
+    .map_err(output_error)?;
     let writing = Instant::now();
-    let bytes = writer.finish().map_err(output_error)?;
+    let mut bytes = 0;
+    for (writer, path) in writers.into_iter().zip(&paths) {
+        bytes += writer.finish().map_err(|e| fail!("{}: {e}", path.display()))?;
+    }
     eprintln!(
         "compiled {} origins ({} distinct files, {} distinct groups, {} states, {} split) into {} ({} bytes, {} bytes per origin) in {:.2?}: read {:.2?}, automata {:.2?}, written {:.2?}",
         report.origins,
@@ -128,6 +172,17 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         writing.elapsed(),
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Reads `K/N` (shard K of N, 0 <= K < N).
+fn parse_shard(text: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("{text:?} is not K/N with 0 <= K < N, such as 17/64");
+    let (k, n) = text.split_once('/').ok_or_else(bad)?;
+    let (k, n): (u32, u32) = (k.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+    if k >= n {
+        return Err(bad());
+    }
+    Ok((k, n))
 }
 
 /// Reads a byte count with an optional K, M or G suffix (powers of 1024).
@@ -156,5 +211,12 @@ mod tests {
         assert_eq!(super::parse_bytes("4096"), Ok(4096));
         assert!(super::parse_bytes("12X").is_err());
         assert!(super::parse_bytes("0").is_err());
+    }
+
+    #[test]
+    fn shards_are_k_of_n() {
+        assert_eq!(super::parse_shard("17/64"), Ok((17, 64)));
+        assert!(super::parse_shard("64/64").is_err());
+        assert!(super::parse_shard("3").is_err());
     }
 }

@@ -6,7 +6,6 @@
 
 use crate::failure::{fail, Context, Failure};
 use indicatif::{ProgressBar, ProgressStyle};
-use robotsieve_engine::artifact::Artifact;
 use robotsieve_engine::classify::{AgentClassifier, Scratch};
 use robotsieve_engine::filter::{Classifier, Config, Input, Outputs, PendingFile, Pipeline, Progress, Stats};
 use robotsieve_engine::url::PathMode;
@@ -116,7 +115,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         }
     }
     let mode = if args.raw_urls { PathMode::Raw } else { PathMode::Escaped };
-    let artifact = Artifact::open(&args.rules).map_err(|e| fail!("{e}"))?;
+    let artifact = crate::input::open_rules(&args.rules)?;
     let classifier = crate::input::agent_classifier(&artifact, &args.rules, &args.agent, mode)?;
     filter_with(&classifier, &args, |scratches| vec![("by_robots_fetch", fetch_stats(&classifier, scratches))])?;
     Ok(ExitCode::SUCCESS)

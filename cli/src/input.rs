@@ -1,10 +1,10 @@
 //! Reading what the user names on the command line: files, or `-` for stdin,
-//! and a crawler's view of an artifact.
+//! and a crawler's view of an artifact or shard set.
 
 use crate::failure::{fail, Context, Failure};
 use robotsieve_compiler::Agent;
-use robotsieve_engine::artifact::Artifact;
 use robotsieve_engine::classify::AgentClassifier;
+use robotsieve_engine::shards::ShardSet;
 use robotsieve_engine::url::PathMode;
 use std::io::Read;
 use std::path::Path;
@@ -20,10 +20,15 @@ pub fn read_all(path: &Path) -> Result<Vec<u8>, Failure> {
     }
 }
 
-/// The classifier of `agent` in the artifact at `path`: the one place that
-/// knows how an agent is looked up.
+/// Opens the artifact file or shard-set directory at `path`.
+pub fn open_rules(path: &Path) -> Result<ShardSet, Failure> {
+    ShardSet::open(path).map_err(|e| fail!("{e}"))
+}
+
+/// The classifier of `agent` in the artifact or shard set at `path`: the one
+/// place that knows how an agent is looked up.
 pub fn agent_classifier<'a>(
-    artifact: &'a Artifact,
+    artifact: &'a ShardSet,
     path: &Path,
     agent: &str,
     mode: PathMode,

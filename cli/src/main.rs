@@ -14,6 +14,7 @@ mod input;
 mod inspect;
 mod lint;
 mod meta;
+mod shard_of;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -40,6 +41,8 @@ enum Command {
     Meta(meta::Args),
     /// Explain how Google reads a robots.txt and where that differs from what was meant.
     Lint(lint::Args),
+    /// Which shard of a set of N each URL's origin is in (as `compile --shards N` splits them).
+    ShardOf(shard_of::Args),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
         Command::Filter(args) => filter::run(args),
         Command::Meta(args) => meta::run(args),
         Command::Lint(args) => lint::run(args),
+        Command::ShardOf(args) => shard_of::run(args),
     };
     match result {
         Ok(code) => code,

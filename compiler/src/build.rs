@@ -17,6 +17,7 @@ use crate::writer::{ArtifactWriter, WriteError, DEFAULT_MEMORY};
 use rayon::prelude::*;
 use robotsieve_engine::artifact::{FetchInfo, FetchKind};
 use robotsieve_engine::format::{encode_group, RuleText};
+use robotsieve_engine::shards::shard_of_hash;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::time::{Duration, Instant};
@@ -87,8 +88,28 @@ pub fn build(
     origins: impl IntoIterator<Item = Governing>,
     plan: &BuildPlan,
     writer: &mut ArtifactWriter,
+    on_batch: impl FnMut(&BuildReport),
+) -> Result<BuildReport, WriteError> {
+    build_shards(origins, plan, std::slice::from_mut(writer), on_batch)
+}
+
+/// [`build`] into a shard set: each origin goes to `writers[shard_of_hash(key
+/// hash, writers.len())]` (see `robotsieve_engine::shards`). A group is
+/// compiled once per batch and appended to every shard that uses it.
+pub fn build_shards(
+    origins: impl IntoIterator<Item = Governing>,
+    plan: &BuildPlan,
+    writers: &mut [ArtifactWriter],
     mut on_batch: impl FnMut(&BuildReport),
 ) -> Result<BuildReport, WriteError> {
+    let shards = writers.len();
+    let shard_of = |origin: &Governing| {
+        if shards == 1 {
+            0
+        } else {
+            shard_of_hash(origin.origin.hash64(), shards as u32) as usize
+        }
+    };
     let started = Instant::now();
     let explain = plan.options.explain;
     let unrestricted = Group { source: Source::Nothing, agent_lines: Vec::new(), rules: Vec::new() };
@@ -98,8 +119,9 @@ pub fn build(
         rules: vec![Rule { verb: Verb::Disallow, pattern: b"/".to_vec(), line: 0, index_directory: false }],
     };
     let constant_hashes = (group_hash(&unrestricted), group_hash(&blocked));
-    let map_limit = (plan.memory / 4 / GROUP_MAP_BYTES_PER_GROUP).max(1024);
-    let mut known: HashMap<u128, u32> = HashMap::new();
+    let map_limit = (plan.memory / 4 / GROUP_MAP_BYTES_PER_GROUP / shards.max(1)).max(1024);
+    // Per shard: the id of each group hash it holds.
+    let mut known: Vec<HashMap<u128, u32>> = vec![HashMap::new(); shards];
     let mut report = BuildReport::default();
     let mut origins = origins.into_iter();
     loop {
@@ -137,22 +159,34 @@ pub fn build(
 
         // Each origin's groups: known ones by id, new ones numbered in order
         // of first use (the order they are appended in).
-        if known.len() > map_limit {
-            known.clear();
+        for map in &mut known {
+            if map.len() > map_limit {
+                map.clear();
+            }
         }
-        let first_new = writer.groups() as u32;
+        // New groups of the batch, compiled once each; and per shard, which
+        // of them it appends, in order of first use there.
         let mut new_groups: Vec<(&Group, usize)> = Vec::new();
+        let mut batch_new: HashMap<u128, usize> = HashMap::new();
+        let mut appended: Vec<Vec<usize>> = vec![Vec::new(); shards];
         let mut origin_groups: Vec<u32> = Vec::with_capacity(batch.len() * plan.agents.len());
+        let origin_shards: Vec<usize> = batch.iter().map(shard_of).collect();
         for (i, (origin, body)) in batch.iter().zip(&origin_body).enumerate() {
+            let k = origin_shards[i];
             for a in 0..plan.agents.len() {
                 let (hash, group) = match (&origin.robots, body) {
                     (Robots::Body(_), Some(b)) => (body_groups[*b][a].0, &body_groups[*b][a].1),
                     (Robots::Blocked, _) => (constant_hashes.1, &blocked),
                     _ => (constant_hashes.0, &unrestricted),
                 };
-                let id = *known.entry(hash).or_insert_with(|| {
-                    new_groups.push((group, i));
-                    first_new + new_groups.len() as u32 - 1
+                let first_new = writers[k].groups() as u32;
+                let id = *known[k].entry(hash).or_insert_with(|| {
+                    let slot = *batch_new.entry(hash).or_insert_with(|| {
+                        new_groups.push((group, i));
+                        new_groups.len() - 1
+                    });
+                    appended[k].push(slot);
+                    first_new + appended[k].len() as u32 - 1
                 });
                 origin_groups.push(id);
             }
@@ -170,9 +204,10 @@ pub fn build(
                 Ok((blob, compiled.stats, t.elapsed()))
             })
             .collect();
+        let mut blobs = Vec::with_capacity(encoded.len());
         for (result, &(group, first_user)) in encoded.into_iter().zip(&new_groups) {
             let (blob, stats, took) = result?;
-            writer.add_group(&blob)?;
+            blobs.push(blob);
             report.groups += 1;
             report.states += stats.states();
             report.split_groups += usize::from(stats.split);
@@ -183,8 +218,16 @@ pub fn build(
                 report.slowest.truncate(10);
             }
         }
-        for (origin, groups) in batch.iter().zip(origin_groups.chunks_exact(plan.agents.len())) {
-            writer.add_origin(&origin.origin, fetch_info(&origin.robots, origin.provenance.status), groups)?;
+        for (writer, slots) in writers.iter_mut().zip(&appended) {
+            for &slot in slots {
+                writer.add_group(&blobs[slot])?;
+            }
+        }
+        drop(blobs);
+        for ((origin, groups), &k) in
+            batch.iter().zip(origin_groups.chunks_exact(plan.agents.len())).zip(&origin_shards)
+        {
+            writers[k].add_origin(&origin.origin, fetch_info(&origin.robots, origin.provenance.status), groups)?;
         }
         report.origins += batch.len();
         report.elapsed = started.elapsed();

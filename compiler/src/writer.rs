@@ -243,7 +243,7 @@ impl ArtifactWriter {
         Ok(ArtifactWriter {
             target,
             pos: GROUPS_START as u64,
-            meta: Meta { agents, build: Vec::new() },
+            meta: Meta { agents, build: Vec::new(), shard: None },
             explain,
             group_index: Spool::new(dir)?,
             keys: Spool::new(dir)?,
@@ -258,6 +258,11 @@ impl ArtifactWriter {
     /// Records a piece of build information (shown by `inspect`).
     pub fn build_info(&mut self, key: &str, value: &str) {
         self.meta.build.push((key.to_string(), value.to_string()));
+    }
+
+    /// Marks the artifact as one shard of a set (see `robotsieve_engine::shards`).
+    pub fn set_shard(&mut self, shard: robotsieve_engine::artifact::ShardInfo) {
+        self.meta.shard = Some(shard);
     }
 
     /// Whether group blobs must carry explanations.

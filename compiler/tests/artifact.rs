@@ -275,3 +275,29 @@ fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
     }
     assert_eq!(refused_in_comb, comb.len() / 4);
 }
+
+/// A shard file that holds an origin of another shard is refused at open,
+/// naming the file and the origin.
+#[test]
+fn a_shard_holding_another_shards_origin_is_refused() {
+    use robotsieve_compiler::build::build;
+    use robotsieve_compiler::writer::ArtifactWriter;
+    use robotsieve_engine::artifact::ShardInfo;
+    use robotsieve_engine::shards::{shard_file_name, ShardSet, SHARD_SCHEME};
+    let dir = tempfile::tempdir().unwrap();
+    let records: Vec<_> = (0..20)
+        .map(|i| (format!("https://site{i}.example/robots.txt"), b"user-agent: *\ndisallow: /x\n".to_vec()))
+        .collect();
+    let plan = BuildPlan::new(vec![Agent::parse("mybot").unwrap()], BuildOptions::default());
+    // Both files get every origin: each holds some of the other's.
+    for k in 0..2 {
+        let path = dir.path().join(shard_file_name(k, 2));
+        let mut writer = ArtifactWriter::create(&path, vec!["mybot".into()], false, 1 << 20).unwrap();
+        writer.set_shard(ShardInfo { index: k, count: 2, scheme: SHARD_SCHEME.into() });
+        build(resolve(&records), &plan, &mut writer, |_| {}).unwrap();
+        writer.finish().unwrap();
+    }
+    let err = ShardSet::open(dir.path()).unwrap_err().to_string();
+    assert!(err.contains(&shard_file_name(0, 2)) && err.contains("which belongs to shard 1"), "{err}");
+    assert!(err.contains("https://site"), "{err}");
+}

@@ -69,6 +69,20 @@ pub struct Meta {
     /// Free-form build information (tool version, sources, options), as JSON
     /// key/value string pairs.
     pub build: Vec<(String, String)>,
+    /// Which shard of a set this artifact is (see [`crate::shards`]); `None`
+    /// for a whole artifact.
+    pub shard: Option<ShardInfo>,
+}
+
+/// What a shard file says of itself: shard `index` of `count`, split by `scheme`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShardInfo {
+    /// K, from 0.
+    pub index: u32,
+    /// N.
+    pub count: u32,
+    /// The name of the shard function ([`crate::shards::SHARD_SCHEME`]).
+    pub scheme: String,
 }
 
 impl Meta {
@@ -90,7 +104,13 @@ impl Meta {
             out.push(':');
             json_string(&mut out, v);
         }
-        out.push_str("}}");
+        out.push('}');
+        if let Some(shard) = &self.shard {
+            out.push_str(&format!(",\"shard\":{{\"index\":{},\"count\":{},\"scheme\":", shard.index, shard.count));
+            json_string(&mut out, &shard.scheme);
+            out.push('}');
+        }
+        out.push('}');
         out
     }
 
@@ -123,6 +143,20 @@ impl Meta {
                 }
                 p.expect(b',')?;
             }
+        }
+        if p.eat(b',') {
+            p.key("shard")?;
+            p.expect(b'{')?;
+            p.key("index")?;
+            let index = p.number()?;
+            p.expect(b',')?;
+            p.key("count")?;
+            let count = p.number()?;
+            p.expect(b',')?;
+            p.key("scheme")?;
+            let scheme = p.string()?;
+            p.expect(b'}')?;
+            meta.shard = Some(ShardInfo { index, count, scheme });
         }
         p.expect(b'}')?;
         Ok(meta)
@@ -172,6 +206,17 @@ impl JsonReader<'_> {
             return Err(format!("expected key {name:?}, found {k:?}"));
         }
         self.expect(b':')
+    }
+
+    fn number(&mut self) -> Result<u32, String> {
+        let start = self.i;
+        while self.s.get(self.i).is_some_and(u8::is_ascii_digit) {
+            self.i += 1;
+        }
+        std::str::from_utf8(&self.s[start..self.i])
+            .ok()
+            .and_then(|digits| digits.parse().ok())
+            .ok_or_else(|| format!("expected a number at byte {start}"))
     }
 
     fn string(&mut self) -> Result<String, String> {

@@ -8,17 +8,18 @@
 //! through each of those steps side by side, so that their cache misses
 //! overlap.
 
-use crate::artifact::{Artifact, ExplainedRule, FetchInfo, FetchKind, GroupOutcome};
+use crate::artifact::{ExplainedRule, FetchInfo, FetchKind, GroupOutcome};
 use crate::filter::{Classifier, Reasons};
+use crate::shards::ShardSet;
 use crate::url::{origin_hash, KeyBuf, PathMode, UrlError};
 use crate::verdict::Verdict;
 use std::fmt;
 use std::io::Write;
 use std::ops::Range;
 
-/// One crawler's view of an artifact: classifies URLs for the filter.
+/// One crawler's view of an artifact or shard set: classifies URLs for the filter.
 pub struct AgentClassifier<'a> {
-    artifact: &'a Artifact,
+    artifact: &'a ShardSet,
     agent: usize,
     mode: PathMode,
 }
@@ -87,8 +88,8 @@ impl FetchClass {
 }
 
 impl<'a> AgentClassifier<'a> {
-    /// The classifier of agent number `agent` (see [`Artifact::agent_index`]).
-    pub fn new(artifact: &'a Artifact, agent: usize, mode: PathMode) -> AgentClassifier<'a> {
+    /// The classifier of agent number `agent` (see [`ShardSet::agent_index`]).
+    pub fn new(artifact: &'a ShardSet, agent: usize, mode: PathMode) -> AgentClassifier<'a> {
         assert!(agent < artifact.meta().agents.len(), "agent {agent} is not in the artifact");
         AgentClassifier { artifact, agent, mode }
     }
@@ -183,7 +184,7 @@ impl<'a> AgentClassifier<'a> {
     /// The answers for many URLs, in order (see [`AgentClassifier::answer`]).
     /// The URLs are taken through each step side by side (parse all, find
     /// all origins, decide all), so that the cache misses of different URLs
-    /// overlap; see [`Artifact::decide_many`].
+    /// overlap; see [`crate::artifact::Artifact::decide_many`].
     pub fn answers(&self, urls: &[&[u8]], scratch: &mut Scratch, explain: bool) -> Vec<Answer<'a>> {
         let mut answers = vec![Answer { verdict: Verdict::Invalid, reason: Reason::NotAsked }; urls.len()];
         let Scratch { key, keys, paths, lanes, origins, outcomes, urls_by_fetch, origins_hit, .. } = scratch;

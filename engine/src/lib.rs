@@ -18,6 +18,7 @@
 //! - [`filter`]: the parallel pipeline that streams a URL list through a classifier.
 //! - [`artifact`]: the memory-mappable file of every origin's compiled rules.
 //! - [`format`]: the artifact's layout, each record's encode and decode side by side.
+//! - [`shards`]: shard sets: origins split by a published hash over N artifacts.
 //! - [`classify`]: URL verdicts from an artifact (origin, group, automaton),
 //!   one at a time with reasons, or a batch with every step interleaved.
 //! - `mapped` (internal): giving back the pages of mapped files read once.
@@ -34,6 +35,7 @@ mod mapped;
 pub mod matcher;
 pub mod pattern;
 pub mod rules;
+pub mod shards;
 pub mod url;
 pub mod verdict;
 mod walk;
