@@ -233,21 +233,43 @@ impl fmt::Display for WarcError {
 impl std::error::Error for WarcError {}
 
 /// Streams the records of a WARC file. After an error the iterator ends: a
-/// broken length leaves no reliable way to find the next record.
+/// broken length leaves no reliable way to find the next record. Unless
+/// told to resync ([`WarcReader::resync_after_errors`]): then a record
+/// with a broken header is followed by the next line that starts with
+/// `WARC/`. A read error (damaged compressed data) and the end of the file
+/// inside a record end it all the same.
 pub struct WarcReader<R> {
     input: R,
     number: u64,
     offset: u64,
     done: bool,
+    /// Whether to look for the next record after a broken one.
+    resync: bool,
+    /// Whether the last record was broken, so the next starts at the next version line.
+    resyncing: bool,
 }
 
 impl<R: BufRead> WarcReader<R> {
     /// Reads plain (already decompressed) WARC from `input`.
     pub fn new(input: R) -> WarcReader<R> {
-        WarcReader { input, number: 0, offset: 0, done: false }
+        WarcReader { input, number: 0, offset: 0, done: false, resync: false, resyncing: false }
     }
 
+    /// After a record with a broken header, go on at the next line that
+    /// starts with `WARC/` instead of ending (`compile --skip-bad-records`).
+    pub fn resync_after_errors(&mut self) {
+        self.resync = true;
+    }
+
+    /// A broken record: the reader ends, or resyncs when told to.
     fn error(&mut self, offset: u64, message: impl Into<String>) -> WarcError {
+        self.done = !self.resync;
+        self.resyncing = self.resync;
+        WarcError { record: self.number, offset, message: message.into() }
+    }
+
+    /// A broken record nothing can follow: a read error, or the end of the input.
+    fn fatal(&mut self, offset: u64, message: impl Into<String>) -> WarcError {
         self.done = true;
         WarcError { record: self.number, offset, message: message.into() }
     }
@@ -262,14 +284,19 @@ impl<R: BufRead> WarcReader<R> {
 
     fn read_record(&mut self) -> Result<Option<WarcRecord>, WarcError> {
         let mut line = Vec::new();
-        // Skip the blank lines between records.
+        // Skip the blank lines between records (after a broken record, every
+        // line up to the next version line).
         let start = loop {
             let start = self.offset;
-            let n = self.read_line(&mut line).map_err(|e| self.error(start, e.to_string()))?;
+            let n = self.read_line(&mut line).map_err(|e| self.fatal(start, e.to_string()))?;
             if n == 0 {
                 return Ok(None);
             }
+            if self.resyncing && !line.starts_with(b"WARC/") {
+                continue;
+            }
             if !line.trim_ascii().is_empty() {
+                self.resyncing = false;
                 break start;
             }
         };
@@ -280,9 +307,9 @@ impl<R: BufRead> WarcReader<R> {
         }
         let mut headers: Vec<(String, String)> = Vec::new();
         loop {
-            let n = self.read_line(&mut line).map_err(|e| self.error(start, e.to_string()))?;
+            let n = self.read_line(&mut line).map_err(|e| self.fatal(start, e.to_string()))?;
             if n == 0 {
-                return Err(self.error(start, "file ends inside a record header"));
+                return Err(self.fatal(start, "the file ends inside the record's header"));
             }
             if !line.ends_with(b"\n") {
                 return Err(self.error(start, "header line not terminated (longer than 64 KiB, or the file ends)"));
@@ -315,10 +342,10 @@ impl<R: BufRead> WarcReader<R> {
         };
         let mut block = Vec::new();
         let got =
-            (&mut self.input).take(length).read_to_end(&mut block).map_err(|e| self.error(start, e.to_string()))?;
+            (&mut self.input).take(length).read_to_end(&mut block).map_err(|e| self.fatal(start, e.to_string()))?;
         self.offset += got as u64;
         if (got as u64) < length {
-            return Err(self.error(start, format!("block truncated: {got} of {length} bytes")));
+            return Err(self.fatal(start, format!("the file ends inside the record: {got} of its {length} bytes")));
         }
         Ok(Some(WarcRecord { number: self.number, offset: start, version, headers, block }))
     }

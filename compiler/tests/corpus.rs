@@ -620,7 +620,8 @@ fn warc_errors_name_the_record() {
     let mut corpus = Corpus::new();
     let error = corpus.add_warc_from("t.warc".into(), Cursor::new(bytes)).unwrap_err();
     assert_eq!(error.source.place, Place::Record(3));
-    assert!(error.to_string().contains("truncated"), "{error}");
+    assert!(error.to_string().contains("the file ends inside the record"), "{error}");
+    assert!(error.to_string().contains(&format!("at offset {}", sample_records()[..2].concat().len())), "{error}");
     let mut bytes = sample_records()[..2].concat();
     bytes.extend_from_slice(b"HTTP/1.1 200 OK\r\n\r\n");
     let error = Corpus::new().add_warc_from("t.warc".into(), Cursor::new(bytes)).unwrap_err();
@@ -632,6 +633,47 @@ fn warc_errors_name_the_record() {
     let mut corrupt_gzip = gzip(&sample_records().concat());
     corrupt_gzip.truncate(corrupt_gzip.len() / 2);
     assert!(Corpus::new().add_warc_from("t.warc.gz".into(), Cursor::new(corrupt_gzip)).is_err());
+}
+
+#[test]
+fn bad_records_are_skipped_when_asked_and_named() {
+    // A JSON Lines file with a broken record in the middle: an error naming
+    // its line, or skipped and listed; the records around it are read.
+    let jsonl = "{\"url\": \"http://a.example/robots.txt\", \"status\": 404}\n\
+                 {\"url\": \"http://b.example/robots.txt\", \"status\n\
+                 {\"url\": \"http://c.example/robots.txt\", \"status\": 404}\n";
+    let error = Corpus::new().add_jsonl_from("c.jsonl".into(), Cursor::new(jsonl)).unwrap_err();
+    assert_eq!(error.source.place, Place::Line(2));
+    assert!(error.to_string().starts_with("c.jsonl:2: the record is cut short"), "{error}");
+    let mut corpus = Corpus::new();
+    corpus.skip_bad_records();
+    assert_eq!(corpus.add_jsonl_from("c.jsonl".into(), Cursor::new(jsonl)).unwrap(), 2);
+    assert_eq!(corpus.skipped().iter().map(|e| e.source.place).collect::<Vec<_>>(), [Place::Line(2)]);
+
+    // A WARC record whose header is broken (no Content-Length) between two
+    // good ones: skipping resyncs at the next record.
+    let records = sample_records();
+    let mut bytes = records[..3].concat();
+    bytes.extend_from_slice(b"WARC/1.0\r\nWARC-Type: response\r\n\r\nHTTP/1.1 200 OK\r\n\r\nbody\r\n\r\n");
+    bytes.extend(records[2].iter());
+    let error = Corpus::new().add_warc_from("t.warc".into(), Cursor::new(bytes.clone())).unwrap_err();
+    assert_eq!(error.source.place, Place::Record(4));
+    let mut whole = Corpus::new();
+    let good = whole.add_warc_from("t.warc".into(), Cursor::new(records[..3].concat())).unwrap();
+    let mut corpus = Corpus::new();
+    corpus.skip_bad_records();
+    assert_eq!(corpus.add_warc_from("t.warc".into(), Cursor::new(bytes)).unwrap(), good + 1);
+    assert_eq!(corpus.skipped().len(), 1);
+    assert!(corpus.skipped()[0].to_string().contains("record 4: at offset"), "{}", corpus.skipped()[0]);
+
+    // Cut inside the last record: that record is skipped, the rest is read.
+    let mut cut = records[..3].concat();
+    cut.truncate(cut.len() - 10);
+    let mut corpus = Corpus::new();
+    corpus.skip_bad_records();
+    let before = Corpus::new().add_warc_from("t.warc".into(), Cursor::new(records[..2].concat())).unwrap();
+    assert_eq!(corpus.add_warc_from("t.warc".into(), Cursor::new(cut)).unwrap(), before);
+    assert_eq!(corpus.skipped()[0].source.place, Place::Record(3));
 }
 
 #[test]

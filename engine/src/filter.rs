@@ -550,16 +550,24 @@ pub struct PendingFile {
 impl PendingFile {
     /// Creates the temporary file `.NAME.robotsieve-PID-N.tmp` next to `path`.
     ///
-    /// When `path` exists and is not a regular file (`/dev/null`, a named
-    /// pipe, a terminal), it is written directly: renaming a file over it
-    /// would replace the device or pipe itself, and a partial write to a
-    /// stream cannot be taken back anyway.
+    /// Streams are written directly, in order, and never renamed over:
+    /// renaming a file over one would replace the device, pipe or link
+    /// itself, and a partial write to a stream cannot be taken back anyway.
+    /// They are `-` and the names of standard output and error (`/dev/stdout`,
+    /// `/dev/fd/1`, `/proc/self/fd/2`, ...), which write to the descriptor
+    /// this process was given (so a shell's `>>` still appends); other
+    /// descriptors' names (`/dev/fd/63` of a `>(...)`); and whatever exists
+    /// and is not a regular file (`/dev/null`, `/dev/full`, a named pipe, a
+    /// terminal). A directory is refused at once.
     pub fn create(path: &Path) -> Result<PendingFile, FilterError> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let failed = |source| FilterError::Output { name: path.display().to_string(), source };
-        if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
-            let file = File::options().write(true).open(path).map_err(failed)?;
+        if let Some(file) = open_stream(path) {
+            let file = file.map_err(failed)?;
             return Ok(PendingFile { path: path.to_path_buf(), temp_path: PathBuf::new(), file: Some(file) });
+        }
+        if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+            return Err(failed(io::Error::other("is a directory")));
         }
         let file_name = path.file_name().ok_or_else(|| failed(io::Error::other("not a file name")))?;
         let dir = match path.parent() {
@@ -587,6 +595,12 @@ impl PendingFile {
                 Err(e) => return Err(failed(e)),
             }
         }
+    }
+
+    /// Whether this output is written in place ([`PendingFile::create`]
+    /// says which are), rather than renamed into place on commit.
+    pub fn in_place(&self) -> bool {
+        self.temp_path.as_os_str().is_empty()
     }
 
     /// The final path.
@@ -642,6 +656,43 @@ impl Drop for PendingFile {
             let _ = std::fs::remove_file(&self.temp_path);
             unregister_pending(&self.temp_path);
         }
+    }
+}
+
+/// The stream `path` names, opened for writing, if it names one (see
+/// [`PendingFile::create`]); `None` for a file to write through a rename.
+fn open_stream(path: &Path) -> Option<io::Result<File>> {
+    if let Some(stream) = standard_stream(path) {
+        return Some(stream);
+    }
+    let in_proc = || {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        std::fs::canonicalize(dir).is_ok_and(|dir| dir.starts_with("/proc"))
+    };
+    let not_regular = || std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
+    (in_proc() || not_regular()).then(|| File::options().write(true).open(path))
+}
+
+/// A duplicate of this process's standard output or error when `path` is
+/// `-` (standard output) or names one of them.
+fn standard_stream(path: &Path) -> Option<io::Result<File>> {
+    let name = path.to_str()?;
+    let fd = match name {
+        "-" | "/dev/stdout" | "/dev/fd/1" | "/proc/self/fd/1" => 1,
+        "/dev/stderr" | "/dev/fd/2" | "/proc/self/fd/2" => 2,
+        _ => return None,
+    };
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        let owned =
+            if fd == 1 { io::stdout().as_fd().try_clone_to_owned() } else { io::stderr().as_fd().try_clone_to_owned() };
+        Some(owned.map(File::from))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = fd;
+        None
     }
 }
 

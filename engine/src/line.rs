@@ -79,14 +79,18 @@ pub fn shown(line: &[u8]) -> &[u8] {
 }
 
 /// Reads the next line of `input` into `line` (cleared first), without its
-/// LF or CRLF, keeping at most `MAX_LINE + 1` of its bytes: the rest of a
-/// longer line is read and dropped, so memory stays bounded whatever the
-/// input. Returns false at the end of the input.
-pub fn read_bounded_line(input: &mut impl BufRead, line: &mut Vec<u8>) -> io::Result<bool> {
+/// LF or CRLF, keeping at most `keep` of its bytes: the rest of a longer line
+/// is read and dropped, so memory stays bounded whatever the input. Returns
+/// the length of the whole line (without its line end), or `None` at the end
+/// of the input. URL lists keep `MAX_LINE + 1` bytes: enough to tell a line
+/// that is too long.
+pub fn read_bounded_line(input: &mut impl BufRead, line: &mut Vec<u8>, keep: usize) -> io::Result<Option<usize>> {
     line.clear();
     let mut read_any = false;
     // The length of the line without its LF, of which `line` holds the start.
     let mut length = 0;
+    // The last byte of the line before its LF.
+    let mut last = None;
     loop {
         let available = match input.fill_buf() {
             Ok(available) => available,
@@ -103,17 +107,20 @@ pub fn read_bounded_line(input: &mut impl BufRead, line: &mut Vec<u8>) -> io::Re
         };
         let content = &available[..taken - usize::from(ended)];
         length += content.len();
-        let room = (MAX_LINE + 1).saturating_sub(line.len());
+        last = content.last().copied().or(last);
+        let room = keep.saturating_sub(line.len());
         line.extend_from_slice(&content[..content.len().min(room)]);
         input.consume(taken);
         if ended {
             break;
         }
     }
-    if line.last() == Some(&b'\r') && line.len() == length {
-        line.pop();
+    if last == Some(b'\r') {
+        // A CRLF line end: the CR is no part of the line.
+        length -= 1;
+        line.truncate(length);
     }
-    Ok(read_any)
+    Ok(read_any.then_some(length))
 }
 
 #[cfg(test)]
@@ -150,9 +157,12 @@ mod tests {
         let mut reader = io::BufReader::with_capacity(1000, &input[..]);
         let mut line = Vec::new();
         let mut lines = Vec::new();
-        while read_bounded_line(&mut reader, &mut line).unwrap() {
+        let mut lengths = Vec::new();
+        while let Some(length) = read_bounded_line(&mut reader, &mut line, MAX_LINE + 1).unwrap() {
             lines.push(line.clone());
+            lengths.push(length);
         }
+        assert_eq!(lengths, [5, 3 * MAX_LINE, 0, MAX_LINE, 4]);
         assert_eq!(lines.len(), 5);
         assert_eq!(lines[0], b"short");
         assert_eq!(lines[1], vec![b'x'; MAX_LINE + 1]);
