@@ -96,8 +96,8 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
 /// answers as Google's library does). A line that is no URL at all
 /// ([`line::problem`]) is `invalid` without asking `answer`. Lines are read
 /// with at most 64 KiB of each kept, so memory stays bounded.
-fn for_each_url<'u>(
-    urls: &'u [String],
+fn for_each_url(
+    urls: &[String],
     print: &mut impl FnMut(Line<'_>) -> Result<(), Failure>,
     mut answer: impl FnMut(&[u8]) -> Line<'_>,
 ) -> Result<(), Failure> {

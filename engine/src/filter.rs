@@ -1319,8 +1319,8 @@ mod tests {
                     let mut lines = Newlines::new(&data);
                     let mut start = 0;
                     let mut flags = Vec::new();
-                    while let Some((end, odd)) = lines.next() {
-                        let expected = data[start..end].iter().any(|&b| b < 0x20 || b > 0x7f);
+                    for (end, odd) in lines.by_ref() {
+                        let expected = data[start..end].iter().any(|&b| !(0x20..0x80).contains(&b));
                         assert_eq!(odd, expected, "byte {odd_byte:#x} at {at} of {len}, line {start}..{end}");
                         flags.push(odd);
                         start = end + 1;
