@@ -31,16 +31,21 @@ fn setup() -> tempfile::TempDir {
     dir
 }
 
-/// Runs robotsieve in `dir` with `args`, feeding `stdin` (or nothing).
-fn run(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = robotsieve()
+/// Starts robotsieve in `dir` with `args`, every standard stream a pipe.
+fn spawn_piped(dir: &Path, args: &[&str]) -> Child {
+    robotsieve()
         .current_dir(dir)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// Runs robotsieve in `dir` with `args`, feeding `stdin` (or nothing).
+fn run(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut child = spawn_piped(dir, args);
     let mut input = child.stdin.take().unwrap();
     let data = stdin.unwrap_or_default().to_vec();
     let feeder = std::thread::spawn(move || {
@@ -50,6 +55,11 @@ fn run(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
     let out = child.wait_with_output().unwrap();
     feeder.join().unwrap();
     out
+}
+
+/// The verdicts `check` printed, in order.
+fn verdicts_of(out: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stdout).lines().map(|l| l.split('\t').next().unwrap().to_string()).collect()
 }
 
 fn stderr(out: &Output) -> String {
@@ -330,9 +340,7 @@ fn a_broken_corpus_record_fails_naming_file_and_line_or_is_skipped() {
     assert!(message.contains(", 2 bad records skipped) into c.rsv"), "{message}");
     let urls = ["https://a.example/x", "https://b.example/x", "https://c.example/x", "https://d.example/x"];
     let out = run(dir.path(), &[&["check", "--rules", "c.rsv", "--agent", "mybot"][..], &urls].concat(), None);
-    let verdicts: Vec<String> =
-        String::from_utf8_lossy(&out.stdout).lines().map(|l| l.split('\t').next().unwrap().to_string()).collect();
-    assert_eq!(verdicts, ["disallowed", "disallowed", "unknown", "disallowed"]);
+    assert_eq!(verdicts_of(&out), ["disallowed", "disallowed", "unknown", "disallowed"]);
 }
 
 fn warc_response(host: &str) -> Vec<u8> {
@@ -373,9 +381,7 @@ fn a_warc_file_cut_mid_record_fails_naming_record_and_offset_or_is_skipped() {
         assert!(message.contains(", 1 bad records skipped) into w.rsv"), "{message}");
         let urls = ["https://a.example/x", "https://b.example/x", "https://c.example/x"];
         let out = run(dir.path(), &[&["check", "--rules", "w.rsv", "--agent", "mybot"][..], &urls].concat(), None);
-        let verdicts: Vec<String> =
-            String::from_utf8_lossy(&out.stdout).lines().map(|l| l.split('\t').next().unwrap().to_string()).collect();
-        assert_eq!(verdicts, ["disallowed", "disallowed", "unknown"], "{name}");
+        assert_eq!(verdicts_of(&out), ["disallowed", "disallowed", "unknown"], "{name}");
         std::fs::remove_file(dir.path().join("w.rsv")).unwrap();
 
         // meta reads WARC files too: the same failure, and no --out file.
@@ -401,14 +407,7 @@ fn a_warc_file_cut_mid_record_fails_naming_record_and_offset_or_is_skipped() {
 /// written: a run that fails before reading its input ends at once; one
 /// that reads would wait forever (the test then fails after 20 seconds).
 fn fails_before_reading_stdin(dir: &Path, args: &[&str]) -> Output {
-    let mut child = robotsieve()
-        .current_dir(dir)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_piped(dir, args);
     let _open_stdin = child.stdin.take();
     let started = Instant::now();
     while child.try_wait().unwrap().is_none() {
