@@ -609,6 +609,9 @@ impl Corpus {
                     continue;
                 }
             };
+            if (record.block.len() as u64) < record.length {
+                warn(format!("{url}: a record of {} bytes: only its first {} read", record.length, record.block.len()));
+            }
             let body = match response.decoded_body() {
                 Ok(b) => b.into_owned(),
                 Err(e) => {

@@ -677,6 +677,27 @@ fn bad_records_are_skipped_when_asked_and_named() {
 }
 
 #[test]
+fn warc_blocks_and_decoded_bodies_are_held_to_a_bounded_size() {
+    // A block longer than MAX_BLOCK, then a good record: the first is cut,
+    // the second read from the right place.
+    let big = vec![b'v'; warc::MAX_BLOCK as usize + 1000];
+    let mut bytes = warc_record("resource", "https://example.com/video", "2026-11-01T00:00:00Z", "video/mp4", &big);
+    let second = bytes.len() as u64;
+    bytes.extend(sample_records()[2].iter());
+    let records: Vec<_> = warc::reader(Cursor::new(bytes)).unwrap().collect::<Result<_, _>>().unwrap();
+    assert_eq!(records.len(), 2);
+    assert_eq!((records[0].block.len() as u64, records[0].length), (warc::MAX_BLOCK, big.len() as u64));
+    assert_eq!(records[1].offset, second);
+    assert_eq!(records[1].block.len() as u64, records[1].length);
+    // A gzip body of 100 MiB of zeros (a bomb of 100 KiB) decodes to MAX_BLOCK.
+    let bomb = gzip(&vec![0u8; 100 << 20]);
+    let mut block = b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n\r\n".to_vec();
+    block.extend_from_slice(&bomb);
+    let response = HttpResponse::parse(&block).unwrap();
+    assert_eq!(response.decoded_body().unwrap().len() as u64, warc::MAX_BLOCK);
+}
+
+#[test]
 fn http_responses() {
     let r = HttpResponse::parse(b"HTTP/1.1 404 Not Found\nX-Long: a\n  b\n\nbody\r\n").unwrap();
     assert_eq!((r.status, r.header("x-long"), &r.body[..]), (404, Some(&b"a b"[..]), &b"body\r\n"[..]));
