@@ -197,6 +197,12 @@ fn check_answers_bad_lines_on_standard_input_one_printable_line_each() {
         }
         assert!(lines[2 * i + 1].starts_with("disallowed\thttps://example.com/private\t"), "{}", lines[2 * i + 1]);
     }
+    // Against one robots.txt, the same.
+    let out = run(dir.path(), &["check", "--robots", "robots.txt", "--agent", "mybot"], Some(&data));
+    let robots_lines: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(str::to_owned).collect();
+    for (i, (_, reason)) in BAD_LINES.iter().enumerate().filter(|(_, (_, reason))| reason.is_some()) {
+        assert_eq!(robots_lines[2 * i], lines[2 * i], "{:?}", reason);
+    }
     // JSON keeps the bytes JSON can hold: control bytes escaped.
     let out = run(dir.path(), &["check", "--rules", "x.rsv", "--agent", "mybot", "--json"], Some(&data));
     let first: serde_json::Value = serde_json::from_slice(out.stdout.split(|&b| b == b'\n').next().unwrap()).unwrap();

@@ -650,6 +650,23 @@ fn bad_records_are_skipped_when_asked_and_named() {
     assert_eq!(corpus.add_jsonl_from("c.jsonl".into(), Cursor::new(jsonl)).unwrap(), 2);
     assert_eq!(corpus.skipped().iter().map(|e| e.source.place).collect::<Vec<_>>(), [Place::Line(2)]);
 
+    // A line longer than a record may be: named with its length, never held.
+    let long = format!(
+        "{}\n{}\n",
+        "x".repeat(robotsieve_compiler::corpus::MAX_RECORD_LINE + 10),
+        r#"{"url": "http://a.example/robots.txt", "status": 404}"#
+    );
+    let error = Corpus::new().add_jsonl_from("l.jsonl".into(), Cursor::new(long.clone())).unwrap_err();
+    let limit = robotsieve_compiler::corpus::MAX_RECORD_LINE;
+    assert_eq!(
+        error.to_string(),
+        format!("l.jsonl:1: a line of {} bytes, longer than the {limit} a record may have", limit + 10)
+    );
+    let mut corpus = Corpus::new();
+    corpus.skip_bad_records();
+    assert_eq!(corpus.add_jsonl_from("l.jsonl".into(), Cursor::new(long)).unwrap(), 1);
+    assert_eq!(corpus.records()[0].source.place, Place::Line(2));
+
     // A WARC record whose header is broken (no Content-Length) between two
     // good ones: skipping resyncs at the next record.
     let records = sample_records();
