@@ -289,30 +289,46 @@ fn a_100_mb_line_is_one_invalid_url_and_memory_stays_bounded() {
     }
 }
 
-/// A URL list of `count` lines, and a compressed copy of it cut in half.
-fn truncated_lists(dir: &Path, count: usize) {
+/// A URL list of `count` lines compressed, cut in half (`cut.txt.gz`,
+/// `cut.txt.zst`) and damaged in the middle (`bad.txt.gz`); returns the
+/// lengths of the files cut and of the damaged one.
+fn damaged_lists(dir: &Path, count: usize) -> [(&'static str, usize); 3] {
     let data: String = (0..count).map(|i| format!("https://example.com/page/{i}\n")).collect();
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     gz.write_all(data.as_bytes()).unwrap();
-    let gz = gz.finish().unwrap();
+    let mut gz = gz.finish().unwrap();
     std::fs::write(dir.join("cut.txt.gz"), &gz[..gz.len() / 2]).unwrap();
     let zst = zstd::encode_all(data.as_bytes(), 1).unwrap();
     std::fs::write(dir.join("cut.txt.zst"), &zst[..zst.len() / 2]).unwrap();
+    let middle = gz.len() / 2;
+    gz[middle..middle + 64].fill(0xff);
+    std::fs::write(dir.join("bad.txt.gz"), &gz).unwrap();
+    [("cut.txt.gz", gz.len() / 2), ("cut.txt.zst", zst.len() / 2), ("bad.txt.gz", gz.len())]
 }
 
 #[test]
-fn a_truncated_compressed_list_fails_naming_the_file_and_line_and_leaves_no_output() {
+fn a_truncated_or_damaged_compressed_list_fails_naming_the_file_and_offset_and_leaves_no_output() {
     let dir = setup();
-    truncated_lists(dir.path(), 200_000);
+    let files = damaged_lists(dir.path(), 200_000);
     let before = names_in(dir.path());
-    for name in ["cut.txt.gz", "cut.txt.zst"] {
+    for (name, len) in files {
         let args = ["filter", "--rules", "x.rsv", "--agent", "mybot", "--urls", name];
         let out = run(dir.path(), &[&args[..], &["--allowed", "a.txt", "--stats", "s.json"]].concat(), None);
-        assert_fails(&out, &[&format!("{name}: cannot read: "), " in line ", "decompressed bytes)"]);
-        // The line reached is a number, and not the first line.
+        let of_len = format!(" of {len} of the compressed file (after ");
+        assert_fails(&out, &[&format!("{name}: cannot read: "), &of_len, " decompressed bytes)"]);
+        // How far it got: all of a file cut short; about half of the damaged
+        // one (read ahead by a buffer at most); and in either case many
+        // lines' worth of decompressed bytes.
         let message = stderr(&out);
-        let line: u64 = message.split(" in line ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
-        assert!(line > 1000, "{message}");
+        let number =
+            |after: &str| -> usize { message.split(after).nth(1).unwrap().split(' ').next().unwrap().parse().unwrap() };
+        let reached = number(" at byte ");
+        if name.starts_with("cut") {
+            assert_eq!(reached, len, "{message}");
+        } else {
+            assert!(reached > len / 2 - 100 && reached < len / 2 + 64 * 1024, "{message}");
+        }
+        assert!(number("(after ") > 1000 * 30, "{message}");
         assert_eq!(names_in(dir.path()), before, "{name}: no output, no temporary file");
         // check reads no compressed files; the artifact name is what a user
         // could get wrong, and a compressed list there is not an artifact.
