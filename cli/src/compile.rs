@@ -7,6 +7,7 @@ use robotsieve_compiler::corpus::Corpus;
 use robotsieve_compiler::writer::ArtifactWriter;
 use robotsieve_compiler::Agent;
 use robotsieve_engine::artifact::ShardInfo;
+use robotsieve_engine::filter::PendingFile;
 use robotsieve_engine::shards::{shard_file_name, shard_of_hash, SHARD_SCHEME};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -60,7 +61,16 @@ pub struct Args {
     /// Print every warning, not only the first 20.
     #[arg(long)]
     all_warnings: bool,
+    /// Skip broken records of --corpus and --warc files (a line that is no
+    /// fetch record, a WARC record whose header cannot be read) instead of
+    /// failing: the summary counts them, and the first few are named.
+    #[arg(long)]
+    skip_bad_records: bool,
 }
+
+/// How many skipped records `compile --skip-bad-records` names on standard
+/// error (all are counted).
+const SKIPPED_SHOWN: usize = 5;
 
 /// Runs `compile`.
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
@@ -73,8 +83,29 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             args.origin.len()
         ));
     }
+    // (shard count, the shards to write); a whole artifact is None.
+    let set: Option<(u32, Vec<u32>)> = match (args.shards, args.shard) {
+        (Some(n), _) => Some((n, (0..n).collect())),
+        (None, Some((k, n))) => Some((n, vec![k])),
+        (None, None) => None,
+    };
+    let paths: Vec<PathBuf> = match &set {
+        None => vec![args.output.clone()],
+        Some((n, ks)) => {
+            std::fs::create_dir_all(&args.output).map_err(|e| fail!("{}: cannot write: {e}", args.output.display()))?;
+            ks.iter().map(|&k| args.output.join(shard_file_name(k, *n))).collect()
+        }
+    };
+    // Fail before the work when an output cannot be created (no such
+    // directory, not writable, a directory): the probe leaves nothing behind.
+    for path in &paths {
+        drop(PendingFile::create(path).map_err(|e| fail!("{e}"))?);
+    }
     let started = Instant::now();
     let mut corpus = Corpus::new();
+    if args.skip_bad_records {
+        corpus.skip_bad_records();
+    }
     let corpus_error = |e: robotsieve_compiler::corpus::CorpusError| fail!("{e}");
     for (file, origin) in args.robots.iter().zip(&args.origin) {
         corpus.add_robots_file(file, origin).map_err(corpus_error)?;
@@ -87,6 +118,13 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     }
     for file in &args.warc {
         corpus.add_warc(file).map_err(corpus_error)?;
+    }
+    let skipped = corpus.skipped().len();
+    for error in corpus.skipped().iter().take(SKIPPED_SHOWN) {
+        eprintln!("skipped: {error}");
+    }
+    if skipped > SKIPPED_SHOWN {
+        eprintln!("skipped: ... and {} more bad records", skipped - SKIPPED_SHOWN);
     }
     if corpus.records().is_empty() {
         return Err(fail!("no robots.txt given: use --robots with --origin, --robots-dir, --corpus or --warc"));
@@ -114,25 +152,12 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         .chain(&args.warc)
         .map(|p| p.display().to_string())
         .collect();
-    let output_error = |e: robotsieve_compiler::writer::WriteError| fail!("{}: {e}", args.output.display());
-    // (shard count, the shards to write); a whole artifact is None.
-    let set: Option<(u32, Vec<u32>)> = match (args.shards, args.shard) {
-        (Some(n), _) => Some((n, (0..n).collect())),
-        (None, Some((k, n))) => Some((n, vec![k])),
-        (None, None) => None,
-    };
-    let paths: Vec<PathBuf> = match &set {
-        None => vec![args.output.clone()],
-        Some((n, ks)) => {
-            std::fs::create_dir_all(&args.output).map_err(|e| fail!("{}: {e}", args.output.display()))?;
-            ks.iter().map(|&k| args.output.join(shard_file_name(k, *n))).collect()
-        }
-    };
+    let output_error = |e: robotsieve_compiler::writer::WriteError| fail!("{e}");
     let mut writers = Vec::with_capacity(paths.len());
     for (i, path) in paths.iter().enumerate() {
         let agent_names = plan.agents.iter().map(|a| a.to_string()).collect();
         let mut writer = ArtifactWriter::create(path, agent_names, args.explain, args.memory / paths.len())
-            .map_err(|e| fail!("{}: {e}", path.display()))?;
+            .map_err(|e| fail!("{e}"))?;
         writer.build_info("robotsieve", env!("CARGO_PKG_VERSION"));
         writer.build_info("explain", if args.explain { "yes" } else { "no" });
         writer.build_info("sources", &sources.join(" "));
@@ -153,11 +178,12 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     .map_err(output_error)?;
     let writing = Instant::now();
     let mut bytes = 0;
-    for (writer, path) in writers.into_iter().zip(&paths) {
-        bytes += writer.finish().map_err(|e| fail!("{}: {e}", path.display()))?;
+    for writer in writers {
+        bytes += writer.finish().map_err(|e| fail!("{e}"))?;
     }
+    let skipped = if args.skip_bad_records { format!(", {skipped} bad records skipped") } else { String::new() };
     eprintln!(
-        "compiled {} origins ({} distinct files, {} distinct groups, {} states, {} split) into {} ({} bytes, {} bytes per origin) in {:.2?}: read {:.2?}, automata {:.2?}, written {:.2?}",
+        "compiled {} origins ({} distinct files, {} distinct groups, {} states, {} split{skipped}) into {} ({} bytes, {} bytes per origin) in {:.2?}: read {:.2?}, automata {:.2?}, written {:.2?}",
         report.origins,
         report.bodies,
         report.groups,

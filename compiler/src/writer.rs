@@ -19,7 +19,7 @@
 //! with the process.
 
 use robotsieve_engine::artifact::Meta;
-use robotsieve_engine::filter::PendingFile;
+use robotsieve_engine::filter::{FilterError, PendingFile};
 use robotsieve_engine::format::{
     align8, Checksum, FetchInfo, Header, OriginRecord, Section, SectionEntry, Slot, EMPTY_SLOT, FLAG_EXPLAIN,
     GROUPS_START,
@@ -46,6 +46,8 @@ pub enum WriteError {
     BadGroup(String),
     /// Writing the file (or a temporary file) failed.
     Io(std::io::Error),
+    /// Creating or writing the output failed: `NAME: cannot write: REASON`.
+    Output(FilterError),
 }
 
 impl std::fmt::Display for WriteError {
@@ -54,11 +56,22 @@ impl std::fmt::Display for WriteError {
             WriteError::DuplicateOrigin(key) => write!(f, "origin {key} was added twice"),
             WriteError::BadGroup(msg) => f.write_str(msg),
             WriteError::Io(e) => write!(f, "{e}"),
+            WriteError::Output(e) => write!(f, "{e}"),
         }
     }
 }
 
 impl std::error::Error for WriteError {}
+
+impl WriteError {
+    /// An I/O error as an error of the output `name` (the others as they are).
+    fn named(self, name: &str) -> WriteError {
+        match self {
+            WriteError::Io(source) => WriteError::Output(FilterError::Output { name: name.to_string(), source }),
+            other => other,
+        }
+    }
+}
 
 impl From<std::io::Error> for WriteError {
     fn from(e: std::io::Error) -> WriteError {
@@ -70,6 +83,10 @@ impl From<std::io::Error> for WriteError {
 enum Target {
     /// A destination path, through a temporary file and a rename.
     Path(PendingFile),
+    /// A destination that is no regular file (a device, a pipe): written
+    /// whole at the end from an unnamed temporary file, since the writer
+    /// seeks and reads back.
+    Stream(PendingFile, File),
     /// An unnamed temporary file, read back whole (tests, [`ArtifactWriter::finish_bytes`]).
     Memory(File),
 }
@@ -78,7 +95,7 @@ impl Target {
     fn file(&mut self) -> std::io::Result<&mut File> {
         match self {
             Target::Path(pending) => pending.file_mut(),
-            Target::Memory(file) => Ok(file),
+            Target::Stream(_, file) | Target::Memory(file) => Ok(file),
         }
     }
 }
@@ -192,6 +209,8 @@ impl Merged {
 /// Streams groups and origins into one artifact.
 pub struct ArtifactWriter {
     target: Target,
+    /// The destination, for messages.
+    name: String,
     /// Bytes written to the output so far (the end of the last group blob).
     pos: u64,
     meta: Meta,
@@ -216,12 +235,23 @@ impl ArtifactWriter {
         explain: bool,
         memory: usize,
     ) -> Result<ArtifactWriter, WriteError> {
-        let pending = PendingFile::create(path).map_err(|e| WriteError::Io(std::io::Error::other(e.to_string())))?;
-        let dir = match path.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-            _ => PathBuf::from("."),
+        let pending = PendingFile::create(path).map_err(WriteError::Output)?;
+        let name = path.display().to_string();
+        let output = |e| WriteError::Output(FilterError::Output { name: name.clone(), source: e });
+        let (target, dir) = if pending.temp_path().as_os_str().is_empty() {
+            let dir = std::env::temp_dir();
+            (Target::Stream(pending, tempfile::tempfile_in(&dir).map_err(output)?), dir)
+        } else {
+            let dir = match path.parent() {
+                Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            (Target::Path(pending), dir)
         };
-        ArtifactWriter::with_target(Target::Path(pending), &dir, agents, explain, memory)
+        let mut writer =
+            ArtifactWriter::with_target(target, &dir, agents, explain, memory).map_err(|e| e.named(&name))?;
+        writer.name = name;
+        Ok(writer)
     }
 
     /// A writer whose artifact [`ArtifactWriter::finish_bytes`] returns.
@@ -242,6 +272,7 @@ impl ArtifactWriter {
         let limit = (memory / 4 / INDEX_BYTES_PER_ORIGIN).max(1024);
         Ok(ArtifactWriter {
             target,
+            name: "the artifact".into(),
             pos: GROUPS_START as u64,
             meta: Meta { agents, build: Vec::new(), shard: None },
             explain,
@@ -272,6 +303,11 @@ impl ArtifactWriter {
 
     /// Appends a group blob made by `format::encode_group` and returns its id.
     pub fn add_group(&mut self, blob: &[u8]) -> Result<u32, WriteError> {
+        let name = self.name.clone();
+        self.append_group(blob).map_err(|e| e.named(&name))
+    }
+
+    fn append_group(&mut self, blob: &[u8]) -> Result<u32, WriteError> {
         let id = u32::try_from(self.groups).map_err(|_| WriteError::BadGroup("more than 2^32 groups".into()))?;
         debug_assert_eq!(blob.len() % 8, 0);
         self.target.file()?.write_all(blob)?;
@@ -288,6 +324,11 @@ impl ArtifactWriter {
 
     /// Adds an origin with its fetch information and one group id per agent.
     pub fn add_origin(&mut self, key: &OriginKey, info: FetchInfo, groups: &[u32]) -> Result<(), WriteError> {
+        let name = self.name.clone();
+        self.append_origin(key, info, groups).map_err(|e| e.named(&name))
+    }
+
+    fn append_origin(&mut self, key: &OriginKey, info: FetchInfo, groups: &[u32]) -> Result<(), WriteError> {
         if groups.len() != self.meta.agents.len() || groups.iter().any(|&g| u64::from(g) >= self.groups) {
             return Err(WriteError::BadGroup(format!("origin {key}: group ids do not match the agents and groups")));
         }
@@ -311,10 +352,14 @@ impl ArtifactWriter {
 
     /// Completes the artifact and renames it into place; returns its size.
     pub fn finish(self) -> Result<u64, WriteError> {
-        let (target, len) = self.complete()?;
+        let name = self.name.clone();
+        let (target, len) = self.complete().map_err(|e| e.named(&name))?;
         match target {
-            Target::Path(pending) => {
-                pending.commit().map_err(|e| WriteError::Io(std::io::Error::other(e.to_string())))?;
+            Target::Path(pending) => pending.commit().map_err(WriteError::Output)?,
+            Target::Stream(mut pending, mut file) => {
+                let copied = file.seek(SeekFrom::Start(0)).and_then(|_| std::io::copy(&mut file, &mut pending));
+                copied.map_err(|e| WriteError::Io(e).named(&name))?;
+                pending.commit().map_err(WriteError::Output)?;
             }
             Target::Memory(_) => {}
         }
@@ -323,7 +368,8 @@ impl ArtifactWriter {
 
     /// Completes the artifact and returns its bytes (for an in-memory writer).
     pub fn finish_bytes(self) -> Result<Vec<u8>, WriteError> {
-        let (mut target, len) = self.complete()?;
+        let name = self.name.clone();
+        let (mut target, len) = self.complete().map_err(|e| e.named(&name))?;
         let file = target.file()?;
         file.seek(SeekFrom::Start(0))?;
         let mut bytes = Vec::with_capacity(len as usize);
@@ -506,10 +552,17 @@ fn write_slots(
 
 /// Writes `bytes` to a temporary file beside `path`, syncs it, and renames it
 /// into place: readers see the old file or the whole new one, never a part.
-/// (The engine's [`PendingFile`] does the work, as for every output.)
+/// (The engine's [`PendingFile`] does the work, as for every output, and
+/// writes streams such as `-` or `/dev/full` in place.) Every error names
+/// `path`: `PATH: cannot write: REASON`.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut file = PendingFile::create(path).map_err(std::io::Error::other)?;
-    file.write_all(bytes)?;
+    file.write_all(bytes).map_err(|e| {
+        std::io::Error::new(
+            e.kind(),
+            robotsieve_engine::filter::FilterError::Output { name: path.display().to_string(), source: e },
+        )
+    })?;
     file.commit().map_err(std::io::Error::other)
 }
 

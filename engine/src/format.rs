@@ -149,14 +149,24 @@ impl Header {
             return Err("written on a machine of the other byte order".into());
         }
         let (format, semantics) = (ne32(b, 8), ne32(b, 12));
-        if format != FORMAT_VERSION {
+        if format > FORMAT_VERSION {
             return Err(format!(
-                "format version {format}, this robotsieve reads version {FORMAT_VERSION} (compile the artifact again with this robotsieve)"
+                "format version {format}, written by a newer robotsieve; this one reads version {FORMAT_VERSION}: upgrade robotsieve, or compile the artifact again with this one"
+            ));
+        }
+        if format < FORMAT_VERSION {
+            return Err(format!(
+                "format version {format}, written by an older robotsieve; this one reads version {FORMAT_VERSION}: compile the artifact again"
             ));
         }
         if semantics != SEMANTICS_VERSION {
+            let (age, advice) = if semantics > SEMANTICS_VERSION {
+                ("a newer", "upgrade robotsieve, or compile the artifact again with this one")
+            } else {
+                ("an older", "compile the artifact again")
+            };
             return Err(format!(
-                "built with semantics version {semantics}, this robotsieve has version {SEMANTICS_VERSION}: recompile it"
+                "semantics version {semantics}, built by {age} robotsieve; this one has version {SEMANTICS_VERSION}: {advice}"
             ));
         }
         let flags = ne32(b, 20);
@@ -1055,7 +1065,11 @@ mod tests {
         let mut b = Header { flags: 0, file_len: 0, checksum: 0, sections: 0 }.encode();
         put32(&mut b, 8, 3);
         let err = Header::decode(&b).unwrap_err();
-        assert!(err.contains("format version 3") && err.contains("compile the artifact again"), "{err}");
+        assert!(
+            err.contains("format version 3, written by an older robotsieve")
+                && err.contains("compile the artifact again"),
+            "{err}"
+        );
     }
 
     #[test]
