@@ -1,14 +1,16 @@
 //! `robotsieve compile`: many origins' robots.txt into one artifact.
 
 use crate::failure::{fail, Failure};
+use indicatif::{ProgressBar, ProgressStyle};
 use robotsieve_compiler::automaton::BuildOptions;
-use robotsieve_compiler::build::{build, build_shards, BuildPlan};
+use robotsieve_compiler::build::{build, build_shards, BuildPlan, BuildReport};
 use robotsieve_compiler::corpus::Corpus;
 use robotsieve_compiler::writer::ArtifactWriter;
 use robotsieve_compiler::Agent;
 use robotsieve_engine::artifact::ShardInfo;
 use robotsieve_engine::filter::PendingFile;
 use robotsieve_engine::shards::{shard_file_name, shard_of_hash, SHARD_SCHEME};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -166,16 +168,27 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         }
         writers.push(writer);
     }
+    let bar =
+        progress_bar(resolution.origins.len(), set.as_ref().map_or(1, |(n, ks)| if ks.len() == 1 { *n } else { 1 }));
+    let on_batch = |report: &BuildReport| {
+        if let Some(bar) = &bar {
+            bar.set_position(report.origins as u64);
+            bar.set_message(format!("{} groups compiled", report.groups));
+        }
+    };
     let origins = resolution.origins.into_values();
     let report = match &set {
         Some((n, ks)) if ks.len() == 1 && *n > 1 => {
             let (k, n) = (ks[0], *n);
             let mine = origins.filter(move |o| shard_of_hash(o.origin.hash64(), n) == k);
-            build(mine, &plan, &mut writers[0], |_| {})
+            build(mine, &plan, &mut writers[0], on_batch)
         }
-        _ => build_shards(origins, &plan, &mut writers, |_| {}),
+        _ => build_shards(origins, &plan, &mut writers, on_batch),
     }
     .map_err(output_error)?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
     let writing = Instant::now();
     let mut bytes = 0;
     for writer in writers {
@@ -198,6 +211,22 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         writing.elapsed(),
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// A progress bar of origins built, with origins/s and an ETA, on standard
+/// error when it is a terminal. With `--shard K/N` about one origin in N of
+/// the corpus is built, so the bar's length is the corpus's over N.
+fn progress_bar(origins: usize, one_in: u32) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new((origins / one_in as usize).max(1) as u64);
+    let style = ProgressStyle::with_template("{bar:30} {pos}/{len} origins, {per_sec}, ETA {eta} ({msg})")
+        .expect("the template is valid");
+    bar.set_style(style);
+    bar.set_message("compiling");
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    Some(bar)
 }
 
 /// Reads `K/N` (shard K of N, 0 <= K < N).
