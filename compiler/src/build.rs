@@ -68,6 +68,9 @@ pub struct BuildReport {
     pub elapsed: Duration,
 }
 
+/// A compiled group: its blob, its figures, how long it took.
+type Encoded = Result<(Vec<u8>, automaton::BuildStats, Duration), WriteError>;
+
 /// A 128-bit hash of a group in its sharing form: two SipHash runs of
 /// different prefixes. Equal groups hash equal; two different groups of a
 /// build collide with a chance of about n^2 / 2^129.
@@ -173,12 +176,12 @@ pub fn build_shards(
         let origin_shards: Vec<usize> = batch.iter().map(shard_of).collect();
         for (i, (origin, body)) in batch.iter().zip(&origin_body).enumerate() {
             let k = origin_shards[i];
-            for a in 0..plan.agents.len() {
-                let (hash, group) = match (&origin.robots, body) {
-                    (Robots::Body(_), Some(b)) => (body_groups[*b][a].0, &body_groups[*b][a].1),
-                    (Robots::Blocked, _) => (constant_hashes.1, &blocked),
-                    _ => (constant_hashes.0, &unrestricted),
-                };
+            let choices: Vec<(u128, &Group)> = match (&origin.robots, body) {
+                (Robots::Body(_), Some(b)) => body_groups[*b].iter().map(|(hash, group)| (*hash, group)).collect(),
+                (Robots::Blocked, _) => vec![(constant_hashes.1, &blocked); plan.agents.len()],
+                _ => vec![(constant_hashes.0, &unrestricted); plan.agents.len()],
+            };
+            for (hash, group) in choices {
                 let first_new = writers[k].groups() as u32;
                 let id = *known[k].entry(hash).or_insert_with(|| {
                     let slot = *batch_new.entry(hash).or_insert_with(|| {
@@ -192,7 +195,7 @@ pub fn build_shards(
             }
         }
 
-        let encoded: Vec<Result<(Vec<u8>, automaton::BuildStats, Duration), WriteError>> = new_groups
+        let encoded: Vec<Encoded> = new_groups
             .par_iter()
             .map(|&(group, _)| {
                 let t = Instant::now();

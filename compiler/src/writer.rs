@@ -588,7 +588,7 @@ mod tests {
     }
 
     fn key(i: usize) -> OriginKey {
-        OriginKey::of_url(&format!("https://host{i}.example")).unwrap()
+        OriginKey::of_url(format!("https://host{i}.example")).unwrap()
     }
 
     const INFO: FetchInfo = FetchInfo { kind: FetchKind::Unrestricted, status: 404 };

@@ -44,7 +44,7 @@ fn main() {
         match arg.as_str() {
             "--sizes" => {
                 let list = it.next().unwrap_or_else(|| fail("--sizes needs a list"));
-                sizes = list.split(',').filter(|s| !s.is_empty()).map(|s| number(s)).collect();
+                sizes = list.split(',').filter(|s| !s.is_empty()).map(number).collect();
             }
             "--memory" => memory = number(&it.next().unwrap_or_else(|| fail("--memory needs a byte count"))),
             "--baseline" => {
@@ -197,16 +197,18 @@ fn measure(mut cmd: Command) -> Run {
     let err_path = out_path.with_extension("err");
     let stdout = std::fs::File::create(&out_path).unwrap_or_else(|e| fail(&e.to_string()));
     let stderr = std::fs::File::create(&err_path).unwrap_or_else(|e| fail(&e.to_string()));
-    let child = cmd.stdout(stdout).stderr(stderr).spawn().unwrap_or_else(|e| fail(&format!("{cmd:?}: {e}")));
+    let mut child = cmd.stdout(stdout).stderr(stderr).spawn().unwrap_or_else(|e| fail(&format!("{cmd:?}: {e}")));
     let mut status = 0;
     // SAFETY: an all-zero rusage is a valid value of that plain C struct.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: wait4 on our own child's pid with valid pointers; the child is
-    // reaped here, and never waited on through `Child` again.
+    // reaped here; `Child::wait` below then finds nothing to wait for.
     let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
     if pid < 0 {
         fail(&format!("wait4: {}", std::io::Error::last_os_error()));
     }
+    // Already reaped by wait4: this finds no process (and leaves no zombie).
+    let _ = child.wait();
     let wall = started.elapsed().as_secs_f64();
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     let run = Run {
