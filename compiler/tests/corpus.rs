@@ -290,7 +290,7 @@ fn records_off_the_root_are_skipped_with_a_warning() {
     let warnings: Vec<String> = r.warnings.iter().map(ToString::to_string).collect();
     assert_eq!(warnings.len(), 3, "{warnings:?}");
     assert!(
-        warnings[0].starts_with("test.jsonl:4: skipped: mailto:x@example.com: not an absolute URL"),
+        warnings[0].starts_with("test.jsonl:4: skipped: mailto:x@example.com: scheme is not http, https or ftp"),
         "{warnings:?}"
     );
     assert!(
