@@ -28,9 +28,6 @@ pub(super) struct Buffers {
     clean: Vec<u8>,
     /// The percent-decoded host.
     host: Vec<u8>,
-    /// The path and query as the standard serialises them, before the hex
-    /// digits of escapes are upper-cased into the caller's buffer.
-    serialised: Vec<u8>,
 }
 
 /// Whether `b` is a tab or newline, which the standard removes from anywhere in a URL.
@@ -47,8 +44,8 @@ pub(super) fn parse(
     key: &mut Vec<u8>,
     path: &mut Vec<u8>,
 ) -> Result<Complete, UrlError> {
-    let Buffers { clean, host: decoded, serialised } = buffers;
-    let url = if url.iter().any(|&b| is_tab_or_newline(b)) {
+    let Buffers { clean, host: decoded } = buffers;
+    let url = if memchr::memchr3(b'\t', b'\n', b'\r', url).is_some() {
         clean.clear();
         clean.extend(url.iter().copied().filter(|&b| !is_tab_or_newline(b)));
         &clean[..]
@@ -121,10 +118,8 @@ pub(super) fn parse(
 
     let rest = &url[authority_end..];
     let rest = &rest[..memchr::memchr(b'#', rest).unwrap_or(rest.len())];
-    serialised.clear();
-    write_path_and_query(rest, serialised);
     path.clear();
-    crate::pattern::escape_into(serialised, path);
+    write_path_and_query(rest, path);
     Ok(Complete { scheme, port, host_len })
 }
 
@@ -157,6 +152,13 @@ fn write_host(host: &[u8], decoded: &mut Vec<u8>, out: &mut Vec<u8>) -> Result<(
     if let Some(&b) = decoded.iter().find(|&&b| b.is_ascii() && is_forbidden_domain_byte(b)) {
         return Err(UrlError::ForbiddenHostCodePoint(b));
     }
+    if decoded.is_ascii() && !has_punycode_label(decoded) {
+        // UTS #46 maps no ASCII but upper-case letters, and checks nothing
+        // else in ASCII labels that are not `xn--` (hyphens and lengths are
+        // not checked for URLs): lower-casing is the whole mapping.
+        decoded.make_ascii_lowercase();
+        return write_domain(decoded, out);
+    }
     if std::str::from_utf8(decoded).is_err() {
         return Err(UrlError::HostNotUtf8);
     }
@@ -167,10 +169,20 @@ fn write_host(host: &[u8], decoded: &mut Vec<u8>, out: &mut Vec<u8>) -> Result<(
             UrlError::InvalidIdn
         }
     })?;
+    write_domain(ascii.as_bytes(), out)
+}
+
+/// Whether a label of `domain` starts with `xn--` (either case).
+fn has_punycode_label(domain: &[u8]) -> bool {
+    domain.split(|&b| b == b'.').any(|label| label.len() >= 4 && label[..4].eq_ignore_ascii_case(b"xn--"))
+}
+
+/// Appends a domain UTS #46 gave (lower-case ASCII): as an IPv4 address in
+/// dotted decimal when it ends in a number.
+fn write_domain(ascii: &[u8], out: &mut Vec<u8>) -> Result<(), UrlError> {
     if ascii.is_empty() {
         return Err(UrlError::EmptyHost);
     }
-    let ascii = ascii.as_bytes();
     if ends_in_a_number(ascii) {
         let address = parse_ipv4(ascii).ok_or(UrlError::InvalidIpv4)?;
         use std::io::Write as _;
@@ -190,6 +202,10 @@ fn is_forbidden_domain_byte(b: u8) -> bool {
 /// Percent-decodes `input` into `out`: `%` and two hex digits become their
 /// byte; any other `%` stays.
 fn percent_decode_into(input: &[u8], out: &mut Vec<u8>) {
+    if memchr::memchr(b'%', input).is_none() {
+        out.extend_from_slice(input);
+        return;
+    }
     let mut i = 0;
     while i < input.len() {
         if input[i] == b'%' {
@@ -416,26 +432,72 @@ fn write_ipv6(pieces: &[u16; 8], out: &mut Vec<u8>) {
 // Path and query.
 // ---------------------------------------------------------------------------
 
-/// Whether the path percent-encode set holds `b`: C0 controls, space, `"`,
-/// `#`, `<`, `>`, `?`, `` ` ``, `{`, `}`, DEL and every non-ASCII byte.
-fn in_path_set(b: u8) -> bool {
-    b <= 0x20 || b >= 0x7F || matches!(b, b'"' | b'#' | b'<' | b'>' | b'?' | b'`' | b'{' | b'}')
-}
+/// What [`encode_into`] does with a byte.
+const COPY: u8 = 0;
+const ENCODE: u8 = 1;
+const PERCENT: u8 = 2;
 
-/// Whether the special-query percent-encode set holds `b`: C0 controls,
-/// space, `"`, `#`, `<`, `>`, `'`, DEL and every non-ASCII byte.
-fn in_special_query_set(b: u8) -> bool {
-    b <= 0x20 || b >= 0x7F || matches!(b, b'"' | b'#' | b'<' | b'>' | b'\'')
+/// The action for each byte in a path segment: the path percent-encode set
+/// (C0 controls, space, `"`, `#`, `<`, `>`, `?`, `` ` ``, `{`, `}`, DEL and
+/// every non-ASCII byte) is encoded.
+static PATH_ACTIONS: [u8; 256] = actions(b"\"#<>?`{}");
+
+/// The action for each byte of a query: the special-query percent-encode set
+/// (C0 controls, space, `"`, `#`, `<`, `>`, `'`, DEL and every non-ASCII byte).
+static QUERY_ACTIONS: [u8; 256] = actions(b"\"#<>'");
+
+const fn actions(encoded: &[u8]) -> [u8; 256] {
+    let mut table = [COPY; 256];
+    let mut b = 0;
+    while b < 256 {
+        if b <= 0x20 || b >= 0x7F {
+            table[b] = ENCODE;
+        }
+        b += 1;
+    }
+    let mut i = 0;
+    while i < encoded.len() {
+        table[encoded[i] as usize] = ENCODE;
+        i += 1;
+    }
+    table[b'%' as usize] = PERCENT;
+    table
 }
 
 const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
 
-fn push_encoded(b: u8, encode: bool, out: &mut Vec<u8>) {
-    if encode {
-        out.extend_from_slice(&[b'%', HEX_UPPER[usize::from(b >> 4)], HEX_UPPER[usize::from(b & 15)]]);
-    } else {
-        out.push(b);
+/// Appends `bytes` to `out`, bytes whose action is [`ENCODE`] as `%XX`, and
+/// the hex digits of `%xx` escapes in upper case (as patterns are escaped;
+/// nothing is decoded). Runs of bytes kept as they are copied at once.
+fn encode_into(bytes: &[u8], actions: &[u8; 256], out: &mut Vec<u8>) {
+    let (mut run, mut i) = (0, 0);
+    while i < bytes.len() {
+        let b = bytes[i];
+        match actions[usize::from(b)] {
+            COPY => {
+                i += 1;
+                continue;
+            }
+            ENCODE => {
+                out.extend_from_slice(&bytes[run..i]);
+                out.extend_from_slice(&[b'%', HEX_UPPER[usize::from(b >> 4)], HEX_UPPER[usize::from(b & 15)]]);
+                i += 1;
+            }
+            _ => match bytes.get(i + 1..i + 3) {
+                Some(&[hi, lo]) if hi.is_ascii_hexdigit() && lo.is_ascii_hexdigit() => {
+                    out.extend_from_slice(&bytes[run..i]);
+                    out.extend_from_slice(&[b'%', hi.to_ascii_uppercase(), lo.to_ascii_uppercase()]);
+                    i += 3;
+                }
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            },
+        }
+        run = i;
     }
+    out.extend_from_slice(&bytes[run..]);
 }
 
 /// `.` or `%2e` (either case).
@@ -449,53 +511,51 @@ fn is_double_dot(segment: &[u8]) -> bool {
         && [&b".."[..], b".%2e", b"%2e.", b"%2e%2e"].iter().any(|dots| segment.eq_ignore_ascii_case(dots))
 }
 
-/// The path and query of a special URL as the standard serialises them, from
-/// `rest`: what follows the authority, fragment already cut off, tabs and
-/// newlines already removed. `\` separates segments like `/`; dot segments
-/// are resolved (never above the root); bytes of the percent-encode sets
-/// become `%XX` (non-UTF-8 bytes too, each on its own). Always starts with `/`.
+/// Appends the path and query of a special URL to `out` as the standard
+/// serialises them, hex digits of escapes in upper case (as patterns are
+/// escaped), from `rest`: what follows the authority, fragment already cut
+/// off, tabs and newlines already removed. `\` separates segments like `/`;
+/// dot segments are resolved (never above the root); bytes of the
+/// percent-encode sets become `%XX` (non-UTF-8 bytes too, each on its own).
+/// Always starts with `/`.
+///
+/// Upper-casing while encoding gives what escaping the standard's output
+/// would: the standard keeps each `%` and the two bytes after it together,
+/// and tells dot segments without regard to case.
 pub(super) fn write_path_and_query(rest: &[u8], out: &mut Vec<u8>) {
     let query = memchr::memchr(b'?', rest);
     let path = &rest[..query.unwrap_or(rest.len())];
-    // Path start state: a first slash is consumed, then each segment ends at
-    // a slash or at the end.
-    let path = match path.first() {
-        Some(&b) if is_slash(b) => &path[1..],
-        _ => path,
-    };
     let start = out.len();
-    let mut segments = path.split(|&b| is_slash(b)).peekable();
-    while let Some(segment) = segments.next() {
-        let last = segments.peek().is_none();
-        let mark = out.len();
-        out.push(b'/');
-        for &b in segment {
-            push_encoded(b, in_path_set(b), out);
-        }
-        let written = &out[mark + 1..];
-        if is_double_dot(written) {
-            out.truncate(mark);
-            // Shorten the path: drop the last segment, if any.
+    // Path start state: a first slash is consumed; then each segment ends at
+    // a slash or at the end.
+    let mut i = usize::from(path.first().is_some_and(|&b| is_slash(b)));
+    loop {
+        let end = path[i..].iter().position(|&b| is_slash(b)).map_or(path.len(), |p| i + p);
+        let segment = &path[i..end];
+        let last = end == path.len();
+        if segment.first().is_some_and(|&b| b == b'.' || b == b'%') && is_double_dot(segment) {
+            // Shorten the path: drop its last segment, if any.
             let parent = out[start..].iter().rposition(|&b| b == b'/').map_or(start, |p| start + p);
             out.truncate(parent);
             if last {
                 out.push(b'/');
             }
-        } else if is_single_dot(written) {
-            out.truncate(mark);
+        } else if segment.first().is_some_and(|&b| b == b'.' || b == b'%') && is_single_dot(segment) {
             if last {
                 out.push(b'/');
             }
+        } else {
+            out.push(b'/');
+            encode_into(segment, &PATH_ACTIONS, out);
         }
-    }
-    if out.len() == start {
-        out.push(b'/');
+        if last {
+            break;
+        }
+        i = end + 1;
     }
     if let Some(q) = query {
         out.push(b'?');
-        for &b in &rest[q + 1..] {
-            push_encoded(b, in_special_query_set(b), out);
-        }
+        encode_into(&rest[q + 1..], &QUERY_ACTIONS, out);
     }
 }
 
@@ -531,7 +591,7 @@ mod tests {
         assert_eq!(path("/a b\"<>`{}^|'"), "/a%20b%22%3C%3E%60%7B%7D^|'");
         assert_eq!(path("/?a b\"<>`{}'\\"), "/?a%20b%22%3C%3E`{}%27\\");
         assert_eq!(path("/é\u{7f}"), "/%C3%A9%7F");
-        assert_eq!(path("/%zz%2f"), "/%zz%2f");
+        assert_eq!(path("/%zz%2f%"), "/%zz%2F%");
     }
 
     #[test]
