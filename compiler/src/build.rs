@@ -71,11 +71,13 @@ pub fn build(origins: Vec<Governing>, plan: &BuildPlan) -> (ArtifactWriter, Buil
         .collect();
 
     // Distinct groups, numbered in order of first use.
-    let unrestricted = Group { source: Source::Nothing, agent_lines: Vec::new(), rules: Vec::new() };
+    let unrestricted =
+        Group { source: Source::Nothing, agent_lines: Vec::new(), rules: Vec::new(), preferences: Vec::new() };
     let blocked = Group {
         source: Source::Nothing,
         agent_lines: Vec::new(),
         rules: vec![Rule { verb: Verb::Disallow, pattern: b"/".to_vec(), line: 0, index_directory: false }],
+        preferences: Vec::new(),
     };
     let mut group_ids: HashMap<&Group, u32> = HashMap::new();
     let mut groups: Vec<&Group> = Vec::new();
@@ -143,7 +145,9 @@ pub fn fetch_info(robots: &Robots, status: u16) -> FetchInfo {
 /// lines matter, so the group is kept whole. Without, only the set of
 /// (verb, pattern) pairs decides a verdict, so the rules are sorted and
 /// deduplicated and the rest dropped: more origins share one automaton.
+/// Preferences never change a verdict, so they are no part of it either.
 fn dedup_form(mut group: Group, explain: bool) -> Group {
+    group.preferences.clear();
     if explain {
         return group;
     }
