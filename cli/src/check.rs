@@ -28,7 +28,9 @@ pub struct Args {
     /// escaping them first like patterns.
     #[arg(long)]
     raw_urls: bool,
-    /// One JSON object per URL instead of tab-separated lines.
+    /// One JSON object per URL instead of tab-separated lines, with the
+    /// `Content-Signal` and `Content-Usage` preferences that apply to it
+    /// (`"preferences": [{"field", "lines", "values"}]`).
     #[arg(long)]
     json: bool,
     /// URLs to check; one per line on standard input when none are given.
@@ -44,6 +46,8 @@ struct Line<'a> {
     rule: Option<(u32, String)>,
     /// Why, when no rule decided and there is more to say than "allowed".
     note: Option<String>,
+    /// The usage preferences that apply, when known (printed with `--json`).
+    preferences: Option<serde_json::Value>,
     url: &'a [u8],
 }
 
@@ -65,7 +69,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
                 Reason::NoMatch => (None, None),
                 other => (None, Some(other.to_string())),
             };
-            print(Line { verdict: answer.verdict, rule, note, url })
+            print(Line { verdict: answer.verdict, rule, note, preferences: None, url })
         })?;
     } else {
         let path = args.robots.as_ref().expect("clap requires --robots or --rules");
@@ -79,7 +83,8 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             let decision = group.decide(&mode.path_of(url));
             let rule = decision.rule.map(|i| &group.rules[i]).map(|r| (r.line, r.to_string()));
             let verdict = if decision.allowed() { Verdict::Allowed } else { Verdict::Disallowed };
-            print(Line { verdict, rule, note: None, url })
+            let preferences = Some(crate::preferences::to_json(&group.preferences_for(&mode.path_of(url))));
+            print(Line { verdict, rule, note: None, preferences, url })
         })?;
     }
     out.flush().context("standard output")?;
@@ -118,6 +123,9 @@ fn print_line(out: &mut impl Write, line: &Line<'_>, json: bool) -> Result<(), F
         if !matches!(line.verdict, Verdict::Allowed | Verdict::Disallowed) || line.note.is_some() {
             object["verdict"] = line.verdict.name().into();
             object["reason"] = line.note.clone().into();
+        }
+        if let Some(preferences) = &line.preferences {
+            object["preferences"] = preferences.clone();
         }
         writeln!(out, "{object}")
     } else {

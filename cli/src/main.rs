@@ -14,6 +14,7 @@ mod input;
 mod inspect;
 mod lint;
 mod meta;
+mod preferences;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -154,7 +154,38 @@ fn output_names_the_deciding_line() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         v,
-        serde_json::json!({"url": "https://example.com/b", "allowed": false, "line": 3, "rule": "disallow: /b"})
+        serde_json::json!({"url": "https://example.com/b", "allowed": false, "line": 3, "rule": "disallow: /b", "preferences": []})
+    );
+}
+
+#[test]
+fn json_names_the_preferences_that_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let robots = dir.path().join("robots.txt");
+    let body = "User-agent: *\nAllow: /\nContent-Usage: train-ai=n\nContent-Usage: /docs/ train-ai=y\nContent-Signal: ai-train=no, search=yes, ai-input=yes\nDisallow: /private\n";
+    std::fs::write(&robots, body).unwrap();
+    let out = robotsieve()
+        .args(["check", "--json", "--agent", "gptbot", "--robots"])
+        .arg(&robots)
+        .args(["https://example.com/docs/a", "https://example.com/private"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let lines: Vec<serde_json::Value> = out
+        .stdout
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    let signal = serde_json::json!({"field": "Content-Signal", "lines": [5], "values": {"ai-train": "no", "search": "yes", "ai-input": "yes"}});
+    assert_eq!(
+        lines[0]["preferences"],
+        serde_json::json!([signal, {"field": "Content-Usage", "lines": [4], "values": {"train-ai": "y"}}])
+    );
+    assert_eq!(lines[1]["allowed"], false);
+    assert_eq!(
+        lines[1]["preferences"],
+        serde_json::json!([signal, {"field": "Content-Usage", "lines": [3], "values": {"train-ai": "n"}}])
     );
 }
 
