@@ -28,13 +28,17 @@ pub fn agent_classifier<'a>(
     agent: &str,
     mode: PathMode,
 ) -> Result<AgentClassifier<'a>, Failure> {
+    Ok(AgentClassifier::new(artifact, agent_index(artifact, path, agent)?, mode))
+}
+
+/// The number of `agent` in the artifact at `path`, or why it has none.
+pub fn agent_index(artifact: &Artifact, path: &Path, agent: &str) -> Result<usize, Failure> {
     let agent = Agent::parse(agent).map_err(|e| fail!("--agent: {e}"))?;
-    let Some(index) = artifact.agent_index(&agent.to_string()) else {
-        return Err(fail!(
+    artifact.agent_index(&agent.to_string()).ok_or_else(|| {
+        fail!(
             "{}: built for {}, not for {agent}: compile with --agent {agent}",
             path.display(),
             artifact.meta().agents.join(" and ")
-        ));
-    };
-    Ok(AgentClassifier::new(artifact, index, mode))
+        )
+    })
 }
