@@ -69,7 +69,8 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
                 Reason::NoMatch => (None, None),
                 other => (None, Some(other.to_string())),
             };
-            print(Line { verdict: answer.verdict, rule, note, preferences: None, url })
+            let preferences = Some(crate::preferences::to_json(&classifier.preferences(url, &mut scratch)));
+            print(Line { verdict: answer.verdict, rule, note, preferences, url })
         })?;
     } else {
         let path = args.robots.as_ref().expect("clap requires --robots or --rules");

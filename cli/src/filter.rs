@@ -66,6 +66,10 @@ pub struct Args {
     /// line, or why there was none.
     #[arg(long, requires = "verdicts")]
     explain: bool,
+    /// With --explain: end each reason with the `Content-Signal` and
+    /// `Content-Usage` preferences that apply to the URL, after ` | `.
+    #[arg(long, requires = "explain")]
+    explain_preferences: bool,
     /// Report URLs of origins without a robots.txt as allowed or disallowed
     /// instead of unknown: in the lists, the verdicts file and the counts.
     #[arg(long, value_name = "VERDICT", value_enum)]
@@ -157,7 +161,8 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         })?;
         return Ok(ExitCode::SUCCESS);
     }
-    let classifier = crate::input::agent_classifier(&artifact, &args.rules, &args.agent[0], mode)?;
+    let classifier = crate::input::agent_classifier(&artifact, &args.rules, &args.agent[0], mode)?
+        .explaining_preferences(args.explain_preferences);
     filter_with(&classifier, &args, b"", |scratches| vec![("by_robots_fetch", fetch_stats(&classifier, scratches))])?;
     Ok(ExitCode::SUCCESS)
 }

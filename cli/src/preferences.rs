@@ -1,12 +1,13 @@
 //! How the command line shows usage preferences (`Content-Signal`,
-//! `Content-Usage`): one JSON shape and one line of text, for every command
-//! that prints them.
+//! `Content-Usage`) as JSON, for every command that prints them (the text
+//! form is `robotsieve_engine::preference::describe`).
 
-use robotsieve_engine::preference::{format_entries, Applied, PreferenceField};
+use robotsieve_engine::preference::{Applied, PreferenceField};
 
 /// The applicable preferences of a URL as JSON: one object per field with a
 /// matching line, `{"field": "Content-Usage", "lines": [4], "values":
-/// {"train-ai": "y"}}` (values as written; a bare key has the value `""`).
+/// {"train-ai": "y"}}` (values as written; a bare key has the value `""`;
+/// `lines` is empty when the artifact kept no line numbers).
 pub fn to_json(applied: &[(PreferenceField, Applied)]) -> serde_json::Value {
     applied
         .iter()
@@ -16,21 +17,9 @@ pub fn to_json(applied: &[(PreferenceField, Applied)]) -> serde_json::Value {
                 .iter()
                 .map(|e| (String::from_utf8_lossy(&e.key).into_owned(), String::from_utf8_lossy(&e.value).into()))
                 .collect();
-            serde_json::json!({"field": field.name(), "lines": applied.lines, "values": values})
+            // Line 0: an artifact compiled without --explain keeps no line numbers.
+            let lines: Vec<u32> = applied.lines.iter().copied().filter(|&l| l > 0).collect();
+            serde_json::json!({"field": field.name(), "lines": lines, "values": values})
         })
         .collect()
-}
-
-/// The applicable preferences as one tab-free line: `Content-Signal (line 2):
-/// ai-train=no; Content-Usage (lines 3, 4): train-ai=n`; empty when none apply.
-pub fn to_text(applied: &[(PreferenceField, Applied)]) -> String {
-    applied
-        .iter()
-        .map(|(field, applied)| {
-            let lines = applied.lines.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
-            let plural = if applied.lines.len() == 1 { "line" } else { "lines" };
-            format!("{} ({plural} {lines}): {}", field.name(), format_entries(&applied.entries))
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
 }

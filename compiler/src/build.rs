@@ -13,6 +13,8 @@ use crate::parse::RobotsTxt;
 use crate::writer::ArtifactWriter;
 use rayon::prelude::*;
 use robotsieve_engine::artifact::{FetchInfo, FetchKind};
+use robotsieve_engine::preference::PreferenceLine;
+use robotsieve_engine::preference_store;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -62,11 +64,21 @@ pub fn build(origins: Vec<Governing>, plan: &BuildPlan) -> (ArtifactWriter, Buil
             Robots::Unrestricted | Robots::Blocked => None,
         })
         .collect();
-    let body_groups: Vec<Vec<Group>> = bodies
+    let body_groups: Vec<Vec<(Group, Vec<PreferenceLine>)>> = bodies
         .par_iter()
         .map(|body| {
             let robots = RobotsTxt::parse(body);
-            plan.agents.iter().map(|agent| dedup_form(Group::select(&robots, agent), explain)).collect()
+            plan.agents
+                .iter()
+                .map(|agent| {
+                    let mut group = Group::select(&robots, agent);
+                    let mut preferences = std::mem::take(&mut group.preferences);
+                    if !explain {
+                        preferences.iter_mut().for_each(|p| p.line = 0);
+                    }
+                    (dedup_form(group, explain), preferences)
+                })
+                .collect()
         })
         .collect();
 
@@ -83,11 +95,15 @@ pub fn build(origins: Vec<Governing>, plan: &BuildPlan) -> (ArtifactWriter, Buil
     let mut groups: Vec<&Group> = Vec::new();
     let mut first_origin: Vec<usize> = Vec::new();
     let mut origin_groups: Vec<Vec<u32>> = Vec::with_capacity(origins.len());
+    let no_preferences: Vec<PreferenceLine> = Vec::new();
+    let mut preference_ids: HashMap<&Vec<PreferenceLine>, u32> = HashMap::new();
+    let mut preference_sets: Vec<Vec<PreferenceLine>> = Vec::new();
+    let mut preference_set_of: Vec<u32> = Vec::with_capacity(origins.len() * plan.agents.len());
     for (i, (origin, body)) in origins.iter().zip(&origin_body).enumerate() {
         let ids = (0..plan.agents.len())
             .map(|a| {
                 let group = match (&origin.robots, body) {
-                    (Robots::Body(_), Some(b)) => &body_groups[*b][a],
+                    (Robots::Body(_), Some(b)) => &body_groups[*b][a].0,
                     (Robots::Blocked, _) => &blocked,
                     _ => &unrestricted,
                 };
@@ -99,6 +115,22 @@ pub fn build(origins: Vec<Governing>, plan: &BuildPlan) -> (ArtifactWriter, Buil
             })
             .collect();
         origin_groups.push(ids);
+        // The preference lines of each crawler's group, shared like groups.
+        for a in 0..plan.agents.len() {
+            let lines = match (&origin.robots, body) {
+                (Robots::Body(_), Some(b)) => &body_groups[*b][a].1,
+                _ => &no_preferences,
+            };
+            let set = if lines.is_empty() {
+                preference_store::NONE
+            } else {
+                *preference_ids.entry(lines).or_insert_with(|| {
+                    preference_sets.push(lines.clone());
+                    (preference_sets.len() - 1) as u32
+                })
+            };
+            preference_set_of.push(set);
+        }
     }
 
     let compiled: Vec<(automaton::Compiled, Duration)> = groups
@@ -127,6 +159,7 @@ pub fn build(origins: Vec<Governing>, plan: &BuildPlan) -> (ArtifactWriter, Buil
     for (origin, ids) in origins.into_iter().zip(origin_groups) {
         writer.add_origin(origin.origin, fetch_info(&origin.robots, origin.provenance.status), ids);
     }
+    writer.set_preferences(preference_set_of, preference_sets);
     report.elapsed = started.elapsed();
     (writer, report)
 }

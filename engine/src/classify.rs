@@ -10,6 +10,7 @@
 
 use crate::artifact::{Artifact, ExplainedRule, FetchInfo, FetchKind, GroupOutcome};
 use crate::filter::{Classifier, Reasons};
+use crate::preference::{applicable, describe, Applied, PreferenceField};
 use crate::url::{origin_hash, KeyBuf, PathMode, UrlError};
 use crate::verdict::Verdict;
 use std::fmt;
@@ -21,6 +22,8 @@ pub struct AgentClassifier<'a> {
     artifact: &'a Artifact,
     agent: usize,
     mode: PathMode,
+    /// Whether explanations end with the preferences that apply.
+    explain_preferences: bool,
 }
 
 /// Per-worker state of an [`AgentClassifier`]: reused buffers, and tallies of
@@ -90,7 +93,26 @@ impl<'a> AgentClassifier<'a> {
     /// The classifier of agent number `agent` (see [`Artifact::agent_index`]).
     pub fn new(artifact: &'a Artifact, agent: usize, mode: PathMode) -> AgentClassifier<'a> {
         assert!(agent < artifact.meta().agents.len(), "agent {agent} is not in the artifact");
-        AgentClassifier { artifact, agent, mode }
+        AgentClassifier { artifact, agent, mode, explain_preferences: false }
+    }
+
+    /// Makes every reason the filter asks for ([`Classifier`]) end with the
+    /// `Content-Signal` and `Content-Usage` preferences that apply, after
+    /// ` | ` (nothing when none apply).
+    pub fn explaining_preferences(mut self, yes: bool) -> AgentClassifier<'a> {
+        self.explain_preferences = yes;
+        self
+    }
+
+    /// Appends ` | PREFERENCES` to a reason, when asked for and any apply.
+    fn append_preferences(&self, url: &[u8], scratch: &mut Scratch, out: &mut Vec<u8>) {
+        if self.explain_preferences && self.artifact.preferences().is_some() {
+            let applied = self.preferences(url, scratch);
+            if !applied.is_empty() {
+                out.extend_from_slice(b" | ");
+                out.extend_from_slice(describe(&applied).as_bytes());
+            }
+        }
     }
 
     /// Merges the tallies of every scratch of a run: URLs and distinct origins
@@ -227,6 +249,25 @@ impl<'a> AgentClassifier<'a> {
     }
 }
 
+impl<'a> AgentClassifier<'a> {
+    /// The `Content-Signal` and `Content-Usage` preferences that apply to
+    /// one URL for this crawler (see [`crate::preference::applicable`]):
+    /// none for a URL that is invalid, of an unknown origin, or of an origin
+    /// whose group has no preference lines. The slow path of explanations:
+    /// it decodes the origin's lines for every call.
+    pub fn preferences(&self, url: &[u8], scratch: &mut Scratch) -> Vec<(PreferenceField, Applied)> {
+        let Ok(origin) = scratch.key.parse(url) else { return Vec::new() };
+        let Some(o) = self.artifact.find_origin(origin.key, origin_hash(origin.key)) else { return Vec::new() };
+        let lines = self.artifact.preference_lines(o, self.agent);
+        if lines.is_empty() {
+            return Vec::new();
+        }
+        let mut path = Vec::new();
+        self.mode.prepare_into(origin.path, &mut path);
+        applicable(&lines, &path)
+    }
+}
+
 /// The first steps of a batch, shared by one crawler and many: takes every
 /// URL apart (`invalid` hears of those that are not URLs), prepares its path,
 /// and finds its origin, into `scratch.lanes` and `scratch.origins`.
@@ -284,6 +325,7 @@ impl Classifier for AgentClassifier<'_> {
         let answer = self.answer(url, scratch, explain.is_some());
         if let Some(out) = explain {
             let _ = write!(out, "{}", answer.reason);
+            self.append_preferences(url, scratch, out);
         }
         answer.verdict
     }
@@ -296,10 +338,12 @@ impl Classifier for AgentClassifier<'_> {
         mut reasons: Option<&mut Reasons>,
     ) {
         let answers = self.answers(urls, scratch, reasons.is_some());
-        for (verdict, answer) in verdicts.iter_mut().zip(answers) {
+        for ((verdict, answer), url) in verdicts.iter_mut().zip(answers).zip(urls) {
             *verdict = answer.verdict;
             if let Some(reasons) = reasons.as_mut() {
-                let _ = write!(reasons.start_next(), "{}", answer.reason);
+                let out = reasons.start_next();
+                let _ = write!(out, "{}", answer.reason);
+                self.append_preferences(url, scratch, out);
             }
         }
     }

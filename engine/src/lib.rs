@@ -16,6 +16,7 @@
 //! - [`matcher`]: a compiled group: its parts, combined by rank.
 //! - [`verdict`]: the four answers for a URL.
 //! - [`preference`]: `Content-Signal` and `Content-Usage` lines, and which apply to a URL.
+//! - [`preference_store`]: the artifact's optional section of them, encoded and decoded.
 //! - [`filter`]: the parallel pipeline that streams a URL list through a classifier.
 //! - [`artifact`]: the memory-mappable file of every origin's compiled rules.
 //! - [`classify`]: URL verdicts from an artifact (origin, group, automaton),
@@ -33,6 +34,7 @@ mod mapped;
 pub mod matcher;
 pub mod pattern;
 pub mod preference;
+pub mod preference_store;
 pub mod rules;
 pub mod url;
 pub mod verdict;

@@ -184,6 +184,26 @@ fn combine(field: PreferenceField, lines: &[&PreferenceLine]) -> Applied {
     Applied { lines: lines.iter().map(|l| l.line).collect(), entries }
 }
 
+/// The applicable preferences as one tab-free line: `Content-Signal (line 2):
+/// ai-train=no; Content-Usage (lines 3, 4): train-ai=n`; empty when none
+/// apply. Without line numbers (all 0), `Content-Signal: ai-train=no`.
+pub fn describe(applied: &[(PreferenceField, Applied)]) -> String {
+    applied
+        .iter()
+        .map(|(field, applied)| {
+            let entries = format_entries(&applied.entries);
+            if applied.lines.iter().all(|&l| l == 0) {
+                // Compiled without line numbers.
+                return format!("{}: {entries}", field.name());
+            }
+            let lines = applied.lines.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+            let plural = if applied.lines.len() == 1 { "line" } else { "lines" };
+            format!("{} ({plural} {lines}): {entries}", field.name())
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// `key=value, key=value` of entries, as a line would write them.
 pub fn format_entries(entries: &[Entry]) -> String {
     entries
