@@ -14,7 +14,7 @@ use crate::writer::ArtifactWriter;
 use rayon::prelude::*;
 use robotsieve_engine::artifact::{FetchInfo, FetchKind};
 use robotsieve_engine::preference::PreferenceLine;
-use robotsieve_engine::preference_store;
+use robotsieve_engine::preference_store::Selection;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -64,7 +64,7 @@ pub fn build(origins: Vec<Governing>, plan: &BuildPlan) -> (ArtifactWriter, Buil
             Robots::Unrestricted | Robots::Blocked => None,
         })
         .collect();
-    let body_groups: Vec<Vec<(Group, Vec<PreferenceLine>)>> = bodies
+    let body_groups: Vec<Vec<(Group, (Vec<PreferenceLine>, bool))>> = bodies
         .par_iter()
         .map(|body| {
             let robots = RobotsTxt::parse(body);
@@ -76,7 +76,8 @@ pub fn build(origins: Vec<Governing>, plan: &BuildPlan) -> (ArtifactWriter, Buil
                     if !explain {
                         preferences.iter_mut().for_each(|p| p.line = 0);
                     }
-                    (dedup_form(group, explain), preferences)
+                    let named = group.source == Source::Specific;
+                    (dedup_form(group, explain), (preferences, named))
                 })
                 .collect()
         })
@@ -98,7 +99,7 @@ pub fn build(origins: Vec<Governing>, plan: &BuildPlan) -> (ArtifactWriter, Buil
     let no_preferences: Vec<PreferenceLine> = Vec::new();
     let mut preference_ids: HashMap<&Vec<PreferenceLine>, u32> = HashMap::new();
     let mut preference_sets: Vec<Vec<PreferenceLine>> = Vec::new();
-    let mut preference_set_of: Vec<u32> = Vec::with_capacity(origins.len() * plan.agents.len());
+    let mut preference_set_of: Vec<Selection> = Vec::with_capacity(origins.len() * plan.agents.len());
     for (i, (origin, body)) in origins.iter().zip(&origin_body).enumerate() {
         let ids = (0..plan.agents.len())
             .map(|a| {
@@ -117,19 +118,17 @@ pub fn build(origins: Vec<Governing>, plan: &BuildPlan) -> (ArtifactWriter, Buil
         origin_groups.push(ids);
         // The preference lines of each crawler's group, shared like groups.
         for a in 0..plan.agents.len() {
-            let lines = match (&origin.robots, body) {
-                (Robots::Body(_), Some(b)) => &body_groups[*b][a].1,
-                _ => &no_preferences,
+            let (lines, named) = match (&origin.robots, body) {
+                (Robots::Body(_), Some(b)) => (&body_groups[*b][a].1 .0, body_groups[*b][a].1 .1),
+                _ => (&no_preferences, false),
             };
-            let set = if lines.is_empty() {
-                preference_store::NONE
-            } else {
+            let set = (!lines.is_empty()).then(|| {
                 *preference_ids.entry(lines).or_insert_with(|| {
                     preference_sets.push(lines.clone());
                     (preference_sets.len() - 1) as u32
                 })
-            };
-            preference_set_of.push(set);
+            });
+            preference_set_of.push(Selection { set, named });
         }
     }
 

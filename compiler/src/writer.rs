@@ -17,7 +17,7 @@ use robotsieve_engine::comb::{CombDfaBuf, NarrowTables};
 use robotsieve_engine::filter::PendingFile;
 use robotsieve_engine::matcher::{MatcherBuf, PartBuf};
 use robotsieve_engine::preference::PreferenceLine;
-use robotsieve_engine::preference_store;
+use robotsieve_engine::preference_store::{self, Selection};
 use robotsieve_engine::url::{origin_hash, OriginKey};
 use std::collections::HashSet;
 use std::io::Write;
@@ -29,9 +29,9 @@ pub struct ArtifactWriter {
     explain: bool,
     groups: Vec<(MatcherBuf, Vec<Rule>)>,
     origins: Vec<(OriginKey, FetchInfo, Vec<u32>)>,
-    /// Per origin (in order of addition) and agent, a preference set or
-    /// `preference_store::NONE`; and the distinct sets.
-    preferences: Option<(Vec<u32>, Vec<Vec<PreferenceLine>>)>,
+    /// Per origin (in order of addition) and agent, its preference set and
+    /// whether it is named; and the distinct sets.
+    preferences: Option<(Vec<Selection>, Vec<Vec<PreferenceLine>>)>,
 }
 
 /// Why an artifact could not be written.
@@ -88,12 +88,13 @@ impl ArtifactWriter {
         self.origins.push((key, info, groups));
     }
 
-    /// Sets the usage preferences: `set_of[origin * agents + agent]` names one
-    /// of `sets` or is `preference_store::NONE`, origins in order of
-    /// [`ArtifactWriter::add_origin`]. Without a call, or when every entry is
-    /// NONE, the artifact has no preferences section.
-    pub fn set_preferences(&mut self, set_of: Vec<u32>, sets: Vec<Vec<PreferenceLine>>) {
-        self.preferences = (!sets.is_empty()).then_some((set_of, sets));
+    /// Sets the usage preferences and which crawlers are named:
+    /// `selections[origin * agents + agent]`, whose sets index `sets`, origins
+    /// in order of [`ArtifactWriter::add_origin`]. Without a call, or when no
+    /// entry has a set or is named, the artifact has no preferences section.
+    pub fn set_preferences(&mut self, selections: Vec<Selection>, sets: Vec<Vec<PreferenceLine>>) {
+        let any = !sets.is_empty() || selections.iter().any(|s| s.named);
+        self.preferences = any.then_some((selections, sets));
     }
 
     /// Number of origins added so far.

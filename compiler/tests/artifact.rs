@@ -320,6 +320,9 @@ fn preferences_through_the_artifact_equal_group_selection() {
                     expected.iter_mut().for_each(|p| p.line = 0);
                 }
                 assert_eq!(artifact.preference_lines(origin, a), expected, "s{i} {agent} explain={explain}");
+                let named = Group::select(&robots, agent).source == robotsieve_compiler::group::Source::Specific;
+                assert_eq!(artifact.names_agent(origin, a), named, "s{i} {agent}");
+                assert_eq!(named, i % bodies.len() == 2 && a == 0);
             }
         }
     }

@@ -878,6 +878,13 @@ impl Artifact {
         self.preferences().and_then(|t| t.set_of(origin, agent).map(|s| t.lines(s))).unwrap_or_default()
     }
 
+    /// Whether a group of origin `origin`'s robots.txt names agent `agent`
+    /// (its rules are its own, not those of `*`). Without a preferences
+    /// section no robots.txt of the artifact names any of its crawlers.
+    pub fn names_agent(&self, origin: usize, agent: usize) -> bool {
+        self.preferences().is_some_and(|t| t.selection(origin, agent).named)
+    }
+
     /// The index of an agent given as `TOKEN[,TOKEN...]` (compared without case).
     pub fn agent_index(&self, agent: &str) -> Option<usize> {
         self.meta.agents.iter().position(|a| a.eq_ignore_ascii_case(agent))

@@ -1,10 +1,11 @@
 //! The PREFERENCES section of an artifact: the `Content-Signal` and
-//! `Content-Usage` lines that apply to each origin and crawler, encoded and
-//! decoded side by side.
+//! `Content-Usage` lines that apply to each origin and crawler, and whether
+//! a group of the origin's robots.txt names the crawler (rather than the
+//! crawler falling back to `*`), encoded and decoded side by side.
 //!
 //! The section is optional: an artifact whose robots.txt files carry no
-//! preference line has none, and is byte for byte what it was before the
-//! section existed. It is self-contained (its offsets are relative to its
+//! preference line and name none of its crawlers has none, and is byte for
+//! byte what it was before the section existed. It is self-contained (its offsets are relative to its
 //! own start, nothing in it points into other sections, nothing else points
 //! into it), so that it can move with the rest of the format.
 //!
@@ -15,7 +16,8 @@
 //!
 //! ```text
 //! header    sets u32, lines u32, origins u32, agents u32, text length u64
-//! SET_OF    u32 per origin and agent (origin-major): its set, or NONE (u32::MAX)
+//! SET_OF    u32 per origin and agent (origin-major): bits 0-30 its set + 1
+//!           (0: no preference lines), bit 31 set when a group names the agent
 //! SET_ENDS  u32 per set: the end of its lines in LINES (increasing)
 //! LINES     one record per line, 6 x u32: field (0 Content-Signal,
 //!           1 Content-Usage), line number, path offset, path length,
@@ -27,21 +29,34 @@
 
 use crate::preference::{Entry, PreferenceField, PreferenceLine};
 
-/// `SET_OF` entry of an origin and crawler without preference lines.
-pub const NONE: u32 = u32::MAX;
+/// The `SET_OF` bit of an origin whose robots.txt names the crawler.
+const NAMED: u32 = 1 << 31;
 const HEADER_LEN: usize = 24;
 const LINE_RECORD_LEN: usize = 24;
 
-/// Encodes the section: `set_of[origin * agents + agent]` names a set of
-/// `sets` (or [`NONE`]).
+/// What the section says of one origin and crawler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Selection {
+    /// The set of its preference lines, if it has any.
+    pub set: Option<u32>,
+    /// Whether a group of the origin's robots.txt names the crawler (its
+    /// rules are then its own, not those of `*`).
+    pub named: bool,
+}
+
+/// Encodes the section: `selections[origin * agents + agent]`, whose sets
+/// index `sets`.
 ///
 /// # Panics
 ///
-/// When `set_of` does not hold `origins * agents` entries, names a set that
-/// does not exist, or the text passes 4 GiB.
-pub fn encode(set_of: &[u32], origins: usize, agents: usize, sets: &[&[PreferenceLine]]) -> Vec<u8> {
-    assert_eq!(set_of.len(), origins * agents, "one set entry per origin and agent");
-    assert!(set_of.iter().all(|&s| s == NONE || (s as usize) < sets.len()), "a set entry names no set");
+/// When `selections` does not hold `origins * agents` entries, names a set
+/// that does not exist, or there are 2^31 sets or 4 GiB of text.
+pub fn encode(selections: &[Selection], origins: usize, agents: usize, sets: &[&[PreferenceLine]]) -> Vec<u8> {
+    assert_eq!(selections.len(), origins * agents, "one entry per origin and agent");
+    assert!(sets.len() < NAMED as usize - 1, "too many preference sets");
+    assert!(selections.iter().all(|s| s.set.is_none_or(|s| (s as usize) < sets.len())), "an entry names no set");
+    let set_of: Vec<u32> =
+        selections.iter().map(|s| s.set.map_or(0, |s| s + 1) | if s.named { NAMED } else { 0 }).collect();
     let mut text = Vec::new();
     let mut records = Vec::new();
     let mut set_ends = Vec::with_capacity(sets.len());
@@ -145,9 +160,9 @@ impl<'a> PreferenceTable<'a> {
             return Err("preferences: lines belong to no set".into());
         }
         for o in 0..origins * agents {
-            let s = ne32(table.set_of, o * 4);
-            if s != NONE && s as usize >= sets {
-                return Err(format!("preferences: an origin names set {s} of {sets}"));
+            let s = ne32(table.set_of, o * 4) & !NAMED;
+            if s as usize > sets {
+                return Err(format!("preferences: an origin names set {} of {sets}", s - 1));
             }
         }
         for l in 0..lines {
@@ -168,10 +183,15 @@ impl<'a> PreferenceTable<'a> {
         Ok(table)
     }
 
+    /// What the section says of an origin and crawler.
+    pub fn selection(&self, origin: usize, agent: usize) -> Selection {
+        let s = ne32(self.set_of, (origin * self.agents + agent) * 4);
+        Selection { set: (s & !NAMED).checked_sub(1), named: s & NAMED != 0 }
+    }
+
     /// The set of an origin and crawler, if it has preference lines.
     pub fn set_of(&self, origin: usize, agent: usize) -> Option<u32> {
-        let s = ne32(self.set_of, (origin * self.agents + agent) * 4);
-        (s != NONE).then_some(s)
+        self.selection(origin, agent).set
     }
 
     /// Number of distinct sets.
@@ -228,14 +248,21 @@ mod tests {
             line(PreferenceField::ContentUsage, 3, "/", &[("train-ai", "n")]),
             line(PreferenceField::ContentUsage, 4, "/docs/", &[]),
         ];
-        let set_of = [0, NONE, 1, 0, NONE, NONE];
-        let bytes = encode(&set_of, 3, 2, &[&a, &b]);
+        let sel = |set, named| Selection { set, named };
+        let selections = [
+            sel(Some(0), false),
+            sel(None, true),
+            sel(Some(1), true),
+            sel(Some(0), false),
+            sel(None, false),
+            sel(None, false),
+        ];
+        let bytes = encode(&selections, 3, 2, &[&a, &b]);
         let table = PreferenceTable::parse(&bytes, 3, 2).unwrap();
         assert_eq!(table.sets(), 2);
-        assert_eq!(
-            (table.set_of(0, 0), table.set_of(0, 1), table.set_of(1, 0), table.set_of(2, 1)),
-            (Some(0), None, Some(1), None)
-        );
+        for (i, s) in selections.iter().enumerate() {
+            assert_eq!(table.selection(i / 2, i % 2), *s);
+        }
         assert_eq!(table.lines(0), a);
         assert_eq!(table.lines(1), b);
     }
@@ -243,7 +270,7 @@ mod tests {
     #[test]
     fn damage_is_refused() {
         let a = vec![line(PreferenceField::ContentUsage, 3, "/x", &[("train-ai", "n")])];
-        let bytes = encode(&[0], 1, 1, &[&a]);
+        let bytes = encode(&[Selection { set: Some(0), named: false }], 1, 1, &[&a]);
         assert!(PreferenceTable::parse(&bytes, 2, 1).is_err(), "other counts");
         assert!(PreferenceTable::parse(&bytes[..bytes.len() - 1], 1, 1).is_err(), "truncated");
         for at in 0..bytes.len() {
