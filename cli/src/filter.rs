@@ -201,7 +201,7 @@ fn fetch_json(tallies: &[(FetchClass, u64, u64)]) -> serde_json::Value {
 }
 
 /// Opens the URL list: mapped, streamed from standard input, or decompressed.
-fn open_input(path: &Path) -> Result<Input, Failure> {
+pub(crate) fn open_input(path: &Path) -> Result<Input, Failure> {
     let name = path.display().to_string();
     let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     let open = || File::open(path).context(&name);

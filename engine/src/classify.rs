@@ -370,6 +370,8 @@ pub struct MatrixScratch {
     /// A batch's verdicts, URL by URL, crawler by crawler.
     verdicts: Vec<Verdict>,
     queries: Vec<(usize, usize)>,
+    /// For each query and crawler, the walk that answers it.
+    walk_of: Vec<u32>,
 }
 
 impl<'a> MatrixClassifier<'a> {
@@ -408,7 +410,7 @@ impl<'a> MatrixClassifier<'a> {
         let n = self.agents.len();
         verdicts.clear();
         verdicts.resize(urls.len() * n, Verdict::Invalid);
-        let MatrixScratch { base, counts, queries, .. } = scratch;
+        let MatrixScratch { base, counts, queries, walk_of, .. } = scratch;
         locate(self.artifact, self.mode, urls, base, |_, _| {});
         let Scratch { paths, lanes, origins, outcomes, urls_by_fetch, origins_hit, .. } = base;
         // (lane, origin) of the URLs whose origin has a robots.txt.
@@ -423,16 +425,31 @@ impl<'a> MatrixClassifier<'a> {
                 None => verdicts[lane.url * n..(lane.url + 1) * n].fill(self.unknown_as),
             }
         }
-        let mut walks: Vec<(usize, &[u8])> = Vec::with_capacity(queries.len());
-        for (c, &agent) in self.agents.iter().enumerate() {
-            walks.clear();
-            walks.extend(
-                queries.iter().map(|&(l, o)| (self.artifact.group_of(o, agent), &paths[lanes[l].path.clone()])),
-            );
-            outcomes.clear();
-            self.artifact.decide_many(&walks, outcomes);
-            for (&(l, _), outcome) in queries.iter().zip(outcomes.iter()) {
-                verdicts[lanes[l].url * n + c] = outcome.verdict();
+        // One walk per distinct group of a URL: crawlers that no group names
+        // share the `*` group, and a group's verdict on a path is one.
+        let mut walks: Vec<(usize, &[u8])> = Vec::with_capacity(queries.len() * 2);
+        walk_of.clear();
+        for &(l, o) in queries.iter() {
+            let path = &paths[lanes[l].path.clone()];
+            let first = walks.len();
+            for &agent in &self.agents {
+                let group = self.artifact.group_of(o, agent);
+                let walk = match walks[first..].iter().position(|w| w.0 == group) {
+                    Some(i) => first + i,
+                    None => {
+                        walks.push((group, path));
+                        walks.len() - 1
+                    }
+                };
+                walk_of.push(walk as u32);
+            }
+        }
+        outcomes.clear();
+        self.artifact.decide_many(&walks, outcomes);
+        for (&(l, _), walk_of) in queries.iter().zip(walk_of.chunks_exact(n)) {
+            let row = &mut verdicts[lanes[l].url * n..(lanes[l].url + 1) * n];
+            for (verdict, &walk) in row.iter_mut().zip(walk_of) {
+                *verdict = outcomes[walk as usize].verdict();
             }
         }
         if counts.len() != n {
@@ -447,12 +464,26 @@ impl<'a> MatrixClassifier<'a> {
 
     /// Merges the fetch tallies of every scratch of a run: URLs and distinct
     /// origins per fetch class (each URL counted once, whatever the crawlers).
-    pub fn fetch_tallies(&self, scratches: &[MatrixScratch]) -> [(FetchClass, u64, u64); FetchClass::COUNT] {
-        fetch_tallies(self.artifact, scratches.iter().map(|s| &s.base))
+    pub fn fetch_tallies<'s>(
+        &self,
+        scratches: impl IntoIterator<Item = &'s MatrixScratch>,
+    ) -> [(FetchClass, u64, u64); FetchClass::COUNT] {
+        fetch_tallies(self.artifact, scratches.into_iter().map(|s| &s.base))
+    }
+
+    /// The origins the URLs of a run reached (found in the artifact), in order.
+    pub fn origins_reached<'s>(&self, scratches: impl IntoIterator<Item = &'s MatrixScratch>) -> Vec<usize> {
+        let mut hit = vec![0u64; self.artifact.origins().div_ceil(64)];
+        for s in scratches {
+            for (word, bits) in hit.iter_mut().zip(&s.base.origins_hit) {
+                *word |= bits;
+            }
+        }
+        (0..self.artifact.origins()).filter(|o| hit[o / 64] & (1 << (o % 64)) != 0).collect()
     }
 
     /// Merges the verdict counts of every scratch of a run, per crawler.
-    pub fn counts(&self, scratches: &[MatrixScratch]) -> Vec<[u64; 4]> {
+    pub fn counts<'s>(&self, scratches: impl IntoIterator<Item = &'s MatrixScratch>) -> Vec<[u64; 4]> {
         let mut total = vec![[0u64; 4]; self.agents.len()];
         for s in scratches {
             for (t, c) in total.iter_mut().zip(&s.counts) {
