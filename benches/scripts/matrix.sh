@@ -78,3 +78,21 @@ PY
 python3 -c "
 m, s, k = $t_matrix, $single_mean, ${#agents[@]}
 print(f'cost: {k} crawlers in one pass {m:.3f}s, one crawler {s:.3f}s (mean of {k}): ratio {m/s:.2f}x (target <= 2x); {k} separate runs {s*k:.3f}s')"
+
+# Instructions, counted exactly by callgrind on one thread (the shared machine
+# makes wall times noisy): a 100,000-URL prefix of the list, less a run on an
+# empty list (opening and checking the artifact, the same for both).
+if command -v valgrind > /dev/null && [ "${CALLGRIND:-1}" = 1 ]; then
+    head -n 100000 "$urls" > "$data/urls-100k.txt"
+    : > "$data/empty.txt"
+    count() {
+        valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" filter --rules "$data/rules.rsv" --threads 1 \
+            --urls "$1" "${@:2}" 2>&1 | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+    }
+    base=$(count "$data/empty.txt" --agent gptbot --stats "$data/cg.json")
+    one=$(count "$data/urls-100k.txt" --agent gptbot --verdicts "$data/cg-single.tsv")
+    five=$(count "$data/urls-100k.txt" --all-agents --matrix "$data/cg-matrix.tsv")
+    python3 -c "
+b, o, f = $base, $one, $five
+print(f'instructions (callgrind, 100,000 URLs, 1 thread, less {b:,} to open the artifact): one crawler {o-b:,}, five in one pass {f-b:,}: ratio {(f-b)/(o-b):.2f}x')"
+fi

@@ -410,7 +410,7 @@ fn svg(doc: &serde_json::Value) -> String {
             .then_with(|| a["agent"].as_str().cmp(&b["agent"].as_str()))
     });
     let prefs: Vec<&serde_json::Value> = doc["preferences"].as_array().into_iter().flatten().collect();
-    let top = 118.0;
+    let top = 138.0;
     let agents_end = top + ROW * agents.len() as f64;
     let prefs_top = agents_end + 70.0;
     let height = prefs_top + 30.0 + ROW * prefs.len().max(1) as f64 + 20.0;
@@ -431,13 +431,13 @@ fn svg(doc: &serde_json::Value) -> String {
     let by_fetch = &doc["origins_reached_by_fetch"];
     let _ = writeln!(
         s,
-        r##"<text x="10" y="44" fill="#444">{} URLs of origins with a robots.txt result ({} unknown, {} invalid); reached origins: {} with rules, {} unrestricted (4xx), {} blocked by fetch (5xx, 429, no answer)</text>"##,
-        doc["urls_with_robots"],
-        doc["urls_unknown"],
-        doc["urls_invalid"],
-        by_fetch["rules"],
-        by_fetch["unrestricted"],
-        by_fetch["blocked"]
+        r##"<text x="10" y="44" fill="#444">{} URLs of origins with a robots.txt result ({} unknown, {} invalid)</text>"##,
+        doc["urls_with_robots"], doc["urls_unknown"], doc["urls_invalid"]
+    );
+    let _ = writeln!(
+        s,
+        r##"<text x="10" y="60" fill="#444">reached origins: {} with rules, {} unrestricted (4xx), {} blocked by their fetch result (5xx, 429, no answer)</text>"##,
+        by_fetch["rules"], by_fetch["unrestricted"], by_fetch["blocked"]
     );
     // Legend.
     let legend = [
@@ -447,7 +447,7 @@ fn svg(doc: &serde_json::Value) -> String {
         ("#8c8c8c", "… by the robots.txt fetch result"),
     ];
     for (i, (color, text)) in legend.iter().enumerate() {
-        let (lx, ly) = (10.0 + (i % 2) as f64 * 470.0, 60.0 + (i / 2) as f64 * 18.0);
+        let (lx, ly) = (10.0 + (i % 2) as f64 * 470.0, 80.0 + (i / 2) as f64 * 18.0);
         let _ = writeln!(s, r##"<rect x="{lx}" y="{}" width="12" height="12" fill="{color}"/>"##, ly - 10.0);
         let _ = writeln!(s, r##"<text x="{}" y="{ly}">{}</text>"##, lx + 18.0, xml(text));
     }

@@ -868,7 +868,7 @@ impl Artifact {
         let (_, len) = self.sections[Section::Preferences as usize - 1];
         let section = self.section(Section::Preferences);
         (len > 0).then(|| {
-            PreferenceTable::parse(section, self.origins, self.meta.agents.len()).expect("checked when opened")
+            PreferenceTable::layout(section, self.origins, self.meta.agents.len()).expect("checked when opened")
         })
     }
 

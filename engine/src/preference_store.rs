@@ -116,10 +116,9 @@ fn ne32(b: &[u8], at: usize) -> u32 {
 }
 
 impl<'a> PreferenceTable<'a> {
-    /// Reads and checks the section of an artifact of `origins` origins and
-    /// `agents` crawlers: every count, offset and field, so that lookups
-    /// afterwards cannot fail. The message says what is wrong.
-    pub fn parse(bytes: &'a [u8], origins: usize, agents: usize) -> Result<PreferenceTable<'a>, String> {
+    /// The section's tables, with only its header and sizes checked (a
+    /// constant-time view; see [`PreferenceTable::parse`]).
+    pub fn layout(bytes: &'a [u8], origins: usize, agents: usize) -> Result<PreferenceTable<'a>, String> {
         if bytes.len() < HEADER_LEN {
             return Err("preferences: shorter than its header".into());
         }
@@ -146,8 +145,17 @@ impl<'a> PreferenceTable<'a> {
         if bytes.len() - at != usize::try_from(text_len).map_err(|_| "preferences: text too long")? {
             return Err("preferences: text length does not match the section".into());
         }
-        let table =
-            PreferenceTable { agents, set_of: parts[0], set_ends: parts[1], records: parts[2], text: &bytes[at..] };
+        Ok(PreferenceTable { agents, set_of: parts[0], set_ends: parts[1], records: parts[2], text: &bytes[at..] })
+    }
+
+    /// Reads and checks the section of an artifact of `origins` origins and
+    /// `agents` crawlers: every count, offset and field, so that lookups
+    /// afterwards cannot fail. The message says what is wrong. (Opening an
+    /// artifact does this once; [`PreferenceTable::layout`] is the cheap
+    /// view of a section checked before.)
+    pub fn parse(bytes: &'a [u8], origins: usize, agents: usize) -> Result<PreferenceTable<'a>, String> {
+        let table = PreferenceTable::layout(bytes, origins, agents)?;
+        let (sets, lines) = (table.set_ends.len() / 4, table.records.len() / LINE_RECORD_LEN);
         let mut prev = 0;
         for s in 0..sets {
             let end = ne32(table.set_ends, s * 4) as usize;
