@@ -19,6 +19,11 @@ fn run(command: &mut Command) {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// Runs `filter --rules RULES --urls URLS` with `args`, then `out`'s path.
+fn filter(rules: &Path, urls: &Path, args: &[&str], out: &Path) {
+    run(robotsieve().arg("filter").arg("--rules").arg(rules).arg("--urls").arg(urls).args(args).arg(out));
+}
+
 /// Writes a corpus of every host's robots.txt as http and https records (a
 /// few hosts answer 503 or 404 instead, so that blocked and unrestricted
 /// origins are in the matrix too), compiles it for AGENTS, and returns the
@@ -57,15 +62,7 @@ fn compile(dir: &Path, files: &BTreeMap<String, PathBuf>) -> PathBuf {
 /// them URL by URL. Returns the number of rows.
 fn matrix_equals_one_run_per_crawler(dir: &Path, rules: &Path, urls: &Path) -> usize {
     let matrix = dir.join("matrix.tsv");
-    run(robotsieve()
-        .arg("filter")
-        .arg("--rules")
-        .arg(rules)
-        .arg("--urls")
-        .arg(urls)
-        .arg("--all-agents")
-        .arg("--matrix")
-        .arg(&matrix));
+    filter(rules, urls, &["--all-agents", "--matrix"], &matrix);
     let text = std::fs::read_to_string(&matrix).unwrap();
     let mut lines = text.lines();
     assert_eq!(lines.next().unwrap(), format!("url\t{}", AGENTS.join("\t")));
@@ -73,15 +70,7 @@ fn matrix_equals_one_run_per_crawler(dir: &Path, rules: &Path, urls: &Path) -> u
     let mut per_crawler = Vec::new();
     for agent in AGENTS {
         let verdicts = dir.join(format!("{agent}.tsv"));
-        run(robotsieve()
-            .arg("filter")
-            .arg("--rules")
-            .arg(rules)
-            .arg("--urls")
-            .arg(urls)
-            .args(["--agent", agent])
-            .arg("--verdicts")
-            .arg(&verdicts));
+        filter(rules, urls, &["--agent", agent, "--verdicts"], &verdicts);
         per_crawler.push(std::fs::read_to_string(&verdicts).unwrap());
     }
     let per_crawler: Vec<Vec<(&str, &str)>> =
@@ -112,15 +101,7 @@ fn matrix_equals_one_run_per_crawler(dir: &Path, rules: &Path, urls: &Path) -> u
 
     // --agent repeated, in another order, gives the same columns reordered.
     let reordered = dir.join("reordered.tsv");
-    run(robotsieve()
-        .arg("filter")
-        .arg("--rules")
-        .arg(rules)
-        .arg("--urls")
-        .arg(urls)
-        .args(["--agent", "googlebot", "--agent", "gptbot"])
-        .arg("--matrix")
-        .arg(&reordered));
+    filter(rules, urls, &["--agent", "googlebot", "--agent", "gptbot", "--matrix"], &reordered);
     let reordered = std::fs::read_to_string(&reordered).unwrap();
     for (line, row) in reordered.lines().skip(1).zip(&rows) {
         let cols: Vec<&str> = line.rsplitn(3, '\t').collect();

@@ -64,7 +64,7 @@ pub fn build(origins: Vec<Governing>, plan: &BuildPlan) -> (ArtifactWriter, Buil
             Robots::Unrestricted | Robots::Blocked => None,
         })
         .collect();
-    let body_groups: Vec<Vec<(Group, (Vec<PreferenceLine>, bool))>> = bodies
+    let body_groups: Vec<Vec<Selected>> = bodies
         .par_iter()
         .map(|body| {
             let robots = RobotsTxt::parse(body);
@@ -77,7 +77,7 @@ pub fn build(origins: Vec<Governing>, plan: &BuildPlan) -> (ArtifactWriter, Buil
                         preferences.iter_mut().for_each(|p| p.line = 0);
                     }
                     let named = group.source == Source::Specific;
-                    (dedup_form(group, explain), (preferences, named))
+                    Selected { group: dedup_form(group, explain), preferences, named }
                 })
                 .collect()
         })
@@ -104,7 +104,7 @@ pub fn build(origins: Vec<Governing>, plan: &BuildPlan) -> (ArtifactWriter, Buil
         let ids = (0..plan.agents.len())
             .map(|a| {
                 let group = match (&origin.robots, body) {
-                    (Robots::Body(_), Some(b)) => &body_groups[*b][a].0,
+                    (Robots::Body(_), Some(b)) => &body_groups[*b][a].group,
                     (Robots::Blocked, _) => &blocked,
                     _ => &unrestricted,
                 };
@@ -117,11 +117,12 @@ pub fn build(origins: Vec<Governing>, plan: &BuildPlan) -> (ArtifactWriter, Buil
             .collect();
         origin_groups.push(ids);
         // The preference lines of each crawler's group, shared like groups.
-        for a in 0..plan.agents.len() {
-            let (lines, named) = match (&origin.robots, body) {
-                (Robots::Body(_), Some(b)) => (&body_groups[*b][a].1 .0, body_groups[*b][a].1 .1),
-                _ => (&no_preferences, false),
-            };
+        let selected: &[Selected] = match (&origin.robots, body) {
+            (Robots::Body(_), Some(b)) => &body_groups[*b],
+            _ => &[],
+        };
+        for agent in (0..plan.agents.len()).map(|a| selected.get(a)) {
+            let (lines, named) = agent.map_or((&no_preferences, false), |s| (&s.preferences, s.named));
             let set = (!lines.is_empty()).then(|| {
                 *preference_ids.entry(lines).or_insert_with(|| {
                     preference_sets.push(lines.clone());
@@ -161,6 +162,16 @@ pub fn build(origins: Vec<Governing>, plan: &BuildPlan) -> (ArtifactWriter, Buil
     writer.set_preferences(preference_set_of, preference_sets);
     report.elapsed = started.elapsed();
     (writer, report)
+}
+
+/// One crawler's group of one body: in the form groups are shared in, and
+/// what the preferences section keeps beside it.
+struct Selected {
+    group: Group,
+    /// Its preference lines (line numbers 0 without explanations).
+    preferences: Vec<PreferenceLine>,
+    /// Whether a group of the body names the crawler.
+    named: bool,
 }
 
 /// What the artifact records of an origin's fetch.

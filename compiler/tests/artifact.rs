@@ -311,7 +311,7 @@ fn preferences_through_the_artifact_equal_group_selection() {
         // gptbot: bodies 0, 1, 2; ccbot: bodies 0, 1 (body 2's `*` group has none).
         assert_eq!(table.sets(), 3, "equal lists are shared");
         for i in 0..20 {
-            let key = OriginKey::of_url(&format!("https://s{i}.example/")).unwrap();
+            let key = OriginKey::of_url(format!("https://s{i}.example/")).unwrap();
             let origin = artifact.find_origin(key.as_bytes(), key.hash64()).unwrap();
             let robots = RobotsTxt::parse(bodies[i % bodies.len()].as_bytes());
             for (a, agent) in agents.iter().enumerate() {

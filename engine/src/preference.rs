@@ -220,11 +220,10 @@ pub fn format_entries(entries: &[Entry]) -> String {
         .join(", ")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn line(field: PreferenceField, line: u32, path: &str, entries: &[(&str, &str)]) -> PreferenceLine {
+impl PreferenceLine {
+    /// A line from text, for tests: `(key, value)` pairs as written.
+    #[cfg(test)]
+    pub(crate) fn of(field: PreferenceField, line: u32, path: &str, entries: &[(&str, &str)]) -> PreferenceLine {
         PreferenceLine {
             field,
             line,
@@ -234,6 +233,15 @@ mod tests {
                 .map(|(k, v)| Entry { key: k.as_bytes().to_vec(), value: v.as_bytes().to_vec() })
                 .collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(field: PreferenceField, n: u32, path: &str, entries: &[(&str, &str)]) -> PreferenceLine {
+        PreferenceLine::of(field, n, path, entries)
     }
 
     #[test]

@@ -238,15 +238,7 @@ mod tests {
     use super::*;
 
     fn line(field: PreferenceField, n: u32, path: &str, entries: &[(&str, &str)]) -> PreferenceLine {
-        PreferenceLine {
-            field,
-            line: n,
-            path: path.as_bytes().to_vec(),
-            entries: entries
-                .iter()
-                .map(|(k, v)| Entry { key: k.as_bytes().to_vec(), value: v.as_bytes().to_vec() })
-                .collect(),
-        }
+        PreferenceLine::of(field, n, path, entries)
     }
 
     #[test]
