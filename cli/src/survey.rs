@@ -121,7 +121,7 @@ impl Classifier for Survey<'_> {
             set_ids.dedup();
             let Ok(parsed) = s.key.parse(url) else { continue };
             s.path.clear();
-            self.mode.prepare_into(parsed.path, &mut s.path);
+            self.mode.prepare_into(&parsed, &mut s.path);
             let mut values: Vec<Value> = Vec::new();
             for set in set_ids {
                 let lines = s.sets.entry(set).or_insert_with(|| table.lines(set));

@@ -263,7 +263,7 @@ impl<'a> AgentClassifier<'a> {
             return Vec::new();
         }
         let mut path = Vec::new();
-        self.mode.prepare_into(origin.path, &mut path);
+        self.mode.prepare_into(&origin, &mut path);
         applicable(&lines, &path)
     }
 }
@@ -288,7 +288,7 @@ fn locate(
             Ok(origin) => {
                 let (key_start, path_start) = (keys.len(), paths.len());
                 keys.extend_from_slice(origin.key);
-                mode.prepare_into(origin.path, paths);
+                mode.prepare_into(&origin, paths);
                 let hash = origin_hash(origin.key);
                 lanes.push(Lane { url: i, key: key_start..keys.len(), hash, path: path_start..paths.len() });
             }

@@ -6,7 +6,7 @@
 //! - [`label`]: a rule's precedence as one integer, so the larger label wins.
 //! - [`pattern`]: how robots.txt patterns (and URL paths) are escaped and what
 //!   a pattern matches.
-//! - [`url`]: taking URLs apart: path-and-query, origins.
+//! - [`url`]: taking URLs apart as WHATWG fetchers do: origins, request paths.
 //! - [`dfa`]: the automaton runtime: one scan of a path gives the winning rank.
 //! - [`comb`]: the same automaton with its transition table row-displaced,
 //!   for trie-like automata whose dense rows are almost all one target.
@@ -17,6 +17,7 @@
 //! - [`verdict`]: the four answers for a URL.
 //! - [`preference`]: `Content-Signal` and `Content-Usage` lines, and which apply to a URL.
 //! - [`preference_store`]: the artifact's optional section of them, encoded and decoded.
+//! - [`line`]: what makes a line of a URL list no URL at all (binary, too long).
 //! - [`filter`]: the parallel pipeline that streams a URL list through a classifier.
 //! - [`artifact`]: the memory-mappable file of every origin's compiled rules.
 //! - [`classify`]: URL verdicts from an artifact (origin, group, automaton),
@@ -30,6 +31,7 @@ pub mod comb;
 pub mod dfa;
 pub mod filter;
 pub mod label;
+pub mod line;
 mod mapped;
 pub mod matcher;
 pub mod pattern;
