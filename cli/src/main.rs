@@ -14,7 +14,9 @@ mod input;
 mod inspect;
 mod lint;
 mod meta;
+mod preferences;
 mod shard_of;
+mod survey;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -43,6 +45,8 @@ enum Command {
     Lint(lint::Args),
     /// Which shard of a set of N each URL's origin is in (as `compile --shards N` splits them).
     ShardOf(shard_of::Args),
+    /// Figures for many crawlers over a frontier: shares disallowed, origins fully blocked, Content-Signal values; an SVG chart.
+    Survey(survey::Args),
 }
 
 fn main() -> ExitCode {
@@ -57,6 +61,7 @@ fn main() -> ExitCode {
         Command::Meta(args) => meta::run(args),
         Command::Lint(args) => lint::run(args),
         Command::ShardOf(args) => shard_of::run(args),
+        Command::Survey(args) => survey::run(args),
     };
     match result {
         Ok(code) => code,

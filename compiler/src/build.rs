@@ -8,6 +8,8 @@
 //! many origins, in any batch, is compiled and stored once. Beyond a quarter
 //! of the memory budget that map is forgotten and started afresh: a group seen
 //! again after that is stored again, which costs bytes, never a verdict.
+//! Distinct lists of preference lines (`Content-Signal`, `Content-Usage`)
+//! are shared the same way, a hash and a set id each, and written at once.
 
 use crate::automaton::{self, BuildOptions};
 use crate::corpus::{Governing, Robots};
@@ -16,7 +18,8 @@ use crate::parse::RobotsTxt;
 use crate::writer::{ArtifactWriter, WriteError, DEFAULT_MEMORY};
 use rayon::prelude::*;
 use robotsieve_engine::artifact::{FetchInfo, FetchKind};
-use robotsieve_engine::format::{encode_group, RuleText};
+use robotsieve_engine::format::{encode_group, RuleText, Selection};
+use robotsieve_engine::preference::PreferenceLine;
 use robotsieve_engine::shards::shard_of_hash;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -71,14 +74,15 @@ pub struct BuildReport {
 /// A compiled group: its blob, its figures, how long it took.
 type Encoded = Result<(Vec<u8>, automaton::BuildStats, Duration), WriteError>;
 
-/// A 128-bit hash of a group in its sharing form: two SipHash runs of
-/// different prefixes. Equal groups hash equal; two different groups of a
-/// build collide with a chance of about n^2 / 2^129.
-fn group_hash(group: &Group) -> u128 {
+/// A 128-bit hash of a group in its sharing form (or of a list of
+/// preference lines): two SipHash runs of different prefixes. Equal values
+/// hash equal; two different ones of a build collide with a chance of about
+/// n^2 / 2^129.
+fn content_hash(value: &impl Hash) -> u128 {
     let half = |prefix: u8| {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         prefix.hash(&mut h);
-        group.hash(&mut h);
+        value.hash(&mut h);
         h.finish()
     };
     u128::from(half(0)) << 64 | u128::from(half(1))
@@ -115,17 +119,22 @@ pub fn build_shards(
     };
     let started = Instant::now();
     let explain = plan.options.explain;
-    let unrestricted = Group { source: Source::Nothing, agent_lines: Vec::new(), rules: Vec::new() };
+    let unrestricted =
+        Group { source: Source::Nothing, agent_lines: Vec::new(), rules: Vec::new(), preferences: Vec::new() };
     let blocked = Group {
         source: Source::Nothing,
         agent_lines: Vec::new(),
         rules: vec![Rule { verb: Verb::Disallow, pattern: b"/".to_vec(), line: 0, index_directory: false }],
+        preferences: Vec::new(),
     };
-    let constant_hashes = (group_hash(&unrestricted), group_hash(&blocked));
+    let constant_hashes = (content_hash(&unrestricted), content_hash(&blocked));
     let map_limit = (plan.memory / 4 / GROUP_MAP_BYTES_PER_GROUP / shards.max(1)).max(1024);
     // Per shard: the id of each group hash it holds.
     let mut known: Vec<HashMap<u128, u32>> = vec![HashMap::new(); shards];
+    // Per shard: the id of each preference set (by content hash) it holds.
+    let mut known_sets: Vec<HashMap<u128, u32>> = vec![HashMap::new(); shards];
     let mut report = BuildReport::default();
+    let mut selections: Vec<Selection> = Vec::with_capacity(plan.agents.len());
     let mut origins = origins.into_iter();
     loop {
         let batch: Vec<Governing> = origins.by_ref().take(BATCH_ORIGINS).collect();
@@ -145,15 +154,22 @@ pub fn build_shards(
                 Robots::Unrestricted | Robots::Blocked => None,
             })
             .collect();
-        let body_groups: Vec<Vec<(u128, Group)>> = bodies
+        let body_groups: Vec<Vec<(u128, Selected)>> = bodies
             .par_iter()
             .map(|body| {
                 let robots = RobotsTxt::parse(body);
                 plan.agents
                     .iter()
                     .map(|agent| {
-                        let group = dedup_form(Group::select(&robots, agent), explain);
-                        (group_hash(&group), group)
+                        let mut group = Group::select(&robots, agent);
+                        let mut preferences = std::mem::take(&mut group.preferences);
+                        if !explain {
+                            preferences.iter_mut().for_each(|p| p.line = 0);
+                        }
+                        let named = group.source == Source::Specific;
+                        let group = dedup_form(group, explain);
+                        let preferences_hash = content_hash(&preferences);
+                        (content_hash(&group), Selected { group, preferences, preferences_hash, named })
                     })
                     .collect()
             })
@@ -162,7 +178,7 @@ pub fn build_shards(
 
         // Each origin's groups: known ones by id, new ones numbered in order
         // of first use (the order they are appended in).
-        for map in &mut known {
+        for map in known.iter_mut().chain(&mut known_sets) {
             if map.len() > map_limit {
                 map.clear();
             }
@@ -177,7 +193,7 @@ pub fn build_shards(
         for (i, (origin, body)) in batch.iter().zip(&origin_body).enumerate() {
             let k = origin_shards[i];
             let choices: Vec<(u128, &Group)> = match (&origin.robots, body) {
-                (Robots::Body(_), Some(b)) => body_groups[*b].iter().map(|(hash, group)| (*hash, group)).collect(),
+                (Robots::Body(_), Some(b)) => body_groups[*b].iter().map(|(hash, s)| (*hash, &s.group)).collect(),
                 (Robots::Blocked, _) => vec![(constant_hashes.1, &blocked); plan.agents.len()],
                 _ => vec![(constant_hashes.0, &unrestricted); plan.agents.len()],
             };
@@ -227,10 +243,31 @@ pub fn build_shards(
             }
         }
         drop(blobs);
-        for ((origin, groups), &k) in
-            batch.iter().zip(origin_groups.chunks_exact(plan.agents.len())).zip(&origin_shards)
+        for (i, ((origin, groups), &k)) in
+            batch.iter().zip(origin_groups.chunks_exact(plan.agents.len())).zip(&origin_shards).enumerate()
         {
-            writers[k].add_origin(&origin.origin, fetch_info(&origin.robots, origin.provenance.status), groups)?;
+            let info = fetch_info(&origin.robots, origin.provenance.status);
+            // The preference lines of each crawler's group, stored once per shard like groups.
+            let selected: &[(u128, Selected)] = match (&origin.robots, origin_body[i]) {
+                (Robots::Body(_), Some(b)) => &body_groups[b],
+                _ => &[],
+            };
+            selections.clear();
+            for (_, s) in selected {
+                let set = if s.preferences.is_empty() {
+                    None
+                } else if let Some(&id) = known_sets[k].get(&s.preferences_hash) {
+                    Some(id)
+                } else {
+                    let id = writers[k].add_preference_set(&s.preferences)?;
+                    known_sets[k].insert(s.preferences_hash, id);
+                    Some(id)
+                };
+                selections.push(Selection { set, named: s.named });
+            }
+            // No body (unrestricted, blocked): no lines, no crawler named.
+            selections.resize(plan.agents.len(), Selection::default());
+            writers[k].add_origin_with_preferences(&origin.origin, info, groups, &selections)?;
         }
         report.origins += batch.len();
         report.elapsed = started.elapsed();
@@ -261,6 +298,18 @@ fn rule_text(rule: &Rule) -> RuleText<'_> {
     }
 }
 
+/// One crawler's group of one body: in the form groups are shared in, and
+/// what the preferences section keeps beside it.
+struct Selected {
+    group: Group,
+    /// Its preference lines (line numbers 0 without explanations).
+    preferences: Vec<PreferenceLine>,
+    /// [`content_hash`] of `preferences`.
+    preferences_hash: u128,
+    /// Whether a group of the body names the crawler.
+    named: bool,
+}
+
 /// What the artifact records of an origin's fetch.
 pub fn fetch_info(robots: &Robots, status: u16) -> FetchInfo {
     let kind = match robots {
@@ -275,7 +324,9 @@ pub fn fetch_info(robots: &Robots, status: u16) -> FetchInfo {
 /// lines matter, so the group is kept whole. Without, only the set of
 /// (verb, pattern) pairs decides a verdict, so the rules are sorted and
 /// deduplicated and the rest dropped: more origins share one automaton.
+/// Preferences never change a verdict, so they are no part of it either.
 fn dedup_form(mut group: Group, explain: bool) -> Group {
+    group.preferences.clear();
     if explain {
         return group;
     }

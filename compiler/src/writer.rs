@@ -21,9 +21,10 @@
 use robotsieve_engine::artifact::Meta;
 use robotsieve_engine::filter::{FilterError, PendingFile};
 use robotsieve_engine::format::{
-    align8, Checksum, FetchInfo, Header, OriginRecord, Section, SectionEntry, Slot, EMPTY_SLOT, FLAG_EXPLAIN,
-    GROUPS_START,
+    align8, encode_preference_set, Checksum, FetchInfo, Header, OriginRecord, PreferenceHeader, Section, SectionEntry,
+    Selection, Slot, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START,
 };
+use robotsieve_engine::preference::PreferenceLine;
 use robotsieve_engine::url::OriginKey;
 use std::collections::BinaryHeap;
 use std::fs::File;
@@ -222,6 +223,28 @@ pub struct ArtifactWriter {
     groups: u64,
     origins: u64,
     record: Vec<u8>,
+    preferences: PreferenceSpools,
+}
+
+/// The PREFERENCES section as it is written: each origin's selections and
+/// each distinct set's lines go to temporary files at once; the section is
+/// put together at the end, and left out when no origin has a set or names
+/// a crawler.
+struct PreferenceSpools {
+    /// [`Selection::pack`] per origin and agent.
+    set_of: Spool,
+    /// Per set, the end of its lines.
+    set_ends: Spool,
+    /// The line records.
+    lines: Spool,
+    /// Their paths and entries.
+    text: Spool,
+    sets: u32,
+    line_count: u32,
+    /// Whether some origin has a set or names a crawler.
+    any: bool,
+    /// Scratch for one set's records and text.
+    scratch: (Vec<u8>, Vec<u8>),
 }
 
 impl ArtifactWriter {
@@ -283,6 +306,16 @@ impl ArtifactWriter {
             groups: 0,
             origins: 0,
             record: Vec::new(),
+            preferences: PreferenceSpools {
+                set_of: Spool::new(dir)?,
+                set_ends: Spool::new(dir)?,
+                lines: Spool::new(dir)?,
+                text: Spool::new(dir)?,
+                sets: 0,
+                line_count: 0,
+                any: false,
+                scratch: (Vec::new(), Vec::new()),
+            },
         })
     }
 
@@ -322,15 +355,74 @@ impl ArtifactWriter {
         self.groups
     }
 
-    /// Adds an origin with its fetch information and one group id per agent.
-    pub fn add_origin(&mut self, key: &OriginKey, info: FetchInfo, groups: &[u32]) -> Result<(), WriteError> {
+    /// Appends a set of preference lines (one crawler's `Content-Signal` and
+    /// `Content-Usage` lines of a robots.txt) and returns its id, for
+    /// [`ArtifactWriter::add_origin_with_preferences`].
+    pub fn add_preference_set(&mut self, lines: &[PreferenceLine]) -> Result<u32, WriteError> {
         let name = self.name.clone();
-        self.append_origin(key, info, groups).map_err(|e| e.named(&name))
+        self.append_preference_set(lines).map_err(|e| e.named(&name))
     }
 
-    fn append_origin(&mut self, key: &OriginKey, info: FetchInfo, groups: &[u32]) -> Result<(), WriteError> {
+    fn append_preference_set(&mut self, lines: &[PreferenceLine]) -> Result<u32, WriteError> {
+        let p = &mut self.preferences;
+        if p.sets >= (1 << 31) - 2 {
+            return Err(WriteError::BadGroup("more than 2^31 preference sets".into()));
+        }
+        let (records, text) = &mut p.scratch;
+        records.clear();
+        text.clear();
+        encode_preference_set(lines, p.text.len, records, text).map_err(|e| WriteError::BadGroup(e.to_string()))?;
+        p.line_count = u32::try_from(u64::from(p.line_count) + lines.len() as u64)
+            .map_err(|_| WriteError::BadGroup("more than 2^32 preference lines".into()))?;
+        p.lines.write(records)?;
+        p.text.write(text)?;
+        p.set_ends.write(&p.line_count.to_ne_bytes())?;
+        p.sets += 1;
+        p.any = true;
+        Ok(p.sets - 1)
+    }
+
+    /// Adds an origin with its fetch information and one group id per agent
+    /// (no preference lines, naming no crawler).
+    pub fn add_origin(&mut self, key: &OriginKey, info: FetchInfo, groups: &[u32]) -> Result<(), WriteError> {
+        let none = vec![Selection::default(); groups.len()];
+        self.add_origin_with_preferences(key, info, groups, &none)
+    }
+
+    /// Adds an origin with its fetch information, one group id per agent and
+    /// one [`Selection`] per agent (its preference set, from
+    /// [`ArtifactWriter::add_preference_set`], and whether it is named).
+    pub fn add_origin_with_preferences(
+        &mut self,
+        key: &OriginKey,
+        info: FetchInfo,
+        groups: &[u32],
+        selections: &[Selection],
+    ) -> Result<(), WriteError> {
+        let name = self.name.clone();
+        self.append_origin(key, info, groups, selections).map_err(|e| e.named(&name))
+    }
+
+    fn append_origin(
+        &mut self,
+        key: &OriginKey,
+        info: FetchInfo,
+        groups: &[u32],
+        selections: &[Selection],
+    ) -> Result<(), WriteError> {
         if groups.len() != self.meta.agents.len() || groups.iter().any(|&g| u64::from(g) >= self.groups) {
             return Err(WriteError::BadGroup(format!("origin {key}: group ids do not match the agents and groups")));
+        }
+        if selections.len() != groups.len()
+            || selections.iter().any(|s| s.set.is_some_and(|s| s >= self.preferences.sets))
+        {
+            return Err(WriteError::BadGroup(format!(
+                "origin {key}: preference sets do not match the agents and sets"
+            )));
+        }
+        for s in selections {
+            self.preferences.any |= s.named;
+            self.preferences.set_of.write(&s.pack().to_ne_bytes())?;
         }
         let bytes = key.as_bytes();
         let key_len =
@@ -396,6 +488,27 @@ impl ArtifactWriter {
             pos += len;
         }
         pos = pad_to_8(file, pos)?;
+        let p = self.preferences;
+        if p.any {
+            let header = PreferenceHeader {
+                sets: p.sets,
+                lines: p.line_count,
+                origins: u32::try_from(self.origins)
+                    .map_err(|_| WriteError::BadGroup("preferences: more than 2^32 origins".into()))?,
+                agents: self.meta.agents.len() as u32,
+                text_len: p.text.len,
+            };
+            let head = header.encode();
+            file.write_all(&head)?;
+            let mut sum = Checksum::new();
+            sum.update(&head);
+            let mut len = head.len() as u64;
+            for spool in [p.set_of, p.set_ends, p.lines, p.text] {
+                len += copy_summed_into(&mut spool.into_file()?, file, &mut sum)?;
+            }
+            entries.push(SectionEntry { section: Section::Preferences, offset: pos, len, checksum: sum.finish() });
+            pos = pad_to_8(file, pos + len)?;
+        }
         let (slots_len, checksum) = write_slots(file, pos, self.index, self.origins, &entries, self.meta.agents.len())?;
         entries.push(SectionEntry { section: Section::Slots, offset: pos, len: slots_len, checksum });
         pos += slots_len;
@@ -444,12 +557,18 @@ fn pad_to_8(file: &mut File, pos: u64) -> std::io::Result<u64> {
 /// Copies `source` to the end of `out`; its length and checksum.
 fn copy_summed(source: &mut File, out: &mut File) -> std::io::Result<(u64, u64)> {
     let mut sum = Checksum::new();
+    let len = copy_summed_into(source, out, &mut sum)?;
+    Ok((len, sum.finish()))
+}
+
+/// Copies `source` to the end of `out`, feeding `sum`; the length copied.
+fn copy_summed_into(source: &mut File, out: &mut File, sum: &mut Checksum) -> std::io::Result<u64> {
     let mut buf = vec![0u8; 1 << 16];
     let mut len = 0u64;
     loop {
         let n = source.read(&mut buf)?;
         if n == 0 {
-            return Ok((len, sum.finish()));
+            return Ok(len);
         }
         sum.update(&buf[..n]);
         out.write_all(&buf[..n])?;
@@ -573,8 +692,12 @@ mod tests {
 
     /// The blob of the group of an empty robots.txt.
     fn automaton_free_group() -> Vec<u8> {
-        let group =
-            crate::group::Group { source: crate::group::Source::Nothing, agent_lines: Vec::new(), rules: Vec::new() };
+        let group = crate::group::Group {
+            source: crate::group::Source::Nothing,
+            agent_lines: Vec::new(),
+            rules: Vec::new(),
+            preferences: Vec::new(),
+        };
         let compiled = crate::automaton::compile(&group, &crate::automaton::BuildOptions::default());
         robotsieve_engine::format::encode_group(&compiled.matcher, false, &[]).unwrap()
     }

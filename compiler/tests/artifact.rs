@@ -301,3 +301,87 @@ fn a_shard_holding_another_shards_origin_is_refused() {
     assert!(err.contains(&shard_file_name(0, 2)) && err.contains("which belongs to shard 1"), "{err}");
     assert!(err.contains("https://site"), "{err}");
 }
+
+/// Bodies with preference lines in varied groups: the artifact gives each
+/// origin and crawler the lines `Group::select` keeps (line numbers only
+/// with --explain), shares equal lists, and has no preferences section when
+/// no body has a line.
+#[test]
+fn preferences_through_the_artifact_equal_group_selection() {
+    use robotsieve_compiler::{Group, RobotsTxt};
+    use robotsieve_engine::artifact::Section;
+    let bodies = [
+        "User-Agent: *\nContent-Signal: ai-train=no, search=yes, ai-input=yes\nAllow: /\n",
+        "User-agent: *\nAllow: /\nContent-Usage: train-ai=n\nContent-Usage: /docs/ train-ai=y\n",
+        "User-agent: gptbot\nContent-Usage: / train-ai=n\nDisallow: /\n\nUser-agent: *\nDisallow: /private\n",
+        "User-agent: *\nDisallow: /x\n",
+        "Content-Signal: ai-train=no\nUser-agent: *\nDisallow:\n",
+    ];
+    let records: Vec<_> = (0..20)
+        .map(|i| (format!("https://s{i}.example/robots.txt"), bodies[i % bodies.len()].as_bytes().to_vec()))
+        .collect();
+    let agents = vec![Agent::parse("gptbot").unwrap(), Agent::parse("ccbot").unwrap()];
+    for explain in [false, true] {
+        let plan = BuildPlan::new(agents.clone(), BuildOptions { explain, ..BuildOptions::default() });
+        let bytes = build_bytes(resolve(&records), &plan).unwrap().0;
+        let artifact = Artifact::from_bytes(&bytes).unwrap();
+        let table = artifact.preferences().expect("a preferences section");
+        // gptbot: bodies 0, 1, 2; ccbot: bodies 0, 1 (body 2's `*` group has none).
+        assert_eq!(table.sets(), 3, "equal lists are shared");
+        for i in 0..20 {
+            let key = OriginKey::of_url(format!("https://s{i}.example/")).unwrap();
+            let origin = artifact.find_origin(key.as_bytes(), key.hash64()).unwrap();
+            let robots = RobotsTxt::parse(bodies[i % bodies.len()].as_bytes());
+            for (a, agent) in agents.iter().enumerate() {
+                let mut expected = Group::select(&robots, agent).preferences;
+                if !explain {
+                    expected.iter_mut().for_each(|p| p.line = 0);
+                }
+                assert_eq!(artifact.preference_lines(origin, a), expected, "s{i} {agent} explain={explain}");
+                let named = Group::select(&robots, agent).source == robotsieve_compiler::group::Source::Specific;
+                assert_eq!(artifact.names_agent(origin, a), named, "s{i} {agent}");
+                assert_eq!(named, i % bodies.len() == 2 && a == 0);
+            }
+        }
+    }
+    let without: Vec<_> = records.iter().filter(|(_, b)| !b.windows(7).any(|w| w == b"Content")).cloned().collect();
+    let plan = BuildPlan::new(agents, BuildOptions::default());
+    let artifact = Artifact::from_bytes(&build_bytes(resolve(&without), &plan).unwrap().0).unwrap();
+    assert!(artifact.preferences().is_none());
+    assert!(artifact.section_sizes().contains(&(Section::Preferences, 0)));
+}
+
+/// Flipped bytes inside the preferences section are caught (by the section's
+/// checksum, and by the section's own checks when the checksums are made to match).
+#[test]
+fn damaged_preferences_are_refused() {
+    use robotsieve_engine::artifact::Section;
+    use robotsieve_engine::format::{checksum, SectionEntry, GROUPS_START};
+    let records = vec![(
+        "https://a.example/robots.txt".to_string(),
+        b"User-agent: *\nContent-Usage: /d train-ai=n\nDisallow: /x\n".to_vec(),
+    )];
+    let plan = BuildPlan::new(vec![Agent::parse("mybot").unwrap()], BuildOptions::default());
+    let bytes = build_bytes(resolve(&records), &plan).unwrap().0;
+    let header = Header::decode(&bytes).unwrap();
+    let (at_entry, entry) = (0..header.sections as usize)
+        .map(|i| HEADER_LEN + i * SectionEntry::LEN)
+        .map(|at| (at, SectionEntry::decode(&bytes[at..]).unwrap()))
+        .find(|(_, e)| e.section == Section::Preferences)
+        .expect("a preferences section");
+    let (start, len) = (entry.offset as usize, entry.len as usize);
+    assert!(len > 16);
+    // Its first 16 bytes are counts.
+    let mut refused = 0;
+    for at in start..start + 16 {
+        let mut damaged = bytes.clone();
+        damaged[at] ^= 0x40;
+        assert!(Artifact::from_bytes(&damaged).is_err(), "flip at {at} unnoticed");
+        let fixed = SectionEntry { checksum: checksum(&damaged[start..start + len]), ..entry };
+        damaged[at_entry..at_entry + SectionEntry::LEN].copy_from_slice(&fixed.encode());
+        let sum = Header::checksum_of(&damaged[..GROUPS_START]);
+        damaged[Header::CHECKSUM_AT].copy_from_slice(&sum.to_ne_bytes());
+        refused += usize::from(Artifact::from_bytes(&damaged).is_err());
+    }
+    assert_eq!(refused, 16, "a count changed is refused even with valid checksums");
+}

@@ -16,10 +16,11 @@
 
 use crate::dfa::Walker;
 use crate::format::{
-    checksum, Check, GroupView, Header, OriginRecord, PartView, SectionEntry, Slot, EMPTY_SLOT, FLAG_EXPLAIN,
-    GROUPS_START, MAX_SECTIONS, NO_RULE,
+    checksum, Check, GroupView, Header, OriginRecord, PartView, PreferenceTable, SectionEntry, Slot, EMPTY_SLOT,
+    FLAG_EXPLAIN, GROUPS_START, MAX_SECTIONS, NO_RULE,
 };
 use crate::label::Label;
+use crate::preference::PreferenceLine;
 use crate::rules::{Prefilter, RuleList};
 use crate::walk::{self, Walk};
 use std::collections::HashMap;
@@ -376,11 +377,12 @@ impl Artifact {
             }
             sections[entry.section.index()] = (off as usize, len as usize);
         }
-        if let Some(missing) = Section::ALL.iter().find(|s| !seen[s.index()]) {
+        if let Some(missing) = Section::ALL.iter().find(|s| s.is_required() && !seen[s.index()]) {
             return invalid(format!("section {} is missing", missing.name()));
         }
         // The sections tile the file, with zero padding of under 8 bytes between.
-        let mut tiles = sections;
+        let mut tiles: Vec<(usize, usize)> =
+            Section::ALL.iter().filter(|s| seen[s.index()]).map(|s| sections[s.index()]).collect();
         tiles.sort_unstable();
         let mut at = table_end;
         for &(off, len) in tiles.iter().chain([&(bytes.len(), 0)]) {
@@ -425,6 +427,9 @@ impl Artifact {
             if let Some(g) = (0..agents).map(|a| OriginRecord::group(record, a)).find(|&g| g as usize >= groups) {
                 return invalid(format!("origin {o} refers to group {g} of {groups}"));
             }
+        }
+        if seen[Section::Preferences.index()] {
+            PreferenceTable::parse(section(Section::Preferences), origins, agents).map_err(ArtifactError::Invalid)?;
         }
         let slots = section(Section::Slots);
         let slot_count = slots.len() / Slot::LEN;
@@ -535,6 +540,28 @@ impl Artifact {
     /// The size of each section, for `inspect`.
     pub fn section_sizes(&self) -> Vec<(Section, usize)> {
         Section::ALL.iter().map(|&s| (s, self.sections[s.index()].1)).collect()
+    }
+
+    /// The usage preferences of the artifact, if any robots.txt had preference lines.
+    pub fn preferences(&self) -> Option<PreferenceTable<'_>> {
+        let (_, len) = self.sections[Section::Preferences.index()];
+        (len > 0).then(|| {
+            PreferenceTable::layout(self.section(Section::Preferences), self.origins, self.agents)
+                .expect("checked when opened")
+        })
+    }
+
+    /// The `Content-Signal` and `Content-Usage` lines of origin `origin`'s
+    /// group for agent `agent` (empty when it has none).
+    pub fn preference_lines(&self, origin: usize, agent: usize) -> Vec<PreferenceLine> {
+        self.preferences().and_then(|t| t.set_of(origin, agent).map(|s| t.lines(s))).unwrap_or_default()
+    }
+
+    /// Whether a group of origin `origin`'s robots.txt names agent `agent`
+    /// (its rules are its own, not those of `*`). Without a preferences
+    /// section no robots.txt of the artifact names any of its crawlers.
+    pub fn names_agent(&self, origin: usize, agent: usize) -> bool {
+        self.preferences().is_some_and(|t| t.selection(origin, agent).named)
     }
 
     /// The index of an agent given as `TOKEN[,TOKEN...]` (compared without case).

@@ -22,6 +22,8 @@
 //! SLOTS     origin hash table: power-of-two Slots { hash u64, origin u64 }
 //!           (origin u64::MAX = empty), home slot = the hash's top bits,
 //!           linear probing (wrapping at the end)
+//! PREFERENCES  optional: the Content-Signal and Content-Usage lines per
+//!           origin and agent ([`PreferenceTable`] has its layout)
 //! META      JSON: agents, shard, build information
 //! ```
 //!
@@ -58,6 +60,7 @@
 use crate::comb::{Accel, CombDfa, CombDfaBuf, CombTables, NarrowTables, SlotId};
 use crate::dfa::{Dfa, DfaBuf, DfaError, Transitions};
 use crate::matcher::{MatcherBuf, PartBuf};
+use crate::preference::{Entry, PreferenceField, PreferenceLine};
 use crate::rules::RuleList;
 
 /// The first eight bytes of every artifact. The CR LF catches text-mode
@@ -204,12 +207,27 @@ pub enum Section {
     GroupIndex = 11,
     /// The group blobs.
     Groups = 12,
+    /// Optional: the Content-Signal and Content-Usage lines per origin and
+    /// agent, and whether a group names the agent (see [`PreferenceTable`]).
+    Preferences = 13,
 }
 
 impl Section {
     /// Every section, in file order.
-    pub const ALL: [Section; 6] =
-        [Section::Groups, Section::GroupIndex, Section::Keys, Section::Origins, Section::Slots, Section::Meta];
+    pub const ALL: [Section; 7] = [
+        Section::Groups,
+        Section::GroupIndex,
+        Section::Keys,
+        Section::Origins,
+        Section::Preferences,
+        Section::Slots,
+        Section::Meta,
+    ];
+
+    /// Whether every artifact has the section (all but [`Section::Preferences`]).
+    pub fn is_required(self) -> bool {
+        self != Section::Preferences
+    }
 
     /// The section's name in messages and `inspect`.
     pub fn name(self) -> &'static str {
@@ -220,6 +238,7 @@ impl Section {
             Section::Origins => "origin records",
             Section::GroupIndex => "group index",
             Section::Groups => "groups",
+            Section::Preferences => "preferences",
         }
     }
 
@@ -942,6 +961,338 @@ impl<'a> GroupView<'a> {
     }
 }
 
+// The PREFERENCES section of an artifact: the `Content-Signal` and
+// `Content-Usage` lines that apply to each origin and crawler, and whether
+// a group of the origin's robots.txt names the crawler (rather than the
+// crawler falling back to `*`), encoded and decoded side by side.
+//
+// The section is optional: an artifact whose robots.txt files carry no
+// preference line and name none of its crawlers has none, and is byte for
+// byte what it was before the section existed. It is self-contained (its offsets are relative to its
+// own start, nothing in it points into other sections, nothing else points
+// into it), so that it can move with the rest of the format.
+//
+// The lines of a group are stored once per distinct list ("set"), as
+// compiled groups are: origins whose crawler groups have the same
+// preference lines share one set. Without `--explain`, line numbers are
+// stored as 0 so that more origins share.
+//
+// ```text
+// header    sets u32, lines u32, origins u32, agents u32, text length u64
+// SET_OF    u32 per origin and agent (origin-major): bits 0-30 its set + 1
+//           (0: no preference lines), bit 31 set when a group names the agent
+// SET_ENDS  u32 per set: the end of its lines in LINES (increasing)
+// LINES     one record per line, 6 x u32: field (0 Content-Signal,
+//           1 Content-Usage), line number, path offset, path length,
+//           entries offset, entries length (offsets into TEXT)
+// TEXT      bytes: paths, and entries as `key NUL value NUL` pairs
+// ```
+//
+// All integers are in the artifact's (native) byte order.
+
+/// The `SET_OF` bit of an origin whose robots.txt names the crawler.
+const NAMED: u32 = 1 << 31;
+const PREFERENCE_HEADER_LEN: usize = 24;
+const LINE_RECORD_LEN: usize = 24;
+
+/// What the section says of one origin and crawler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Selection {
+    /// The set of its preference lines, if it has any.
+    pub set: Option<u32>,
+    /// Whether a group of the origin's robots.txt names the crawler (its
+    /// rules are then its own, not those of `*`).
+    pub named: bool,
+}
+
+impl Selection {
+    /// The stored `SET_OF` word: bits 0-30 the set + 1 (0: none), bit 31 named.
+    pub fn pack(self) -> u32 {
+        self.set.map_or(0, |s| s + 1) | if self.named { NAMED } else { 0 }
+    }
+
+    /// Reads a `SET_OF` word back.
+    pub fn unpack(v: u32) -> Selection {
+        Selection { set: (v & !NAMED).checked_sub(1), named: v & NAMED != 0 }
+    }
+}
+
+/// The header of the PREFERENCES section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PreferenceHeader {
+    /// Number of distinct sets.
+    pub sets: u32,
+    /// Number of line records over all sets.
+    pub lines: u32,
+    /// Number of origins (as in ORIGINS).
+    pub origins: u32,
+    /// Number of agents (as in META).
+    pub agents: u32,
+    /// Length of TEXT.
+    pub text_len: u64,
+}
+
+impl PreferenceHeader {
+    /// Encoded size.
+    pub const LEN: usize = PREFERENCE_HEADER_LEN;
+
+    /// Encodes the header.
+    pub fn encode(&self) -> [u8; PreferenceHeader::LEN] {
+        let mut b = [0u8; PreferenceHeader::LEN];
+        put32(&mut b, 0, self.sets);
+        put32(&mut b, 4, self.lines);
+        put32(&mut b, 8, self.origins);
+        put32(&mut b, 12, self.agents);
+        put64(&mut b, 16, self.text_len);
+        b
+    }
+
+    /// Decodes a header of at least [`PreferenceHeader::LEN`] bytes.
+    pub fn decode(b: &[u8]) -> PreferenceHeader {
+        PreferenceHeader {
+            sets: ne32(b, 0),
+            lines: ne32(b, 4),
+            origins: ne32(b, 8),
+            agents: ne32(b, 12),
+            text_len: ne64(b, 16),
+        }
+    }
+}
+
+/// Appends the LINES records of one set to `records` and its text to
+/// `text`; `text_at` is where `text` starts in TEXT (offsets in records are
+/// from TEXT's start). Fails when TEXT would pass 4 GiB.
+pub fn encode_preference_set(
+    set: &[PreferenceLine],
+    text_at: u64,
+    records: &mut Vec<u8>,
+    text: &mut Vec<u8>,
+) -> Result<(), EncodeError> {
+    let offset = |text: &Vec<u8>| {
+        u32::try_from(text_at + text.len() as u64).map_err(|_| EncodeError("preference text past 4 GiB".into()))
+    };
+    for line in set {
+        let path_off = offset(text)?;
+        text.extend_from_slice(&line.path);
+        let entries_off = offset(text)?;
+        for entry in &line.entries {
+            for part in [&entry.key, &entry.value] {
+                text.extend_from_slice(part);
+                text.push(0);
+            }
+        }
+        let end = offset(text)?;
+        for v in
+            [u32::from(line.field.code()), line.line, path_off, entries_off - path_off, entries_off, end - entries_off]
+        {
+            records.extend_from_slice(&v.to_ne_bytes());
+        }
+    }
+    Ok(())
+}
+
+/// Encodes a whole section in memory: `selections[origin * agents + agent]`,
+/// whose sets index `sets` (the streaming writer writes the same bytes from
+/// [`PreferenceHeader`], [`Selection::pack`] and [`encode_preference_set`]).
+///
+/// # Panics
+///
+/// When `selections` does not hold `origins * agents` entries, names a set
+/// that does not exist, or there are 2^31 sets or 4 GiB of text.
+pub fn encode_preferences(
+    selections: &[Selection],
+    origins: usize,
+    agents: usize,
+    sets: &[&[PreferenceLine]],
+) -> Vec<u8> {
+    assert_eq!(selections.len(), origins * agents, "one entry per origin and agent");
+    assert!(sets.len() < NAMED as usize - 1, "too many preference sets");
+    assert!(selections.iter().all(|s| s.set.is_none_or(|s| (s as usize) < sets.len())), "an entry names no set");
+    let (mut records, mut text) = (Vec::new(), Vec::new());
+    let mut set_ends = Vec::with_capacity(sets.len());
+    for set in sets {
+        encode_preference_set(set, 0, &mut records, &mut text).expect("preference text within 4 GiB");
+        set_ends.push((records.len() / LINE_RECORD_LEN) as u32);
+    }
+    let header = PreferenceHeader {
+        sets: sets.len() as u32,
+        lines: (records.len() / LINE_RECORD_LEN) as u32,
+        origins: origins as u32,
+        agents: agents as u32,
+        text_len: text.len() as u64,
+    };
+    let mut out = header.encode().to_vec();
+    for v in selections.iter().map(|s| s.pack()).chain(set_ends) {
+        out.extend_from_slice(&v.to_ne_bytes());
+    }
+    out.extend_from_slice(&records);
+    out.extend_from_slice(&text);
+    out
+}
+
+/// A validated view of the section.
+#[derive(Clone, Copy, Debug)]
+pub struct PreferenceTable<'a> {
+    agents: usize,
+    set_of: &'a [u8],
+    set_ends: &'a [u8],
+    records: &'a [u8],
+    text: &'a [u8],
+}
+
+impl<'a> PreferenceTable<'a> {
+    /// The section's tables, with only its header and sizes checked (a
+    /// constant-time view; see [`PreferenceTable::parse`]).
+    pub fn layout(bytes: &'a [u8], origins: usize, agents: usize) -> Result<PreferenceTable<'a>, String> {
+        if bytes.len() < PREFERENCE_HEADER_LEN {
+            return Err("preferences: shorter than its header".into());
+        }
+        let header = PreferenceHeader::decode(bytes);
+        let (sets, lines) = (header.sets as usize, header.lines as usize);
+        if (header.origins as usize, header.agents as usize) != (origins, agents) {
+            return Err(format!("preferences: written for other counts than {origins} origins and {agents} agents"));
+        }
+        let text_len = header.text_len;
+        let sizes = [
+            origins.checked_mul(agents).and_then(|n| n.checked_mul(4)),
+            sets.checked_mul(4),
+            lines.checked_mul(LINE_RECORD_LEN),
+        ];
+        let mut at = PREFERENCE_HEADER_LEN;
+        let mut parts = [&bytes[..0]; 3];
+        for (part, size) in parts.iter_mut().zip(sizes) {
+            let end = size
+                .and_then(|s| at.checked_add(s))
+                .filter(|&e| e <= bytes.len())
+                .ok_or("preferences: tables do not fit")?;
+            *part = &bytes[at..end];
+            at = end;
+        }
+        if bytes.len() - at != usize::try_from(text_len).map_err(|_| "preferences: text too long")? {
+            return Err("preferences: text length does not match the section".into());
+        }
+        Ok(PreferenceTable { agents, set_of: parts[0], set_ends: parts[1], records: parts[2], text: &bytes[at..] })
+    }
+
+    /// Reads and checks the section of an artifact of `origins` origins and
+    /// `agents` crawlers: every count, offset and field, so that lookups
+    /// afterwards cannot fail. The message says what is wrong. (Opening an
+    /// artifact does this once; [`PreferenceTable::layout`] is the cheap
+    /// view of a section checked before.)
+    pub fn parse(bytes: &'a [u8], origins: usize, agents: usize) -> Result<PreferenceTable<'a>, String> {
+        let table = PreferenceTable::layout(bytes, origins, agents)?;
+        let (sets, lines) = (table.set_ends.len() / 4, table.records.len() / LINE_RECORD_LEN);
+        let mut prev = 0;
+        for s in 0..sets {
+            let end = ne32(table.set_ends, s * 4) as usize;
+            if end < prev || end > lines {
+                return Err("preferences: set ends are not increasing within the lines".into());
+            }
+            prev = end;
+        }
+        if prev != lines {
+            return Err("preferences: lines belong to no set".into());
+        }
+        for o in 0..origins * agents {
+            let s = ne32(table.set_of, o * 4) & !NAMED;
+            if s as usize > sets {
+                return Err(format!("preferences: an origin names set {} of {sets}", s - 1));
+            }
+        }
+        for l in 0..lines {
+            let r = |i: usize| ne32(table.records, l * LINE_RECORD_LEN + i * 4) as usize;
+            if PreferenceField::from_code(r(0) as u8).is_none() || r(0) > 255 {
+                return Err(format!("preferences: line record {l} has unknown field {}", r(0)));
+            }
+            for (off, len) in [(r(2), r(3)), (r(4), r(5))] {
+                if off.checked_add(len).is_none_or(|end| end > table.text.len()) {
+                    return Err(format!("preferences: line record {l} points past the text"));
+                }
+            }
+            let entries = &table.text[r(4)..r(4) + r(5)];
+            if entries.last().is_some_and(|&b| b != 0) || entries.iter().filter(|&&b| b == 0).count() % 2 != 0 {
+                return Err(format!("preferences: line record {l} has broken entries"));
+            }
+        }
+        Ok(table)
+    }
+
+    /// What the section says of an origin and crawler.
+    pub fn selection(&self, origin: usize, agent: usize) -> Selection {
+        Selection::unpack(ne32(self.set_of, (origin * self.agents + agent) * 4))
+    }
+
+    /// The set of an origin and crawler, if it has preference lines.
+    pub fn set_of(&self, origin: usize, agent: usize) -> Option<u32> {
+        self.selection(origin, agent).set
+    }
+
+    /// Number of distinct sets.
+    pub fn sets(&self) -> usize {
+        self.set_ends.len() / 4
+    }
+
+    /// The lines of set `set`, decoded.
+    ///
+    /// # Panics
+    ///
+    /// When `set` is not below [`PreferenceTable::sets`].
+    pub fn lines(&self, set: u32) -> Vec<PreferenceLine> {
+        let s = set as usize;
+        let start = if s == 0 { 0 } else { ne32(self.set_ends, (s - 1) * 4) as usize };
+        let end = ne32(self.set_ends, s * 4) as usize;
+        (start..end)
+            .map(|l| {
+                let r = |i: usize| ne32(self.records, l * LINE_RECORD_LEN + i * 4);
+                let field = PreferenceField::from_code(r(0) as u8).expect("checked when opened");
+                let path = self.text[r(2) as usize..(r(2) + r(3)) as usize].to_vec();
+                let raw = &self.text[r(4) as usize..(r(4) + r(5)) as usize];
+                let mut parts = raw.split(|&b| b == 0);
+                let mut entries = Vec::new();
+                while let (Some(key), Some(value)) = (parts.next(), parts.next()) {
+                    entries.push(Entry { key: key.to_vec(), value: value.to_vec() });
+                }
+                PreferenceLine { field, line: r(1), path, entries }
+            })
+            .collect()
+    }
+}
+
+/// Recomputes every checksum of an artifact's bytes as the writer would:
+/// each group blob's, each section's, then the header's. Damage made to a
+/// file and then resealed so reaches the checks behind the checksums (the
+/// fuzz targets and damage tests use it). Whatever cannot be parsed (a
+/// short file, a bad entry or blob length) is left as it is.
+pub fn reseal(bytes: &mut [u8]) {
+    let Ok(header) = Header::decode(bytes) else { return };
+    if bytes.len() < GROUPS_START {
+        return;
+    }
+    for i in 0..(header.sections as usize).min(MAX_SECTIONS) {
+        let at = Header::LEN + i * SectionEntry::LEN;
+        let Ok(mut entry) = SectionEntry::decode(&bytes[at..]) else { continue };
+        let Some(end) = entry.offset.checked_add(entry.len).filter(|&e| e <= bytes.len() as u64) else { continue };
+        let (start, end) = (entry.offset as usize, end as usize);
+        if entry.section == Section::Groups {
+            let mut pos = start;
+            while pos + GroupHead::LEN <= end {
+                let len = ne64(bytes, pos + 8);
+                if len < GroupHead::LEN as u64 || len > (end - pos) as u64 {
+                    break;
+                }
+                let sum = checksum(&bytes[pos + 8..pos + len as usize]);
+                put64(bytes, pos, sum);
+                pos += len as usize;
+            }
+        } else {
+            entry.checksum = checksum(&bytes[start..end]);
+            bytes[at..at + SectionEntry::LEN].copy_from_slice(&entry.encode());
+        }
+    }
+    let sum = Header::checksum_of(&bytes[..GROUPS_START]);
+    bytes[Header::CHECKSUM_AT].copy_from_slice(&sum.to_ne_bytes());
+}
+
 /// A fast 64-bit hash over 8-byte words in four independent lanes, fed a
 /// piece at a time (the writer checksums sections as it streams them),
 /// defined here because it is part of the format and must never change with
@@ -1077,5 +1428,67 @@ mod tests {
         assert_eq!(Slot::home(u64::MAX, 4), 15);
         assert_eq!(Slot::home(1 << 60, 4), 1);
         assert_eq!(Slot::home(123, 0), 0);
+    }
+
+    fn line(field: PreferenceField, n: u32, path: &str, entries: &[(&str, &str)]) -> PreferenceLine {
+        PreferenceLine::of(field, n, path, entries)
+    }
+
+    #[test]
+    fn preferences_round_trip() {
+        let a = vec![line(PreferenceField::ContentSignal, 2, "/", &[("ai-train", "no"), ("search", "")])];
+        let b = vec![
+            line(PreferenceField::ContentUsage, 3, "/", &[("train-ai", "n")]),
+            line(PreferenceField::ContentUsage, 4, "/docs/", &[]),
+        ];
+        let sel = |set, named| Selection { set, named };
+        let selections = [
+            sel(Some(0), false),
+            sel(None, true),
+            sel(Some(1), true),
+            sel(Some(0), false),
+            sel(None, false),
+            sel(None, false),
+        ];
+        let bytes = encode_preferences(&selections, 3, 2, &[&a, &b]);
+        let table = PreferenceTable::parse(&bytes, 3, 2).unwrap();
+        assert_eq!(table.sets(), 2);
+        for (i, s) in selections.iter().enumerate() {
+            assert_eq!(table.selection(i / 2, i % 2), *s);
+        }
+        assert_eq!(table.lines(0), a);
+        assert_eq!(table.lines(1), b);
+    }
+
+    #[test]
+    fn damaged_preferences_are_refused_or_read_in_bounds() {
+        let a = vec![line(PreferenceField::ContentUsage, 3, "/x", &[("train-ai", "n")])];
+        let bytes = encode_preferences(&[Selection { set: Some(0), named: false }], 1, 1, &[&a]);
+        assert!(PreferenceTable::parse(&bytes, 2, 1).is_err(), "other counts");
+        assert!(PreferenceTable::parse(&bytes[..bytes.len() - 1], 1, 1).is_err(), "truncated");
+        for at in 0..bytes.len() {
+            let mut damaged = bytes.clone();
+            damaged[at] ^= 0xff;
+            // Damage is either refused or decodes within bounds.
+            if let Ok(table) = PreferenceTable::parse(&damaged, 1, 1) {
+                for s in 0..table.sets() as u32 {
+                    let _ = table.lines(s);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn reseal_restores_the_checksums_the_writer_made() {
+        let mut b = vec![0u8; GROUPS_START + 24];
+        let entry = SectionEntry { section: Section::Keys, offset: GROUPS_START as u64, len: 20, checksum: 0 };
+        let header = Header { flags: 0, file_len: b.len() as u64, checksum: 0, sections: 1 };
+        b[..Header::LEN].copy_from_slice(&header.encode());
+        b[Header::LEN..Header::LEN + SectionEntry::LEN].copy_from_slice(&entry.encode());
+        b[GROUPS_START..GROUPS_START + 20].copy_from_slice(b"https://example.com/");
+        reseal(&mut b);
+        let stored = SectionEntry::decode(&b[Header::LEN..]).unwrap();
+        assert_eq!(stored.checksum, checksum(&b[GROUPS_START..GROUPS_START + 20]));
+        assert_eq!(Header::decode(&b).unwrap().checksum, Header::checksum_of(&b[..GROUPS_START]));
     }
 }

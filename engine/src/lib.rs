@@ -15,6 +15,7 @@
 //! - [`rules`]: the per-rule fallback for rules no automaton can hold cheaply.
 //! - [`matcher`]: a compiled group: its parts, combined by rank.
 //! - [`verdict`]: the four answers for a URL.
+//! - [`preference`]: `Content-Signal` and `Content-Usage` lines, and which apply to a URL.
 //! - [`line`]: what makes a line of a URL list no URL at all (binary, too long).
 //! - [`filter`]: the parallel pipeline that streams a URL list through a classifier.
 //! - [`artifact`]: the memory-mappable file of every origin's compiled rules.
@@ -36,6 +37,7 @@ pub mod line;
 mod mapped;
 pub mod matcher;
 pub mod pattern;
+pub mod preference;
 pub mod rules;
 pub mod shards;
 pub mod url;

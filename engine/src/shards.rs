@@ -16,6 +16,7 @@
 //! group numbers of the set are the shards' numbers laid end to end.
 
 use crate::artifact::{Artifact, ArtifactError, ExplainedRule, FetchInfo, GroupOutcome, GroupStats, Meta};
+use crate::preference::PreferenceLine;
 use crate::url::{origin_hash, OriginKey, UrlError};
 use std::path::{Path, PathBuf};
 
@@ -49,6 +50,8 @@ pub struct ShardSet {
     origin_base: Vec<usize>,
     /// The same for groups.
     group_base: Vec<usize>,
+    /// The same for preference sets.
+    set_base: Vec<usize>,
 }
 
 fn set_error(dir: &Path, msg: String) -> ArtifactError {
@@ -186,7 +189,8 @@ impl ShardSet {
         };
         let origin_base = bases(Artifact::origins);
         let group_base = bases(Artifact::groups);
-        ShardSet { shards, paths, origin_base, group_base }
+        let set_base = bases(|a| a.preferences().map_or(0, |t| t.sets()));
+        ShardSet { shards, paths, origin_base, group_base, set_base }
     }
 
     /// The shards, in order (one for a single artifact).
@@ -351,6 +355,37 @@ impl ShardSet {
     pub fn rule_count(&self, group: usize) -> usize {
         let (k, g) = self.split_group(group);
         self.shards[k].rule_count(g)
+    }
+
+    /// Whether any shard has a preferences section (see [`Artifact::preferences`]).
+    pub fn has_preferences(&self) -> bool {
+        self.set_base[self.shards.len()] > 0 || self.shards.iter().any(|a| a.preferences().is_some())
+    }
+
+    /// The set's number of the preference set of `agent` at `origin`, if it
+    /// has preference lines (shards' sets laid end to end, as groups are).
+    pub fn preference_set(&self, origin: usize, agent: usize) -> Option<usize> {
+        let (k, o) = self.split_origin(origin);
+        let set = self.shards[k].preferences()?.set_of(o, agent)?;
+        Some(set as usize + self.set_base[k])
+    }
+
+    /// The lines of a set's preference set (see [`ShardSet::preference_set`]).
+    pub fn preference_set_lines(&self, set: usize) -> Vec<PreferenceLine> {
+        let k = self.set_base.partition_point(|&b| b <= set) - 1;
+        self.shards[k].preferences().map(|t| t.lines((set - self.set_base[k]) as u32)).unwrap_or_default()
+    }
+
+    /// [`Artifact::preference_lines`] of a set's origin.
+    pub fn preference_lines(&self, origin: usize, agent: usize) -> Vec<PreferenceLine> {
+        let (k, o) = self.split_origin(origin);
+        self.shards[k].preference_lines(o, agent)
+    }
+
+    /// [`Artifact::names_agent`] of a set's origin.
+    pub fn names_agent(&self, origin: usize, agent: usize) -> bool {
+        let (k, o) = self.split_origin(origin);
+        self.shards[k].names_agent(o, agent)
     }
 
     /// Statistics of a set's group.
