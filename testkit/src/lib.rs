@@ -10,6 +10,8 @@
 
 use std::path::PathBuf;
 
+pub mod differential;
+
 /// The `shared/` folder beside the repository: `$ROBOTSIEVE_SHARED` if set,
 /// else `../shared` from the workspace root, else `None`.
 ///
