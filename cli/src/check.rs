@@ -5,9 +5,11 @@ use crate::input::read_all;
 use robotsieve_compiler::{Agent, Group, RobotsTxt};
 use robotsieve_engine::artifact::Artifact;
 use robotsieve_engine::classify::{Reason, Scratch};
+use robotsieve_engine::line::{self, LineProblem};
 use robotsieve_engine::url::PathMode;
 use robotsieve_engine::verdict::Verdict;
-use std::io::{BufRead, BufWriter, Write};
+use std::borrow::Cow;
+use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -31,9 +33,12 @@ pub struct Args {
     /// One JSON object per URL instead of tab-separated lines.
     #[arg(long)]
     json: bool,
-    /// URLs to check; one per line on standard input when none are given.
-    /// With --robots: absolute URLs, `host/path`, bare paths and the empty
-    /// string are accepted, as Google's library accepts them.
+    /// URLs to check; one per line on standard input when none are given
+    /// (each line is a URL, the empty one included). With --robots: absolute URLs,
+    /// `host/path`, bare paths and the empty string are accepted, as Google's
+    /// library accepts them. A line that is no text (a NUL or other control
+    /// byte, a CR inside, not UTF-8) or longer than 65,536 bytes is
+    /// `invalid`, as in `filter`.
     urls: Vec<String>,
 }
 
@@ -58,14 +63,14 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         let artifact = Artifact::open(path).map_err(|e| fail!("{e}"))?;
         let classifier = crate::input::agent_classifier(&artifact, path, &args.agent, mode)?;
         let mut scratch = Scratch::default();
-        for_each_url(&args.urls, |url| {
+        for_each_url(&args.urls, &mut print, |url| {
             let answer = classifier.answer(url, &mut scratch, true);
             let (rule, note) = match answer.reason {
                 Reason::Rule(rule) => (Some((rule.line, rule.to_string())), None),
                 Reason::NoMatch => (None, None),
                 other => (None, Some(other.to_string())),
             };
-            print(Line { verdict: answer.verdict, rule, note, url })
+            Line { verdict: answer.verdict, rule, note, url }
         })?;
     } else {
         let path = args.robots.as_ref().expect("clap requires --robots or --rules");
@@ -75,35 +80,83 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         let body = read_all(path)?;
         let robots = RobotsTxt::parse(&body);
         let group = Group::select(&robots, &agent);
-        for_each_url(&args.urls, |url| {
+        for_each_url(&args.urls, &mut print, |url| {
             let decision = group.decide(&mode.path_of(url));
             let rule = decision.rule.map(|i| &group.rules[i]).map(|r| (r.line, r.to_string()));
             let verdict = if decision.allowed() { Verdict::Allowed } else { Verdict::Disallowed };
-            print(Line { verdict, rule, note: None, url })
+            Line { verdict, rule, note: None, url }
         })?;
     }
     out.flush().context("standard output")?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// Calls `answer` for each URL argument, or each line of standard input when there are none.
-fn for_each_url(urls: &[String], mut answer: impl FnMut(&[u8]) -> Result<(), Failure>) -> Result<(), Failure> {
+/// Prints the answer for each URL argument, or each line of standard input
+/// when there are none (an empty line is the empty URL, which `--robots`
+/// answers as Google's library does). A line that is no URL at all
+/// ([`line::problem`]) is `invalid` without asking `answer`. Lines are read
+/// with at most 64 KiB of each kept, so memory stays bounded.
+fn for_each_url(
+    urls: &[String],
+    print: &mut impl FnMut(Line<'_>) -> Result<(), Failure>,
+    mut answer: impl FnMut(&[u8]) -> Line<'_>,
+) -> Result<(), Failure> {
+    let mut one = |url: &[u8]| match line::problem(url) {
+        Some(problem) => print(bad_line(url, problem)),
+        None => print(answer(url)),
+    };
     if !urls.is_empty() {
-        return urls.iter().try_for_each(|url| answer(url.as_bytes()));
+        return urls.iter().try_for_each(|url| one(url.as_bytes()));
     }
-    for line in std::io::stdin().lock().split(b'\n') {
-        let mut line = line.context("standard input")?;
-        if line.last() == Some(&b'\r') {
-            line.pop();
-        }
-        answer(&line)?;
+    let mut input = std::io::stdin().lock();
+    let mut text = Vec::new();
+    let mut number = 0u64;
+    let keep = line::MAX_LINE + 1;
+    while line::read_bounded_line(&mut input, &mut text, keep)
+        .map_err(|e| fail!("standard input: line {}: {e}", number + 1))?
+        .is_some()
+    {
+        number += 1;
+        one(&text)?;
     }
     Ok(())
 }
 
+/// The answer for a line that is no URL at all.
+fn bad_line(url: &[u8], problem: LineProblem) -> Line<'_> {
+    Line { verdict: Verdict::Invalid, rule: None, note: Some(problem.to_string()), url: line::shown(url) }
+}
+
+/// A URL as `check` prints it in text: as read, but each control byte
+/// (tab included) and each byte that is not UTF-8 written `\xNN`, so that a
+/// line of output is one line with three fields whatever the input held.
+fn printable(url: &[u8]) -> Cow<'_, str> {
+    let plain = |c: char| !c.is_control();
+    match std::str::from_utf8(url) {
+        Ok(text) if text.chars().all(plain) => Cow::Borrowed(text),
+        _ => {
+            let mut shown = String::with_capacity(url.len() + 8);
+            for chunk in url.utf8_chunks() {
+                for c in chunk.valid().chars() {
+                    if plain(c) {
+                        shown.push(c);
+                    } else {
+                        shown.extend(c.to_string().bytes().map(|b| format!("\\x{b:02x}")));
+                    }
+                }
+                shown.extend(chunk.invalid().iter().map(|b| format!("\\x{b:02x}")));
+            }
+            Cow::Owned(shown)
+        }
+    }
+}
+
+/// Writes one answer: a JSON object (the URL as a JSON string: control
+/// bytes escaped, bytes that are not UTF-8 replaced by U+FFFD), or
+/// tab-separated fields (the URL [`printable`]).
 fn print_line(out: &mut impl Write, line: &Line<'_>, json: bool) -> Result<(), Failure> {
-    let url = String::from_utf8_lossy(line.url);
     let written = if json {
+        let url = String::from_utf8_lossy(line.url);
         let allowed = match line.verdict {
             Verdict::Allowed => Some(true),
             Verdict::Disallowed => Some(false),
@@ -122,6 +175,7 @@ fn print_line(out: &mut impl Write, line: &Line<'_>, json: bool) -> Result<(), F
         writeln!(out, "{object}")
     } else {
         let verdict = line.verdict.name();
+        let url = printable(line.url);
         match (&line.rule, &line.note) {
             (Some((number, rule)), _) => writeln!(out, "{verdict}\t{url}\t{number}: {rule}"),
             (None, Some(note)) => writeln!(out, "{verdict}\t{url}\t{note}"),

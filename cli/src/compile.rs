@@ -5,6 +5,7 @@ use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build, BuildPlan};
 use robotsieve_compiler::corpus::Corpus;
 use robotsieve_compiler::Agent;
+use robotsieve_engine::filter::PendingFile;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -42,7 +43,16 @@ pub struct Args {
     /// Print every warning, not only the first 20.
     #[arg(long)]
     all_warnings: bool,
+    /// Skip broken records of --corpus and --warc files (a line that is no
+    /// fetch record, a WARC record whose header cannot be read) instead of
+    /// failing: the summary counts them, and the first few are named.
+    #[arg(long)]
+    skip_bad_records: bool,
 }
+
+/// How many skipped records `compile --skip-bad-records` names on standard
+/// error (all are counted).
+const SKIPPED_SHOWN: usize = 5;
 
 /// Runs `compile`.
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
@@ -55,8 +65,14 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             args.origin.len()
         ));
     }
+    // Fail before the work when the output cannot be created (no such
+    // directory, not writable, a directory): the probe leaves nothing behind.
+    drop(PendingFile::create(&args.output).map_err(|e| fail!("{e}"))?);
     let started = Instant::now();
     let mut corpus = Corpus::new();
+    if args.skip_bad_records {
+        corpus.skip_bad_records();
+    }
     let corpus_error = |e: robotsieve_compiler::corpus::CorpusError| fail!("{e}");
     for (file, origin) in args.robots.iter().zip(&args.origin) {
         corpus.add_robots_file(file, origin).map_err(corpus_error)?;
@@ -69,6 +85,13 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     }
     for file in &args.warc {
         corpus.add_warc(file).map_err(corpus_error)?;
+    }
+    let skipped = corpus.skipped().len();
+    for error in corpus.skipped().iter().take(SKIPPED_SHOWN) {
+        eprintln!("skipped: {error}");
+    }
+    if skipped > SKIPPED_SHOWN {
+        eprintln!("skipped: ... and {} more bad records", skipped - SKIPPED_SHOWN);
     }
     if corpus.records().is_empty() {
         return Err(fail!("no robots.txt given: use --robots with --origin, --robots-dir, --corpus or --warc"));
@@ -97,9 +120,10 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         .collect();
     writer.build_info("sources", &sources.join(" "));
     let writing = Instant::now();
-    let bytes = writer.write(&args.output).map_err(|e| fail!("{}: {e}", args.output.display()))?;
+    let bytes = writer.write(&args.output).map_err(|e| fail!("{e}"))?;
+    let skipped = if args.skip_bad_records { format!(", {skipped} bad records skipped") } else { String::new() };
     eprintln!(
-        "compiled {} origins ({} distinct files, {} distinct groups, {} states, {} split) into {} ({} bytes, {} bytes per origin) in {:.2?}: read {:.2?}, automata {:.2?}, written {:.2?}",
+        "compiled {} origins ({} distinct files, {} distinct groups, {} states, {} split{skipped}) into {} ({} bytes, {} bytes per origin) in {:.2?}: read {:.2?}, automata {:.2?}, written {:.2?}",
         report.origins,
         report.bodies,
         report.groups,

@@ -80,7 +80,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         .context("standard output")?;
     }
     out.flush().context("standard output")?;
-    Ok(if errors { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if errors { ExitCode::from(crate::failure::status::LINT_ERRORS) } else { ExitCode::SUCCESS })
 }
 
 fn list_codes(out: &mut impl Write, format: Format) -> std::io::Result<()> {

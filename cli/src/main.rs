@@ -58,7 +58,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(failure) => {
             eprintln!("robotsieve: {failure}");
-            ExitCode::from(2)
+            failure.exit_code()
         }
     }
 }
@@ -92,7 +92,7 @@ fn remove_outputs_on_signal() {
             } else {
                 eprintln!("robotsieve: interrupted by {name}; the unfinished outputs were removed");
             }
-            std::process::exit(128 + signal);
+            std::process::exit(failure::status::SIGNALLED + signal);
         }
     });
     if let Err(error) = watcher {

@@ -240,7 +240,7 @@ fn user_errors_name_the_problem() {
         (&["--urls", "urls.txt"], "nothing to write"),
         (&["--urls", "urls.txt", "--allowed", "a.txt", "--disallowed", "a.txt"], "--allowed and --disallowed"),
         (&["--urls", "urls.txt", "--allowed", "urls.txt"], "names the input file"),
-        (&["--urls", "urls.txt", "--allowed", "-"], "--allowed: give a file name"),
+        (&["--urls", "urls.txt", "--allowed", "-", "--verdicts", "-"], "--allowed and --verdicts name the same file -"),
         (&["--urls", "urls.txt", "--explain", "--allowed", "a.txt"], "--verdicts"),
         (&["--urls", "urls.txt", "--unknown", "u.txt", "--unknown-as", "allowed"], "--unknown-as"),
         (&["--urls", "urls.txt", "--threads", "0", "--allowed", "a.txt"], "--threads"),

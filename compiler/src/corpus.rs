@@ -34,7 +34,10 @@
 //!
 //! Problems that leave the rest usable are [`Warning`]s returned to the
 //! caller (file and line or record); a source that cannot be read as what it
-//! claims to be is a [`CorpusError`].
+//! claims to be is a [`CorpusError`]: a broken JSON Lines record (file and
+//! line), a broken WARC record (file, record and offset), an unreadable file.
+//! [`Corpus::skip_bad_records`] turns broken records into
+//! [`Corpus::skipped`] entries instead, and reading goes on.
 
 use crate::calendar::{civil_from_days, days_from_civil};
 use crate::warc;
@@ -357,7 +360,15 @@ pub struct Resolution {
 pub struct Corpus {
     records: Vec<FetchRecord>,
     warnings: Vec<Warning>,
+    /// Whether broken records are skipped ([`Corpus::skip_bad_records`]).
+    skip_bad_records: bool,
+    skipped: Vec<CorpusError>,
 }
+
+/// The longest JSON Lines record read, in bytes: 16 MiB, thirty times the
+/// 500 KiB of a robots.txt Google reads, base64 and JSON escapes included.
+/// A longer line is a broken record (and is never held in memory whole).
+pub const MAX_RECORD_LINE: usize = 16 << 20;
 
 /// A line of a JSON Lines corpus.
 #[derive(Deserialize)]
@@ -384,6 +395,31 @@ impl Corpus {
     /// The records read so far.
     pub fn records(&self) -> &[FetchRecord] {
         &self.records
+    }
+
+    /// From now on, a broken record (a JSON Lines line that is no fetch
+    /// record, a WARC record that cannot be parsed) is skipped and listed in
+    /// [`Corpus::skipped`] instead of failing the source: `compile
+    /// --skip-bad-records`. What cannot be skipped still fails: a file that
+    /// cannot be opened or decompressed, and a WARC file ends at a record cut
+    /// short (nothing follows it) or at damaged compressed data.
+    pub fn skip_bad_records(&mut self) {
+        self.skip_bad_records = true;
+    }
+
+    /// The broken records skipped so far, in input order, each with where it
+    /// is and what is wrong.
+    pub fn skipped(&self) -> &[CorpusError] {
+        &self.skipped
+    }
+
+    /// Fails with `error`, or lists it as skipped when skipping bad records.
+    fn bad_record(&mut self, error: CorpusError) -> Result<(), CorpusError> {
+        if !self.skip_bad_records {
+            return Err(error);
+        }
+        self.skipped.push(error);
+        Ok(())
     }
 
     /// Adds one record.
@@ -482,45 +518,36 @@ impl Corpus {
     ///
     /// Fields: `url` and `status` (required); at most one of `body` (text)
     /// and `body_b64`; `fetched_at` (RFC 3339); `location`; `error`. Unknown
-    /// fields are ignored. A line that is not such a record is an error.
+    /// fields are ignored. A line that is not such a record (or is longer
+    /// than [`MAX_RECORD_LINE`]) is an error naming the file and line, or
+    /// skipped ([`Corpus::skip_bad_records`]). A read error fails the file.
     pub fn add_jsonl_from(&mut self, name: Arc<str>, mut input: impl BufRead) -> Result<usize, CorpusError> {
         let mut line = Vec::new();
         let mut number = 0u64;
         let mut count = 0;
         loop {
-            line.clear();
             number += 1;
             let source = SourceRef { file: name.clone(), place: Place::Line(number) };
-            let error = |message: String| CorpusError { source: source.clone(), message };
-            if input.read_until(b'\n', &mut line).map_err(|e| error(e.to_string()))? == 0 {
+            let read = robotsieve_engine::line::read_bounded_line(&mut input, &mut line, MAX_RECORD_LINE + 1)
+                .map_err(|e| CorpusError { source: source.clone(), message: format!("cannot read: {e}") })?;
+            let Some(length) = read else {
                 return Ok(count);
-            }
+            };
             if line.trim_ascii().is_empty() {
                 continue;
             }
-            let raw: JsonRecord = serde_json::from_slice(line.trim_ascii()).map_err(|e| error(e.to_string()))?;
-            if raw.status > 999 {
-                return Err(error(format!("status {} is not an HTTP status", raw.status)));
-            }
-            let body = match (raw.body, raw.body_b64) {
-                (Some(_), Some(_)) => return Err(error("both body and body_b64".into())),
-                (Some(text), None) => text.into_bytes(),
-                (None, Some(b64)) => base64::engine::general_purpose::STANDARD
-                    .decode(b64.as_bytes())
-                    .map_err(|e| error(format!("body_b64: {e}")))?,
-                (None, None) => Vec::new(),
+            let record = if length > MAX_RECORD_LINE {
+                Err(format!("a line of {length} bytes, longer than the {MAX_RECORD_LINE} a record may have"))
+            } else {
+                fetch_record(&line, source.clone())
             };
-            let fetched_at = raw.fetched_at.map(|t| Timestamp::parse_rfc3339(&t)).transpose().map_err(error)?;
-            self.push(FetchRecord {
-                url: raw.url,
-                status: raw.status,
-                body: body.into(),
-                fetched_at,
-                location: raw.location,
-                error: raw.error,
-                source,
-            });
-            count += 1;
+            match record {
+                Ok(record) => {
+                    self.push(record);
+                    count += 1;
+                }
+                Err(message) => self.bad_record(CorpusError { source, message })?,
+            }
         }
     }
 
@@ -546,13 +573,22 @@ impl Corpus {
     pub fn add_warc_from(&mut self, name: Arc<str>, input: impl BufRead) -> Result<usize, CorpusError> {
         let file_error =
             |message: String| CorpusError { source: SourceRef { file: name.clone(), place: Place::File }, message };
-        let reader = warc::reader(input).map_err(|e| file_error(e.to_string()))?;
+        let mut reader = warc::reader(input).map_err(|e| file_error(e.to_string()))?;
+        if self.skip_bad_records {
+            reader.resync_after_errors();
+        }
         let mut count = 0;
         for record in reader {
-            let record = record.map_err(|e| CorpusError {
-                source: SourceRef { file: name.clone(), place: Place::Record(e.record) },
-                message: format!("(offset {}) {}", e.offset, e.message),
-            })?;
+            let record = match record {
+                Ok(record) => record,
+                Err(e) => {
+                    self.bad_record(CorpusError {
+                        source: SourceRef { file: name.clone(), place: Place::Record(e.record) },
+                        message: format!("at offset {}: {}", e.offset, e.message),
+                    })?;
+                    continue;
+                }
+            };
             if !record.record_type().is_some_and(|t| t.eq_ignore_ascii_case("response")) {
                 continue;
             }
@@ -573,6 +609,9 @@ impl Corpus {
                     continue;
                 }
             };
+            if (record.block.len() as u64) < record.length {
+                warn(format!("{url}: a record of {} bytes: only its first {} read", record.length, record.block.len()));
+            }
             let body = match response.decoded_body() {
                 Ok(b) => b.into_owned(),
                 Err(e) => {
@@ -606,7 +645,7 @@ impl Corpus {
     /// Applies the fetch-status rules (see the module documentation): one
     /// [`Governing`] per origin that has a record of its `/robots.txt`.
     pub fn resolve(self) -> Resolution {
-        let Corpus { records, mut warnings } = self;
+        let Corpus { records, mut warnings, .. } = self;
         let mut buf = KeyBuf::new();
         // The newest record of each URL (origin key + path), for redirects.
         let mut by_url: HashMap<Vec<u8>, usize> = HashMap::new();
@@ -706,6 +745,42 @@ impl Chains<'_> {
             at = target;
         }
     }
+}
+
+/// The fetch record of one JSON Lines line, or what is wrong with it.
+fn fetch_record(line: &[u8], source: SourceRef) -> Result<FetchRecord, String> {
+    let raw: JsonRecord = serde_json::from_slice(line.trim_ascii()).map_err(|e| {
+        // serde counts lines and columns inside the record: one line here.
+        let what = match e.classify() {
+            serde_json::error::Category::Eof => "the record is cut short",
+            serde_json::error::Category::Syntax => "not JSON",
+            _ => "not a fetch record",
+        };
+        let detail = e.to_string();
+        let detail = detail.rsplit_once(" at line ").map_or(detail.as_str(), |(detail, _)| detail);
+        format!("{what} ({detail}, at column {})", e.column())
+    })?;
+    if raw.status > 999 {
+        return Err(format!("status {} is not an HTTP status", raw.status));
+    }
+    let body = match (raw.body, raw.body_b64) {
+        (Some(_), Some(_)) => return Err("both body and body_b64".into()),
+        (Some(text), None) => text.into_bytes(),
+        (None, Some(b64)) => {
+            base64::engine::general_purpose::STANDARD.decode(b64.as_bytes()).map_err(|e| format!("body_b64: {e}"))?
+        }
+        (None, None) => Vec::new(),
+    };
+    let fetched_at = raw.fetched_at.map(|t| Timestamp::parse_rfc3339(&t)).transpose()?;
+    Ok(FetchRecord {
+        url: raw.url,
+        status: raw.status,
+        body: body.into(),
+        fetched_at,
+        location: raw.location,
+        error: raw.error,
+        source,
+    })
 }
 
 /// The absolute form (origin key + path) of a `Location` relative to `base`.

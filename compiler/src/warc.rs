@@ -13,7 +13,10 @@
 //!   by record (the usual `.warc.gz`, each record its own gzip member) and a
 //!   file compressed as a whole both read through one multi-member decoder;
 //!   anything else is read as plain WARC.
-//! - Records are read one at a time; memory holds one record's block.
+//! - Records are read one at a time; memory holds one record's block, and at
+//!   most [`MAX_BLOCK`] of it: the rest of a larger block (a video in a
+//!   general crawl, or a damaged `Content-Length`) is read past, and a body's
+//!   content coding is undone up to that size too (no gzip bomb).
 //! - Offsets are counted in the decompressed stream.
 
 use crate::corpus::Timestamp;
@@ -23,6 +26,11 @@ use std::fmt;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
+
+/// The most of a record's block (and of a decoded body) held in memory:
+/// 64 MiB, far more than the 500 KiB of a robots.txt Google reads or the
+/// head of a page where its meta tags are.
+pub const MAX_BLOCK: u64 = 64 << 20;
 
 /// One WARC record: its named fields and its content block.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,8 +44,12 @@ pub struct WarcRecord {
     /// The named fields in order, names as written (look up with
     /// [`WarcRecord::header`], which ignores case).
     pub headers: Vec<(String, String)>,
-    /// The content block, exactly `Content-Length` bytes.
+    /// The content block: `Content-Length` bytes, or its first
+    /// [`MAX_BLOCK`] bytes when it is longer.
     pub block: Vec<u8>,
+    /// The block's length (`Content-Length`): more than `block.len()` when
+    /// the block was cut.
+    pub length: u64,
 }
 
 impl WarcRecord {
@@ -136,7 +148,8 @@ impl HttpResponse {
 
     /// The body with the encodings its headers declare undone:
     /// `Transfer-Encoding: chunked` (sizes, extensions ignored, trailers
-    /// dropped) and `Content-Encoding` `gzip`, `x-gzip` or `deflate`. Any
+    /// dropped) and `Content-Encoding` `gzip`, `x-gzip` or `deflate` (its
+    /// first [`MAX_BLOCK`] bytes). Any
     /// other transfer or content coding is an error. Common Crawl stores
     /// bodies already decoded and renames these headers
     /// (`X-Crawler-Transfer-Encoding`), so its bodies come back unchanged.
@@ -156,11 +169,17 @@ impl HttpResponse {
             match ce.as_str() {
                 "" | "identity" => {}
                 "gzip" | "x-gzip" => {
-                    GzDecoder::new(&body[..]).read_to_end(&mut out).map_err(|e| format!("gzip body: {e}"))?;
+                    GzDecoder::new(&body[..])
+                        .take(MAX_BLOCK)
+                        .read_to_end(&mut out)
+                        .map_err(|e| format!("gzip body: {e}"))?;
                     body = Cow::Owned(out);
                 }
                 "deflate" => {
-                    ZlibDecoder::new(&body[..]).read_to_end(&mut out).map_err(|e| format!("deflate body: {e}"))?;
+                    ZlibDecoder::new(&body[..])
+                        .take(MAX_BLOCK)
+                        .read_to_end(&mut out)
+                        .map_err(|e| format!("deflate body: {e}"))?;
                     body = Cow::Owned(out);
                 }
                 other => return Err(format!("unsupported Content-Encoding {other:?}")),
@@ -233,21 +252,43 @@ impl fmt::Display for WarcError {
 impl std::error::Error for WarcError {}
 
 /// Streams the records of a WARC file. After an error the iterator ends: a
-/// broken length leaves no reliable way to find the next record.
+/// broken length leaves no reliable way to find the next record. Unless
+/// told to resync ([`WarcReader::resync_after_errors`]): then a record
+/// with a broken header is followed by the next line that starts with
+/// `WARC/`. A read error (damaged compressed data) and the end of the file
+/// inside a record end it all the same.
 pub struct WarcReader<R> {
     input: R,
     number: u64,
     offset: u64,
     done: bool,
+    /// Whether to look for the next record after a broken one.
+    resync: bool,
+    /// Whether the last record was broken, so the next starts at the next version line.
+    resyncing: bool,
 }
 
 impl<R: BufRead> WarcReader<R> {
     /// Reads plain (already decompressed) WARC from `input`.
     pub fn new(input: R) -> WarcReader<R> {
-        WarcReader { input, number: 0, offset: 0, done: false }
+        WarcReader { input, number: 0, offset: 0, done: false, resync: false, resyncing: false }
     }
 
+    /// After a record with a broken header, go on at the next line that
+    /// starts with `WARC/` instead of ending (`compile --skip-bad-records`).
+    pub fn resync_after_errors(&mut self) {
+        self.resync = true;
+    }
+
+    /// A broken record: the reader ends, or resyncs when told to.
     fn error(&mut self, offset: u64, message: impl Into<String>) -> WarcError {
+        self.done = !self.resync;
+        self.resyncing = self.resync;
+        WarcError { record: self.number, offset, message: message.into() }
+    }
+
+    /// A broken record nothing can follow: a read error, or the end of the input.
+    fn fatal(&mut self, offset: u64, message: impl Into<String>) -> WarcError {
         self.done = true;
         WarcError { record: self.number, offset, message: message.into() }
     }
@@ -262,14 +303,19 @@ impl<R: BufRead> WarcReader<R> {
 
     fn read_record(&mut self) -> Result<Option<WarcRecord>, WarcError> {
         let mut line = Vec::new();
-        // Skip the blank lines between records.
+        // Skip the blank lines between records (after a broken record, every
+        // line up to the next version line).
         let start = loop {
             let start = self.offset;
-            let n = self.read_line(&mut line).map_err(|e| self.error(start, e.to_string()))?;
+            let n = self.read_line(&mut line).map_err(|e| self.fatal(start, e.to_string()))?;
             if n == 0 {
                 return Ok(None);
             }
+            if self.resyncing && !line.starts_with(b"WARC/") {
+                continue;
+            }
             if !line.trim_ascii().is_empty() {
+                self.resyncing = false;
                 break start;
             }
         };
@@ -280,9 +326,9 @@ impl<R: BufRead> WarcReader<R> {
         }
         let mut headers: Vec<(String, String)> = Vec::new();
         loop {
-            let n = self.read_line(&mut line).map_err(|e| self.error(start, e.to_string()))?;
+            let n = self.read_line(&mut line).map_err(|e| self.fatal(start, e.to_string()))?;
             if n == 0 {
-                return Err(self.error(start, "file ends inside a record header"));
+                return Err(self.fatal(start, "the file ends inside the record's header"));
             }
             if !line.ends_with(b"\n") {
                 return Err(self.error(start, "header line not terminated (longer than 64 KiB, or the file ends)"));
@@ -314,13 +360,17 @@ impl<R: BufRead> WarcReader<R> {
             None => return Err(self.error(start, "record without Content-Length")),
         };
         let mut block = Vec::new();
+        let kept = length.min(MAX_BLOCK);
         let got =
-            (&mut self.input).take(length).read_to_end(&mut block).map_err(|e| self.error(start, e.to_string()))?;
-        self.offset += got as u64;
-        if (got as u64) < length {
-            return Err(self.error(start, format!("block truncated: {got} of {length} bytes")));
+            (&mut self.input).take(kept).read_to_end(&mut block).map_err(|e| self.fatal(start, e.to_string()))? as u64;
+        let past = io::copy(&mut (&mut self.input).take(length - kept), &mut io::sink())
+            .map_err(|e| self.fatal(start, e.to_string()))?;
+        self.offset += got + past;
+        if got + past < length {
+            let got = got + past;
+            return Err(self.fatal(start, format!("the file ends inside the record: {got} of its {length} bytes")));
         }
-        Ok(Some(WarcRecord { number: self.number, offset: start, version, headers, block }))
+        Ok(Some(WarcRecord { number: self.number, offset: start, version, headers, block, length }))
     }
 }
 

@@ -267,10 +267,17 @@ impl ArtifactWriter {
 
 /// Writes `bytes` to a temporary file beside `path`, syncs it, and renames it
 /// into place: readers see the old file or the whole new one, never a part.
-/// (The engine's [`PendingFile`] does the work, as for every output.)
+/// (The engine's [`PendingFile`] does the work, as for every output, and
+/// writes streams such as `-` or `/dev/full` in place.) Every error names
+/// `path`: `PATH: cannot write: REASON`.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut file = PendingFile::create(path).map_err(std::io::Error::other)?;
-    file.write_all(bytes)?;
+    file.write_all(bytes).map_err(|e| {
+        std::io::Error::new(
+            e.kind(),
+            robotsieve_engine::filter::FilterError::Output { name: path.display().to_string(), source: e },
+        )
+    })?;
     file.commit().map_err(std::io::Error::other)
 }
 

@@ -620,7 +620,8 @@ fn warc_errors_name_the_record() {
     let mut corpus = Corpus::new();
     let error = corpus.add_warc_from("t.warc".into(), Cursor::new(bytes)).unwrap_err();
     assert_eq!(error.source.place, Place::Record(3));
-    assert!(error.to_string().contains("truncated"), "{error}");
+    assert!(error.to_string().contains("the file ends inside the record"), "{error}");
+    assert!(error.to_string().contains(&format!("at offset {}", sample_records()[..2].concat().len())), "{error}");
     let mut bytes = sample_records()[..2].concat();
     bytes.extend_from_slice(b"HTTP/1.1 200 OK\r\n\r\n");
     let error = Corpus::new().add_warc_from("t.warc".into(), Cursor::new(bytes)).unwrap_err();
@@ -632,6 +633,85 @@ fn warc_errors_name_the_record() {
     let mut corrupt_gzip = gzip(&sample_records().concat());
     corrupt_gzip.truncate(corrupt_gzip.len() / 2);
     assert!(Corpus::new().add_warc_from("t.warc.gz".into(), Cursor::new(corrupt_gzip)).is_err());
+}
+
+#[test]
+fn bad_records_are_skipped_when_asked_and_named() {
+    // A JSON Lines file with a broken record in the middle: an error naming
+    // its line, or skipped and listed; the records around it are read.
+    let jsonl = "{\"url\": \"http://a.example/robots.txt\", \"status\": 404}\n\
+                 {\"url\": \"http://b.example/robots.txt\", \"status\n\
+                 {\"url\": \"http://c.example/robots.txt\", \"status\": 404}\n";
+    let error = Corpus::new().add_jsonl_from("c.jsonl".into(), Cursor::new(jsonl)).unwrap_err();
+    assert_eq!(error.source.place, Place::Line(2));
+    assert!(error.to_string().starts_with("c.jsonl:2: the record is cut short"), "{error}");
+    let mut corpus = Corpus::new();
+    corpus.skip_bad_records();
+    assert_eq!(corpus.add_jsonl_from("c.jsonl".into(), Cursor::new(jsonl)).unwrap(), 2);
+    assert_eq!(corpus.skipped().iter().map(|e| e.source.place).collect::<Vec<_>>(), [Place::Line(2)]);
+
+    // A line longer than a record may be: named with its length, never held.
+    let long = format!(
+        "{}\n{}\n",
+        "x".repeat(robotsieve_compiler::corpus::MAX_RECORD_LINE + 10),
+        r#"{"url": "http://a.example/robots.txt", "status": 404}"#
+    );
+    let error = Corpus::new().add_jsonl_from("l.jsonl".into(), Cursor::new(long.clone())).unwrap_err();
+    let limit = robotsieve_compiler::corpus::MAX_RECORD_LINE;
+    assert_eq!(
+        error.to_string(),
+        format!("l.jsonl:1: a line of {} bytes, longer than the {limit} a record may have", limit + 10)
+    );
+    let mut corpus = Corpus::new();
+    corpus.skip_bad_records();
+    assert_eq!(corpus.add_jsonl_from("l.jsonl".into(), Cursor::new(long)).unwrap(), 1);
+    assert_eq!(corpus.records()[0].source.place, Place::Line(2));
+
+    // A WARC record whose header is broken (no Content-Length) between two
+    // good ones: skipping resyncs at the next record.
+    let records = sample_records();
+    let mut bytes = records[..3].concat();
+    bytes.extend_from_slice(b"WARC/1.0\r\nWARC-Type: response\r\n\r\nHTTP/1.1 200 OK\r\n\r\nbody\r\n\r\n");
+    bytes.extend(records[2].iter());
+    let error = Corpus::new().add_warc_from("t.warc".into(), Cursor::new(bytes.clone())).unwrap_err();
+    assert_eq!(error.source.place, Place::Record(4));
+    let mut whole = Corpus::new();
+    let good = whole.add_warc_from("t.warc".into(), Cursor::new(records[..3].concat())).unwrap();
+    let mut corpus = Corpus::new();
+    corpus.skip_bad_records();
+    assert_eq!(corpus.add_warc_from("t.warc".into(), Cursor::new(bytes)).unwrap(), good + 1);
+    assert_eq!(corpus.skipped().len(), 1);
+    assert!(corpus.skipped()[0].to_string().contains("record 4: at offset"), "{}", corpus.skipped()[0]);
+
+    // Cut inside the last record: that record is skipped, the rest is read.
+    let mut cut = records[..3].concat();
+    cut.truncate(cut.len() - 10);
+    let mut corpus = Corpus::new();
+    corpus.skip_bad_records();
+    let before = Corpus::new().add_warc_from("t.warc".into(), Cursor::new(records[..2].concat())).unwrap();
+    assert_eq!(corpus.add_warc_from("t.warc".into(), Cursor::new(cut)).unwrap(), before);
+    assert_eq!(corpus.skipped()[0].source.place, Place::Record(3));
+}
+
+#[test]
+fn warc_blocks_and_decoded_bodies_are_held_to_a_bounded_size() {
+    // A block longer than MAX_BLOCK, then a good record: the first is cut,
+    // the second read from the right place.
+    let big = vec![b'v'; warc::MAX_BLOCK as usize + 1000];
+    let mut bytes = warc_record("resource", "https://example.com/video", "2026-11-01T00:00:00Z", "video/mp4", &big);
+    let second = bytes.len() as u64;
+    bytes.extend(sample_records()[2].iter());
+    let records: Vec<_> = warc::reader(Cursor::new(bytes)).unwrap().collect::<Result<_, _>>().unwrap();
+    assert_eq!(records.len(), 2);
+    assert_eq!((records[0].block.len() as u64, records[0].length), (warc::MAX_BLOCK, big.len() as u64));
+    assert_eq!(records[1].offset, second);
+    assert_eq!(records[1].block.len() as u64, records[1].length);
+    // A gzip body of 100 MiB of zeros (a bomb of 100 KiB) decodes to MAX_BLOCK.
+    let bomb = gzip(&vec![0u8; 100 << 20]);
+    let mut block = b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n\r\n".to_vec();
+    block.extend_from_slice(&bomb);
+    let response = HttpResponse::parse(&block).unwrap();
+    assert_eq!(response.decoded_body().unwrap().len() as u64, warc::MAX_BLOCK);
 }
 
 #[test]

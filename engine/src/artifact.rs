@@ -560,14 +560,24 @@ impl Artifact {
             return invalid("written on a machine of the other byte order");
         }
         let (format, semantics) = (u32_at(8), u32_at(12));
-        if format != FORMAT_VERSION {
+        if format > FORMAT_VERSION {
             return invalid(format!(
-                "format version {format}, this robotsieve reads version {FORMAT_VERSION} (compile the artifact again with this robotsieve)"
+                "format version {format}, written by a newer robotsieve; this one reads version {FORMAT_VERSION}: upgrade robotsieve, or compile the artifact again with this one"
+            ));
+        }
+        if format < FORMAT_VERSION {
+            return invalid(format!(
+                "format version {format}, written by an older robotsieve; this one reads version {FORMAT_VERSION}: compile the artifact again"
             ));
         }
         if semantics != SEMANTICS_VERSION {
+            let (age, advice) = if semantics > SEMANTICS_VERSION {
+                ("a newer", "upgrade robotsieve, or compile the artifact again with this one")
+            } else {
+                ("an older", "compile the artifact again")
+            };
             return invalid(format!(
-                "built with semantics version {semantics}, this robotsieve has version {SEMANTICS_VERSION}: recompile it"
+                "semantics version {semantics}, built by {age} robotsieve; this one has version {SEMANTICS_VERSION}: {advice}"
             ));
         }
         let flags = u32_at(20);

@@ -9,6 +9,14 @@
 //!   ([`Input`]). Blank lines are skipped; every other line gets exactly one
 //!   verdict, a final line without a newline included. The line is the URL
 //!   byte for byte (only the line end is removed).
+//! - A line that is no text (a NUL or other control byte, a CR inside, bytes
+//!   that are not UTF-8) or longer than [`MAX_LINE`] bytes is `invalid`
+//!   whatever its URL, with its [`LineProblem`] as the reason: the classifier
+//!   never sees it. Lines are checked in the same pass that finds the
+//!   newlines, so plain ASCII lines pay nothing more. Of an over-long line
+//!   the chunkers keep only the start and skip the rest, and the outputs hold
+//!   its first `MAX_LINE` bytes: whatever the input, a chunk is at most
+//!   `chunk_size + MAX_LINE` bytes, and every line gets one verdict.
 //! - Chunks of a few MiB, cut just after a newline, are classified in parallel
 //!   on a dedicated rayon pool. Each chunk writes into its own buffers, one
 //!   per requested output, and the chunks are written out in input order.
@@ -26,6 +34,7 @@
 //! newline search, a call the compiler inlines, and appends to buffers that
 //! are reused from chunk to chunk: no allocation per URL.
 
+use crate::line::{self, LineProblem, MAX_LINE};
 use crate::verdict::Verdict;
 use memmap2::Mmap;
 use std::collections::VecDeque;
@@ -271,13 +280,19 @@ enum Chunker<'a> {
     Stream { reader: &'a mut dyn Read, carry: &'a mut Vec<u8>, eof: &'a mut bool },
 }
 
-/// The next chunk of a [`Chunker`].
+/// The next chunk of a [`Chunker`], and how many input bytes after it were
+/// skipped: the rest of an over-long line the chunk ends with the start of.
 enum Chunk<'a> {
     /// These bytes of the mapped file.
-    Mapped(&'a [u8]),
+    Mapped(&'a [u8], usize),
     /// The bytes now in the buffer passed to [`Chunker::next`].
-    Buffered,
+    Buffered(usize),
 }
+
+/// How much of an over-long line the chunkers keep: enough to tell that it
+/// is longer than [`MAX_LINE`] even when its last byte kept is a CR (which a
+/// CRLF line end would take off).
+const LONG_LINE_HEAD: usize = MAX_LINE + 2;
 
 impl<'a> Chunker<'a> {
     /// The next chunk: whole lines of at least `chunk_size` bytes unless the
@@ -291,12 +306,12 @@ impl<'a> Chunker<'a> {
                 }
                 let end = mapped_chunk_end(data, *at, chunk_size);
                 let chunk = &data[*at..end];
-                *at = end;
-                Ok(Some(Chunk::Mapped(chunk)))
+                *at = if end == data.len() || data[end - 1] == b'\n' { end } else { skip_mapped_line(map, end) };
+                Ok(Some(Chunk::Mapped(chunk, *at - end)))
             }
             Chunker::Stream { reader, carry, eof } => {
-                let more = next_stream_chunk(*reader, carry, eof, buffer, chunk_size)?;
-                Ok(more.then_some(Chunk::Buffered))
+                let chunk = next_stream_chunk(*reader, carry, eof, buffer, chunk_size)?;
+                Ok(chunk.map(Chunk::Buffered))
             }
         }
     }
@@ -326,28 +341,57 @@ impl<'a> Chunker<'a> {
 const RELEASE_STEP: usize = 4 << 20;
 
 /// The end of the mapped chunk that starts at `start`: just after the first
-/// newline at or after `start + chunk_size`, or the end of the data.
+/// newline at or after `start + chunk_size`, or the end of the data; but
+/// when the line that holds byte `start + chunk_size - 1` is longer than
+/// [`MAX_LINE`], the first [`LONG_LINE_HEAD`] bytes of that line end the chunk
+/// (the caller then skips the rest of it with [`skip_mapped_line`]).
 fn mapped_chunk_end(data: &[u8], start: usize, chunk_size: usize) -> usize {
     let min_end = start.saturating_add(chunk_size.max(1));
     if min_end >= data.len() {
         return data.len();
     }
-    match memchr::memchr(b'\n', &data[min_end - 1..]) {
+    let line_start = memchr::memrchr(b'\n', &data[start..min_end - 1]).map_or(start, |i| start + i + 1);
+    let head_end = (line_start + LONG_LINE_HEAD).max(min_end);
+    match memchr::memchr(b'\n', &data[min_end - 1..head_end.min(data.len())]) {
         Some(i) => min_end + i,
-        None => data.len(),
+        None => head_end.min(data.len()),
     }
+}
+
+/// Where the line that goes on at `from` ends: just after its newline, or at
+/// the end of `map`. The pages scanned are given back as the scan goes, so
+/// that skipping a line of gigabytes does not make them resident.
+fn skip_mapped_line(map: &Mmap, from: usize) -> usize {
+    let data: &[u8] = map;
+    let mut at = from;
+    while at < data.len() {
+        let step_end = (at / RELEASE_STEP + 1) * RELEASE_STEP;
+        let end = step_end.min(data.len());
+        if let Some(i) = memchr::memchr(b'\n', &data[at..end]) {
+            return at + i + 1;
+        }
+        let aligned = at.div_ceil(RELEASE_STEP) * RELEASE_STEP;
+        if end > aligned {
+            crate::mapped::release(map, aligned, end - aligned);
+        }
+        at = end;
+    }
+    data.len()
 }
 
 /// Fills `buf` with the next chunk of a stream: whole lines, at least
 /// `chunk_size` bytes unless the stream ends first. The bytes after the last
-/// newline wait in `carry` for the next chunk. Returns false at the end.
+/// newline wait in `carry` for the next chunk. A line longer than
+/// [`MAX_LINE`] with no newline in the chunk ends it with its first
+/// [`LONG_LINE_HEAD`] bytes; the rest of it is read and dropped. Returns the
+/// number of bytes dropped, or `None` at the end.
 fn next_stream_chunk(
     reader: &mut dyn Read,
     carry: &mut Vec<u8>,
     eof: &mut bool,
     buf: &mut Vec<u8>,
     chunk_size: usize,
-) -> io::Result<bool> {
+) -> io::Result<Option<usize>> {
     buf.clear();
     buf.append(carry);
     // `buf[..filled]` holds data; the rest is zeroed room to read into,
@@ -368,13 +412,19 @@ fn next_stream_chunk(
             }
         }
         if *eof {
-            break Ok(filled > 0);
+            break Ok((filled > 0).then_some(0));
         }
         if let Some(i) = memchr::memrchr(b'\n', &buf[scanned..filled]) {
             let cut = scanned + i + 1;
             carry.extend_from_slice(&buf[cut..filled]);
             filled = cut;
-            break Ok(true);
+            break Ok(Some(0));
+        }
+        // No newline in the chunk: `buf` holds the start of one line.
+        if filled >= LONG_LINE_HEAD {
+            let dropped = filled - LONG_LINE_HEAD;
+            filled = LONG_LINE_HEAD;
+            break skip_stream_line(reader, carry, eof, chunk_size).map(|skipped| Some(dropped + skipped));
         }
         // A line longer than the chunk: read on until it ends.
         scanned = filled;
@@ -382,6 +432,39 @@ fn next_stream_chunk(
     };
     buf.truncate(filled);
     result
+}
+
+/// Reads and drops the rest of a line, up to and including its newline,
+/// using `carry` (empty) as the buffer; what follows the newline stays in
+/// `carry`. Returns the number of bytes dropped.
+fn skip_stream_line(
+    reader: &mut dyn Read,
+    carry: &mut Vec<u8>,
+    eof: &mut bool,
+    chunk_size: usize,
+) -> io::Result<usize> {
+    let mut skipped = 0;
+    carry.resize(chunk_size.max(1), 0);
+    while !*eof {
+        match reader.read(carry) {
+            Ok(0) => *eof = true,
+            Ok(n) => {
+                if let Some(i) = memchr::memchr(b'\n', &carry[..n]) {
+                    carry.copy_within(i + 1..n, 0);
+                    carry.truncate(n - i - 1);
+                    return Ok(skipped + i + 1);
+                }
+                skipped += n;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                carry.clear();
+                return Err(e);
+            }
+        }
+    }
+    carry.clear();
+    Ok(skipped)
 }
 
 // ---------------------------------------------------------------------------
@@ -467,16 +550,24 @@ pub struct PendingFile {
 impl PendingFile {
     /// Creates the temporary file `.NAME.robotsieve-PID-N.tmp` next to `path`.
     ///
-    /// When `path` exists and is not a regular file (`/dev/null`, a named
-    /// pipe, a terminal), it is written directly: renaming a file over it
-    /// would replace the device or pipe itself, and a partial write to a
-    /// stream cannot be taken back anyway.
+    /// Streams are written directly, in order, and never renamed over:
+    /// renaming a file over one would replace the device, pipe or link
+    /// itself, and a partial write to a stream cannot be taken back anyway.
+    /// They are `-` and the names of standard output and error (`/dev/stdout`,
+    /// `/dev/fd/1`, `/proc/self/fd/2`, ...), which write to the descriptor
+    /// this process was given (so a shell's `>>` still appends); other
+    /// descriptors' names (`/dev/fd/63` of a `>(...)`); and whatever exists
+    /// and is not a regular file (`/dev/null`, `/dev/full`, a named pipe, a
+    /// terminal). A directory is refused at once.
     pub fn create(path: &Path) -> Result<PendingFile, FilterError> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let failed = |source| FilterError::Output { name: path.display().to_string(), source };
-        if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
-            let file = File::options().write(true).open(path).map_err(failed)?;
+        if let Some(file) = open_stream(path) {
+            let file = file.map_err(failed)?;
             return Ok(PendingFile { path: path.to_path_buf(), temp_path: PathBuf::new(), file: Some(file) });
+        }
+        if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+            return Err(failed(io::Error::other("is a directory")));
         }
         let file_name = path.file_name().ok_or_else(|| failed(io::Error::other("not a file name")))?;
         let dir = match path.parent() {
@@ -504,6 +595,12 @@ impl PendingFile {
                 Err(e) => return Err(failed(e)),
             }
         }
+    }
+
+    /// Whether this output is written in place ([`PendingFile::create`]
+    /// says which are), rather than renamed into place on commit.
+    pub fn in_place(&self) -> bool {
+        self.temp_path.as_os_str().is_empty()
     }
 
     /// The final path.
@@ -559,6 +656,43 @@ impl Drop for PendingFile {
             let _ = std::fs::remove_file(&self.temp_path);
             unregister_pending(&self.temp_path);
         }
+    }
+}
+
+/// The stream `path` names, opened for writing, if it names one (see
+/// [`PendingFile::create`]); `None` for a file to write through a rename.
+fn open_stream(path: &Path) -> Option<io::Result<File>> {
+    if let Some(stream) = standard_stream(path) {
+        return Some(stream);
+    }
+    let in_proc = || {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        std::fs::canonicalize(dir).is_ok_and(|dir| dir.starts_with("/proc"))
+    };
+    let not_regular = || std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
+    (in_proc() || not_regular()).then(|| File::options().write(true).open(path))
+}
+
+/// A duplicate of this process's standard output or error when `path` is
+/// `-` (standard output) or names one of them.
+fn standard_stream(path: &Path) -> Option<io::Result<File>> {
+    let name = path.to_str()?;
+    let fd = match name {
+        "-" | "/dev/stdout" | "/dev/fd/1" | "/proc/self/fd/1" => 1,
+        "/dev/stderr" | "/dev/fd/2" | "/proc/self/fd/2" => 2,
+        _ => return None,
+    };
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        let owned =
+            if fd == 1 { io::stdout().as_fd().try_clone_to_owned() } else { io::stderr().as_fd().try_clone_to_owned() };
+        Some(owned.map(File::from))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = fd;
+        None
     }
 }
 
@@ -798,12 +932,12 @@ impl Pipeline {
                     let chunk = chunker
                         .next(&mut workspace.buffers.input, chunk_size)
                         .map_err(|source| FilterError::Input { name: name.clone(), source })?;
-                    let mapped_chunk = match chunk {
-                        Some(Chunk::Mapped(data)) => Some(data),
-                        Some(Chunk::Buffered) => None,
+                    let (mapped_chunk, skipped) = match chunk {
+                        Some(Chunk::Mapped(data, skipped)) => (Some(data), skipped),
+                        Some(Chunk::Buffered(skipped)) => (None, skipped),
                         None => {
                             input_ended = true;
-                            None
+                            (None, 0)
                         }
                     };
                     if input_ended {
@@ -818,7 +952,7 @@ impl Pipeline {
                             let Workspace { buffers, scratch } = &mut workspace;
                             let input = std::mem::take(&mut buffers.input);
                             let data = mapped_chunk.unwrap_or(&input);
-                            buffers.input_len = data.len();
+                            buffers.input_len = data.len() + skipped;
                             classify_chunk(classifier, data, wanted, buffers, scratch);
                             buffers.input = input;
                             workspace
@@ -928,9 +1062,14 @@ fn classify_chunk<C: Classifier>(
             record(url, verdict, wanted, buffers, reasons.get(i));
         }
     };
+    let mut lines = Newlines::new(data);
     let mut start = 0;
-    let ends = Newlines::new(data).chain((data.last().is_some_and(|&b| b != b'\n')).then_some(data.len()));
-    for end in ends {
+    while start < data.len() {
+        // A final line without a newline ends at the end of the chunk.
+        let (end, odd) = match lines.next() {
+            Some(line) => line,
+            None => (data.len(), lines.rest_is_odd()),
+        };
         let url = match &data[start..end] {
             [url @ .., b'\r'] => url,
             url => url,
@@ -938,6 +1077,14 @@ fn classify_chunk<C: Classifier>(
         start = end + 1;
         if url.is_empty() {
             continue;
+        }
+        if odd || url.len() > MAX_LINE {
+            if let Some(problem) = line::problem(url) {
+                // The batch so far first: verdicts are written in input order.
+                run(&mut batch, buffers);
+                record_bad_line(url, problem, wanted, buffers);
+                continue;
+            }
         }
         batch.push(url);
         if batch.len() == BATCH {
@@ -948,77 +1095,117 @@ fn classify_chunk<C: Classifier>(
     buffers.reasons = reasons;
 }
 
-/// The positions of the newlines in a chunk, in order.
+/// Counts a line that is no URL ([`line::problem`]): `invalid`, with the
+/// problem as its reason, and as much of the line as outputs hold.
+#[cold]
+fn record_bad_line(url: &[u8], problem: LineProblem, wanted: Wanted, buffers: &mut ChunkBuffers) {
+    let reason = if wanted.explain { problem.to_string() } else { String::new() };
+    record(line::shown(url), Verdict::Invalid, wanted, buffers, reason.as_bytes());
+}
+
+/// The positions of the newlines in a chunk, in order, each with whether
+/// the line it ends holds an odd byte: a control byte (CR and tab included)
+/// or a byte above 0x7F, which [`line::problem`] must then look at.
 ///
 /// URLs are short (tens of bytes), so a search call per line spends most of
 /// its time starting up: `memchr_iter` cost 60% of a run with a trivial
-/// classifier. This finds the newlines of 64 bytes at a time as a bit mask and
-/// walks its bits, a few instructions per line.
+/// classifier. This finds the newlines and the odd bytes of 64 bytes at a
+/// time as bit masks and walks the newline bits, a few instructions per line.
 struct Newlines<'a> {
     data: &'a [u8],
     /// Where the block of `mask` starts.
     block: usize,
     /// The newlines of the current block not yet returned, bit `i` for byte `block + i`.
     mask: u64,
+    /// The odd bytes of the current block after the last newline returned.
+    odd: u64,
+    /// Whether an earlier block held an odd byte after the last newline returned.
+    odd_before: bool,
 }
 
 impl<'a> Newlines<'a> {
     fn new(data: &'a [u8]) -> Newlines<'a> {
-        Newlines { data, block: 0, mask: newline_mask(data) }
+        let (mask, odd) = block_masks(data);
+        Newlines { data, block: 0, mask, odd, odd_before: false }
+    }
+
+    /// Once [`Iterator::next`] returned `None`: whether the bytes after the
+    /// last newline hold an odd byte.
+    fn rest_is_odd(&self) -> bool {
+        self.odd_before || self.odd != 0
     }
 }
 
 impl Iterator for Newlines<'_> {
-    type Item = usize;
+    /// The newline's position, and whether its line holds an odd byte.
+    type Item = (usize, bool);
 
     #[inline]
-    fn next(&mut self) -> Option<usize> {
+    fn next(&mut self) -> Option<(usize, bool)> {
         while self.mask == 0 {
+            self.odd_before |= self.odd != 0;
+            self.odd = 0;
             self.block += 64;
             if self.block >= self.data.len() {
                 return None;
             }
-            self.mask = newline_mask(&self.data[self.block..]);
+            (self.mask, self.odd) = block_masks(&self.data[self.block..]);
         }
         let bit = self.mask.trailing_zeros() as usize;
         self.mask &= self.mask - 1;
-        Some(self.block + bit)
+        // The bytes of this block up to the newline.
+        let line_bits = u64::MAX >> (63 - bit);
+        let odd = self.odd_before || self.odd & line_bits != 0;
+        self.odd &= !line_bits;
+        self.odd_before = false;
+        Some((self.block + bit, odd))
     }
 }
 
-/// Bit `i` set where `bytes[i]` is a newline, for the first 64 bytes.
+/// For the first 64 bytes: bit `i` set where `bytes[i]` is a newline, and
+/// where it is odd (below 0x20 but no newline, or above 0x7F).
 #[inline]
-fn newline_mask(bytes: &[u8]) -> u64 {
+fn block_masks(bytes: &[u8]) -> (u64, u64) {
     match bytes.first_chunk::<64>() {
-        Some(block) => newline_mask_64(block),
-        None => newline_mask_scalar(bytes),
+        Some(block) => block_masks_64(block),
+        None => block_masks_scalar(bytes),
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[inline]
-fn newline_mask_64(block: &[u8; 64]) -> u64 {
-    use std::arch::x86_64::{__m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
+fn block_masks_64(block: &[u8; 64]) -> (u64, u64) {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+    };
     // SAFETY: SSE2 is part of every x86_64 target; the four unaligned 16-byte
     // loads read exactly the 64 bytes of `block`.
     unsafe {
         let newline = _mm_set1_epi8(b'\n' as i8);
+        let space = _mm_set1_epi8(0x20);
         let at = |i: usize| {
             let lanes = _mm_loadu_si128(block.as_ptr().add(16 * i).cast::<__m128i>());
-            u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(lanes, newline)) as u16)
+            // A signed comparison: bytes above 0x7F are negative, so below 0x20 too.
+            let newlines = u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(lanes, newline)) as u16);
+            let odd = u64::from(_mm_movemask_epi8(_mm_cmplt_epi8(lanes, space)) as u16);
+            (newlines, odd)
         };
-        at(0) | at(1) << 16 | at(2) << 32 | at(3) << 48
+        let ((n0, o0), (n1, o1), (n2, o2), (n3, o3)) = (at(0), at(1), at(2), at(3));
+        let newlines = n0 | n1 << 16 | n2 << 32 | n3 << 48;
+        (newlines, (o0 | o1 << 16 | o2 << 32 | o3 << 48) & !newlines)
     }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
 #[inline]
-fn newline_mask_64(block: &[u8; 64]) -> u64 {
-    newline_mask_scalar(block)
+fn block_masks_64(block: &[u8; 64]) -> (u64, u64) {
+    block_masks_scalar(block)
 }
 
-fn newline_mask_scalar(bytes: &[u8]) -> u64 {
-    bytes.iter().take(64).enumerate().fold(0, |mask, (i, &b)| mask | (u64::from(b == b'\n') << i))
+fn block_masks_scalar(bytes: &[u8]) -> (u64, u64) {
+    bytes.iter().take(64).enumerate().fold((0, 0), |(newlines, odd), (i, &b)| {
+        (newlines | u64::from(b == b'\n') << i, odd | u64::from(b != b'\n' && !(0x20..0x80).contains(&b)) << i)
+    })
 }
 
 /// The first field of a verdicts line, by [`Verdict::index`]: the name and a
@@ -1078,12 +1265,13 @@ mod tests {
             for stride in 1..70 {
                 let data: Vec<u8> = (0..len).map(|i| if i % stride == stride - 1 { b'\n' } else { b'x' }).collect();
                 let expected: Vec<usize> = (0..len).filter(|&i| data[i] == b'\n').collect();
-                assert_eq!(Newlines::new(&data).collect::<Vec<_>>(), expected, "len {len}, stride {stride}");
+                let found: Vec<usize> = Newlines::new(&data).map(|(end, _)| end).collect();
+                assert_eq!(found, expected, "len {len}, stride {stride}");
             }
         }
         let all = [b'\n'; 130];
         assert_eq!(Newlines::new(&all).count(), 130);
-        assert_eq!(newline_mask_64(&[b'\n'; 64]), u64::MAX);
+        assert_eq!(block_masks_64(&[b'\n'; 64]), (u64::MAX, 0));
     }
 
     #[test]
@@ -1112,7 +1300,40 @@ mod tests {
     fn newlines_are_found_among_all_bytes() {
         let data: Vec<u8> = (0..1000u32).map(|i| (i * 7 % 256) as u8).collect();
         let expected: Vec<usize> = (0..data.len()).filter(|&i| data[i] == b'\n').collect();
-        assert_eq!(Newlines::new(&data).collect::<Vec<_>>(), expected);
+        assert_eq!(Newlines::new(&data).map(|(end, _)| end).collect::<Vec<_>>(), expected);
+    }
+
+    #[test]
+    fn odd_lines_are_flagged_wherever_their_odd_byte_is() {
+        // Lines of varying length across block boundaries, each odd byte of
+        // every kind at every place, against a plain check of each line.
+        for odd_byte in [0u8, b'\r', b'\t', 0x1f, 0x80, 0xff] {
+            for len in [1usize, 30, 63, 64, 65, 130] {
+                for at in (0..len).step_by(7) {
+                    let mut line = vec![b'a'; len];
+                    line[at] = odd_byte;
+                    let mut data = b"plain\n".repeat(at % 5);
+                    data.extend_from_slice(&line);
+                    data.extend_from_slice(b"\nplain\n");
+                    data.extend_from_slice(&line);
+                    let mut lines = Newlines::new(&data);
+                    let mut start = 0;
+                    let mut flags = Vec::new();
+                    for (end, odd) in lines.by_ref() {
+                        let expected = data[start..end].iter().any(|&b| !(0x20..0x80).contains(&b));
+                        assert_eq!(odd, expected, "byte {odd_byte:#x} at {at} of {len}, line {start}..{end}");
+                        flags.push(odd);
+                        start = end + 1;
+                    }
+                    assert!(lines.rest_is_odd(), "the final line holds {odd_byte:#x}");
+                    assert_eq!(flags.iter().filter(|&&odd| odd).count(), 1);
+                }
+            }
+        }
+        let mut plain_end = Newlines::new(b"x\0\nplain");
+        assert_eq!(plain_end.next(), Some((2, true)));
+        assert_eq!(plain_end.next(), None);
+        assert!(!plain_end.rest_is_odd());
     }
 
     #[test]
@@ -1150,7 +1371,7 @@ mod tests {
                 let mut reader = Trickle { data, step };
                 let (mut carry, mut eof, mut buf) = (Vec::new(), false, Vec::new());
                 let mut joined = Vec::new();
-                while next_stream_chunk(&mut reader, &mut carry, &mut eof, &mut buf, chunk_size).unwrap() {
+                while next_stream_chunk(&mut reader, &mut carry, &mut eof, &mut buf, chunk_size).unwrap().is_some() {
                     let last = buf.len() - 1;
                     assert!(buf[last] == b'\n' || eof, "chunk {buf:?} cut inside a line");
                     joined.extend_from_slice(&buf);

@@ -15,6 +15,7 @@
 //! - [`rules`]: the per-rule fallback for rules no automaton can hold cheaply.
 //! - [`matcher`]: a compiled group: its parts, combined by rank.
 //! - [`verdict`]: the four answers for a URL.
+//! - [`line`]: what makes a line of a URL list no URL at all (binary, too long).
 //! - [`filter`]: the parallel pipeline that streams a URL list through a classifier.
 //! - [`artifact`]: the memory-mappable file of every origin's compiled rules.
 //! - [`classify`]: URL verdicts from an artifact (origin, group, automaton),
@@ -28,6 +29,7 @@ pub mod comb;
 pub mod dfa;
 pub mod filter;
 pub mod label;
+pub mod line;
 mod mapped;
 pub mod matcher;
 pub mod pattern;

@@ -9,6 +9,7 @@ use proptest::prelude::*;
 use robotsieve_engine::filter::{
     Classifier, Config, FilterError, Input, Outputs, PendingFile, Pipeline, Progress, Report, Stats,
 };
+use robotsieve_engine::line::{self, MAX_LINE};
 use robotsieve_engine::verdict::Verdict;
 use std::io::{self, Cursor, Read, Write};
 use std::path::{Path, PathBuf};
@@ -61,7 +62,9 @@ struct Written {
 }
 
 /// The straightforward model of a run: split on LF, drop one CR, skip
-/// blank lines, classify each line in order.
+/// blank lines, classify each line in order; a line that is no URL at all
+/// ([`line::problem`]) is invalid with its problem as the reason, and
+/// outputs hold at most its first `MAX_LINE` bytes.
 fn model(data: &[u8], unknown_as: Verdict, explain: bool) -> Written {
     let mut written = Written { lists: Default::default(), verdicts: Vec::new(), counts: [0; 4], input_bytes: 0 };
     written.input_bytes = data.len() as u64;
@@ -74,17 +77,21 @@ fn model(data: &[u8], unknown_as: Verdict, explain: bool) -> Written {
         if url.is_empty() {
             continue;
         }
-        let mut verdict = first_byte_verdict(url);
+        let problem = line::problem(url);
+        let mut verdict = if problem.is_some() { Verdict::Invalid } else { first_byte_verdict(url) };
         if verdict == Verdict::Unknown {
             verdict = unknown_as;
         }
+        let url = &url[..url.len().min(MAX_LINE)];
         written.counts[verdict.index()] += 1;
         written.lists[verdict.index()].extend_from_slice(url);
         written.lists[verdict.index()].push(b'\n');
         written.verdicts.extend_from_slice(verdict.name().as_bytes());
         written.verdicts.push(b'\t');
         written.verdicts.extend_from_slice(url);
-        if explain {
+        if let (true, Some(problem)) = (explain, problem) {
+            written.verdicts.extend_from_slice(format!("\t{problem}").as_bytes());
+        } else if explain {
             written.verdicts.extend_from_slice(b"\tfirst byte ");
             // The pipeline keeps reasons on their line and in their field.
             written.verdicts.push(if matches!(url[0], b'\t' | b'\r') { b' ' } else { url[0] });
@@ -192,17 +199,55 @@ fn a_final_line_without_newline_counts() {
 }
 
 #[test]
-fn a_one_megabyte_line_is_one_url() {
-    let mut long = vec![b'd'];
-    long.resize(1 + (1 << 20), b'x');
+fn a_line_longer_than_the_limit_is_one_invalid_url_cut_in_the_outputs() {
+    let line_of = |len: usize| {
+        let mut line = vec![b'd'];
+        line.resize(len, b'x');
+        line
+    };
+    // Past the limit: 1 MiB, one byte, and one byte with a CRLF (whose CR is
+    // no part of the line); at the limit, with CRLF: a URL like any other.
+    let (long, just_over, at_limit) = (line_of(1 << 20), line_of(MAX_LINE + 1), line_of(MAX_LINE));
     let mut data = b"a1\n".to_vec();
+    for (line, end) in [(&long, &b"\r\n"[..]), (&just_over, b"\n"), (&just_over, b"\r\n"), (&at_limit, b"\r\n")] {
+        data.extend_from_slice(line);
+        data.extend_from_slice(end);
+        data.extend_from_slice(b"u2\n");
+    }
     data.extend_from_slice(&long);
-    data.extend_from_slice(b"\r\nu2\n");
-    data.extend_from_slice(&long);
-    check_against_model(&data, 2, &[1, 4096, 1 << 22]);
-    let (written, _) = run_all_outputs(&data, Feed::Streamed, config(2, 4096));
-    assert_eq!(written.counts, [1, 2, 1, 0]);
-    assert_eq!(written.lists[Verdict::Disallowed.index()].len(), 2 * (long.len() + 1));
+    check_against_model(&data, 2, &[1, 4096, MAX_LINE, 1 << 20, 1 << 22]);
+    for feed in FEEDS {
+        let (written, report) = run_all_outputs(&data, feed, config(2, 4096));
+        assert_eq!(written.counts, [1, 1, 4, 4], "{feed:?}");
+        let invalid = &written.lists[Verdict::Invalid.index()];
+        assert_eq!(invalid.len(), 4 * (MAX_LINE + 1), "{feed:?}: each cut to the limit");
+        assert_eq!(report.stats.input_bytes, data.len() as u64, "{feed:?}: skipped bytes are read bytes");
+    }
+}
+
+#[test]
+fn lines_that_are_no_text_are_invalid_with_their_problem_as_reason() {
+    let data = b"a1\na\x002\r\nd\r3\nd\xff4\na\x1b5\nu\xc3\xa96\r\na\t7\n";
+    check_against_model(data, 2, &[1, 3, 64]);
+    let expected = model(data, Verdict::Unknown, true);
+    for feed in FEEDS {
+        let dir = tempfile::tempdir().unwrap();
+        let mut input = input_of(data, feed, dir.path());
+        let mut verdicts = Vec::new();
+        let mut outputs = Outputs::new().verdicts("verdicts", &mut verdicts);
+        let pipeline = Pipeline::new(Config { explain: true, ..config(2, 5) }).unwrap();
+        let report = pipeline.run(&FirstByte, &mut input, &mut outputs, None).unwrap();
+        drop(outputs);
+        assert_eq!(verdicts, expected.verdicts, "{feed:?}");
+        assert_eq!(report.stats.counts, [2, 0, 1, 4]);
+        // The classifier never saw the lines that are no text.
+        assert_eq!(report.scratches.iter().sum::<u64>(), 3);
+    }
+    let text = String::from_utf8_lossy(&expected.verdicts).into_owned();
+    assert!(text.contains("invalid\ta\x002\tNUL byte at byte 2: binary data, not a URL\n"), "{text}");
+    assert!(text.contains("carriage return at byte 2: lines end with LF or CRLF, not CR alone"), "{text}");
+    assert!(text.contains("not UTF-8 from byte 2 on"), "{text}");
+    assert!(text.contains("control character 0x1b at byte 2"), "{text}");
 }
 
 #[test]
