@@ -456,40 +456,58 @@ pub fn exercise(artifact: &Artifact) {
 // ---------------------------------------------------------------- warc
 
 /// The `warc` target: the WARC reader (plain, and gzip when the input starts
-/// with the gzip magic) never panics and always progresses: records come at
-/// strictly increasing offsets, an error ends the stream, and the stream
-/// ends. Every record's accessors and HTTP response decoding are run too,
-/// and the same bytes go through the corpus reader, whose error must name
-/// the file. (A hang shows up as libFuzzer's `-timeout`.)
+/// with the gzip magic) never panics and always progresses: records and
+/// errors come at strictly increasing offsets, and the stream ends; without
+/// resync an error ends it, with [`warc::WarcReader::resync_after_errors`]
+/// it goes on. Every record's accessors and HTTP response decoding are run
+/// too, and the same bytes go through the corpus reader, failing and
+/// skipping bad records, whose errors must name the file. (A hang shows up
+/// as libFuzzer's `-timeout`.)
 pub fn warc(data: &[u8]) {
-    let mut records = warc::reader(data).expect("reading from memory cannot fail");
-    let mut last_offset = None;
-    let mut count = 0usize;
-    while let Some(record) = records.next() {
-        count += 1;
-        // A record takes at least a version line: a plain file of n bytes has fewer than n records.
-        assert!(count <= data.len().max(1) * 1100, "the WARC reader does not progress");
-        match record {
-            Ok(record) => {
-                assert!(last_offset.is_none_or(|last| record.offset > last), "record offsets do not increase");
-                last_offset = Some(record.offset);
-                let _ = (record.record_type(), record.target_uri(), record.date(), record.header("Content-Type"));
-                if record.is_http() {
-                    http_response(record.http_response());
+    for resync in [false, true] {
+        let mut records = warc::reader(data).expect("reading from memory cannot fail");
+        if resync {
+            records.resync_after_errors();
+        }
+        let mut last_offset = None;
+        let mut progressed = |offset: u64, what: &str| {
+            assert!(last_offset.is_none_or(|last| offset > last), "{what} at offset {offset} after {last_offset:?}");
+            last_offset = Some(offset);
+        };
+        while let Some(record) = records.next() {
+            match record {
+                Ok(record) => {
+                    progressed(record.offset, "a record");
+                    let _ = (record.record_type(), record.target_uri(), record.date(), record.header("Content-Type"));
+                    if record.is_http() {
+                        http_response(record.http_response());
+                    }
+                }
+                Err(e) => {
+                    progressed(e.offset, "an error");
+                    if !resync {
+                        assert!(records.next().is_none(), "the WARC reader goes on after an error");
+                        break;
+                    }
                 }
             }
-            Err(_) => {
-                assert!(records.next().is_none(), "the WARC reader goes on after an error");
-                break;
+        }
+        let mut corpus = Corpus::new();
+        if resync {
+            corpus.skip_bad_records();
+        }
+        match corpus.add_warc_from(Arc::from("fuzz.warc"), data) {
+            Ok(_) => {
+                for e in corpus.skipped() {
+                    assert!(
+                        e.to_string().starts_with("fuzz.warc"),
+                        "a skipped record's error does not name the file: {e}"
+                    );
+                }
+                let _ = corpus.resolve();
             }
+            Err(e) => assert!(e.to_string().starts_with("fuzz.warc"), "the error does not name the file: {e}"),
         }
-    }
-    let mut corpus = Corpus::new();
-    match corpus.add_warc_from(Arc::from("fuzz.warc"), data) {
-        Ok(_) => {
-            let _ = corpus.resolve();
-        }
-        Err(e) => assert!(e.to_string().starts_with("fuzz.warc"), "the error does not name the file: {e}"),
     }
     http_response(HttpResponse::parse(data));
 }
