@@ -168,10 +168,10 @@ pub fn check_robots(input: &RobotsInput<'_>) {
     let mut paths = paths_for_group(&group, group.rules.len().min(24), &mut Rng(seed));
     paths.extend(input.paths.iter().map(|p| p.to_vec()));
     let raw_urls = paths.clone();
-    // The escaped form the default URL mode matches, and a raw non-ASCII byte
-    // as an unescaped URL carries it.
+    // The path the default URL mode matches (as `check --robots` reads a bare
+    // path), and a raw non-ASCII byte as an unescaped URL carries it.
     for path in &raw_urls {
-        let escaped = PathMode::Escaped.prepare(Cow::Borrowed(path));
+        let escaped = PathMode::Escaped.path_of(path);
         if escaped.as_ref() != path.as_slice() {
             paths.push(escaped.into_owned());
         }
@@ -247,7 +247,7 @@ fn through_artifact(body: &[u8], agent: &Agent, group: &Group, options: BuildOpt
             assert_eq!(got, batched, "{}: single and batched verdicts differ ({mode:?})", shown(url));
             let want = match key.parse(url) {
                 Err(_) => Verdict::Invalid,
-                Ok(origin) if group.decide(&mode.prepare(origin.path.into())).allowed() => Verdict::Allowed,
+                Ok(origin) if group.decide(&origin.path_for(mode)).allowed() => Verdict::Allowed,
                 Ok(_) => Verdict::Disallowed,
             };
             assert_eq!(got, want, "{} ({mode:?}): artifact and oracle differ; body:\n{}", shown(url), shown(body));

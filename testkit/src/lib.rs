@@ -10,12 +10,15 @@
 //!   [`differential`] (the compiled matcher against the per-rule oracle) and
 //!   [`fuzz_checks`] (one check per fuzz target of `fuzz/`), with their
 //!   [`seeds`] made from `shared/`.
+//! - [`url_oracle`]: robotsieve's URL parser against the `url` crate, and its
+//!   fast path against its complete parser.
 
 use std::path::PathBuf;
 
 pub mod differential;
 pub mod fuzz_checks;
 pub mod seeds;
+pub mod url_oracle;
 
 /// The `shared/` folder beside the repository: `$ROBOTSIEVE_SHARED` if set,
 /// else `../shared` from the workspace root, else `None`.
