@@ -12,7 +12,7 @@
 //!   any number of times (see [`RobotsInput`]).
 //! - [`artifact`]: a flag byte choosing one of a few small valid artifacts,
 //!   then mutations of four bytes each (see [`artifact`]).
-//! - [`artifact_file`], [`warc()`], [`page`]: the whole input is the file.
+//! - [`artifact_file`], [`warc()`], [`page`], [`url`]: the whole input is the file.
 
 use robotsieve_compiler::automaton::{compile, Budget, BuildOptions};
 use robotsieve_compiler::build::{build, BuildPlan};
@@ -23,12 +23,13 @@ use robotsieve_compiler::warc::{self, HttpResponse};
 use robotsieve_compiler::{Agent, Group, RobotsTxt};
 use robotsieve_engine::artifact::{file_checksum, Artifact, CHECKSUM_AT};
 use robotsieve_engine::classify::{AgentClassifier, Scratch};
-use robotsieve_engine::url::{KeyBuf, PathMode};
+use robotsieve_engine::url::{KeyBuf, OriginKey, PathMode};
 use robotsieve_engine::verdict::Verdict;
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
 use crate::differential::{disagreements, paths_for_group, Rng, TINY};
+use crate::url_oracle;
 
 /// Separates the parts of a structured fuzz input (`robots`: body, agent,
 /// paths; `page`: headers, page). Two NULs: rare in real files, so that a
@@ -557,6 +558,69 @@ pub fn page(data: &[u8]) {
         if let Ok(response) = HttpResponse::parse(data) {
             let _ = PageRules::evaluate_response(&agent, &response).map(|r| r.to_string());
         }
+    }
+}
+
+// ---------------------------------------------------------------- url
+
+/// The `url` target: splitting a URL into origin and path never panics; it
+/// agrees with the `url` crate ([`url_oracle::check_against_url_crate`]),
+/// and its fast path with its complete parser
+/// ([`url_oracle::check_fast_path`]); and the answer is the same whichever
+/// way a URL is asked: the key is ASCII and starts with the scheme,
+/// `check --robots`'s reading ([`PathMode::path_of`]) gives in both modes
+/// the path an artifact lookup matches ([`Origin::path_for`]), the key
+/// followed by the default-mode path parses again to the same key and path,
+/// and the key's robots.txt URL is accepted as that origin's.
+///
+/// [`Origin::path_for`]: robotsieve_engine::url::Origin::path_for
+pub fn url(data: &[u8]) {
+    if let Err(e) = url_oracle::check_against_url_crate(data) {
+        panic!("{e}");
+    }
+    if let Err(e) = url_oracle::check_fast_path(data) {
+        panic!("{e}");
+    }
+    let mut key = KeyBuf::new();
+    let Ok(origin) = key.parse(data) else {
+        let _ = (PathMode::Raw.path_of(data), PathMode::Escaped.path_of(data));
+        return;
+    };
+    let (key_bytes, path, scheme) = (origin.key.to_vec(), origin.path.to_vec(), origin.scheme);
+    let _ = (origin.host(), origin.is_robots_txt(), origin.port);
+    assert!(key_bytes.is_ascii(), "{}: origin key {} is not ASCII", shown(data), shown(&key_bytes));
+    assert!(
+        key_bytes.starts_with(scheme.as_str().as_bytes()),
+        "{}: key {} for scheme {scheme:?}",
+        shown(data),
+        shown(&key_bytes)
+    );
+    for mode in [PathMode::Escaped, PathMode::Raw] {
+        let lookup = origin.path_for(mode);
+        assert!(lookup.starts_with(b"/"), "{}: {mode:?} path {} does not start with /", shown(data), shown(&lookup));
+        let asked = mode.path_of(data);
+        assert_eq!(
+            asked,
+            lookup,
+            "{}: check --robots and an artifact lookup read different {mode:?} paths",
+            shown(data)
+        );
+    }
+    let again = [key_bytes.as_slice(), path.as_slice()].concat();
+    match KeyBuf::new().parse(&again) {
+        Ok(o) => assert_eq!(
+            (o.key, o.path),
+            (key_bytes.as_slice(), path.as_slice()),
+            "{}: its key and path, {}, parse differently",
+            shown(data),
+            shown(&again)
+        ),
+        Err(e) => panic!("{}: its key and path, {}, are refused: {e}", shown(data), shown(&again)),
+    }
+    let robots = format!("{}/robots.txt", String::from_utf8_lossy(&key_bytes));
+    match OriginKey::of_robots_url(&robots) {
+        Ok(k) => assert_eq!(k.as_bytes(), key_bytes, "{}: {robots} governs another origin", shown(data)),
+        Err(e) => panic!("{}: its robots.txt URL {robots} is refused: {e}", shown(data)),
     }
 }
 

@@ -12,12 +12,13 @@ use std::path::{Path, PathBuf};
 type Target = (&'static str, fn(&[u8]));
 
 /// Every fuzz target of `fuzz/fuzz_targets/`.
-const TARGETS: [Target; 5] = [
+const TARGETS: [Target; 6] = [
     ("robots", fuzz_checks::robots),
     ("artifact", fuzz_checks::artifact),
     ("artifact_file", fuzz_checks::artifact_file),
     ("warc", fuzz_checks::warc),
     ("page", fuzz_checks::page),
+    ("url", fuzz_checks::url),
 ];
 
 fn fuzz_dir() -> PathBuf {
@@ -85,4 +86,17 @@ fn shared_robots_files_pass_the_robots_check() {
     let n = replay("robots seeds", fuzz_checks::robots, seeds::robots(&shared, REALWORLD_EVERY));
     eprintln!("robots: {n} seeds from shared/ replayed (1 in {REALWORLD_EVERY} real files, every conformance case)");
     assert!(n > 1000, "only {n} robots seeds: is shared/realworld/robots complete?");
+}
+
+/// Every URL of `shared/realworld/urls` (both lists) and of the conformance
+/// origin cases through the `url` check.
+#[test]
+fn shared_urls_pass_the_url_check() {
+    let Some(shared) = shared_dir() else {
+        eprintln!("skipped: the shared/ folder is absent");
+        return;
+    };
+    let n = replay("url seeds", fuzz_checks::url, seeds::url(&shared, 1));
+    eprintln!("url: {n} URLs from shared/ replayed");
+    assert!(n > 100_000, "only {n} URLs: is shared/realworld/urls complete?");
 }
