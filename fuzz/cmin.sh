@@ -8,7 +8,7 @@ cd "$(dirname "$0")"
 for target in "$@"; do
     mkdir -p "corpus/$target"
     [ -d "work/$target" ] && find "work/$target" -type f -exec cp -n {} "corpus/$target/" \;
-    nice -n 19 cargo +stable fuzz cmin -s none -a "$target" "corpus/$target" -- -rss_limit_mb=2048 -timeout=10 -use_counters=0 >"work/cmin-$target.log" 2>&1
+    nice -n 19 cargo +stable fuzz cmin -s none -a "$target" "corpus/$target" -- -rss_limit_mb=2048 -timeout=120 -use_counters=0 >"work/cmin-$target.log" 2>&1
     # Large robots and WARC inputs are mostly the real files of shared/ they
     # were mutated from: those are replayed from shared/ itself, and shared/
     # files are never committed.
