@@ -360,3 +360,36 @@ fn damaged_preferences_are_refused() {
     }
     assert_eq!(refused, 16, "a count changed is refused even with a valid checksum");
 }
+
+/// A group record of an artifact built without `--explain` that claims an
+/// explanation table out of range (count 1, offset near `u64::MAX`) is
+/// refused at open, checksum or not: `rule` used to add to that offset and
+/// overflow (found by the `artifact_file` fuzz target,
+/// fuzz/regressions/artifact_file/).
+#[test]
+fn explanation_tables_out_of_range_are_refused_without_explain_too() {
+    use robotsieve_engine::artifact::{file_checksum, CHECKSUM_AT, GROUP_RECORD_LEN};
+    let bytes = sample_bytes(false);
+    let u32_at = |at: usize| u32::from_ne_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    let u64_at = |at: usize| u64::from_ne_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+    let groups = (0..u32_at(40))
+        .map(|i| HEADER_LEN + i * 24)
+        .find(|&e| u32_at(e) == 7)
+        .map(|e| u64_at(e + 8))
+        .expect("a groups section");
+    let artifact = Artifact::from_bytes(&bytes).unwrap();
+    assert!(!artifact.explains() && artifact.groups() > 0);
+    for group in 0..artifact.groups() {
+        let record = groups + group * GROUP_RECORD_LEN;
+        // explain_off at 32, explain_count at 40 of the record.
+        for off in [u64::MAX - 8, bytes.len() as u64, 0] {
+            let mut damaged = bytes.clone();
+            damaged[record + 32..record + 40].copy_from_slice(&off.to_ne_bytes());
+            damaged[record + 40..record + 44].copy_from_slice(&1u32.to_ne_bytes());
+            let sum = file_checksum(&damaged);
+            damaged[CHECKSUM_AT].copy_from_slice(&sum.to_ne_bytes());
+            let err = Artifact::from_bytes(&damaged).expect_err("an explanation table out of range was accepted");
+            assert!(err.to_string().contains("explanation"), "group {group}, offset {off}: {err}");
+        }
+    }
+}

@@ -722,7 +722,8 @@ impl Artifact {
                 return invalid(at("an answer is beyond the rank table"));
             }
         }
-        if self.flags & FLAG_EXPLAIN != 0 && rec.explain_count > 0 {
+        // Checked whatever the flags say: `rule` reads any group's table.
+        if rec.explain_count > 0 {
             let entries = self
                 .bytes_at(rec.explain_off, rec.explain_count as usize * EXPLAIN_ENTRY_LEN)
                 .ok_or_else(|| bad(at("explanation table")))?;
