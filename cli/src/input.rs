@@ -29,12 +29,6 @@ pub fn agent_classifier<'a>(
     mode: PathMode,
 ) -> Result<AgentClassifier<'a>, Failure> {
     let agent = Agent::parse(agent).map_err(|e| fail!("--agent: {e}"))?;
-    let Some(index) = artifact.agent_index(&agent.to_string()) else {
-        return Err(fail!(
-            "{}: built for {}, not for {agent}: compile with --agent {agent}",
-            path.display(),
-            artifact.meta().agents.join(" and ")
-        ));
-    };
+    let index = artifact.find_agent(&agent.to_string()).map_err(|e| fail!("{}: {e}", path.display()))?;
     Ok(AgentClassifier::new(artifact, index, mode))
 }

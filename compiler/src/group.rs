@@ -11,7 +11,7 @@
 //! exists, the global groups are ignored, even when the merged group has no
 //! rules; otherwise the global groups are merged and used.
 
-use crate::parse::{Field, RobotsTxt};
+use crate::parse::{Directive, Field, RobotsTxt};
 use robotsieve_engine::label::Label;
 use robotsieve_engine::pattern;
 use std::fmt;
@@ -210,49 +210,49 @@ impl Group {
     pub fn select(robots: &RobotsTxt<'_>, agent: &Agent) -> Group {
         let mut specific = Members::default();
         let mut global = Members::default();
-        // The state of the group being read: does it name the crawler, is it global.
-        let (mut names_agent, mut is_global) = (false, false);
-        let mut after_rule = true;
-        for (line, d) in robots.directives() {
+        walk_groups(robots, agent, |member, line, d| {
+            let target = if member == Member::Specific { &mut specific } else { &mut global };
             match d.field {
-                Field::UserAgent => {
-                    if after_rule {
-                        names_agent = false;
-                        is_global = false;
-                        after_rule = false;
-                    }
-                    match UserAgent::read(d.value) {
-                        UserAgent::Global => {
-                            is_global = true;
-                            global.agent_lines.push(line.number);
-                        }
-                        UserAgent::Token(token) => {
-                            if agent.is_named_by(token) {
-                                names_agent = true;
-                                specific.agent_lines.push(line.number);
-                            }
-                        }
-                    }
-                }
+                Field::UserAgent => target.agent_lines.push(line),
                 Field::Allow | Field::Disallow => {
-                    // Rules before any user-agent line belong to no group.
-                    if !(names_agent || is_global) {
-                        continue;
-                    }
-                    after_rule = true;
                     let verb = if d.field == Field::Allow { Verb::Allow } else { Verb::Disallow };
-                    let target = if names_agent { &mut specific } else { &mut global };
-                    target.push_rule(verb, d.value, line.number);
+                    target.push_rule(verb, d.value, line);
                 }
                 Field::Sitemap | Field::Unknown => {}
             }
-        }
+        });
         if !specific.agent_lines.is_empty() {
             specific.into_group(Source::Specific)
         } else if !global.agent_lines.is_empty() {
             global.into_group(Source::Global)
         } else {
             Members::default().into_group(Source::Nothing)
+        }
+    }
+
+    /// The fields Google ignores (`crawl-delay`, `request-rate`,
+    /// `visit-time`, ...) written in the groups that [`Group::select`] picks
+    /// for `agent`, in file order: what a binding needs to answer Protego's
+    /// `crawl_delay` for the same group whose rules decide.
+    pub fn other_fields<'a>(robots: &RobotsTxt<'a>, agent: &Agent) -> Vec<OtherField<'a>> {
+        let (mut specific, mut global) = (Vec::new(), Vec::new());
+        let (mut names_agent, mut has_global) = (false, false);
+        walk_groups(robots, agent, |member, line, d| {
+            let (seen, fields) = if member == Member::Specific {
+                (&mut names_agent, &mut specific)
+            } else {
+                (&mut has_global, &mut global)
+            };
+            match d.field {
+                Field::UserAgent => *seen = true,
+                Field::Unknown => fields.push(OtherField { line, key: d.key, value: d.value }),
+                _ => {}
+            }
+        });
+        if names_agent {
+            specific
+        } else {
+            global
         }
     }
 
@@ -296,6 +296,68 @@ impl Members {
 
     fn into_group(self, source: Source) -> Group {
         Group { source, agent_lines: self.agent_lines, rules: self.rules }
+    }
+}
+
+/// A field of a crawler's group that is neither a rule nor `user-agent`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OtherField<'a> {
+    /// Its robots.txt line.
+    pub line: u32,
+    /// The key as written (`Crawl-delay`).
+    pub key: &'a [u8],
+    /// The value as written.
+    pub value: &'a [u8],
+}
+
+/// Which of the merged groups a line belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Member {
+    /// A group that names the crawler (it also wins when the group names `*` too).
+    Specific,
+    /// A `*` group.
+    Global,
+}
+
+/// Reads the groups of `robots` as Google does and hands every line that
+/// belongs to a group naming `agent` or `*` to `visit`: the `user-agent`
+/// lines that name them, and the rules and unknown fields that follow.
+/// Only a rule ends a run of `user-agent` lines.
+fn walk_groups<'a>(robots: &RobotsTxt<'a>, agent: &Agent, mut visit: impl FnMut(Member, u32, &Directive<'a>)) {
+    // The state of the group being read: does it name the crawler, is it global.
+    let (mut names_agent, mut is_global) = (false, false);
+    let mut after_rule = true;
+    for (line, d) in robots.directives() {
+        match d.field {
+            Field::UserAgent => {
+                if after_rule {
+                    names_agent = false;
+                    is_global = false;
+                    after_rule = false;
+                }
+                match UserAgent::read(d.value) {
+                    UserAgent::Global => {
+                        is_global = true;
+                        visit(Member::Global, line.number, d);
+                    }
+                    UserAgent::Token(token) => {
+                        if agent.is_named_by(token) {
+                            names_agent = true;
+                            visit(Member::Specific, line.number, d);
+                        }
+                    }
+                }
+            }
+            Field::Allow | Field::Disallow | Field::Unknown => {
+                // Rules before any user-agent line belong to no group.
+                if !(names_agent || is_global) {
+                    continue;
+                }
+                after_rule |= d.field.is_rule();
+                visit(if names_agent { Member::Specific } else { Member::Global }, line.number, d);
+            }
+            Field::Sitemap => {}
+        }
     }
 }
 
