@@ -26,8 +26,10 @@ pub struct Args {
     /// The crawler: its product tokens, comma-separated (`googlebot-news,googlebot`).
     #[arg(long, value_name = "TOKEN[,TOKEN...]")]
     agent: String,
-    /// Match URL paths byte for byte, as Google's library does, instead of
-    /// escaping them first like patterns.
+    /// Match each URL's path byte for byte as Google's library reads it,
+    /// instead of the path the fetcher requests (dot segments resolved,
+    /// percent-encoded as the URL Standard does, escaped like patterns).
+    /// The origin is the fetcher's either way.
     #[arg(long)]
     raw_urls: bool,
     /// One JSON object per URL instead of tab-separated lines.

@@ -70,8 +70,10 @@ pub struct Args {
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     threads: Option<u16>,
-    /// Match URL paths byte for byte, as Google's library does, instead of
-    /// escaping them first like patterns.
+    /// Match each URL's path byte for byte as Google's library reads it,
+    /// instead of the path the fetcher requests (dot segments resolved,
+    /// percent-encoded as the URL Standard does, escaped like patterns).
+    /// The origin is the fetcher's either way.
     #[arg(long)]
     raw_urls: bool,
 }

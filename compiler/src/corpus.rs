@@ -783,25 +783,50 @@ fn fetch_record(line: &[u8], source: SourceRef) -> Result<FetchRecord, String> {
     })
 }
 
-/// The absolute form (origin key + path) of a `Location` relative to `base`.
+/// The absolute form (origin key + path) of a `Location` relative to `base`,
+/// resolved as a WHATWG fetcher resolves it against an http(s) base: tabs and
+/// newlines dropped; `//host` or `\\host` (slashes of either kind) keep only
+/// the scheme; `/path` or `\path` keep the origin; `?query` keeps the path; a
+/// `base-scheme:` without two slashes is relative; anything else is relative
+/// to the base path's last segment. The result goes through [`KeyBuf`], which
+/// resolves dot segments.
 fn resolve_location(base: &str, location: &str) -> Option<Vec<u8>> {
     let mut buf = KeyBuf::new();
-    let location = location.trim();
+    let location: String =
+        location.trim_matches(|c| c <= ' ').chars().filter(|c| !matches!(c, '\t' | '\n' | '\r')).collect();
     let absolute = if buf.parse(location.as_bytes()).is_ok() {
-        location.to_owned()
-    } else if let Some(rest) = location.strip_prefix("//") {
-        format!("{}://{rest}", base.split_once("://")?.0)
+        location
     } else {
+        let (scheme, _) = base.split_once("://")?;
+        let slash = |c: char| c == '/' || c == '\\';
+        // A scheme: the base's without two slashes (`http:x`, `http:/x`) is
+        // relative; any other names no http URL.
+        let is_scheme = |name: &str| {
+            name.starts_with(|c: char| c.is_ascii_alphabetic())
+                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+        };
+        let relative = match location.split_once(':') {
+            Some((name, rest)) if is_scheme(name) => match name.eq_ignore_ascii_case(scheme) {
+                true => rest,
+                false => return None,
+            },
+            _ => location.as_str(),
+        };
         let origin = buf.parse(base.as_bytes()).ok()?;
         let key = String::from_utf8_lossy(origin.key).into_owned();
-        if location.starts_with('/') {
-            format!("{key}{location}")
-        } else {
-            // A relative path: beside the last segment of the base path.
-            let path = String::from_utf8_lossy(origin.path);
-            let path = path.split(['?']).next().unwrap_or("/");
-            let dir = &path[..path.rfind('/').map_or(0, |p| p + 1)];
-            format!("{key}{dir}{location}")
+        let path = String::from_utf8_lossy(origin.path).into_owned();
+        let mut chars = relative.chars();
+        match (chars.next(), chars.next()) {
+            (Some(a), Some(b)) if slash(a) && slash(b) => format!("{scheme}:{relative}"),
+            (Some(a), _) if slash(a) => format!("{key}{relative}"),
+            (Some('?'), _) => format!("{key}{}{relative}", path.split('?').next().unwrap_or("/")),
+            (None | Some('#'), _) => format!("{key}{path}"),
+            _ => {
+                // A relative path: beside the last segment of the base path.
+                let path = path.split('?').next().unwrap_or("/");
+                let dir = &path[..path.rfind('/').map_or(0, |p| p + 1)];
+                format!("{key}{dir}{relative}")
+            }
         }
     };
     let origin = buf.parse(absolute.as_bytes()).ok()?;

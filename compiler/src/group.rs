@@ -260,8 +260,8 @@ impl Group {
     /// oracle every faster matcher is tested against.
     ///
     /// `path` is a path-and-query in the form rules are matched against (see
-    /// [`robotsieve_engine::url::path_params_query`] and, unless raw URLs are
-    /// wanted, [`pattern::escape`]).
+    /// [`robotsieve_engine::url::PathMode::path_of`]: the fetcher's path,
+    /// escaped like patterns, or Google's with raw URLs).
     pub fn decide(&self, path: &[u8]) -> Decision {
         let mut best = Decision { label: Label::NONE, rule: None };
         for (i, rule) in self.rules.iter().enumerate() {

@@ -185,6 +185,26 @@ fn redirects_to_other_hosts_carry_the_target_rules() {
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
 }
 
+/// Locations are resolved as a WHATWG fetcher resolves them: backslashes are
+/// slashes, `\\\\host` keeps only the scheme, dot segments go.
+#[test]
+fn redirect_locations_resolve_as_fetchers_resolve_them() {
+    let r = resolve(&[
+        json!({"url": "http://a.org/robots.txt", "status": 301, "location": "\\\\cdn.a.org\\robots.txt"}),
+        json!({"url": "http://cdn.a.org/robots.txt", "status": 200, "body": PRIVATE}),
+        json!({"url": "http://b.org/robots.txt", "status": 301, "location": "/x/../r\ta.txt"}),
+        json!({"url": "http://b.org/ra.txt", "status": 200, "body": PRIVATE}),
+        json!({"url": "http://c.org/robots.txt", "status": 301, "location": "http:elsewhere.txt"}),
+        json!({"url": "http://c.org/elsewhere.txt", "status": 200, "body": PRIVATE}),
+        json!({"url": "http://d.org/robots.txt", "status": 301, "location": "mailto:x@d.org"}),
+    ]);
+    for host in ["a.org", "b.org", "c.org"] {
+        assert!(!allowed(&r, &format!("http://{host}/private")), "{host}");
+        assert!(allowed(&r, &format!("http://{host}/public")), "{host}");
+    }
+    assert_eq!(reason(&r, "http://d.org/"), Reason::RedirectFailed);
+}
+
 #[test]
 fn newest_fetch_wins_whatever_the_line_order() {
     let r = resolve(&[
@@ -290,7 +310,7 @@ fn records_off_the_root_are_skipped_with_a_warning() {
     let warnings: Vec<String> = r.warnings.iter().map(ToString::to_string).collect();
     assert_eq!(warnings.len(), 3, "{warnings:?}");
     assert!(
-        warnings[0].starts_with("test.jsonl:4: skipped: mailto:x@example.com: not an absolute URL"),
+        warnings[0].starts_with("test.jsonl:4: skipped: mailto:x@example.com: scheme is not http, https or ftp"),
         "{warnings:?}"
     );
     assert!(
@@ -393,6 +413,25 @@ fn robots_dir_layout() {
     assert!(!r.origins.contains_key(&OriginKey::of_url("http://example.com:8080/").unwrap()));
     assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
     assert!(r.warnings[0].to_string().contains("bad host.txt"), "{}", r.warnings[0]);
+}
+
+/// File names are hosts read by the URL parser: every IPv4 form is the
+/// address, percent-escapes and user info are no host names.
+#[test]
+fn robots_dir_names_are_hosts_as_urls_read_them() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("0x7f.1.txt"), PRIVATE).unwrap();
+    std::fs::write(dir.path().join("EXAMPLE.org.txt"), PRIVATE).unwrap();
+    std::fs::write(dir.path().join("evil.com\\@good.com.txt"), PRIVATE).unwrap();
+    std::fs::write(dir.path().join("256.256.256.256.txt"), PRIVATE).unwrap();
+    let mut corpus = Corpus::new();
+    assert_eq!(corpus.add_robots_dir(dir.path()).unwrap(), 2);
+    let r = corpus.resolve();
+    assert!(!allowed(&r, "http://127.0.0.1/private"));
+    assert!(!allowed(&r, "https://example.org/private"));
+    assert!(!r.origins.contains_key(&OriginKey::of_url("http://good.com/").unwrap()));
+    assert!(!r.origins.contains_key(&OriginKey::of_url("http://evil.com/").unwrap()));
+    assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
 }
 
 #[test]

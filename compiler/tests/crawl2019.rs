@@ -85,7 +85,7 @@ fn crawl2019_verdicts_equal_the_oracle() {
                     assert_eq!(got, Verdict::Invalid, "{url}");
                     continue;
                 };
-                let want = group.decide(&mode.prepare(origin.path.into())).allowed();
+                let want = group.decide(&origin.path_for(mode)).allowed();
                 let want = if want { Verdict::Allowed } else { Verdict::Disallowed };
                 assert_eq!(got, want, "{url} for agent {a} ({mode:?})");
             }

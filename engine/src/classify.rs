@@ -195,7 +195,7 @@ impl<'a> AgentClassifier<'a> {
                 Ok(origin) => {
                     let (key_start, path_start) = (keys.len(), paths.len());
                     keys.extend_from_slice(origin.key);
-                    self.mode.prepare_into(origin.path, paths);
+                    self.mode.prepare_into(&origin, paths);
                     let hash = origin_hash(origin.key);
                     lanes.push(Lane { url: i, key: key_start..keys.len(), hash, path: path_start..paths.len() });
                 }

@@ -6,7 +6,7 @@
 //! - [`label`]: a rule's precedence as one integer, so the larger label wins.
 //! - [`pattern`]: how robots.txt patterns (and URL paths) are escaped and what
 //!   a pattern matches.
-//! - [`url`]: taking URLs apart: path-and-query, origins.
+//! - [`url`]: taking URLs apart as WHATWG fetchers do: origins, request paths.
 //! - [`dfa`]: the automaton runtime: one scan of a path gives the winning rank.
 //! - [`comb`]: the same automaton with its transition table row-displaced,
 //!   for trie-like automata whose dense rows are almost all one target.

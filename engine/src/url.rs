@@ -1,15 +1,24 @@
-//! Taking URLs apart: the path-and-query that rules match against, and the
-//! origin (scheme, host, port) that says which robots.txt governs a URL.
+//! Taking URLs apart: the origin (scheme, host, port) that says which
+//! robots.txt governs a URL, and the path-and-query that rules match against,
+//! both as a WHATWG URL parser (a browser, Chromium's URL library, the `url`
+//! crate) reads them, so that the robots.txt robotsieve answers from is that
+//! of the site the fetcher will request.
 
 use std::borrow::Cow;
 use std::fmt;
+use std::ops::Range;
+
+mod complete;
 
 /// The path, parameters and query of `url`, as Google's library extracts them.
 ///
 /// Accepts whatever the reference library accepts: absolute URLs, `//host/path`,
 /// `host/path`, a bare path, or the empty string. The fragment is dropped; the
 /// result always starts with `/` (a `?` or `;` first gets one prepended); a URL
-/// without a path gives `/`.
+/// without a path gives `/`. Nothing else is done: no dot segments resolved,
+/// `\` is an ordinary byte, and the path starts at the first `/`, `?` or `;`
+/// after `://` even inside the user info (`https://u;x@example.com/ab/` gives
+/// `/;x@example.com/ab/`). This is what `--raw-urls` matches.
 pub fn path_params_query(url: &[u8]) -> Cow<'_, [u8]> {
     // Two leading slashes introduce an authority without a scheme.
     let search_start = if url.starts_with(b"//") { 2 } else { 0 };
@@ -23,64 +32,87 @@ pub fn path_params_query(url: &[u8]) -> Cow<'_, [u8]> {
         return Cow::Borrowed(b"/");
     };
     let path_start = protocol_end + path_start;
-    let hash = url[search_start..].iter().position(|&b| b == b'#').map(|h| h + search_start);
-    if hash.is_some_and(|h| h < path_start) {
+    if memchr::memchr(b'#', &url[search_start..path_start]).is_some() {
         return Cow::Borrowed(b"/");
     }
-    let path_end = hash.unwrap_or(url.len());
-    let path = &url[path_start..path_end];
-    if path[0] == b'/' {
-        Cow::Borrowed(path)
-    } else {
-        let mut owned = Vec::with_capacity(path.len() + 1);
-        owned.push(b'/');
-        owned.extend_from_slice(path);
-        Cow::Owned(owned)
+    google_path_from(url, path_start)
+}
+
+/// [`path_params_query`] once the path is known to start at `path_start`
+/// with no `#` before it: up to the fragment, `/` prepended when needed.
+fn google_path_from(url: &[u8], path_start: usize) -> Cow<'_, [u8]> {
+    let path = &url[path_start..];
+    let path = &path[..memchr::memchr(b'#', path).unwrap_or(path.len())];
+    match path.first() {
+        None => Cow::Borrowed(b"/"),
+        Some(b'/') => Cow::Borrowed(path),
+        Some(_) => Cow::Owned([&b"/"[..], path].concat()),
     }
 }
 
-/// How a URL's path is prepared before rules match it.
+/// How a URL's path is read before rules match it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum PathMode {
-    /// Escape the path as patterns are escaped (bytes >= 0x80 to `%XX`,
-    /// upper-case hex in escapes): what a crawler sends on the wire. The
-    /// default, and robotsieve's one deliberate extension of Google's library,
-    /// which expects URLs already escaped.
+    /// The path and query the fetcher requests: as a WHATWG URL parser
+    /// serialises them (dot segments resolved, so `/x/../private` is
+    /// `/private`; `\` read as `/`; the standard's percent-encode sets
+    /// applied, so bytes >= 0x80 become `%XX`), then escaped as patterns are
+    /// (upper-case hex in escapes). The default: a link through `..` cannot
+    /// get past a `Disallow`. Google's library expects URLs already in this
+    /// form; for those both modes agree.
     #[default]
     Escaped,
-    /// Match the path byte for byte, as Google's library does (`--raw-urls`).
+    /// The path byte for byte as Google's library reads it
+    /// ([`path_params_query`]; `--raw-urls`).
     Raw,
 }
 
 impl PathMode {
-    /// Prepares a path-and-query for matching.
-    pub fn prepare(self, path: Cow<'_, [u8]>) -> Cow<'_, [u8]> {
-        match (self, path) {
-            (PathMode::Raw, path) => path,
-            (PathMode::Escaped, Cow::Borrowed(p)) => crate::pattern::escape(p),
-            (PathMode::Escaped, Cow::Owned(p)) => Cow::Owned(crate::pattern::escape(&p).into_owned()),
-        }
-    }
-
-    /// Appends a path-and-query, prepared for matching, to `out`: what
-    /// [`PathMode::prepare`] gives, into a buffer that many paths can share.
+    /// Appends the path of `origin`'s URL in this mode to `out`: what
+    /// [`Origin::path_for`] gives, into a buffer that many paths can share.
     #[inline]
-    pub fn prepare_into(self, path: &[u8], out: &mut Vec<u8>) {
-        if self == PathMode::Escaped && crate::pattern::needs_escape(path) {
-            crate::pattern::escape_into(path, out);
-        } else {
-            out.extend_from_slice(path);
+    pub fn prepare_into(self, origin: &Origin<'_>, out: &mut Vec<u8>) {
+        match self {
+            PathMode::Escaped => out.extend_from_slice(origin.path),
+            PathMode::Raw => out.extend_from_slice(&origin.google_path()),
         }
     }
 
-    /// The path-and-query of any URL Google's library accepts, ready to match.
+    /// The path, in this mode, of anything Google's library accepts (absolute
+    /// URLs, `host/path`, bare paths): what `check --robots` matches.
+    ///
+    /// For a URL [`KeyBuf::parse`] accepts this is exactly the path an
+    /// artifact lookup matches (`check --rules`, `filter`), so one robots.txt
+    /// gives one answer however it is asked. For anything else the escaped
+    /// path is Google's path read as the path and query of a special URL
+    /// (dot segments, `\` and percent-encoding as above).
     pub fn path_of(self, url: &[u8]) -> Cow<'_, [u8]> {
-        self.prepare(path_params_query(url))
+        let url = trim_c0_and_space(url);
+        if self == PathMode::Raw {
+            return path_params_query(url);
+        }
+        let mut buf = KeyBuf::new();
+        if let Ok(origin) = buf.parse(url) {
+            return Cow::Owned(origin.path.to_vec());
+        }
+        let google = path_params_query(url);
+        let clean: Vec<u8> = google.iter().copied().filter(|b| !matches!(b, b'\t' | b'\n' | b'\r')).collect();
+        let mut serialised = Vec::with_capacity(clean.len() + 8);
+        complete::write_path_and_query(&clean, &mut serialised);
+        Cow::Owned(crate::pattern::escape(&serialised).into_owned())
     }
 }
 
 fn find_subslice(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// `url` without leading and trailing C0 controls and spaces (bytes up to
+/// 0x20), as the URL Standard strips them before parsing.
+pub fn trim_c0_and_space(url: &[u8]) -> &[u8] {
+    let start = url.iter().position(|&b| b > 0x20).unwrap_or(url.len());
+    let end = url.iter().rposition(|&b| b > 0x20).map_or(start, |e| e + 1);
+    &url[start..end]
 }
 
 // ---------------------------------------------------------------------------
@@ -154,23 +186,43 @@ impl fmt::Display for Scheme {
 }
 
 /// Why a URL has no origin robots.txt can govern (the verdict `invalid`).
+///
+/// Every URL the WHATWG URL Standard refuses gets one of these, and so do
+/// the few it accepts that robotsieve refuses on purpose
+/// ([`UrlError::MissingSlashes`], [`UrlError::UnsupportedScheme`]). More
+/// variants may come: match with a wildcard arm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum UrlError {
-    /// No `scheme://` at the start: a relative URL, a bare host or garbage.
+    /// No scheme at the start: a relative URL, a bare host or garbage.
     NotAbsolute,
-    /// A scheme other than http, https or ftp.
+    /// A scheme other than http, https or ftp (robots.txt governs only those).
     UnsupportedScheme,
+    /// `http:` not followed by two slashes (`/` or `\`), as in
+    /// `http:example.com` or `http:/x.com`. The standard reads these as
+    /// absolute only when no base URL of the same scheme is around; as a
+    /// link on an http page they are relative, so a frontier holding them
+    /// holds an extraction bug, and refusing fails closed. A deliberate
+    /// exception to the standard.
+    MissingSlashes,
     /// Nothing between `scheme://` (or the user info) and the port or path.
     EmptyHost,
-    /// The host holds a byte no host name may hold. Percent-escapes count as
-    /// such: robotsieve does not decode them in hosts (no crawler resolves
-    /// `ex%61mple.com`), so `%` makes the host invalid.
-    InvalidHost,
+    /// The host, percent-decoded, holds this forbidden code point: a C0
+    /// control, space, `#`, `%`, `/`, `:`, `<`, `>`, `?`, `@`, `[`, `\`, `]`,
+    /// `^`, `|` or DEL.
+    ForbiddenHostCodePoint(u8),
+    /// The percent-decoded host is not UTF-8.
+    HostNotUtf8,
+    /// A non-ASCII host that UTS #46 (IDNA) cannot map to ASCII.
+    InvalidIdn,
+    /// An ASCII host with an `xn--` label that is not valid punycode or
+    /// decodes to a label UTS #46 refuses (`http://xn--/`).
+    InvalidPunycode,
+    /// The host ends in a number (`1.2.3.4`, `0x7f.1`, `example.256`) but is
+    /// not an IPv4 address the standard accepts (`256.256.256.256`).
+    InvalidIpv4,
     /// A bracketed host that is not an IPv6 address (zone identifiers included).
     InvalidIpv6,
-    /// A non-ASCII host that IDNA (UTS 46) cannot convert to punycode, or that
-    /// is not UTF-8.
-    InvalidIdn,
     /// A port that is not a decimal number or is above 65535.
     InvalidPort,
     /// A valid URL that is not `/robots.txt` at the root of its origin, where
@@ -180,22 +232,31 @@ pub enum UrlError {
 
 impl fmt::Display for UrlError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            UrlError::NotAbsolute => "not an absolute URL (no scheme://)",
-            UrlError::UnsupportedScheme => "scheme is not http, https or ftp",
-            UrlError::EmptyHost => "empty host",
-            UrlError::InvalidHost => "host contains a character not allowed in a host name (percent-escapes included)",
-            UrlError::InvalidIpv6 => "bracketed host is not an IPv6 address",
-            UrlError::InvalidIdn => "non-ASCII host is not a valid internationalised domain name",
-            UrlError::InvalidPort => "port is not a number from 0 to 65535",
-            UrlError::NotRobotsTxt => "not /robots.txt at the root of its origin",
-        })
+        match self {
+            UrlError::NotAbsolute => f.write_str("not an absolute URL (no scheme)"),
+            UrlError::UnsupportedScheme => f.write_str("scheme is not http, https or ftp"),
+            UrlError::MissingSlashes => {
+                f.write_str("no // after the scheme (a link relative to its page, not an absolute URL)")
+            }
+            UrlError::EmptyHost => f.write_str("empty host"),
+            UrlError::ForbiddenHostCodePoint(b) => match char::from(*b) {
+                c if c.is_ascii_graphic() => write!(f, "host contains {c:?}, which no host may hold"),
+                _ => write!(f, "host contains byte {b:#04x}, which no host may hold"),
+            },
+            UrlError::HostNotUtf8 => f.write_str("host is not UTF-8 (after percent-decoding)"),
+            UrlError::InvalidIdn => f.write_str("non-ASCII host is not a valid internationalised domain name"),
+            UrlError::InvalidPunycode => f.write_str("host has an xn-- label that is not valid punycode"),
+            UrlError::InvalidIpv4 => f.write_str("host ends in a number but is not an IPv4 address"),
+            UrlError::InvalidIpv6 => f.write_str("bracketed host is not an IPv6 address"),
+            UrlError::InvalidPort => f.write_str("port is not a number from 0 to 65535"),
+            UrlError::NotRobotsTxt => f.write_str("not /robots.txt at the root of its origin"),
+        }
     }
 }
 
 impl std::error::Error for UrlError {}
 
-/// A URL taken apart for the filter: its origin key and the path-and-query.
+/// A URL taken apart for the filter: its origin key and its paths.
 ///
 /// Borrowed from a [`KeyBuf`] and the URL; valid until the buffer is reused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -203,20 +264,27 @@ pub struct Origin<'a> {
     /// The canonical origin key, `scheme://host` or `scheme://host:port` (see
     /// [`OriginKey`]).
     pub key: &'a [u8],
-    /// The path-and-query: from the end of the authority, fragment dropped,
-    /// always starting with `/` (agrees with [`path_params_query`] on ordinary
-    /// URLs). Not escaped; see [`PathMode::prepare`].
+    /// The path and query the fetcher requests, fragment dropped, ready to
+    /// match in the default mode ([`PathMode::Escaped`]): serialised as the
+    /// URL Standard does, hex digits of escapes in upper case. Always starts
+    /// with `/`.
     pub path: &'a [u8],
     /// The scheme.
     pub scheme: Scheme,
     /// The port written in the URL, unless it is the scheme's default.
     pub port: Option<u16>,
     host_len: usize,
+    /// The URL, stripped of leading and trailing C0 controls and spaces.
+    url: &'a [u8],
+    /// Where Google's library's path starts in `url`, when the fast path
+    /// found it on the way (no `#` before it).
+    google_path_start: Option<usize>,
 }
 
 impl<'a> Origin<'a> {
     /// The normalised host: lower-case ASCII, punycode for internationalised
-    /// names, IPv6 literals in brackets and in RFC 5952 form.
+    /// names, IPv4 addresses in dotted decimal, IPv6 literals in brackets in
+    /// the standard's compressed form.
     pub fn host(&self) -> &'a [u8] {
         let start = self.scheme.as_str().len() + 3;
         &self.key[start..start + self.host_len]
@@ -226,6 +294,23 @@ impl<'a> Origin<'a> {
     pub fn is_robots_txt(&self) -> bool {
         self.path == b"/robots.txt"
     }
+
+    /// The path and query as Google's library reads them
+    /// ([`path_params_query`] of the URL): what `--raw-urls` matches.
+    pub fn google_path(&self) -> Cow<'a, [u8]> {
+        match self.google_path_start {
+            Some(start) => google_path_from(self.url, start),
+            None => path_params_query(self.url),
+        }
+    }
+
+    /// The path rules match in `mode`.
+    pub fn path_for(&self, mode: PathMode) -> Cow<'a, [u8]> {
+        match mode {
+            PathMode::Escaped => Cow::Borrowed(self.path),
+            PathMode::Raw => self.google_path(),
+        }
+    }
 }
 
 /// Reusable scratch space for taking URLs apart without allocating.
@@ -234,114 +319,175 @@ impl<'a> Origin<'a> {
 /// buffers, [`KeyBuf::parse`] allocates nothing (except for non-ASCII hosts,
 /// which go through IDNA).
 ///
-/// The rules, in order:
-/// - ASCII white space around the URL is ignored.
-/// - `scheme://` is required; the scheme is http, https or ftp in any case.
-/// - The authority runs to the first `/`, `?` or `#`. User info (up to the
-///   last `@`) is dropped. A `;` after the user info ends the authority and
-///   starts the path, as in Google's `path_params_query`.
-/// - The host: `[...]` must be an IPv6 address, written back in RFC 5952 form;
-///   otherwise ASCII letters, digits, `-`, `.`, `_` and `~`, lower-cased. A host
-///   with any non-ASCII byte goes through IDNA (UTS 46, the WHATWG deny list)
-///   to punycode. Percent-escapes are not decoded: `%` makes the host invalid.
-///   IPv4 addresses and trailing dots are kept as written.
-/// - The port: empty means none; otherwise decimal digits up to 65535; the
-///   scheme's default port is dropped from the key.
-/// - The path-and-query: fragment dropped, `/` prepended when it starts with
-///   `?` or `;`, `/` when empty.
+/// The origin and the request path are those of the WHATWG URL Standard's
+/// parser for the special schemes http, https and ftp, with no base URL:
+/// - leading and trailing C0 controls and spaces are stripped, tab, LF and CR
+///   removed from anywhere;
+/// - the scheme is http, https or ftp in any case, followed by at least two
+///   slashes, each `/` or `\` (robotsieve's one exception: the standard also
+///   takes one or none, [`UrlError::MissingSlashes`]); more are skipped;
+/// - the authority ends at the first `/`, `\`, `?` or `#`; the user info (up
+///   to its last `@`) is dropped; the first `:` outside brackets starts the
+///   port (decimal, at most 65535; the scheme's default dropped from the key);
+/// - the host: `[...]` must be an IPv6 address, written back compressed;
+///   otherwise it is percent-decoded, refused if it holds a forbidden code
+///   point, mapped with UTS #46 (lower case, punycode, `xn--` labels
+///   checked), and, when its last label is a number, read as an IPv4 address
+///   in any form the standard takes (`0x7f.1`, `127.1`, `2130706433`,
+///   `0177.0.0.1`) and written in dotted decimal;
+/// - the path and query: see [`PathMode::Escaped`].
+///
+/// Nearly every URL of a frontier is plain: a lower- or upper-case ASCII host
+/// of letters, digits, `-`, `.`, `_` and `~` that does not end in a digit and
+/// has no label starting `xn--` or `0x`, and a path with no byte the
+/// standard changes, no escape but upper-case `%XX` (not `%2E`) and no
+/// segment starting with `.`. Those are taken in one pass over the authority
+/// and a vector scan of the path; every other URL (about 3% of a real
+/// frontier) goes through the complete parser (the `complete` module), which
+/// gives the same answer for the plain ones.
 #[derive(Clone, Debug, Default)]
 pub struct KeyBuf {
     key: Vec<u8>,
     path: Vec<u8>,
+    complete: complete::Buffers,
+}
+
+/// Where [`KeyBuf::parse`] left the parts of a URL it accepted.
+struct Layout {
+    scheme: Scheme,
+    port: Option<u16>,
+    host_len: usize,
+    /// The path: a range of the URL, or `None` for the buffer.
+    path: Option<Range<usize>>,
+    google_path_start: Option<usize>,
 }
 
 impl KeyBuf {
     /// An empty buffer.
     pub fn new() -> KeyBuf {
-        KeyBuf { key: Vec::with_capacity(64), path: Vec::new() }
+        KeyBuf { key: Vec::with_capacity(64), path: Vec::new(), complete: complete::Buffers::default() }
     }
 
     /// Takes `url` apart: its origin key (written into this buffer) and its
-    /// path-and-query.
+    /// paths, as the WHATWG URL Standard reads them (see [`KeyBuf`]).
+    pub fn parse<'a>(&'a mut self, url: &'a [u8]) -> Result<Origin<'a>, UrlError> {
+        let url = trim_c0_and_space(url);
+        let layout = match self.parse_plain(url) {
+            Some(layout) => layout,
+            None => self.parse_complete_layout(url)?,
+        };
+        Ok(self.origin(url, layout))
+    }
+
+    /// [`KeyBuf::parse`] without the fast path: the complete parser alone.
+    /// The same answer for every URL; the tests check that it is.
+    pub fn parse_complete<'a>(&'a mut self, url: &'a [u8]) -> Result<Origin<'a>, UrlError> {
+        let url = trim_c0_and_space(url);
+        let layout = self.parse_complete_layout(url)?;
+        Ok(self.origin(url, layout))
+    }
+
+    fn origin<'a>(&'a self, url: &'a [u8], layout: Layout) -> Origin<'a> {
+        let path = match layout.path {
+            Some(range) => &url[range],
+            None => &self.path[..],
+        };
+        let Layout { scheme, port, host_len, google_path_start, .. } = layout;
+        Origin { key: &self.key, path, scheme, port, host_len, url, google_path_start }
+    }
+
+    fn parse_complete_layout(&mut self, url: &[u8]) -> Result<Layout, UrlError> {
+        let parsed = complete::parse(url, &mut self.complete, &mut self.key, &mut self.path)?;
+        Ok(Layout {
+            scheme: parsed.scheme,
+            port: parsed.port,
+            host_len: parsed.host_len,
+            path: None,
+            google_path_start: None,
+        })
+    }
+
+    /// The fast path: a plain URL (see [`KeyBuf`]) taken apart, or `None`
+    /// for any other, which the complete parser then reads.
     ///
     /// Runs once per URL of the frontier, so it avoids what costs on 40 to 90
     /// byte URLs: the scheme is matched as one word, the authority is walked
     /// once for all its delimiters (instead of one memchr each, whose start-up
-    /// costs more than the short scan), and the host is lower-cased and checked
-    /// while it is copied. Only the fragment search, over the long rest of the
-    /// URL, keeps memchr.
-    pub fn parse<'a>(&'a mut self, url: &'a [u8]) -> Result<Origin<'a>, UrlError> {
-        let url = url.trim_ascii();
-        let (scheme, authority_start) = split_scheme(url)?;
+    /// costs more than the short scan), the host is lower-cased while it is
+    /// copied, and the path is checked 16 bytes at a time, which also finds
+    /// the fragment.
+    #[inline]
+    fn parse_plain(&mut self, url: &[u8]) -> Option<Layout> {
+        let (scheme, authority_start) = common_scheme_prefix(url)?;
         let authority = AuthorityScan::of(&url[authority_start..], authority_start);
-        let host_port = &url[authority.host_start..authority.host_port_end];
-        let (host, port_text) = match authority.port_colon {
-            // A bracketed host may hold colons of its own: its own rules.
-            _ if host_port.first() == Some(&b'[') => split_port(host_port)?,
-            Some(colon) => (&url[authority.host_start..colon], Some(&url[colon + 1..authority.host_port_end])),
-            None => (host_port, None),
-        };
-        if host.is_empty() {
-            return Err(UrlError::EmptyHost);
+        if !authority.plain {
+            return None;
         }
-        let port = match port_text {
-            Some(text) if !text.is_empty() => Some(parse_port(text)?),
+        let host_end = authority.port_colon.unwrap_or(authority.end);
+        let host = &url[authority.host_start..host_end];
+        // An empty host may be more slashes to skip; a last label that ends
+        // in a digit may make the host an IPv4 address. Both are rare.
+        let last = match host {
+            [] => return None,
+            [.., last, b'.'] => *last,
+            [.., last] => *last,
+        };
+        if last.is_ascii_digit() {
+            return None;
+        }
+        let port = match authority.port_colon {
+            Some(colon) if colon + 1 < authority.end => Some(parse_port(&url[colon + 1..authority.end]).ok()?),
             _ => None,
         }
         .filter(|&p| p != scheme.default_port());
+
+        // Percent-escapes in upper case are left as they are by the standard
+        // and by pattern escaping, but `%2E` may make a dot segment.
+        let mut from = authority.end;
+        let path_end = loop {
+            let stop = plain_path_end(url, from);
+            match url.get(stop..stop + 3) {
+                _ if stop == url.len() || url[stop] == b'#' => break stop,
+                Some(&[b'%', hi, lo]) if is_upper_hex(hi) && is_upper_hex(lo) && [hi, lo] != *b"2E" => from = stop + 3,
+                _ => return None,
+            }
+        };
 
         self.key.clear();
         // One fixed 8-byte copy, cut back: a copy of 6 to 8 bytes would be a memcpy call.
         self.key.extend_from_slice(&scheme.key_prefix_padded());
         self.key.truncate(scheme.key_prefix().len());
-        if authority.plain_host {
-            // Known to be host bytes only: what `write_host` does, minus its checks.
-            push_lowercase(&mut self.key, &url[authority.host_start..], host.len());
-        } else {
-            write_host(&mut self.key, host)?;
-        }
-        let host_len = self.key.len() - scheme.key_prefix().len();
+        push_lowercase(&mut self.key, &url[authority.host_start..], host.len());
         if let Some(port) = port {
             self.key.push(b':');
             write_decimal(&mut self.key, port);
         }
 
-        // No '#' can come before the end of the authority, which stops at the first.
-        let path_end = memchr::memchr(b'#', &url[authority.end..]).map_or(url.len(), |p| authority.end + p);
-        let rest = &url[authority.host_port_end..path_end];
-        let path: &[u8] = if rest.is_empty() {
-            b"/"
-        } else if rest[0] == b'/' {
-            rest
-        } else {
-            self.path.clear();
-            self.path.push(b'/');
-            self.path.extend_from_slice(rest);
-            &self.path
+        // The authority ends at '/', '?', '#' or the end ('\' is not plain).
+        let path = match url.get(authority.end) {
+            Some(b'/') => Some(authority.end..path_end),
+            Some(b'?') => {
+                self.path.clear();
+                self.path.push(b'/');
+                self.path.extend_from_slice(&url[authority.end..path_end]);
+                None
+            }
+            _ => {
+                self.path.clear();
+                self.path.push(b'/');
+                None
+            }
         };
-        Ok(Origin { key: &self.key, path, scheme, port, host_len })
+        let google_path_start = authority.semicolon.unwrap_or(authority.end);
+        Some(Layout { scheme, port, host_len: host.len(), path, google_path_start: Some(google_path_start) })
     }
-}
-
-/// The scheme of `url` and the index where its authority starts (after `://`).
-fn split_scheme(url: &[u8]) -> Result<(Scheme, usize), UrlError> {
-    if let Some(common) = common_scheme_prefix(url) {
-        return Ok(common);
-    }
-    let colon = scheme_end(url).ok_or(UrlError::NotAbsolute)?;
-    if !url[colon..].starts_with(b"://") {
-        return Err(UrlError::NotAbsolute);
-    }
-    let scheme = Scheme::from_name(&url[..colon]).ok_or(UrlError::UnsupportedScheme)?;
-    Ok((scheme, colon + 3))
 }
 
 /// `http://`, `https://` or `ftp://` in any case at the start of `url`, found
 /// by comparing its first 8 bytes as one word: nearly every URL of a frontier
 /// starts so, and this costs a load and three compares instead of a byte loop
 /// and up to three case-folded string compares. `None` for anything else
-/// (including URLs shorter than 8 bytes), which [`split_scheme`] then parses
-/// byte by byte.
+/// (including URLs shorter than 8 bytes), which the complete parser reads.
 fn common_scheme_prefix(url: &[u8]) -> Option<(Scheme, usize)> {
     const fn word(bytes: &[u8; 8]) -> u64 {
         u64::from_le_bytes(*bytes)
@@ -369,35 +515,41 @@ fn common_scheme_prefix(url: &[u8]) -> Option<(Scheme, usize)> {
 /// Where the parts of an authority are, found in one pass over it.
 #[derive(Debug)]
 struct AuthorityScan {
-    /// The first `/`, `?` or `#` (or the URL's end): the end of the authority.
+    /// The first `/`, `\`, `?` or `#` (or the URL's end): the end of the authority.
     end: usize,
     /// After the last `@` of the authority (the user info is dropped).
     host_start: usize,
-    /// The first `;` after `host_start` (it starts the path), or `end`.
-    host_port_end: usize,
-    /// The last `:` between `host_start` and `host_port_end`.
+    /// The `:` after `host_start`, if there is one.
     port_colon: Option<usize>,
-    /// Every byte from `host_start` to `port_colon` (or `host_port_end`) is a
-    /// host byte ([`is_host_byte`]): the host needs only lower-casing. When
-    /// false the host may still be valid (IPv6, IDN), or only the port may be
-    /// odd; [`write_host`] decides.
-    plain_host: bool,
+    /// The first `;` of the authority, user info included: where Google's
+    /// library starts the path.
+    semicolon: Option<usize>,
+    /// After the last `@`: only plain host bytes ([`is_plain_host_byte`],
+    /// and `x` but where it starts `xn--` or `0x`) and at most one `:`. When
+    /// false the URL may still be valid (IPv6, IDN, percent-escapes, an
+    /// `xn--` label, an IPv4 address), or the port may be odd; the complete
+    /// parser decides.
+    plain: bool,
 }
 
 /// What the authority scan does with a byte.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum AuthorityByte {
-    /// A host byte ([`is_host_byte`]): nothing to do (the scan skips runs of
-    /// them with [`skip_host_bytes`] before it looks bytes up here).
+    /// A plain host byte ([`is_plain_host_byte`]): nothing to do (the scan
+    /// skips runs of them with [`skip_host_bytes`] before it looks bytes up here).
     Host,
-    /// `/`, `?` or `#`: the authority ends.
+    /// `/`, `\`, `?` or `#`: the authority ends.
     End,
     /// `@`: what came before is user info.
     At,
-    /// `;`: the first one after the user info starts the path.
-    Semicolon,
-    /// `:`: the last one before the path separates the port.
+    /// `:`: separates the port.
     Colon,
+    /// `;`: not a plain host byte, and where Google's library starts the
+    /// path when it is the first.
+    Semicolon,
+    /// `x` or `X`: a plain host byte unless it starts `xn--` or ends `0x` at
+    /// the start of a label ([`starts_punycode_or_hex`]).
+    X,
     /// Any other byte: the host is not plain (or the port is invalid).
     Other,
 }
@@ -406,35 +558,46 @@ static AUTHORITY_BYTES: [AuthorityByte; 256] = {
     let mut table = [AuthorityByte::Other; 256];
     let mut b = 0;
     while b < 256 {
-        if is_host_byte(b as u8) {
+        if is_plain_host_byte(b as u8) {
             table[b] = AuthorityByte::Host;
         }
         b += 1;
     }
     table[b'/' as usize] = AuthorityByte::End;
+    table[b'\\' as usize] = AuthorityByte::End;
     table[b'?' as usize] = AuthorityByte::End;
     table[b'#' as usize] = AuthorityByte::End;
     table[b'@' as usize] = AuthorityByte::At;
-    table[b';' as usize] = AuthorityByte::Semicolon;
     table[b':' as usize] = AuthorityByte::Colon;
+    table[b';' as usize] = AuthorityByte::Semicolon;
+    table[b'x' as usize] = AuthorityByte::X;
+    table[b'X' as usize] = AuthorityByte::X;
     table
 };
+
+/// Whether the `x` at `i` of `tail` (whose host starts at `host_start`)
+/// starts an `xn--` label, a punycode label UTS #46 must check, or follows
+/// the `0` of a label starting `0x`, a hex number that may make the host an
+/// IPv4 address. Either case of `x` and `n`.
+fn starts_punycode_or_hex(tail: &[u8], host_start: usize, i: usize) -> bool {
+    let label_starts_at = |j: usize| j == host_start || (j > host_start && tail[j - 1] == b'.');
+    let punycode = label_starts_at(i)
+        && tail.get(i + 1..i + 4).is_some_and(|next| next[0].eq_ignore_ascii_case(&b'n') && next[1..] == *b"--");
+    let hex = i > host_start && tail[i - 1] == b'0' && label_starts_at(i - 1);
+    punycode || hex
+}
 
 impl AuthorityScan {
     /// Scans `tail`, the URL from the authority on; the positions returned
     /// are `offset` plus indices into `tail`, that is, indices into the URL.
     ///
-    /// Equivalent to memchr3 for the end, memrchr for `@`, memchr for `;`, a
-    /// reverse search for `:` and a check of the host bytes; one pass (host
-    /// bytes skipped eight at a time, the others looked up in a table) is
-    /// cheaper on the 10 to 30 bytes of a typical authority than five passes,
-    /// four of them memchr calls with their start-up cost.
+    /// One pass (host bytes skipped eight at a time, the others looked up in
+    /// a table) is cheaper on the 10 to 30 bytes of a typical authority than
+    /// one memchr per delimiter with their start-up cost.
     fn of(tail: &[u8], offset: usize) -> AuthorityScan {
-        let (mut host_start, mut semicolon, mut colon) = (0, None, None);
-        // Whether a byte that is not a host byte was seen since the last '@'
-        // and before the first ';' (a colon counts once a later one makes it
-        // part of the host). Conservative: a non-host byte in the port also
-        // counts, and then the port is invalid anyway.
+        let (mut host_start, mut colon, mut semicolon) = (0, None, None);
+        // Whether a byte that is not a plain host byte, or a second colon,
+        // was seen since the last '@'.
         let mut odd = false;
         let mut i = 0;
         loop {
@@ -444,28 +607,31 @@ impl AuthorityScan {
             match AUTHORITY_BYTES[usize::from(byte)] {
                 AuthorityByte::End => break,
                 // A later '@' makes everything before it user info.
-                AuthorityByte::At => (host_start, semicolon, colon, odd) = (i + 1, None, None, false),
-                AuthorityByte::Semicolon if semicolon.is_none() => semicolon = Some(i),
-                // Colons and odd bytes after the ';' belong to the path.
-                AuthorityByte::Colon if semicolon.is_none() => odd |= colon.replace(i).is_some(),
-                AuthorityByte::Other if semicolon.is_none() => odd = true,
-                AuthorityByte::Host | AuthorityByte::Semicolon | AuthorityByte::Colon | AuthorityByte::Other => {}
+                AuthorityByte::At => (host_start, colon, odd) = (i + 1, None, false),
+                AuthorityByte::Colon => odd |= colon.replace(i).is_some(),
+                AuthorityByte::Semicolon => {
+                    odd = true;
+                    semicolon = semicolon.or(Some(i));
+                }
+                AuthorityByte::X => odd |= starts_punycode_or_hex(tail, host_start, i),
+                AuthorityByte::Other => odd = true,
+                AuthorityByte::Host => {}
             }
             i += 1;
         }
         AuthorityScan {
             end: offset + i,
             host_start: offset + host_start,
-            host_port_end: offset + semicolon.unwrap_or(i),
             port_colon: colon.map(|c| offset + c),
-            plain_host: !odd,
+            semicolon: semicolon.map(|c| offset + c),
+            plain: !odd,
         }
     }
 }
 
-/// The index of the first byte at or after `i` in `bytes` that is not a host
-/// byte ([`is_host_byte`]), or `bytes.len()`: eight bytes per step while
-/// eight remain, then one lookup per byte.
+/// The index of the first byte at or after `i` in `bytes` that is not a
+/// plain host byte ([`is_plain_host_byte`]), or `bytes.len()`: eight bytes
+/// per step while eight remain, then one lookup per byte.
 fn skip_host_bytes(bytes: &[u8], mut i: usize) -> usize {
     while let Some(word) = bytes.get(i..i + 8) {
         let others = non_host_bytes(u64::from_le_bytes(word.try_into().expect("8 bytes")));
@@ -480,16 +646,18 @@ fn skip_host_bytes(bytes: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// The high bit of each byte of `word` that is not a host byte
-/// ([`is_host_byte`]). Each byte is computed on its own (no carry crosses
-/// bytes), so the result is exact for every byte.
+/// The high bit of each byte of `word` that is not a plain host byte
+/// ([`is_plain_host_byte`]). Each byte is computed on its own (no carry
+/// crosses bytes), so the result is exact for every byte.
 fn non_host_bytes(word: u64) -> u64 {
     const EACH: u64 = 0x0101_0101_0101_0101;
     const HIGH_BIT: u64 = 0x80 * EACH;
     let low = word & (0x7F * EACH);
     // High bit set where `lo <= x <= hi`, for 7-bit bytes x (no carries: x + 0x80 <= 0xFF).
     let in_range = |x: u64, lo: u8, hi: u8| (x + u64::from(0x80 - lo) * EACH) & !(x + u64::from(0x7F - hi) * EACH);
-    let host = in_range(low | (0x20 * EACH), b'a', b'z') // letters, either case
+    let folded = low | (0x20 * EACH);
+    let host = in_range(folded, b'a', b'w') // letters, either case, but x
+        | in_range(folded, b'y', b'z')
         | in_range(low, b'0', b'9')
         | in_range(low, b'-', b'.')
         | in_range(low, b'_', b'_')
@@ -537,9 +705,91 @@ fn lowercase_word(word: u64) -> u64 {
     word | (upper >> 2)
 }
 
+/// Whether the fast path must hand a path holding `b` to the complete
+/// parser: bytes the standard percent-encodes in a path or a special query
+/// (C0 controls, space, `"`, `<`, `>`, `` ` ``, `{`, `}`, `'`, DEL, non-ASCII),
+/// `\` (a slash), `%` (maybe `%2e`, maybe lower-case hex), and `#` (where the
+/// path ends; the caller tells it apart). `^`, which the standard leaves alone,
+/// comes along for free in the vector test and is sent on too.
+const fn is_path_stop_byte(b: u8) -> bool {
+    b <= 0x20 || b >= 0x7F || matches!(b, b'"' | b'#' | b'%' | b'\'' | b'<' | b'>' | b'\\' | b'^' | b'`' | b'{' | b'}')
+}
+
+/// [`is_path_stop_byte`] as a table, for the byte-at-a-time scan.
+static PATH_STOP_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = is_path_stop_byte(b as u8);
+        b += 1;
+    }
+    table
+};
+
+/// The index of the first byte of `url` at or after `start` that is a path
+/// stop byte ([`is_path_stop_byte`]) or a `.` right after a `/` (a segment
+/// that may be a dot segment), or `url.len()`.
+#[inline]
+fn plain_path_end(url: &[u8], start: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if url.len() >= 16 {
+        return plain_path_end_sse2(url, start);
+    }
+    plain_path_end_bytewise(url, start)
+}
+
+fn plain_path_end_bytewise(url: &[u8], start: usize) -> usize {
+    (start..url.len())
+        .find(|&i| PATH_STOP_BYTES[usize::from(url[i])] || (url[i] == b'.' && url[i - 1] == b'/'))
+        .unwrap_or(url.len())
+}
+
+/// [`plain_path_end`] 16 bytes at a time, for URLs of 16 bytes or more: the
+/// last block is the URL's last 16 bytes, overlapping what was checked.
+#[cfg(target_arch = "x86_64")]
+fn plain_path_end_sse2(url: &[u8], start: usize) -> usize {
+    use std::arch::x86_64::*;
+    debug_assert!(url.len() >= 16);
+    let mut i = start;
+    while i < url.len() {
+        let block = i.min(url.len() - 16);
+        let bytes: &[u8; 16] = url[block..block + 16].try_into().expect("16 bytes");
+        // SAFETY: SSE2 is part of the x86_64 baseline, and the load reads the
+        // 16 bytes of `bytes` (an unaligned load).
+        let (stops, dots, slashes) = unsafe {
+            let v = _mm_loadu_si128(bytes.as_ptr().cast());
+            let splat = |b: u8| _mm_set1_epi8(b as i8);
+            let or_1 = _mm_or_si128(v, splat(1));
+            let or_2 = _mm_or_si128(v, splat(2));
+            // Signed: below 0x21 or at least 0x80.
+            let stops = _mm_or_si128(
+                _mm_or_si128(
+                    _mm_or_si128(_mm_cmplt_epi8(v, splat(0x21)), _mm_cmpeq_epi8(or_1, splat(b'#'))), // " #
+                    _mm_or_si128(_mm_cmpeq_epi8(or_2, splat(b'\'')), _mm_cmpeq_epi8(or_2, splat(b'>'))), // % ' < >
+                ),
+                _mm_or_si128(
+                    _mm_or_si128(_mm_cmpeq_epi8(or_2, splat(b'^')), _mm_cmpeq_epi8(v, splat(b'`'))), // \ ^ `
+                    _mm_or_si128(_mm_cmpeq_epi8(or_2, splat(0x7F)), _mm_cmpeq_epi8(v, splat(b'{'))), // } DEL {
+                ),
+            );
+            (
+                _mm_movemask_epi8(stops) as u32,
+                _mm_movemask_epi8(_mm_cmpeq_epi8(v, splat(b'.'))) as u32,
+                _mm_movemask_epi8(_mm_cmpeq_epi8(v, splat(b'/'))) as u32,
+            )
+        };
+        let slash_before = u32::from(block > 0 && url[block - 1] == b'/');
+        let found = (stops | dots & (slashes << 1 | slash_before)) & (u32::MAX << (i - block));
+        if found != 0 {
+            return block + found.trailing_zeros() as usize;
+        }
+        i = block + 16;
+    }
+    url.len()
+}
 /// The index of the `:` ending a syntactically valid scheme
 /// (`ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`), if any.
-fn scheme_end(url: &[u8]) -> Option<usize> {
+pub(crate) fn scheme_end(url: &[u8]) -> Option<usize> {
     if !url.first()?.is_ascii_alphabetic() {
         return None;
     }
@@ -547,24 +797,7 @@ fn scheme_end(url: &[u8]) -> Option<usize> {
     (url[end] == b':').then_some(end)
 }
 
-/// Splits `host[:port]` or `[v6][:port]`; the port text is what follows the colon.
-fn split_port(host_port: &[u8]) -> Result<(&[u8], Option<&[u8]>), UrlError> {
-    if host_port.first() == Some(&b'[') {
-        let close = host_port.iter().position(|&b| b == b']').ok_or(UrlError::InvalidIpv6)?;
-        let (host, after) = host_port.split_at(close + 1);
-        return match after {
-            [] => Ok((host, None)),
-            [b':', port @ ..] => Ok((host, Some(port))),
-            _ => Err(UrlError::InvalidPort),
-        };
-    }
-    Ok(match host_port.iter().rposition(|&b| b == b':') {
-        Some(c) => (&host_port[..c], Some(&host_port[c + 1..])),
-        None => (host_port, None),
-    })
-}
-
-fn parse_port(text: &[u8]) -> Result<u16, UrlError> {
+pub(crate) fn parse_port(text: &[u8]) -> Result<u16, UrlError> {
     let mut value: u32 = 0;
     for &b in text {
         if !b.is_ascii_digit() {
@@ -578,7 +811,7 @@ fn parse_port(text: &[u8]) -> Result<u16, UrlError> {
     Ok(value as u16)
 }
 
-fn write_decimal(out: &mut Vec<u8>, value: u16) {
+pub(crate) fn write_decimal(out: &mut Vec<u8>, value: u16) {
     let mut digits = [0u8; 5];
     let mut n = value;
     let mut i = digits.len();
@@ -593,46 +826,28 @@ fn write_decimal(out: &mut Vec<u8>, value: u16) {
     out.extend_from_slice(&digits[i..]);
 }
 
-const fn is_host_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
+/// An ASCII digit or an upper-case hex letter.
+fn is_upper_hex(b: u8) -> bool {
+    b.is_ascii_digit() || (b'A'..=b'F').contains(&b)
 }
 
-/// [`is_host_byte`] as a table, for the per-URL path.
+/// A host byte the fast path takes as it is: ASCII letters but `x`, digits,
+/// `-`, `.`, `_` and `~`. (`x` may start `xn--`, a punycode label to check,
+/// or `0x`, a hex number that makes the host an IPv4 address.)
+const fn is_plain_host_byte(b: u8) -> bool {
+    (b.is_ascii_alphanumeric() && !b.eq_ignore_ascii_case(&b'x')) || matches!(b, b'-' | b'.' | b'_' | b'~')
+}
+
+/// [`is_plain_host_byte`] as a table, for the per-URL path.
 static HOST_BYTES: [bool; 256] = {
     let mut table = [false; 256];
     let mut b = 0;
     while b < 256 {
-        table[b] = is_host_byte(b as u8);
+        table[b] = is_plain_host_byte(b as u8);
         b += 1;
     }
     table
 };
-
-/// Appends the normalised form of `host` to `out`.
-fn write_host(out: &mut Vec<u8>, host: &[u8]) -> Result<(), UrlError> {
-    if host[0] == b'[' {
-        let inner = std::str::from_utf8(&host[1..host.len() - 1]).map_err(|_| UrlError::InvalidIpv6)?;
-        let addr: std::net::Ipv6Addr = inner.parse().map_err(|_| UrlError::InvalidIpv6)?;
-        use std::io::Write as _;
-        write!(out, "[{addr}]").expect("writing to a Vec cannot fail");
-        return Ok(());
-    }
-    if host.is_ascii() {
-        if host.iter().fold(false, |bad, &b| bad | !HOST_BYTES[usize::from(b)]) {
-            return Err(UrlError::InvalidHost);
-        }
-        let start = out.len();
-        out.extend_from_slice(host);
-        out[start..].make_ascii_lowercase();
-        return Ok(());
-    }
-    let ascii = idna::domain_to_ascii_cow(host, idna::AsciiDenyList::URL).map_err(|_| UrlError::InvalidIdn)?;
-    if ascii.is_empty() || !ascii.bytes().all(is_host_byte) {
-        return Err(UrlError::InvalidIdn);
-    }
-    out.extend_from_slice(ascii.as_bytes());
-    Ok(())
-}
 
 /// An origin's canonical key: `scheme://host` or `scheme://host:port`, the
 /// port only when it is not the scheme's default. Always ASCII. This is what
@@ -731,64 +946,6 @@ pub fn origin_hash(key: &[u8]) -> u64 {
     h ^ (h >> 33)
 }
 
-/// `KeyBuf::parse` as it was before the single-pass authority scan (commit
-/// 3e1c4f4): one memchr per delimiter. The tests check that the fast parser
-/// gives exactly its answers; the helpers both share (`scheme_end`,
-/// `split_port`, `parse_port`, `write_host`, `write_decimal`) are unchanged.
-#[cfg(test)]
-mod reference {
-    use super::*;
-
-    pub(super) fn parse<'a>(buf: &'a mut KeyBuf, url: &'a [u8]) -> Result<Origin<'a>, UrlError> {
-        let url = url.trim_ascii();
-        let colon = scheme_end(url).ok_or(UrlError::NotAbsolute)?;
-        if !url[colon..].starts_with(b"://") {
-            return Err(UrlError::NotAbsolute);
-        }
-        let scheme = Scheme::from_name(&url[..colon]).ok_or(UrlError::UnsupportedScheme)?;
-        let authority_start = colon + 3;
-        let authority_end =
-            memchr::memchr3(b'/', b'?', b'#', &url[authority_start..]).map_or(url.len(), |p| authority_start + p);
-        let host_start = memchr::memrchr(b'@', &url[authority_start..authority_end])
-            .map_or(authority_start, |at| authority_start + at + 1);
-        let host_port_end =
-            memchr::memchr(b';', &url[host_start..authority_end]).map_or(authority_end, |p| host_start + p);
-        let (host, port_text) = split_port(&url[host_start..host_port_end])?;
-        if host.is_empty() {
-            return Err(UrlError::EmptyHost);
-        }
-        let port = match port_text {
-            Some(text) if !text.is_empty() => Some(parse_port(text)?),
-            _ => None,
-        }
-        .filter(|&p| p != scheme.default_port());
-
-        buf.key.clear();
-        buf.key.extend_from_slice(scheme.as_str().as_bytes());
-        buf.key.extend_from_slice(b"://");
-        write_host(&mut buf.key, host)?;
-        let host_len = buf.key.len() - scheme.as_str().len() - 3;
-        if let Some(port) = port {
-            buf.key.push(b':');
-            write_decimal(&mut buf.key, port);
-        }
-
-        let rest = &url[host_port_end..];
-        let rest = &rest[..memchr::memchr(b'#', rest).unwrap_or(rest.len())];
-        let path: &[u8] = if rest.is_empty() {
-            b"/"
-        } else if rest[0] == b'/' {
-            rest
-        } else {
-            buf.path.clear();
-            buf.path.push(b'/');
-            buf.path.extend_from_slice(rest);
-            &buf.path
-        };
-        Ok(Origin { key: &buf.key, path, scheme, port, host_len })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -797,129 +954,23 @@ mod tests {
         String::from_utf8(path_params_query(url.as_bytes()).into_owned()).unwrap()
     }
 
-    /// The fast parser and the reference agree on `url`: same key, path,
-    /// scheme, port and host length, or the same error.
-    fn assert_same_as_reference(url: &[u8]) {
-        let (mut fast, mut slow) = (KeyBuf::new(), KeyBuf::new());
-        assert_eq!(fast.parse(url), reference::parse(&mut slow, url), "{:?}", String::from_utf8_lossy(url));
-    }
-
-    mod same_as_reference {
+    mod path_scan {
         use super::*;
         use proptest::prelude::*;
-
-        /// One URL assembled from parts chosen to hit every branch of the
-        /// parser: scheme case and near misses, user info, hosts of every
-        /// kind, ports in and out of range, params, query, fragment, white
-        /// space.
-        fn url_parts() -> impl Strategy<Value = Vec<u8>> {
-            let space = prop::sample::select(vec!["", "", "", " ", "\t", "\r\n", " \x0c"]);
-            let scheme = prop::sample::select(vec![
-                "http", "https", "ftp", "HTTP", "HtTpS", "FTP", "ftps", "htt", "httpss", "mailto", "h", "", "1http",
-                "ht+tp", "ht~tp", "http ", "xn--http",
-            ]);
-            let separator = prop::sample::select(vec!["://", "://", "://", "://", ":/", ":", "//", ":///", ""]);
-            let user_info = prop_oneof![
-                3 => Just(String::new()),
-                1 => "[a-zA-Z:;%@]{0,6}@",
-            ];
-            let host = prop_oneof![
-                4 => "[a-z0-9.\\-]{0,14}",
-                2 => "[A-Za-z0-9._~\\-]{0,14}",
-                1 => "[a-zA-Z0-9.%!$&'()*+,=\\\\^`{|}<> \\x00-\\x1f\\x7f]{0,8}",
-                1 => prop::sample::select(vec![
-                    "München.de", "bücher.example", "例え.テスト", "xn--mnchen-3ya.de", "ß.de", "a\u{200d}b.com",
-                    "\u{fffd}", "exa\u{ff0e}mple.com", "ab\u{0301}.com",
-                ]).prop_map(str::to_owned),
-                1 => prop::sample::select(vec![
-                    "[::1]", "[2001:DB8::1]", "[2001:db8:0:0:0:0:0:1]", "[::ffff:192.0.2.1]", "[fe80::1%25eth0]",
-                    "[]", "[::1", "[::1]x", "[1.2.3.4]", "[::1]]", "[[::1]",
-                ]).prop_map(str::to_owned),
-                1 => "\\[[0-9a-fA-F:.%]{0,10}\\]?",
-            ];
-            let port = prop_oneof![
-                3 => Just(String::new()),
-                1 => prop::sample::select(vec![
-                    ":", ":80", ":443", ":21", ":8080", ":0", ":00080", ":65535", ":65536", ":99999",
-                    ":4294967376", ":12a", ":-1", ": 80", "::80", ":80:",
-                ]).prop_map(str::to_owned),
-                1 => ":[0-9]{0,7}",
-            ];
-            let params = prop_oneof![3 => Just(String::new()), 1 => ";[a-z=:@;]{0,5}"];
-            let rest = prop_oneof![
-                2 => Just(String::new()),
-                4 => "/[a-zA-Z0-9/.;:@%~]{0,12}",
-                1 => "[/?#;@:]{1,3}[a-zA-Z0-9/?#;@:]{0,8}",
-                1 => "/[\\x00-\\x7f]{0,10}",
-            ];
-            let query = prop_oneof![3 => Just(String::new()), 1 => "\\?[a-z=&/#@:;]{0,8}"];
-            let fragment = prop_oneof![3 => Just(String::new()), 1 => "#[a-z/?#;@:]{0,6}"];
-            ((space.clone(), scheme, separator, user_info, host), (port, params, rest, query, fragment, space))
-                .prop_map(|((lead, scheme, sep, user, host), (port, params, rest, query, fragment, trail))| {
-                    [lead, scheme, sep, &user, &host, &port, &params, &rest, &query, &fragment, trail]
-                        .concat()
-                        .into_bytes()
-                })
-        }
-
-        /// Bytes drawn from the characters the parser acts on, in any order.
-        fn url_soup() -> impl Strategy<Value = Vec<u8>> {
-            let alphabet: Vec<u8> = b"hHtTpPsSfF:/@;?#[]%.-_~09aZ \t\x00\xc3\xa9\xff".to_vec();
-            let prefix = prop::sample::select(vec!["", "http://", "HTTPS://", "ftp://", "http:/", "https:"]);
-            (prefix, prop::collection::vec(prop::sample::select(alphabet), 0..24))
-                .prop_map(|(prefix, tail)| [prefix.as_bytes(), &tail].concat())
-        }
 
         proptest! {
             #![proptest_config(ProptestConfig::with_cases(20_000))]
 
+            /// The vector scan of the path stops where the byte-at-a-time scan stops.
             #[test]
-            fn on_assembled_urls(url in url_parts()) {
-                assert_same_as_reference(&url);
-            }
-
-            #[test]
-            fn on_delimiter_soup(url in url_soup()) {
-                assert_same_as_reference(&url);
-            }
-
-            #[test]
-            fn on_arbitrary_bytes(url in prop::collection::vec(any::<u8>(), 0..40)) {
-                assert_same_as_reference(&url);
+            fn path_scans_agree(
+                url in prop::collection::vec(prop::sample::select(b"ab/./%#?\\\"'<>`{}|^~ \x7f\x80\x1f".to_vec()), 0..70),
+                start in 0usize..70,
+            ) {
+                let start = start.min(url.len()).max(usize::from(!url.is_empty()));
+                prop_assert_eq!(plain_path_end(&url, start), plain_path_end_bytewise(&url, start));
             }
         }
-    }
-
-    /// Every URL of the real-world lists in ../shared (skipped when absent).
-    #[test]
-    fn same_as_reference_on_real_urls() {
-        let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let shared = std::env::var_os("ROBOTSIEVE_SHARED")
-            .map(std::path::PathBuf::from)
-            .into_iter()
-            .chain([manifest.join("../../shared"), "/work/shared".into()])
-            .find(|d| d.is_dir());
-        let Some(urls_dir) = shared.map(|d| d.join("realworld/urls")).filter(|d| d.is_dir()) else {
-            eprintln!("skipped: ../shared/realworld/urls is absent");
-            return;
-        };
-        let mut count = 0;
-        if let Ok(text) = std::fs::read(urls_dir.join("crawl2019-linkgraph.tsv")) {
-            for line in text.split(|&b| b == b'\n').skip(1) {
-                if let Some(url) = line.split(|&b| b == b'\t').nth(1) {
-                    assert_same_as_reference(url);
-                    count += 1;
-                }
-            }
-        }
-        if let Ok(text) = std::fs::read(urls_dir.join("kasztp-urls.txt")) {
-            for url in text.split(|&b| b == b'\n') {
-                assert_same_as_reference(url);
-                count += 1;
-            }
-        }
-        assert!(count > 100_000, "only {count} real URLs found under {}", urls_dir.display());
-        eprintln!("{count} real URLs parse as the reference parses them");
     }
 
     #[test]
@@ -947,13 +998,14 @@ mod tests {
                 let marks = non_host_bytes(u64::from_le_bytes(bytes)).to_le_bytes();
                 assert_eq!(
                     marks,
-                    bytes.map(|x| if is_host_byte(x) { 0 } else { 0x80 }),
+                    bytes.map(|x| if is_plain_host_byte(x) { 0 } else { 0x80 }),
                     "{b:#x} beside {neighbour:#x}"
                 );
             }
         }
-        assert_eq!(skip_host_bytes(b"www.Example-1.co_uk~x:80/", 0), 21);
-        assert_eq!(skip_host_bytes(b"www.Example-1.co_uk~x:80/", 22), 24);
+        assert_eq!(skip_host_bytes(b"www.Ebample-1.co_uk~z:80/", 0), 21);
+        assert_eq!(skip_host_bytes(b"www.Ebample-1.co_uk~z:80/", 22), 24);
+        assert_eq!(skip_host_bytes(b"www.sample.xyz", 0), 11);
         assert_eq!(skip_host_bytes(b"abc", 0), 3);
     }
 

@@ -7,8 +7,12 @@
 //! - The differential checks that fuzz targets run on fuzzed input and that
 //!   the replay tests run on the fuzzers' corpora and the seeds from
 //!   `shared/`, so that one definition of "correct" serves both.
+//! - [`url_oracle`]: robotsieve's URL parser against the `url` crate, and its
+//!   fast path against its complete parser.
 
 use std::path::PathBuf;
+
+pub mod url_oracle;
 
 /// The `shared/` folder beside the repository: `$ROBOTSIEVE_SHARED` if set,
 /// else `../shared` from the workspace root, else `None`.

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Instructions per URL of `robotsieve filter --threads 1`, counted exactly by
+# callgrind, on the two peers workloads (see benches/README.md):
+#
+#   crawl2019   the URLs of realworld/urls/crawl2019-linkgraph.tsv and the
+#               robots.txt files of the same crawl (an http and an https
+#               record per host, as `peers` builds its corpus);
+#   synthetic   a synth_frontier.py frontier (--seed 1) over every robots.txt
+#               file of realworld/robots/ (the whole-corpus artifact).
+#
+# Each figure is (I(2N) - I(N)) / N: the instructions of a run over the first
+# 2N URLs minus those of a run over the first N, so process start-up and
+# opening the artifact cancel out. The run over no URLs at all gives what
+# start-up plus opening (and fully checking) the artifact costs.
+#
+# Usage: benches/callgrind.sh [--robotsieve BIN] [--n N] [--shared DIR] [--data DIR] [--agent NAME]
+#   BIN    the binary to measure (default target/release/robotsieve; build it
+#          with `cargo build --release -p robotsieve-cli`)
+#   N      URLs of the smaller run (default 20000; crawl2019 has 111,824)
+#   DIR    ../shared (default: $ROBOTSIEVE_SHARED, ../shared, /work/shared);
+#          --data: where inputs are cached (default target/callgrind-data)
+#
+# Inputs (URL lists, corpora, the frontier) are cached in the data directory;
+# artifacts are compiled by the binary measured, cached per binary checksum.
+# Prints one line per workload; exit status 2 when something is missing.
+set -euo pipefail
+
+bin=target/release/robotsieve
+n=20000
+agent=mybot
+data=target/callgrind-data
+shared=${ROBOTSIEVE_SHARED:-}
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --robotsieve) bin=$2; shift 2 ;;
+        --n) n=$2; shift 2 ;;
+        --shared) shared=$2; shift 2 ;;
+        --data) data=$2; shift 2 ;;
+        --agent) agent=$2; shift 2 ;;
+        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+        *) echo "callgrind.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+if [ -z "$shared" ]; then
+    for d in ../shared /work/shared; do [ -d "$d" ] && { shared=$d; break; }; done
+fi
+realworld=$shared/realworld
+[ -d "$realworld" ] || { echo "callgrind.sh: no shared/realworld (give --shared DIR)" >&2; exit 2; }
+[ -x "$bin" ] || { echo "callgrind.sh: $bin is not an executable (cargo build --release -p robotsieve-cli)" >&2; exit 2; }
+command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind is not installed" >&2; exit 2; }
+mkdir -p "$data"
+data=$(cd "$data" && pwd)
+bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+sum=$(sha1sum "$bin" | cut -c1-12)
+
+# corpus.jsonl for hosts: one line "host<TAB>robots file" per host on stdin.
+# Bodies are the files' exact bytes (body_b64 when they are not UTF-8).
+corpus_of_hosts() {
+    python3 -c '
+import base64, json, sys
+for line in sys.stdin:
+    host, path = line.rstrip("\n").split("\t")
+    raw = open(path, "rb").read()
+    try:
+        body = {"body": raw.decode("utf-8")}
+    except UnicodeDecodeError:
+        body = {"body_b64": base64.b64encode(raw).decode()}
+    for scheme in ("http", "https"):
+        print(json.dumps(dict(url=f"{scheme}://{host}/robots.txt", status=200, **body)))
+'
+}
+
+# Inputs, built once.
+c19=$data/crawl2019
+if [ ! -s "$c19/corpus.jsonl" ]; then
+    mkdir -p "$c19"
+    tail -n +2 "$realworld/urls/crawl2019-linkgraph.tsv" | cut -f2 > "$c19/urls.tmp" && mv "$c19/urls.tmp" "$c19/urls.txt"
+    tail -n +2 "$realworld/urls/crawl2019-linkgraph.tsv" | awk -F'\t' -v rw="$realworld" \
+        '$3 != "" { h = tolower($1); if (!(h in seen)) { seen[h]; print h "\t" rw "/" $3 } }' |
+        corpus_of_hosts > "$c19/corpus.tmp" && mv "$c19/corpus.tmp" "$c19/corpus.jsonl"
+fi
+syn=$data/synthetic
+if [ ! -s "$syn/corpus.jsonl" ]; then
+    mkdir -p "$syn"
+    for f in "$realworld"/robots/*.txt; do
+        h=$(basename "$f" .txt)
+        printf '%s\t%s\n' "$(printf '%s' "$h" | tr 'A-Z' 'a-z')" "$f"
+    done | corpus_of_hosts > "$syn/corpus.tmp" && mv "$syn/corpus.tmp" "$syn/corpus.jsonl"
+fi
+frontier=$syn/frontier-$((2 * n)).txt
+if [ ! -s "$frontier" ]; then
+    python3 "$realworld/synth_frontier.py" --root "$realworld" --n $((2 * n)) --seed 1 |
+        tail -n +2 | cut -f2 > "$frontier.tmp" && mv "$frontier.tmp" "$frontier"
+fi
+
+# instructions WORKDIR ARTIFACT URLS: the instructions callgrind counts for one filter run.
+instructions() {
+    local out=$1/callgrind.out
+    rm -f "$out"
+    valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" filter --rules "$2" --agent "$agent" \
+        --urls "$3" --verdicts "$1/verdicts.txt" --threads 1 >/dev/null 2>"$1/valgrind.log" ||
+        { echo "callgrind.sh: filter failed, see $1/valgrind.log" >&2; exit 2; }
+    awk '/^(summary|totals):/ { print $2; exit }' "$out"
+}
+
+echo "binary $bin (sha1 $sum), agent $agent, N = $n"
+for workload in crawl2019 synthetic; do
+    dir=$data/$workload
+    if [ "$workload" = crawl2019 ]; then list=$dir/urls.txt; else list=$frontier; fi
+    artifact=$dir/rules-$sum.rsv
+    if [ ! -s "$artifact" ]; then
+        nice -n 10 "$bin" compile --agent "$agent" --corpus "$dir/corpus.jsonl" -o "$artifact" >"$dir/compile.log" 2>&1 ||
+            { echo "callgrind.sh: compile failed, see $dir/compile.log" >&2; exit 2; }
+    fi
+    work=$dir/run-$sum
+    mkdir -p "$work"
+    head -n "$n" "$list" > "$work/n.txt"
+    head -n $((2 * n)) "$list" > "$work/2n.txt"
+    : > "$work/none.txt"
+    [ "$(wc -l < "$work/2n.txt")" -eq $((2 * n)) ] || { echo "callgrind.sh: $list has fewer than $((2 * n)) URLs" >&2; exit 2; }
+    open=$(instructions "$work" "$artifact" "$work/none.txt")
+    one=$(instructions "$work" "$artifact" "$work/n.txt")
+    two=$(instructions "$work" "$artifact" "$work/2n.txt")
+    awk -v w="$workload" -v n="$n" -v a="$one" -v b="$two" -v o="$open" -v s="$(stat -c %s "$artifact")" 'BEGIN {
+        printf "%-10s instructions per URL %.1f  (I(%d) = %d, I(%d) = %d); start-up + open of the %.1f MB artifact %d\n",
+            w, (b - a) / n, n, a, 2 * n, b, s / 1e6, o }'
+done
