@@ -17,6 +17,7 @@ use robotsieve_compiler::parse::Field;
 use robotsieve_compiler::{Agent, Group};
 use robotsieve_engine::artifact::Artifact as EngineArtifact;
 use robotsieve_engine::classify::{AgentClassifier, Reason, Scratch};
+use robotsieve_engine::filter::BATCH;
 use robotsieve_engine::url::PathMode;
 use robotsieve_engine::verdict::Verdict;
 use std::collections::HashMap;
@@ -33,10 +34,6 @@ create_exception!(
     RobotsieveError,
     "A fetch record that cannot be read, or an artifact that cannot be written."
 );
-
-/// URLs handed to the engine per call: enough for its batched lookups to
-/// overlap their cache misses, few enough to stay in cache.
-const BATCH: usize = 256;
 
 fn path_mode(raw_urls: bool) -> PathMode {
     if raw_urls {
