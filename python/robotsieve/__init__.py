@@ -219,10 +219,9 @@ class RobotsTxt:
         return {"allowed": allowed, "line": line, "rule": rule}
 
     def _field(self, user_agent: UserAgents, key: str) -> Optional[str]:
-        for _, name, value in self._native.other_fields(_tokens(user_agent)):
-            if name == key:
-                return value
-        return None
+        """The last value of ``key`` in the crawler's group (the last wins, as in Protego)."""
+        values = [value for _, name, value in self._native.other_fields(_tokens(user_agent)) if name == key]
+        return values[-1] if values else None
 
     def crawl_delay(self, user_agent: UserAgents) -> Optional[float]:
         """The ``crawl-delay`` of the crawler's group in seconds, or None
@@ -261,9 +260,9 @@ class RobotsTxt:
 
     @property
     def preferred_host(self) -> Optional[str]:
-        """The first ``host`` value of the file, or None (Google ignores it)."""
+        """The last ``host`` value of the file, as in Protego, or None (Google ignores it)."""
         hosts = self._native.unknown_fields("host")
-        return hosts[0] if hosts else None
+        return hosts[-1] if hosts else None
 
 
 def _record_line(record: dict, number: int) -> str:
