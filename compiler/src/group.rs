@@ -382,6 +382,30 @@ mod tests {
         Group::select(&robots, &Agent::parse(agent).unwrap()).decide(path.as_bytes()).allowed()
     }
 
+    /// The values of the fields other_fields finds for `agent`.
+    fn other_values(body: &str, agent: &str) -> Vec<(u32, String)> {
+        let robots = RobotsTxt::parse(body.as_bytes());
+        Group::other_fields(&robots, &Agent::parse(agent).unwrap())
+            .iter()
+            .map(|f| (f.line, String::from_utf8_lossy(f.value).into_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn other_fields_come_from_the_group_that_decides() {
+        let body = "crawl-delay: 9\nuser-agent: *\ncrawl-delay: 1\ndisallow: /x\n\
+                    user-agent: mybot\nuser-agent: other\ncrawl-delay: 2\nallow: /\nrequest-rate: 1/5\n\
+                    user-agent: mybot\nvisit-time: 0600-0700\nsitemap: https://a/s.xml\n";
+        // Both groups naming mybot are merged; the line before any group and the * group are not.
+        let expected = [(7, "2".to_string()), (9, "1/5".to_string()), (11, "0600-0700".to_string())];
+        assert_eq!(other_values(body, "mybot"), expected);
+        assert_eq!(other_values(body, "nobody"), [(3, "1".to_string())]);
+        // A group that names the crawler wins even without such fields.
+        let specific = "user-agent: *\ncrawl-delay: 1\ndisallow: /a\nuser-agent: mybot\ndisallow: /\n";
+        assert_eq!(other_values(specific, "mybot"), []);
+        assert_eq!(other_values("crawl-delay: 1\n", "mybot"), []);
+    }
+
     #[test]
     fn agent_tokens_are_validated() {
         assert!(Agent::parse("googlebot").is_ok());
