@@ -32,7 +32,9 @@ pub struct Args {
     /// The origin is the fetcher's either way.
     #[arg(long)]
     raw_urls: bool,
-    /// One JSON object per URL instead of tab-separated lines.
+    /// One JSON object per URL instead of tab-separated lines, with the
+    /// `Content-Signal` and `Content-Usage` preferences that apply to it
+    /// (`"preferences": [{"field", "lines", "values"}]`).
     #[arg(long)]
     json: bool,
     /// URLs to check; one per line on standard input when none are given
@@ -51,6 +53,8 @@ struct Line<'a> {
     rule: Option<(u32, String)>,
     /// Why, when no rule decided and there is more to say than "allowed".
     note: Option<String>,
+    /// The usage preferences that apply, when known (printed with `--json`).
+    preferences: Option<serde_json::Value>,
     url: &'a [u8],
 }
 
@@ -72,7 +76,8 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
                 Reason::NoMatch => (None, None),
                 other => (None, Some(other.to_string())),
             };
-            Line { verdict: answer.verdict, rule, note, url }
+            let preferences = Some(crate::preferences::to_json(&classifier.preferences(url, &mut scratch)));
+            Line { verdict: answer.verdict, rule, note, preferences, url }
         })?;
     } else {
         let path = args.robots.as_ref().expect("clap requires --robots or --rules");
@@ -86,7 +91,8 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             let decision = group.decide(&mode.path_of(url));
             let rule = decision.rule.map(|i| &group.rules[i]).map(|r| (r.line, r.to_string()));
             let verdict = if decision.allowed() { Verdict::Allowed } else { Verdict::Disallowed };
-            Line { verdict, rule, note: None, url }
+            let preferences = Some(crate::preferences::to_json(&group.preferences_for(&mode.path_of(url))));
+            Line { verdict, rule, note: None, preferences, url }
         })?;
     }
     out.flush().context("standard output")?;
@@ -126,7 +132,13 @@ fn for_each_url(
 
 /// The answer for a line that is no URL at all.
 fn bad_line(url: &[u8], problem: LineProblem) -> Line<'_> {
-    Line { verdict: Verdict::Invalid, rule: None, note: Some(problem.to_string()), url: line::shown(url) }
+    Line {
+        verdict: Verdict::Invalid,
+        rule: None,
+        note: Some(problem.to_string()),
+        preferences: None,
+        url: line::shown(url),
+    }
 }
 
 /// A URL as `check` prints it in text: as read, but each control byte
@@ -173,6 +185,9 @@ fn print_line(out: &mut impl Write, line: &Line<'_>, json: bool) -> Result<(), F
         if !matches!(line.verdict, Verdict::Allowed | Verdict::Disallowed) || line.note.is_some() {
             object["verdict"] = line.verdict.name().into();
             object["reason"] = line.note.clone().into();
+        }
+        if let Some(preferences) = &line.preferences {
+            object["preferences"] = preferences.clone();
         }
         writeln!(out, "{object}")
     } else {

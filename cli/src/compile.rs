@@ -15,8 +15,14 @@ use std::time::Instant;
 pub struct Args {
     /// A crawler, as its product tokens (`googlebot-news,googlebot`). Repeat
     /// for several crawlers: the artifact holds one group per origin for each.
-    #[arg(long, value_name = "TOKEN[,TOKEN...]", required = true)]
+    #[arg(long, value_name = "TOKEN[,TOKEN...]", required_unless_present = "agents_file")]
     agent: Vec<String>,
+    /// Crawlers from a file, added after any --agent: a JSON object keyed by
+    /// name (ai.robots.txt's robots.json), a JSON array, or one name a line.
+    /// A name that is not a product token is read as Google reads a
+    /// user-agent line (`AI2Bot` as `AI`), with a warning; repeats count once.
+    #[arg(long, value_name = "FILE")]
+    agents_file: Option<PathBuf>,
     /// A robots.txt file for the origin given by the matching --origin.
     #[arg(long, value_name = "FILE", requires = "origin")]
     robots: Vec<PathBuf>,
@@ -56,8 +62,15 @@ const SKIPPED_SHOWN: usize = 5;
 
 /// Runs `compile`.
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
-    let agents =
+    let mut agents =
         args.agent.iter().map(|a| Agent::parse(a).map_err(|e| fail!("--agent: {e}"))).collect::<Result<Vec<_>, _>>()?;
+    if let Some(path) = &args.agents_file {
+        for agent in crate::input::agents_file(path)? {
+            if !agents.contains(&agent) {
+                agents.push(agent);
+            }
+        }
+    }
     if args.robots.len() != args.origin.len() {
         return Err(fail!(
             "give one --origin for each --robots ({} files, {} origins)",

@@ -7,7 +7,7 @@
 use crate::failure::{fail, Context, Failure};
 use indicatif::{ProgressBar, ProgressStyle};
 use robotsieve_engine::artifact::Artifact;
-use robotsieve_engine::classify::{AgentClassifier, Scratch};
+use robotsieve_engine::classify::{AgentClassifier, FetchClass, MatrixClassifier, Scratch};
 use robotsieve_engine::filter::{Classifier, Config, Input, Outputs, PendingFile, Pipeline, Progress, Stats};
 use robotsieve_engine::url::PathMode;
 use robotsieve_engine::verdict::Verdict;
@@ -33,9 +33,19 @@ pub struct Args {
     /// The compiled artifact (`robotsieve compile`).
     #[arg(long, value_name = "FILE")]
     rules: PathBuf,
-    /// The crawler to decide for: one of the agents the artifact was compiled for.
-    #[arg(long, value_name = "TOKEN")]
-    agent: String,
+    /// The crawler to decide for: one of the agents the artifact was compiled
+    /// for. Repeat it with --matrix for several crawlers in one pass.
+    #[arg(long, value_name = "TOKEN", required_unless_present = "all_agents")]
+    agent: Vec<String>,
+    /// With --matrix: every crawler the artifact was compiled for, in its order.
+    #[arg(long, requires = "matrix", conflicts_with = "agent")]
+    all_agents: bool,
+    /// Write one row per URL here, `URL<TAB>VERDICT<TAB>VERDICT...` with one
+    /// verdict per crawler (after a header line `url<TAB>CRAWLER...`),
+    /// computed in one pass: each URL's origin is found once and every
+    /// crawler's group walked.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["allowed", "disallowed", "unknown", "invalid", "verdicts"])]
+    matrix: Option<PathBuf>,
     /// The URL list, one per line (LF or CRLF; blank lines are skipped). `-` reads
     /// standard input; a name ending in `.gz` or `.zst` is decompressed.
     #[arg(long, value_name = "FILE")]
@@ -60,6 +70,10 @@ pub struct Args {
     /// line, or why there was none.
     #[arg(long, requires = "verdicts")]
     explain: bool,
+    /// With --explain: end each reason with the `Content-Signal` and
+    /// `Content-Usage` preferences that apply to the URL, after ` | `.
+    #[arg(long, requires = "explain")]
+    explain_preferences: bool,
     /// Report URLs of origins without a robots.txt as allowed or disallowed
     /// instead of unknown: in the lists, the verdicts file and the counts.
     #[arg(long, value_name = "VERDICT", value_enum)]
@@ -96,6 +110,7 @@ fn requested_outputs(args: &Args) -> Vec<(&'static str, Option<Verdict>, &Path)>
         ("--unknown", Some(Verdict::Unknown), &args.unknown),
         ("--invalid", Some(Verdict::Invalid), &args.invalid),
         ("--verdicts", None, &args.verdicts),
+        ("--matrix", None, &args.matrix),
     ];
     all.into_iter().filter_map(|(flag, verdict, path)| Some((flag, verdict, path.as_deref()?))).collect()
 }
@@ -105,7 +120,13 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let outputs = requested_outputs(&args);
     if outputs.is_empty() && args.stats.is_none() {
         return Err(fail!(
-            "nothing to write: give at least one of --allowed, --disallowed, --unknown, --invalid, --verdicts, --stats"
+            "nothing to write: give at least one of --allowed, --disallowed, --unknown, --invalid, --verdicts, --matrix, --stats"
+        ));
+    }
+    if args.matrix.is_none() && args.agent.len() > 1 {
+        return Err(fail!(
+            "--agent given {} times: filter decides for one crawler, or for several with --matrix FILE",
+            args.agent.len()
         ));
     }
     let mut paths: Vec<(&str, &Path)> = outputs.iter().map(|&(flag, _, path)| (flag, path)).collect();
@@ -120,16 +141,60 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     }
     let mode = if args.raw_urls { PathMode::Raw } else { PathMode::Escaped };
     let artifact = Artifact::open(&args.rules).map_err(|e| fail!("{e}"))?;
-    let classifier = crate::input::agent_classifier(&artifact, &args.rules, &args.agent, mode)?;
-    filter_with(&classifier, &args, |scratches| vec![("by_robots_fetch", fetch_stats(&classifier, scratches))])?;
+    if args.matrix.is_some() {
+        let agents: Vec<usize> = if args.all_agents {
+            (0..artifact.meta().agents.len()).collect()
+        } else {
+            let mut agents = Vec::with_capacity(args.agent.len());
+            for name in &args.agent {
+                agents.push(crate::input::agent_index(&artifact, &args.rules, name)?);
+            }
+            agents
+        };
+        let classifier = MatrixClassifier::new(&artifact, agents, mode, unknown_as(&args));
+        let names: Vec<&str> = classifier.agents().iter().map(|&a| artifact.meta().agents[a].as_str()).collect();
+        let header = format!("url\t{}\n", names.join("\t"));
+        filter_with(&classifier, &args, header.as_bytes(), |scratches| {
+            let by_agent: serde_json::Map<String, serde_json::Value> = names
+                .iter()
+                .zip(classifier.counts(scratches))
+                .map(|(name, counts)| (name.to_string(), verdict_counts(&counts)))
+                .collect();
+            vec![("by_robots_fetch", fetch_json(&classifier.fetch_tallies(scratches))), ("by_agent", by_agent.into())]
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let classifier = crate::input::agent_classifier(&artifact, &args.rules, &args.agent[0], mode)?
+        .explaining_preferences(args.explain_preferences);
+    filter_with(&classifier, &args, b"", |scratches| vec![("by_robots_fetch", fetch_stats(&classifier, scratches))])?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The verdict `--unknown-as` folds unknown URLs into (`Unknown`: none).
+fn unknown_as(args: &Args) -> Verdict {
+    match args.unknown_as {
+        None => Verdict::Unknown,
+        Some(UnknownAs::Allowed) => Verdict::Allowed,
+        Some(UnknownAs::Disallowed) => Verdict::Disallowed,
+    }
+}
+
+/// `{"allowed": N, "disallowed": N, "unknown": N, "invalid": N}`.
+fn verdict_counts(counts: &[u64; 4]) -> serde_json::Value {
+    let map: serde_json::Map<String, serde_json::Value> =
+        Verdict::ALL.iter().map(|v| (v.name().to_string(), counts[v.index()].into())).collect();
+    map.into()
 }
 
 /// The `--stats` figures only the artifact's classifier has: URLs and
 /// distinct origins per robots.txt fetch result.
 fn fetch_stats(classifier: &AgentClassifier<'_>, scratches: &[Scratch]) -> serde_json::Value {
-    let classes: serde_json::Map<String, serde_json::Value> = classifier
-        .fetch_tallies(scratches)
+    fetch_json(&classifier.fetch_tallies(scratches))
+}
+
+/// `{"rules": {"urls": N, "origins": N}, ...}` of fetch tallies.
+fn fetch_json(tallies: &[(FetchClass, u64, u64)]) -> serde_json::Value {
+    let classes: serde_json::Map<String, serde_json::Value> = tallies
         .iter()
         .map(|(class, urls, origins)| {
             (class.name().to_string(), serde_json::json!({ "urls": urls, "origins": origins }))
@@ -140,7 +205,7 @@ fn fetch_stats(classifier: &AgentClassifier<'_>, scratches: &[Scratch]) -> serde
 
 /// Opens the URL list: mapped, streamed from standard input, or decompressed
 /// (a read error of a decompressed list says how far it got).
-fn open_input(path: &Path) -> Result<Input, Failure> {
+pub(crate) fn open_input(path: &Path) -> Result<Input, Failure> {
     let name = path.display().to_string();
     let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     let open = || -> Result<(Counted<File>, Position), Failure> {
@@ -218,21 +283,18 @@ impl<R: Read> Read for Positioned<R> {
 }
 
 /// Runs the pipeline with `classifier` and commits the outputs.
-/// `extra_stats` adds the classifier's own figures to `--stats`, from the
-/// scratches of the run.
+/// `matrix_header` starts the `--matrix` file. `extra_stats` adds the
+/// classifier's own figures to `--stats`, from the scratches of the run.
 fn filter_with<C: Classifier>(
     classifier: &C,
     args: &Args,
+    matrix_header: &[u8],
     extra_stats: impl FnOnce(&[C::Scratch]) -> Vec<(&'static str, serde_json::Value)>,
 ) -> Result<Stats, Failure> {
     let mut input = open_input(&args.urls)?;
     let config = Config {
         threads: args.threads.map_or(0, usize::from),
-        unknown_as: match args.unknown_as {
-            None => Verdict::Unknown,
-            Some(UnknownAs::Allowed) => Verdict::Allowed,
-            Some(UnknownAs::Disallowed) => Verdict::Disallowed,
-        },
+        unknown_as: unknown_as(args),
         explain: args.explain,
         ..Config::default()
     };
@@ -247,10 +309,14 @@ fn filter_with<C: Classifier>(
     }
     let mut stats_file = args.stats.as_deref().map(PendingFile::create).transpose().map_err(|e| fail!("{e}"))?;
     let mut outputs = Outputs::new();
-    for (file, &(_, verdict, path)) in files.iter_mut().zip(&requested) {
+    for (file, &(flag, verdict, path)) in files.iter_mut().zip(&requested) {
         let name = path.display().to_string();
         outputs = match verdict {
             Some(verdict) => outputs.list(verdict, name, file),
+            None if flag == "--matrix" => {
+                file.write_all(matrix_header).context(&name)?;
+                outputs.rows(name, file)
+            }
             None => outputs.verdicts(name, file),
         };
     }

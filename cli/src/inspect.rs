@@ -2,6 +2,7 @@
 
 use crate::failure::{fail, Failure};
 use robotsieve_engine::artifact::{Artifact, FetchKind, Section};
+use robotsieve_engine::preference::format_entries;
 use robotsieve_engine::url::OriginKey;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -131,6 +132,11 @@ fn show_origin(artifact: &Artifact, url: &str) -> Result<(), Failure> {
             }
         } else {
             println!("    (rules not kept: compile with --explain to list them)");
+        }
+        for line in artifact.preference_lines(origin, a) {
+            let number = if artifact.explains() { line.line.to_string() } else { "-".into() };
+            let path = String::from_utf8_lossy(&line.path);
+            println!("    {number:>6}: {}: {path} {}", line.field.name(), format_entries(&line.entries));
         }
     }
     Ok(())

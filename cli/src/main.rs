@@ -14,6 +14,8 @@ mod input;
 mod inspect;
 mod lint;
 mod meta;
+mod preferences;
+mod survey;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -40,6 +42,8 @@ enum Command {
     Meta(meta::Args),
     /// Explain how Google reads a robots.txt and where that differs from what was meant.
     Lint(lint::Args),
+    /// Figures for many crawlers over a frontier: shares disallowed, origins fully blocked, Content-Signal values; an SVG chart.
+    Survey(survey::Args),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +57,7 @@ fn main() -> ExitCode {
         Command::Filter(args) => filter::run(args),
         Command::Meta(args) => meta::run(args),
         Command::Lint(args) => lint::run(args),
+        Command::Survey(args) => survey::run(args),
     };
     match result {
         Ok(code) => code,

@@ -154,7 +154,38 @@ fn output_names_the_deciding_line() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         v,
-        serde_json::json!({"url": "https://example.com/b", "allowed": false, "line": 3, "rule": "disallow: /b"})
+        serde_json::json!({"url": "https://example.com/b", "allowed": false, "line": 3, "rule": "disallow: /b", "preferences": []})
+    );
+}
+
+#[test]
+fn json_names_the_preferences_that_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let robots = dir.path().join("robots.txt");
+    let body = "User-agent: *\nAllow: /\nContent-Usage: train-ai=n\nContent-Usage: /docs/ train-ai=y\nContent-Signal: ai-train=no, search=yes, ai-input=yes\nDisallow: /private\n";
+    std::fs::write(&robots, body).unwrap();
+    let out = robotsieve()
+        .args(["check", "--json", "--agent", "gptbot", "--robots"])
+        .arg(&robots)
+        .args(["https://example.com/docs/a", "https://example.com/private"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let lines: Vec<serde_json::Value> = out
+        .stdout
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    let signal = serde_json::json!({"field": "Content-Signal", "lines": [5], "values": {"ai-train": "no", "search": "yes", "ai-input": "yes"}});
+    assert_eq!(
+        lines[0]["preferences"],
+        serde_json::json!([signal, {"field": "Content-Usage", "lines": [4], "values": {"train-ai": "y"}}])
+    );
+    assert_eq!(lines[1]["allowed"], false);
+    assert_eq!(
+        lines[1]["preferences"],
+        serde_json::json!([signal, {"field": "Content-Usage", "lines": [3], "values": {"train-ai": "n"}}])
     );
 }
 
@@ -180,5 +211,73 @@ fn unreadable_files_and_bad_agents_exit_2() {
         String::from_utf8_lossy(&out.stderr).contains("not a robotsieve artifact"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `check --rules --json` (compiled with --explain) names the same
+/// preferences as `check --robots --json` for the same file; `filter
+/// --explain --explain-preferences` ends each reason with them.
+#[test]
+fn preferences_through_the_artifact_equal_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let robots = dir.path().join("robots.txt");
+    let body = "User-agent: *\nContent-Signal: ai-train=no, search=yes\nDisallow: /private\nContent-Usage: /docs/ train-ai=y\n\n\
+                User-agent: gptbot\nDisallow: /\nContent-Usage: train-ai=n\n";
+    std::fs::write(&robots, body).unwrap();
+    let rules = dir.path().join("r.rsv");
+    let out = robotsieve()
+        .args([
+            "compile",
+            "--agent",
+            "gptbot",
+            "--agent",
+            "ccbot",
+            "--explain",
+            "--origin",
+            "https://ex.com",
+            "--robots",
+        ])
+        .arg(&robots)
+        .arg("-o")
+        .arg(&rules)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let urls = ["https://ex.com/docs/a", "https://ex.com/private", "https://ex.com/"];
+    for agent in ["gptbot", "ccbot"] {
+        let json = |source: &str, path: &std::path::Path| -> Vec<serde_json::Value> {
+            let out =
+                robotsieve().args(["check", "--json", "--agent", agent, source]).arg(path).args(urls).output().unwrap();
+            assert!(out.status.success());
+            out.stdout
+                .split(|&b| b == b'\n')
+                .filter(|l| !l.is_empty())
+                .map(|l| serde_json::from_slice(l).unwrap())
+                .collect()
+        };
+        let (from_file, from_rules) = (json("--robots", &robots), json("--rules", &rules));
+        for (a, b) in from_file.iter().zip(&from_rules) {
+            assert_eq!(a["preferences"], b["preferences"], "{agent}");
+            assert_ne!(a["preferences"], serde_json::json!([]), "{agent}: {a}");
+        }
+    }
+    let list = dir.path().join("urls.txt");
+    std::fs::write(&list, urls.join("\n")).unwrap();
+    let verdicts = dir.path().join("v.tsv");
+    let out = robotsieve()
+        .args(["filter", "--agent", "ccbot", "--explain", "--explain-preferences", "--rules"])
+        .arg(&rules)
+        .arg("--urls")
+        .arg(&list)
+        .arg("--verdicts")
+        .arg(&verdicts)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(&verdicts).unwrap(),
+        "allowed\thttps://ex.com/docs/a\tno rule matched | Content-Signal (line 2): ai-train=no, search=yes; Content-Usage (line 4): train-ai=y\n\
+         disallowed\thttps://ex.com/private\t3: disallow: /private | Content-Signal (line 2): ai-train=no, search=yes\n\
+         allowed\thttps://ex.com/\tno rule matched | Content-Signal (line 2): ai-train=no, search=yes\n"
     );
 }

@@ -13,6 +13,8 @@ use crate::parse::RobotsTxt;
 use crate::writer::ArtifactWriter;
 use rayon::prelude::*;
 use robotsieve_engine::artifact::{FetchInfo, FetchKind};
+use robotsieve_engine::preference::PreferenceLine;
+use robotsieve_engine::preference_store::Selection;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -62,30 +64,47 @@ pub fn build(origins: Vec<Governing>, plan: &BuildPlan) -> (ArtifactWriter, Buil
             Robots::Unrestricted | Robots::Blocked => None,
         })
         .collect();
-    let body_groups: Vec<Vec<Group>> = bodies
+    let body_groups: Vec<Vec<Selected>> = bodies
         .par_iter()
         .map(|body| {
             let robots = RobotsTxt::parse(body);
-            plan.agents.iter().map(|agent| dedup_form(Group::select(&robots, agent), explain)).collect()
+            plan.agents
+                .iter()
+                .map(|agent| {
+                    let mut group = Group::select(&robots, agent);
+                    let mut preferences = std::mem::take(&mut group.preferences);
+                    if !explain {
+                        preferences.iter_mut().for_each(|p| p.line = 0);
+                    }
+                    let named = group.source == Source::Specific;
+                    Selected { group: dedup_form(group, explain), preferences, named }
+                })
+                .collect()
         })
         .collect();
 
     // Distinct groups, numbered in order of first use.
-    let unrestricted = Group { source: Source::Nothing, agent_lines: Vec::new(), rules: Vec::new() };
+    let unrestricted =
+        Group { source: Source::Nothing, agent_lines: Vec::new(), rules: Vec::new(), preferences: Vec::new() };
     let blocked = Group {
         source: Source::Nothing,
         agent_lines: Vec::new(),
         rules: vec![Rule { verb: Verb::Disallow, pattern: b"/".to_vec(), line: 0, index_directory: false }],
+        preferences: Vec::new(),
     };
     let mut group_ids: HashMap<&Group, u32> = HashMap::new();
     let mut groups: Vec<&Group> = Vec::new();
     let mut first_origin: Vec<usize> = Vec::new();
     let mut origin_groups: Vec<Vec<u32>> = Vec::with_capacity(origins.len());
+    let no_preferences: Vec<PreferenceLine> = Vec::new();
+    let mut preference_ids: HashMap<&Vec<PreferenceLine>, u32> = HashMap::new();
+    let mut preference_sets: Vec<Vec<PreferenceLine>> = Vec::new();
+    let mut preference_set_of: Vec<Selection> = Vec::with_capacity(origins.len() * plan.agents.len());
     for (i, (origin, body)) in origins.iter().zip(&origin_body).enumerate() {
         let ids = (0..plan.agents.len())
             .map(|a| {
                 let group = match (&origin.robots, body) {
-                    (Robots::Body(_), Some(b)) => &body_groups[*b][a],
+                    (Robots::Body(_), Some(b)) => &body_groups[*b][a].group,
                     (Robots::Blocked, _) => &blocked,
                     _ => &unrestricted,
                 };
@@ -97,6 +116,21 @@ pub fn build(origins: Vec<Governing>, plan: &BuildPlan) -> (ArtifactWriter, Buil
             })
             .collect();
         origin_groups.push(ids);
+        // The preference lines of each crawler's group, shared like groups.
+        let selected: &[Selected] = match (&origin.robots, body) {
+            (Robots::Body(_), Some(b)) => &body_groups[*b],
+            _ => &[],
+        };
+        for agent in (0..plan.agents.len()).map(|a| selected.get(a)) {
+            let (lines, named) = agent.map_or((&no_preferences, false), |s| (&s.preferences, s.named));
+            let set = (!lines.is_empty()).then(|| {
+                *preference_ids.entry(lines).or_insert_with(|| {
+                    preference_sets.push(lines.clone());
+                    (preference_sets.len() - 1) as u32
+                })
+            });
+            preference_set_of.push(Selection { set, named });
+        }
     }
 
     let compiled: Vec<(automaton::Compiled, Duration)> = groups
@@ -125,8 +159,19 @@ pub fn build(origins: Vec<Governing>, plan: &BuildPlan) -> (ArtifactWriter, Buil
     for (origin, ids) in origins.into_iter().zip(origin_groups) {
         writer.add_origin(origin.origin, fetch_info(&origin.robots, origin.provenance.status), ids);
     }
+    writer.set_preferences(preference_set_of, preference_sets);
     report.elapsed = started.elapsed();
     (writer, report)
+}
+
+/// One crawler's group of one body: in the form groups are shared in, and
+/// what the preferences section keeps beside it.
+struct Selected {
+    group: Group,
+    /// Its preference lines (line numbers 0 without explanations).
+    preferences: Vec<PreferenceLine>,
+    /// Whether a group of the body names the crawler.
+    named: bool,
 }
 
 /// What the artifact records of an origin's fetch.
@@ -143,7 +188,9 @@ pub fn fetch_info(robots: &Robots, status: u16) -> FetchInfo {
 /// lines matter, so the group is kept whole. Without, only the set of
 /// (verb, pattern) pairs decides a verdict, so the rules are sorted and
 /// deduplicated and the rest dropped: more origins share one automaton.
+/// Preferences never change a verdict, so they are no part of it either.
 fn dedup_form(mut group: Group, explain: bool) -> Group {
+    group.preferences.clear();
     if explain {
         return group;
     }

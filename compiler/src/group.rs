@@ -10,10 +10,17 @@
 //! Every group naming any of the crawler's tokens is merged into one. If any
 //! exists, the global groups are ignored, even when the merged group has no
 //! rules; otherwise the global groups are merged and used.
+//!
+//! `content-signal` and `content-usage` lines are kept with the group they
+//! are in, by the same selection (the crawler's merged group, else `*`).
+//! Google reads them as unknown fields, so they neither end a group nor
+//! change a rule: a `user-agent` line after one still joins the group.
 
 use crate::parse::{Directive, Field, RobotsTxt};
+use crate::preference;
 use robotsieve_engine::label::Label;
 use robotsieve_engine::pattern;
+use robotsieve_engine::preference::{PreferenceField, PreferenceLine};
 use std::fmt;
 
 /// One crawler, known by one or more product tokens (`googlebot-news,googlebot`).
@@ -186,6 +193,9 @@ pub struct Group {
     pub agent_lines: Vec<u32>,
     /// The rules, in file order (a derived directory rule right after its source).
     pub rules: Vec<Rule>,
+    /// The `content-signal` and `content-usage` lines, in file order (they
+    /// never change a verdict; see [`robotsieve_engine::preference`]).
+    pub preferences: Vec<PreferenceLine>,
 }
 
 /// The outcome of matching a path against a group.
@@ -210,17 +220,57 @@ impl Group {
     pub fn select(robots: &RobotsTxt<'_>, agent: &Agent) -> Group {
         let mut specific = Members::default();
         let mut global = Members::default();
-        walk_groups(robots, agent, |member, line, d| {
-            let target = if member == Member::Specific { &mut specific } else { &mut global };
+        // The state of the group being read: does it name the crawler, is it global.
+        let (mut names_agent, mut is_global) = (false, false);
+        let mut after_rule = true;
+        // The preference lines of the group being read.
+        let mut pending: Vec<PreferenceLine> = Vec::new();
+        for (line, d) in robots.directives() {
             match d.field {
-                Field::UserAgent => target.agent_lines.push(line),
+                Field::UserAgent => {
+                    if after_rule {
+                        flush(&mut pending, names_agent, is_global, &mut specific, &mut global);
+                        names_agent = false;
+                        is_global = false;
+                        after_rule = false;
+                    }
+                    match UserAgent::read(d.value) {
+                        UserAgent::Global => {
+                            is_global = true;
+                            global.agent_lines.push(line.number);
+                        }
+                        UserAgent::Token(token) => {
+                            if agent.is_named_by(token) {
+                                names_agent = true;
+                                specific.agent_lines.push(line.number);
+                            }
+                        }
+                    }
+                }
                 Field::Allow | Field::Disallow => {
+                    // Rules before any user-agent line belong to no group.
+                    if !(names_agent || is_global) {
+                        continue;
+                    }
+                    after_rule = true;
                     let verb = if d.field == Field::Allow { Verb::Allow } else { Verb::Disallow };
-                    target.push_rule(verb, d.value, line);
+                    let target = if names_agent { &mut specific } else { &mut global };
+                    target.push_rule(verb, d.value, line.number);
+                }
+                Field::ContentSignal | Field::ContentUsage => {
+                    let field = if d.field == Field::ContentSignal {
+                        PreferenceField::ContentSignal
+                    } else {
+                        PreferenceField::ContentUsage
+                    };
+                    // Which group it joins is known once the group's
+                    // user-agent lines are all read: a user-agent line may follow.
+                    pending.push(preference::read(field, line.number, d.value).0);
                 }
                 Field::Sitemap | Field::Unknown => {}
             }
-        });
+        }
+        flush(&mut pending, names_agent, is_global, &mut specific, &mut global);
         if !specific.agent_lines.is_empty() {
             specific.into_group(Source::Specific)
         } else if !global.agent_lines.is_empty() {
@@ -272,12 +322,38 @@ impl Group {
         }
         best
     }
+
+    /// The preferences that apply to a path-and-query (the form
+    /// [`Group::decide`] takes): per field, the matching lines with the
+    /// longest path, combined.
+    pub fn preferences_for(&self, path: &[u8]) -> Vec<(PreferenceField, robotsieve_engine::preference::Applied)> {
+        robotsieve_engine::preference::applicable(&self.preferences, path)
+    }
+}
+
+/// Hands the preference lines of a group that ends to the members it
+/// belongs to (none before the first user-agent line).
+fn flush(
+    pending: &mut Vec<PreferenceLine>,
+    names_agent: bool,
+    is_global: bool,
+    specific: &mut Members,
+    global: &mut Members,
+) {
+    if names_agent {
+        specific.preferences.append(pending);
+    } else if is_global {
+        global.preferences.append(pending);
+    } else {
+        pending.clear();
+    }
 }
 
 #[derive(Default)]
 struct Members {
     agent_lines: Vec<u32>,
     rules: Vec<Rule>,
+    preferences: Vec<PreferenceLine>,
 }
 
 impl Members {
@@ -295,10 +371,12 @@ impl Members {
     }
 
     fn into_group(self, source: Source) -> Group {
-        Group { source, agent_lines: self.agent_lines, rules: self.rules }
+        Group { source, agent_lines: self.agent_lines, rules: self.rules, preferences: self.preferences }
     }
 }
 
+/// Google's directory rule: an allow pattern whose last segment starts with
+/// `index.htm` also allows the directory itself, as the pattern `<dir>/$`.
 /// A field of a crawler's group that is neither a rule nor `user-agent`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OtherField<'a> {
@@ -356,7 +434,7 @@ fn walk_groups<'a>(robots: &RobotsTxt<'a>, agent: &Agent, mut visit: impl FnMut(
                 after_rule |= d.field.is_rule();
                 visit(if names_agent { Member::Specific } else { Member::Global }, line.number, d);
             }
-            Field::Sitemap => {}
+            Field::Sitemap | Field::ContentSignal | Field::ContentUsage => {}
         }
     }
 }
@@ -511,5 +589,82 @@ mod tests {
         assert!(!decide(body, "a", "/%C3%A4"));
         assert!(!decide(body, "a", "/%AA"));
         assert!(decide(body, "a", "/%aa"));
+    }
+
+    fn preferences(body: &str, agent: &str, path: &str) -> Vec<(u32, String)> {
+        let robots = RobotsTxt::parse(body.as_bytes());
+        let group = Group::select(&robots, &Agent::parse(agent).unwrap());
+        group
+            .preferences_for(path.as_bytes())
+            .into_iter()
+            .flat_map(|(field, applied)| {
+                let text =
+                    format!("{}: {}", field.name(), robotsieve_engine::preference::format_entries(&applied.entries));
+                applied.lines.into_iter().map(move |l| (l, text.clone()))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn cloudflare_published_example() {
+        let body = "User-Agent: *\nContent-Signal: ai-train=no, search=yes, ai-input=yes\nAllow: /\n";
+        let got = preferences(body, "gptbot", "/any/page");
+        assert_eq!(got, vec![(2, "Content-Signal: ai-train=no, search=yes, ai-input=yes".into())]);
+        assert!(decide(body, "gptbot", "/any/page"));
+    }
+
+    #[test]
+    fn aipref_issue_example_with_paths() {
+        let body = "User-agent: *\nAllow: /\nContent-Usage: train-ai=n\nContent-Usage: /docs/ train-ai=y\n";
+        assert_eq!(preferences(body, "a", "/docs/x"), vec![(4, "Content-Usage: train-ai=y".into())]);
+        assert_eq!(preferences(body, "a", "/blog"), vec![(3, "Content-Usage: train-ai=n".into())]);
+    }
+
+    #[test]
+    fn aipref_attach_draft_example() {
+        // draft-ietf-aipref-attach, section 3 "Example", and its table.
+        let body = "User-Agent: *\nAllow: /\nDisallow: /never/\nContent-Usage: / train-ai=n\nContent-Usage: /ai-ok/ train-ai=y\n\n\
+                    User-Agent: ExampleBot\nAllow: /\nContent-Usage: / train-ai=y\n";
+        assert_eq!(preferences(body, "other", "/test"), vec![(4, "Content-Usage: train-ai=n".into())]);
+        assert_eq!(preferences(body, "other", "/ai-ok/test"), vec![(5, "Content-Usage: train-ai=y".into())]);
+        assert!(!decide(body, "other", "/never/test"));
+        assert_eq!(preferences(body, "examplebot", "/never/test"), vec![(9, "Content-Usage: train-ai=y".into())]);
+    }
+
+    #[test]
+    fn several_lines_in_one_group_tie_and_combine() {
+        let body = "User-agent: *\nContent-Usage: / train-ai=y, search=y\nContent-Usage: / train-ai=n\nContent-Signal: search=yes\nContent-Signal: ai-train=no\n";
+        assert_eq!(
+            preferences(body, "a", "/x"),
+            vec![
+                (4, "Content-Signal: search=yes, ai-train=no".into()),
+                (5, "Content-Signal: search=yes, ai-train=no".into()),
+                (2, "Content-Usage: train-ai=n, search=y".into()),
+                (3, "Content-Usage: train-ai=n, search=y".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn preference_lines_follow_group_selection_and_merging() {
+        let body = "User-agent: *\nContent-Signal: ai-train=no\nDisallow:\n\nUser-agent: gptbot\nContent-Usage: /a train-ai=n\nDisallow: /private\n\n\
+                    User-agent: ccbot\nDisallow: /\nUser-agent: gptbot\nContent-Usage: /ab train-ai=y\n";
+        // gptbot: its two groups merged, `*` ignored.
+        assert_eq!(preferences(body, "gptbot", "/abc"), vec![(12, "Content-Usage: train-ai=y".into())]);
+        assert_eq!(preferences(body, "gptbot", "/a"), vec![(6, "Content-Usage: train-ai=n".into())]);
+        assert_eq!(preferences(body, "gptbot", "/x"), vec![]);
+        // ccbot has a group of its own without preferences; others get `*`.
+        assert_eq!(preferences(body, "ccbot", "/x"), vec![]);
+        assert_eq!(preferences(body, "other", "/x"), vec![(2, "Content-Signal: ai-train=no".into())]);
+    }
+
+    #[test]
+    fn preference_lines_do_not_end_a_group_and_need_one() {
+        // Google reads them as unknown fields: the second user-agent joins the group.
+        let body =
+            "Content-Usage: train-ai=n\nUser-agent: a\nContent-Signal: ai-train=no\nUser-agent: b\nDisallow: /x\n";
+        assert_eq!(preferences(body, "b", "/y"), vec![(3, "Content-Signal: ai-train=no".into())]);
+        assert!(!decide(body, "a", "/x"));
+        assert_eq!(preferences(body, "c", "/y"), vec![], "the line before any user-agent applies to no one");
     }
 }

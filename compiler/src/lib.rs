@@ -15,6 +15,8 @@
 //! - [`warc`]: a streaming WARC record reader and the HTTP responses inside.
 //! - [`lint`]: how Google reads a robots.txt line by line, and where that differs
 //!   from what its author evidently meant (stable finding codes).
+//! - [`preference`]: reading `Content-Signal` and `Content-Usage` values (the
+//!   lines are kept per group by [`group`]; which apply is the engine's).
 //! - [`page`]: page-level rules: robots meta tags and `X-Robots-Tag` headers, per crawler.
 //! - [`build`]: many origins' robots.txt to one artifact, parsed and compiled once per distinct body and group.
 //! - [`writer`]: laying compiled groups and origins out as one artifact file.
@@ -29,6 +31,7 @@ pub mod group;
 pub mod lint;
 pub mod page;
 pub mod parse;
+pub mod preference;
 pub mod warc;
 pub mod writer;
 

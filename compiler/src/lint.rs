@@ -16,9 +16,11 @@
 use crate::automaton::{self, Budget, BuildOptions};
 use crate::group::{Agent, Group, Rule, UserAgent, Verb};
 use crate::parse::{Field, Line, RobotsTxt, Spelling, MAX_BODY_BYTES, MAX_LINE_BYTES};
+use crate::preference::{self, Problem};
 use robotsieve_engine::dfa::DfaBuf;
 use robotsieve_engine::matcher::{MatcherBuf, PartBuf};
 use robotsieve_engine::pattern;
+use robotsieve_engine::preference::PreferenceField;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::sync::Mutex;
@@ -122,6 +124,12 @@ codes! {
         "`noindex` and similar fields in robots.txt have been ignored by Google since 2019.";
     OTHER_CRAWLER_FIELD = "other-crawler-field", Note,
         "A field other crawlers define (`host`, `clean-param`, `request-rate`, ...): Google ignores it.";
+    PREFERENCE_MALFORMED = "preference-malformed", Warning,
+        "A `Content-Signal` or `Content-Usage` value that is not `[path] key=value, ...` in its vocabulary (`train-ai=yes` for `y`, `AI-Train`, `,,`): readers may ignore it.";
+    PREFERENCE_UNKNOWN_KEY = "preference-unknown-key", Note,
+        "A `Content-Signal` or `Content-Usage` key its vocabulary does not define (or one given twice on a line): kept, but it means nothing to readers of the vocabulary.";
+    PREFERENCE_OUTSIDE_GROUP = "preference-outside-group", Warning,
+        "A `Content-Signal` or `Content-Usage` line before any user-agent line belongs to no group and applies to no crawler.";
     SITEMAP_NOT_ABSOLUTE = "sitemap-not-absolute", Warning,
         "A sitemap that is not an absolute URL: crawlers ignore it.";
     PATH_NOT_SLASH = "path-not-slash", Error,
@@ -577,7 +585,7 @@ fn local_group(group: &Group, start: usize, end: usize) -> (Group, std::ops::Ran
             line.end = rules.len();
         }
     }
-    (Group { source: group.source, agent_lines: Vec::new(), rules }, line)
+    (Group { source: group.source, agent_lines: Vec::new(), rules, preferences: Vec::new() }, line)
 }
 
 /// Compiles the local group (see [`local_group`]) in explain mode and
@@ -924,6 +932,21 @@ impl<'r, 'a> Linter<'r, 'a> {
                         );
                     }
                 }
+                Field::ContentSignal | Field::ContentUsage => {
+                    since_agent.push((line.number, String::from_utf8_lossy(d.key).to_ascii_lowercase()));
+                    if !seen_agent {
+                        self.push(
+                            PREFERENCE_OUTSIDE_GROUP,
+                            line.number,
+                            format!(
+                                "\"{}\" comes before any user-agent line: it belongs to no group and applies to no crawler",
+                                show(line_text(line))
+                            ),
+                            "put it after the `User-agent:` line of the group it is for (`User-agent: *` for every crawler)",
+                        );
+                    }
+                    self.preference(line.number, d.field, d.value);
+                }
                 Field::Unknown => {
                     since_agent.push((line.number, String::from_utf8_lossy(d.key).to_ascii_lowercase()));
                     if !self.not_text {
@@ -1027,6 +1050,74 @@ impl<'r, 'a> Linter<'r, 'a> {
                 format!("no colon after \"{key_text}\": Google accepts it, other crawlers ignore the line"),
                 format!("write `{}: value`", canonical(name)),
             );
+        }
+    }
+
+    /// Checks a `content-signal` or `content-usage` value against its syntax
+    /// and vocabulary.
+    fn preference(&mut self, number: u32, field: Field, value: &[u8]) {
+        let field =
+            if field == Field::ContentSignal { PreferenceField::ContentSignal } else { PreferenceField::ContentUsage };
+        let (yes, no) = field.yes_no();
+        let (yes, no) = (String::from_utf8_lossy(yes), String::from_utf8_lossy(no));
+        let name = field.name();
+        for problem in preference::read(field, number, value).1 {
+            let (code, message, fix) = match &problem {
+                Problem::NoPreferences => (
+                    PREFERENCE_MALFORMED,
+                    format!("{name} line with no `key=value`: it says nothing"),
+                    format!("write e.g. `{name}: {}`", if field == PreferenceField::ContentSignal { "ai-train=no" } else { "/ train-ai=n" }),
+                ),
+                Problem::PathNotSlash(path) => (
+                    PREFERENCE_MALFORMED,
+                    format!("{name} path \"{}\" does not start with `/`: it applies to no URL", show(path)),
+                    format!("write `/{}`", show(path)),
+                ),
+                Problem::EmptyMember => (
+                    PREFERENCE_MALFORMED,
+                    format!("{name} value has an empty entry (two commas in a row, or one at an end)"),
+                    "separate entries with exactly one comma".to_string(),
+                ),
+                Problem::BadKey(key) => (
+                    PREFERENCE_MALFORMED,
+                    format!("{name} key \"{}\" is not a valid key (lower case letters, digits, `_-.*`; keys are case-sensitive)", show(key)),
+                    format!("write `{}`", show(key).to_ascii_lowercase()),
+                ),
+                Problem::SpaceAroundEquals(key) => (
+                    PREFERENCE_MALFORMED,
+                    format!("white space around `=` after \"{}\": strict readers refuse the line", show(key)),
+                    format!("write `{}=value` without spaces", show(key)),
+                ),
+                Problem::BadValue { key, value } => (
+                    PREFERENCE_MALFORMED,
+                    format!("{name} value \"{}\" of \"{}\" is not a token, string or number", show(value), show(key)),
+                    format!("write `{}={yes}` or `{}={no}`", show(key), show(key)),
+                ),
+                Problem::NotYesNo { key, value } => (
+                    PREFERENCE_MALFORMED,
+                    format!(
+                        "{name} \"{}\" has the value \"{}\", which its vocabulary does not define ({name} says `{yes}` or `{no}`): it means nothing",
+                        show(key),
+                        show(value)
+                    ),
+                    format!("write `{}={yes}` or `{}={no}`", show(key), show(key)),
+                ),
+                Problem::UnknownKey(key) => (
+                    PREFERENCE_UNKNOWN_KEY,
+                    format!(
+                        "{name} key \"{}\" is not one its vocabulary defines ({}): it is kept, but means nothing to its readers",
+                        show(key),
+                        field.known_keys().join(", ")
+                    ),
+                    "check the spelling; Content-Signal and Content-Usage have different keys".to_string(),
+                ),
+                Problem::RepeatedKey(key) => (
+                    PREFERENCE_UNKNOWN_KEY,
+                    format!("{name} key \"{}\" is given twice on the line: only the last value counts", show(key)),
+                    "keep one".to_string(),
+                ),
+            };
+            self.push(code, number, message, fix);
         }
     }
 
@@ -1556,6 +1647,8 @@ fn canonical(name: &str) -> &'static str {
         "allow" => "Allow",
         "disallow" => "Disallow",
         "sitemap" => "Sitemap",
+        "content-signal" => "Content-Signal",
+        "content-usage" => "Content-Usage",
         _ => "Field",
     }
 }

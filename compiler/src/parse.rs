@@ -38,6 +38,13 @@ pub enum Field {
     Disallow,
     /// `sitemap` (also `site-map`): no effect on rules and does not end a group.
     Sitemap,
+    /// `content-signal` (exactly, in any case): Cloudflare's usage
+    /// preferences. Google reads it as an unknown field: no effect on rules,
+    /// and it does not end a group.
+    ContentSignal,
+    /// `content-usage` (exactly, in any case): the IETF aipref usage
+    /// preferences. Like `content-signal`, unknown to Google.
+    ContentUsage,
     /// Anything else (`crawl-delay`, `host`, `noindex`, ...): ignored by Google.
     Unknown,
 }
@@ -50,6 +57,8 @@ impl Field {
             Field::Allow => Some("allow"),
             Field::Disallow => Some("disallow"),
             Field::Sitemap => Some("sitemap"),
+            Field::ContentSignal => Some("content-signal"),
+            Field::ContentUsage => Some("content-usage"),
             Field::Unknown => None,
         }
     }
@@ -57,6 +66,11 @@ impl Field {
     /// Whether the field is a rule (allow or disallow).
     pub fn is_rule(self) -> bool {
         matches!(self, Field::Allow | Field::Disallow)
+    }
+
+    /// Whether the field is a usage preference (`content-signal`, `content-usage`).
+    pub fn is_preference(self) -> bool {
+        matches!(self, Field::ContentSignal | Field::ContentUsage)
     }
 }
 
@@ -241,6 +255,14 @@ fn classify(key: &[u8]) -> (Field, Spelling) {
             return (field, Spelling::Typo);
         }
     }
+    // Not Google's fields: only the exact names count, so that a misspelt
+    // one is reported as an unknown field rather than guessed at.
+    if key.eq_ignore_ascii_case(b"content-signal") {
+        return (Field::ContentSignal, Spelling::Exact);
+    }
+    if key.eq_ignore_ascii_case(b"content-usage") {
+        return (Field::ContentUsage, Spelling::Exact);
+    }
     (Field::Unknown, Spelling::Exact)
 }
 
@@ -312,6 +334,17 @@ mod tests {
                 (Unknown, Exact),
             ]
         );
+    }
+
+    #[test]
+    fn preference_fields_by_exact_name() {
+        let r = RobotsTxt::parse(
+            b"Content-Signal: search=yes\nCONTENT-USAGE: train-ai=n\ncontent-signals: x=y\ncontent-usage /a\n",
+        );
+        let got: Vec<_> = r.directives().map(|(_, d)| d.field).collect();
+        use Field::*;
+        assert_eq!(got, vec![ContentSignal, ContentUsage, Unknown, ContentUsage]);
+        assert!(ContentSignal.is_preference() && !ContentSignal.is_rule() && !Unknown.is_preference());
     }
 
     #[test]

@@ -16,6 +16,8 @@ use robotsieve_engine::artifact::{
 use robotsieve_engine::comb::{CombDfaBuf, NarrowTables};
 use robotsieve_engine::filter::PendingFile;
 use robotsieve_engine::matcher::{MatcherBuf, PartBuf};
+use robotsieve_engine::preference::PreferenceLine;
+use robotsieve_engine::preference_store::{self, Selection};
 use robotsieve_engine::url::{origin_hash, OriginKey};
 use std::collections::HashSet;
 use std::io::Write;
@@ -27,6 +29,9 @@ pub struct ArtifactWriter {
     explain: bool,
     groups: Vec<(MatcherBuf, Vec<Rule>)>,
     origins: Vec<(OriginKey, FetchInfo, Vec<u32>)>,
+    /// Per origin (in order of addition) and agent, its preference set and
+    /// whether it is named; and the distinct sets.
+    preferences: Option<(Vec<Selection>, Vec<Vec<PreferenceLine>>)>,
 }
 
 /// Why an artifact could not be written.
@@ -56,7 +61,13 @@ impl ArtifactWriter {
     /// A writer for these crawlers (each `TOKEN[,TOKEN...]`). With `explain`,
     /// the rules of every group are stored so verdicts can name their line.
     pub fn new(agents: Vec<String>, explain: bool) -> ArtifactWriter {
-        ArtifactWriter { meta: Meta { agents, build: Vec::new() }, explain, groups: Vec::new(), origins: Vec::new() }
+        ArtifactWriter {
+            meta: Meta { agents, build: Vec::new() },
+            explain,
+            groups: Vec::new(),
+            origins: Vec::new(),
+            preferences: None,
+        }
     }
 
     /// Records a piece of build information (shown by `inspect`).
@@ -75,6 +86,15 @@ impl ArtifactWriter {
     /// Adds an origin with its fetch information and one group id per agent.
     pub fn add_origin(&mut self, key: OriginKey, info: FetchInfo, groups: Vec<u32>) {
         self.origins.push((key, info, groups));
+    }
+
+    /// Sets the usage preferences and which crawlers are named:
+    /// `selections[origin * agents + agent]`, whose sets index `sets`, origins
+    /// in order of [`ArtifactWriter::add_origin`]. Without a call, or when no
+    /// entry has a set or is named, the artifact has no preferences section.
+    pub fn set_preferences(&mut self, selections: Vec<Selection>, sets: Vec<Vec<PreferenceLine>>) {
+        let any = !sets.is_empty() || selections.iter().any(|s| s.named);
+        self.preferences = any.then_some((selections, sets));
     }
 
     /// Number of origins added so far.
@@ -133,8 +153,19 @@ impl ArtifactWriter {
             (Section::Groups, self.groups.len() * GROUP_RECORD_LEN),
             (Section::Parts, part_count * PART_RECORD_LEN),
         ];
-        let mut offsets = Vec::with_capacity(sizes.len() + 1);
-        let mut at = align8(HEADER_LEN + (sizes.len() + 1) * SECTION_ENTRY_LEN);
+        let preferences = match &self.preferences {
+            Some((set_of, sets)) => {
+                if set_of.len() != self.origins.len() * agents {
+                    return Err(WriteError::BadGroup("preference sets do not match the origins and agents".into()));
+                }
+                let sets: Vec<&[PreferenceLine]> = sets.iter().map(Vec::as_slice).collect();
+                Some(preference_store::encode(set_of, self.origins.len(), agents, &sets))
+            }
+            None => None,
+        };
+        let sections = sizes.len() + 1 + usize::from(preferences.is_some());
+        let mut offsets = Vec::with_capacity(sections);
+        let mut at = align8(HEADER_LEN + sections * SECTION_ENTRY_LEN);
         for (section, len) in sizes {
             offsets.push((section, at as u64, len as u64));
             at = align8(at + len);
@@ -211,7 +242,11 @@ impl ArtifactWriter {
             part_index += matcher.parts.len() as u64;
         }
         offsets.push((Section::Tables, at as u64, tables.data.len() as u64));
-        let file_len = align8(at + tables.data.len());
+        let mut file_len = align8(at + tables.data.len());
+        if let Some(bytes) = &preferences {
+            offsets.push((Section::Preferences, file_len as u64, bytes.len() as u64));
+            file_len = align8(file_len + bytes.len());
+        }
 
         let mut out = Vec::with_capacity(file_len);
         out.extend_from_slice(&MAGIC);
@@ -228,7 +263,7 @@ impl ArtifactWriter {
             out.extend_from_slice(&off.to_ne_bytes());
             out.extend_from_slice(&len.to_ne_bytes());
         }
-        let contents: [&[u8]; 9] = [
+        let contents: Vec<&[u8]> = vec![
             meta.as_bytes(),
             bytemuck::cast_slice(&slots),
             bytemuck::cast_slice(&key_ends),
@@ -239,6 +274,7 @@ impl ArtifactWriter {
             &parts,
             &tables.data,
         ];
+        let contents: Vec<&[u8]> = contents.into_iter().chain(preferences.as_deref()).collect();
         for (bytes, &(_, off, len)) in contents.iter().zip(&offsets) {
             debug_assert_eq!((bytes.len() as u64, align8(out.len()) as u64), (len, off));
             out.resize(off as usize, 0);

@@ -283,3 +283,80 @@ fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
     }
     assert_eq!(refused_in_comb, comb.len() / 4);
 }
+
+/// Bodies with preference lines in varied groups: the artifact gives each
+/// origin and crawler the lines `Group::select` keeps (line numbers only
+/// with --explain), shares equal lists, and has no preferences section when
+/// no body has a line.
+#[test]
+fn preferences_through_the_artifact_equal_group_selection() {
+    use robotsieve_compiler::{Group, RobotsTxt};
+    use robotsieve_engine::artifact::Section;
+    let bodies = [
+        "User-Agent: *\nContent-Signal: ai-train=no, search=yes, ai-input=yes\nAllow: /\n",
+        "User-agent: *\nAllow: /\nContent-Usage: train-ai=n\nContent-Usage: /docs/ train-ai=y\n",
+        "User-agent: gptbot\nContent-Usage: / train-ai=n\nDisallow: /\n\nUser-agent: *\nDisallow: /private\n",
+        "User-agent: *\nDisallow: /x\n",
+        "Content-Signal: ai-train=no\nUser-agent: *\nDisallow:\n",
+    ];
+    let records: Vec<_> = (0..20)
+        .map(|i| (format!("https://s{i}.example/robots.txt"), bodies[i % bodies.len()].as_bytes().to_vec()))
+        .collect();
+    let agents = vec![Agent::parse("gptbot").unwrap(), Agent::parse("ccbot").unwrap()];
+    for explain in [false, true] {
+        let plan = BuildPlan { agents: agents.clone(), options: BuildOptions { explain, ..BuildOptions::default() } };
+        let bytes = build(resolve(&records), &plan).0.to_bytes().unwrap();
+        let artifact = Artifact::from_bytes(&bytes).unwrap();
+        let table = artifact.preferences().expect("a preferences section");
+        // gptbot: bodies 0, 1, 2; ccbot: bodies 0, 1 (body 2's `*` group has none).
+        assert_eq!(table.sets(), 3, "equal lists are shared");
+        for i in 0..20 {
+            let key = OriginKey::of_url(format!("https://s{i}.example/")).unwrap();
+            let origin = artifact.find_origin(key.as_bytes(), key.hash64()).unwrap();
+            let robots = RobotsTxt::parse(bodies[i % bodies.len()].as_bytes());
+            for (a, agent) in agents.iter().enumerate() {
+                let mut expected = Group::select(&robots, agent).preferences;
+                if !explain {
+                    expected.iter_mut().for_each(|p| p.line = 0);
+                }
+                assert_eq!(artifact.preference_lines(origin, a), expected, "s{i} {agent} explain={explain}");
+                let named = Group::select(&robots, agent).source == robotsieve_compiler::group::Source::Specific;
+                assert_eq!(artifact.names_agent(origin, a), named, "s{i} {agent}");
+                assert_eq!(named, i % bodies.len() == 2 && a == 0);
+            }
+        }
+    }
+    let without: Vec<_> = records.iter().filter(|(_, b)| !b.windows(7).any(|w| w == b"Content")).cloned().collect();
+    let plan = BuildPlan { agents, options: BuildOptions::default() };
+    let artifact = Artifact::from_bytes(&build(resolve(&without), &plan).0.to_bytes().unwrap()).unwrap();
+    assert!(artifact.preferences().is_none());
+    assert!(artifact.section_sizes().contains(&(Section::Preferences, 0)));
+}
+
+/// Flipped bytes inside the preferences section are caught (by the checksum,
+/// and by the section's own checks when the checksum is made to match).
+#[test]
+fn damaged_preferences_are_refused() {
+    use robotsieve_engine::artifact::{file_checksum, Section, CHECKSUM_AT};
+    let records = vec![(
+        "https://a.example/robots.txt".to_string(),
+        b"User-agent: *\nContent-Usage: /d train-ai=n\nDisallow: /x\n".to_vec(),
+    )];
+    let plan = BuildPlan { agents: vec![Agent::parse("mybot").unwrap()], options: BuildOptions::default() };
+    let bytes = build(resolve(&records), &plan).0.to_bytes().unwrap();
+    let artifact = Artifact::from_bytes(&bytes).unwrap();
+    let size = artifact.section_sizes().into_iter().find(|(s, _)| *s == Section::Preferences).unwrap().1;
+    assert!(size > 0);
+    // The section is the last one; its first 16 bytes are counts.
+    let start = bytes.len() - size.next_multiple_of(8);
+    let mut refused = 0;
+    for at in start..start + 16 {
+        let mut damaged = bytes.clone();
+        damaged[at] ^= 0x40;
+        assert!(Artifact::from_bytes(&damaged).is_err(), "flip at {at} unnoticed");
+        let sum = file_checksum(&damaged);
+        damaged[CHECKSUM_AT].copy_from_slice(&sum.to_ne_bytes());
+        refused += usize::from(Artifact::from_bytes(&damaged).is_err());
+    }
+    assert_eq!(refused, 16, "a count changed is refused even with a valid checksum");
+}

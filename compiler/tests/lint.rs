@@ -540,3 +540,50 @@ fn real_corpus_sample() {
         assert!(seen.contains(code), "{code} never seen in the sample: {seen:?}");
     }
 }
+
+#[test]
+fn preference_malformed() {
+    check(
+        "preference-malformed",
+        "User-agent: *\nContent-Signal: ai-train=n, search=yes\nContent-Usage: /docs/\nContent-Usage: train-ai=yes\nContent-Usage: Train-AI=n,,search=y\nContent-Usage: docs/ train-ai=n\nAllow: /\n",
+        &[2, 3, 4, 5, 5, 6],
+        "User-agent: *\nContent-Signal: ai-train=no, search=yes, ai-input=yes\nContent-Usage: train-ai=n\nContent-Usage: /docs/ train-ai=y, search=y, ai-use=n\nAllow: /\n",
+    );
+    assert!(message("User-agent: *\nContent-Usage: train-ai=yes\n", "preference-malformed").contains("`y` or `n`"));
+}
+
+#[test]
+fn preference_fields_are_not_unknown_fields() {
+    let published = "User-Agent: *\nContent-Signal: ai-train=no, search=yes, ai-input=yes\nAllow: /\n\nUser-agent: *\nAllow: /\nContent-Usage: train-ai=n\nContent-Usage: /docs/ train-ai=y\n";
+    assert_eq!(
+        findings(published.as_bytes())
+            .iter()
+            .filter(|f| f.code.starts_with("preference") || f.code == "unknown-field")
+            .count(),
+        0,
+        "{:#?}",
+        findings(published.as_bytes())
+    );
+    // A misspelt field name is still an unknown field.
+    assert_eq!(lines_of(b"User-agent: *\nContent-Signals: ai-train=no\n", "unknown-field"), vec![2]);
+}
+
+#[test]
+fn preference_unknown_key() {
+    check(
+        "preference-unknown-key",
+        "User-agent: *\nContent-Signal: ai-train=no, train-ai=no\nContent-Usage: train-ai=n, train-ai=y\n",
+        &[2, 3],
+        "User-agent: *\nContent-Signal: ai-train=no\nContent-Usage: train-ai=n, search=y\n",
+    );
+}
+
+#[test]
+fn preference_outside_group() {
+    check(
+        "preference-outside-group",
+        "Content-Signal: ai-train=no\nUser-agent: *\nDisallow:\n",
+        &[1],
+        "User-agent: *\nContent-Signal: ai-train=no\nDisallow:\n",
+    );
+}

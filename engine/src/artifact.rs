@@ -31,6 +31,8 @@
 //!          kind u32, stride2 u32, count u32, sinks u32, start u32, slots u32,
 //!          a u64, b u64, c u64 (see [`PartRecord`] for each kind's fields)
 //! TABLES   aligned arrays the records point into (absolute file offsets)
+//! PREFERENCES  optional: the Content-Signal and Content-Usage lines per
+//!          origin and agent, self-contained (see [`crate::preference_store`])
 //! ```
 //!
 //! A DFA part is stored dense ([`PART_DFA16`], [`PART_DFA32`]: premultiplied
@@ -55,6 +57,8 @@ use crate::comb::{Accel, CombDfa, CombTables, SlotId};
 use crate::dfa::Walker;
 use crate::dfa::{Dfa, DfaError, Transitions};
 use crate::label::Label;
+use crate::preference::PreferenceLine;
+use crate::preference_store::PreferenceTable;
 use crate::rules::{Prefilter, RuleList};
 use crate::walk::{self, Walk};
 use std::fmt;
@@ -109,11 +113,13 @@ pub enum Section {
     Parts = 8,
     /// The tables records point into.
     Tables = 9,
+    /// Usage preferences per origin and agent (optional; see [`crate::preference_store`]).
+    Preferences = 10,
 }
 
 impl Section {
     /// Every section, in file order.
-    pub const ALL: [Section; 9] = [
+    pub const ALL: [Section; 10] = [
         Section::Meta,
         Section::Slots,
         Section::KeyEnds,
@@ -123,7 +129,13 @@ impl Section {
         Section::Groups,
         Section::Parts,
         Section::Tables,
+        Section::Preferences,
     ];
+
+    /// Whether every artifact has the section (all but [`Section::Preferences`]).
+    pub fn is_required(self) -> bool {
+        self != Section::Preferences
+    }
 
     /// The section's name in messages and `inspect`.
     pub fn name(self) -> &'static str {
@@ -137,6 +149,7 @@ impl Section {
             Section::Groups => "groups",
             Section::Parts => "automaton parts",
             Section::Tables => "tables",
+            Section::Preferences => "preferences",
         }
     }
 }
@@ -503,7 +516,7 @@ impl Backing {
 }
 
 /// Where each section lies: (offset, length) indexed by `Section as usize - 1`.
-type SectionTable = [(usize, usize); 9];
+type SectionTable = [(usize, usize); 10];
 
 /// An opened, fully validated artifact.
 pub struct Artifact {
@@ -618,8 +631,8 @@ impl Artifact {
         if count > 64 || table_end > bytes.len() {
             return invalid(format!("section table of {count} entries does not fit"));
         }
-        let mut sections: SectionTable = [(0, 0); 9];
-        let mut seen = [false; 9];
+        let mut sections: SectionTable = [(0, 0); 10];
+        let mut seen = [false; 10];
         for i in 0..count {
             let e = HEADER_LEN + i * SECTION_ENTRY_LEN;
             let (kind, off, len) = (u32_at(e), u64_at(e + 8), u64_at(e + 16));
@@ -633,7 +646,7 @@ impl Artifact {
             sections[*section as usize - 1] = (off as usize, len as usize);
             seen[*section as usize - 1] = true;
         }
-        if let Some(missing) = Section::ALL.iter().find(|s| !seen[**s as usize - 1]) {
+        if let Some(missing) = Section::ALL.iter().find(|s| s.is_required() && !seen[**s as usize - 1]) {
             return invalid(format!("section {} is missing", missing.name()));
         }
         let section = |s: Section| {
@@ -682,6 +695,9 @@ impl Artifact {
         let slot_mask = slots.len() / 2 - 1;
         let parts = sections[Section::Parts as usize - 1].1 / PART_RECORD_LEN;
         let prefilters = (0..parts).map(|_| OnceLock::new()).collect();
+        if seen[Section::Preferences as usize - 1] {
+            PreferenceTable::parse(section(Section::Preferences), origins, agents).map_err(ArtifactError::Invalid)?;
+        }
         let artifact = Artifact { slot_mask, sections, meta, flags, origins, groups, backing, prefilters };
         for g in 0..groups {
             artifact.validate_group(g)?;
@@ -873,6 +889,28 @@ impl Artifact {
     /// The size of each section, for `inspect`.
     pub fn section_sizes(&self) -> Vec<(Section, usize)> {
         Section::ALL.iter().map(|&s| (s, self.sections[s as usize - 1].1)).collect()
+    }
+
+    /// The usage preferences of the artifact, if any robots.txt had preference lines.
+    pub fn preferences(&self) -> Option<PreferenceTable<'_>> {
+        let (_, len) = self.sections[Section::Preferences as usize - 1];
+        let section = self.section(Section::Preferences);
+        (len > 0).then(|| {
+            PreferenceTable::layout(section, self.origins, self.meta.agents.len()).expect("checked when opened")
+        })
+    }
+
+    /// The `Content-Signal` and `Content-Usage` lines of origin `origin`'s
+    /// group for agent `agent` (empty when it has none).
+    pub fn preference_lines(&self, origin: usize, agent: usize) -> Vec<PreferenceLine> {
+        self.preferences().and_then(|t| t.set_of(origin, agent).map(|s| t.lines(s))).unwrap_or_default()
+    }
+
+    /// Whether a group of origin `origin`'s robots.txt names agent `agent`
+    /// (its rules are its own, not those of `*`). Without a preferences
+    /// section no robots.txt of the artifact names any of its crawlers.
+    pub fn names_agent(&self, origin: usize, agent: usize) -> bool {
+        self.preferences().is_some_and(|t| t.selection(origin, agent).named)
     }
 
     /// The index of an agent given as `TOKEN[,TOKEN...]` (compared without case).

@@ -485,10 +485,15 @@ struct Output<'w> {
 ///   for every URL, plus `<TAB>REASON` when [`Config::explain`] is set. The
 ///   URL is written as read, so a URL holding a tab is still recovered as
 ///   everything between the first and (with reasons) the last tab.
+/// - The rows output ([`Outputs::rows`]) receives `URL<TAB>ROW` for every
+///   URL, where ROW is the classifier's reason as given, tabs kept (line ends
+///   become spaces): a [`crate::classify::MatrixClassifier`] gives one
+///   verdict per crawler, so that each line is a row of the matrix.
 #[derive(Default)]
 pub struct Outputs<'w> {
     lists: [Option<Output<'w>>; 4],
     verdicts: Option<Output<'w>>,
+    rows: Option<Output<'w>>,
 }
 
 impl<'w> Outputs<'w> {
@@ -509,9 +514,16 @@ impl<'w> Outputs<'w> {
         self
     }
 
+    /// Sends a `URL<TAB>ROW` line per URL to `writer` (see [`Outputs`]).
+    pub fn rows(mut self, name: impl Into<String>, writer: &'w mut dyn Write) -> Outputs<'w> {
+        self.rows = Some(Output { name: name.into(), writer });
+        self
+    }
+
     fn write_chunk(&mut self, buffers: &ChunkBuffers) -> Result<(), FilterError> {
         let lists = self.lists.iter_mut().zip(&buffers.lists);
-        for (output, bytes) in lists.chain(std::iter::once((&mut self.verdicts, &buffers.verdicts))) {
+        let others = [(&mut self.verdicts, &buffers.verdicts), (&mut self.rows, &buffers.rows)];
+        for (output, bytes) in lists.chain(others) {
             if let Some(output) = output {
                 output
                     .writer
@@ -523,7 +535,7 @@ impl<'w> Outputs<'w> {
     }
 
     fn flush(&mut self) -> Result<(), FilterError> {
-        for output in self.lists.iter_mut().chain(std::iter::once(&mut self.verdicts)).flatten() {
+        for output in self.lists.iter_mut().chain([&mut self.verdicts, &mut self.rows]).flatten() {
             output.writer.flush().map_err(|source| FilterError::Output { name: output.name.clone(), source })?;
         }
         Ok(())
@@ -841,6 +853,7 @@ pub struct Pipeline {
 struct ChunkBuffers {
     lists: [Vec<u8>; 4],
     verdicts: Vec<u8>,
+    rows: Vec<u8>,
     reasons: Reasons,
     counts: [u64; 4],
     /// The chunk's input, when it was read from a stream.
@@ -861,7 +874,9 @@ struct Wanted {
     /// Whether any list is wanted.
     any_list: bool,
     verdicts: bool,
+    /// Whether the verdicts output gets reasons.
     explain: bool,
+    rows: bool,
     unknown_as: Verdict,
 }
 
@@ -902,6 +917,7 @@ impl Pipeline {
             any_list: outputs.lists.iter().any(Option::is_some),
             verdicts: outputs.verdicts.is_some(),
             explain: self.config.explain && outputs.verdicts.is_some(),
+            rows: outputs.rows.is_some(),
             unknown_as: self.config.unknown_as,
         };
         let chunk_size = self.config.chunk_size.max(1);
@@ -1011,7 +1027,9 @@ impl ChunkBuffers {
     fn reset(&mut self, chunk_size: usize) {
         let keep = chunk_size.saturating_mul(2).saturating_add(64);
         self.reasons.clear();
-        for buf in self.lists.iter_mut().chain([&mut self.verdicts, &mut self.input, &mut self.reasons.text]) {
+        for buf in
+            self.lists.iter_mut().chain([&mut self.verdicts, &mut self.rows, &mut self.input, &mut self.reasons.text])
+        {
             buf.clear();
             buf.shrink_to(keep);
         }
@@ -1050,6 +1068,9 @@ fn classify_chunk<C: Classifier>(
     if wanted.verdicts {
         buffers.verdicts.reserve(data.len() + data.len() / 2 + 64);
     }
+    if wanted.rows {
+        buffers.rows.reserve(data.len() * 2 + 64);
+    }
     let mut batch: Vec<&[u8]> = Vec::with_capacity(BATCH);
     let mut verdicts = [Verdict::Invalid; BATCH];
     // Taken out of the buffers for the chunk, so that `record` can write to them meanwhile.
@@ -1057,7 +1078,7 @@ fn classify_chunk<C: Classifier>(
     let mut run = |batch: &mut Vec<&[u8]>, buffers: &mut ChunkBuffers| {
         let verdicts = &mut verdicts[..batch.len()];
         reasons.clear();
-        classifier.classify_batch(batch, scratch, verdicts, wanted.explain.then_some(&mut reasons));
+        classifier.classify_batch(batch, scratch, verdicts, (wanted.explain || wanted.rows).then_some(&mut reasons));
         for (i, (url, &verdict)) in batch.drain(..).zip(verdicts.iter()).enumerate() {
             record(url, verdict, wanted, buffers, reasons.get(i));
         }
@@ -1249,6 +1270,13 @@ fn record(url: &[u8], mut verdict: Verdict, wanted: Wanted, buffers: &mut ChunkB
             // still not break the line structure.
             out.extend(reason.iter().map(|&b| if matches!(b, b'\t' | b'\n' | b'\r') { b' ' } else { b }));
         }
+        out.push(b'\n');
+    }
+    if wanted.rows {
+        let out = &mut buffers.rows;
+        out.extend_from_slice(url);
+        out.push(b'\t');
+        out.extend(reason.iter().map(|&b| if matches!(b, b'\n' | b'\r') { b' ' } else { b }));
         out.push(b'\n');
     }
 }

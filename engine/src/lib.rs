@@ -15,6 +15,8 @@
 //! - [`rules`]: the per-rule fallback for rules no automaton can hold cheaply.
 //! - [`matcher`]: a compiled group: its parts, combined by rank.
 //! - [`verdict`]: the four answers for a URL.
+//! - [`preference`]: `Content-Signal` and `Content-Usage` lines, and which apply to a URL.
+//! - [`preference_store`]: the artifact's optional section of them, encoded and decoded.
 //! - [`line`]: what makes a line of a URL list no URL at all (binary, too long).
 //! - [`filter`]: the parallel pipeline that streams a URL list through a classifier.
 //! - [`artifact`]: the memory-mappable file of every origin's compiled rules.
@@ -33,6 +35,8 @@ pub mod line;
 mod mapped;
 pub mod matcher;
 pub mod pattern;
+pub mod preference;
+pub mod preference_store;
 pub mod rules;
 pub mod url;
 pub mod verdict;

@@ -1,0 +1,196 @@
+//! `filter --matrix`: one pass for several crawlers gives, URL by URL, what
+//! one `filter` run per crawler gives; on the crawl2019 list compiled from
+//! its own robots.txt files, and on a synthetic frontier (20,000 URLs here;
+//! benches/scripts/matrix.sh compares a million and measures the cost).
+
+use robotsieve_compiler::conformance::shared_dir;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn robotsieve() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_robotsieve"))
+}
+
+const AGENTS: [&str; 5] = ["gptbot", "ccbot", "claudebot", "google-extended", "googlebot"];
+
+fn run(command: &mut Command) {
+    let out = command.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Runs `filter --rules RULES --urls URLS` with `args`, then `out`'s path.
+fn filter(rules: &Path, urls: &Path, args: &[&str], out: &Path) {
+    run(robotsieve().arg("filter").arg("--rules").arg(rules).arg("--urls").arg(urls).args(args).arg(out));
+}
+
+/// Writes a corpus of every host's robots.txt as http and https records (a
+/// few hosts answer 503 or 404 instead, so that blocked and unrestricted
+/// origins are in the matrix too), compiles it for AGENTS, and returns the
+/// artifact's path.
+fn compile(dir: &Path, files: &BTreeMap<String, PathBuf>) -> PathBuf {
+    let mut records = String::new();
+    for (i, (host, file)) in files.iter().enumerate() {
+        let body = std::fs::read(file).unwrap();
+        for scheme in ["http", "https"] {
+            let url = format!("{scheme}://{host}/robots.txt");
+            let record = match i % 29 {
+                0 => serde_json::json!({"url": url, "status": 503, "body": ""}),
+                1 => serde_json::json!({"url": url, "status": 404, "body": ""}),
+                _ => {
+                    let b64 = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &body);
+                    serde_json::json!({"url": url, "status": 200, "body_b64": b64})
+                }
+            };
+            records.push_str(&format!("{record}\n"));
+        }
+    }
+    let corpus = dir.join("corpus.jsonl");
+    std::fs::write(&corpus, records).unwrap();
+    let rules = dir.join("rules.rsv");
+    let mut compile = robotsieve();
+    compile.arg("compile").arg("--corpus").arg(&corpus).arg("-o").arg(&rules);
+    for agent in AGENTS {
+        compile.args(["--agent", agent]);
+    }
+    run(&mut compile);
+    rules
+}
+
+/// Runs the matrix with `--all-agents` and with `--agent` repeated in
+/// another order, and `filter --verdicts` once per crawler, and compares
+/// them URL by URL. Returns the number of rows.
+fn matrix_equals_one_run_per_crawler(dir: &Path, rules: &Path, urls: &Path) -> usize {
+    let matrix = dir.join("matrix.tsv");
+    filter(rules, urls, &["--all-agents", "--matrix"], &matrix);
+    let text = std::fs::read_to_string(&matrix).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next().unwrap(), format!("url\t{}", AGENTS.join("\t")));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.rsplitn(AGENTS.len() + 1, '\t').collect()).collect();
+    let mut per_crawler = Vec::new();
+    for agent in AGENTS {
+        let verdicts = dir.join(format!("{agent}.tsv"));
+        filter(rules, urls, &["--agent", agent, "--verdicts"], &verdicts);
+        per_crawler.push(std::fs::read_to_string(&verdicts).unwrap());
+    }
+    let per_crawler: Vec<Vec<(&str, &str)>> =
+        per_crawler.iter().map(|t| t.lines().map(|l| l.split_once('\t').unwrap()).collect()).collect();
+    let mut by_verdict: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, row) in rows.iter().enumerate() {
+        // rsplitn: the verdicts last to first, then the URL.
+        let url = row[AGENTS.len()];
+        for (c, runs) in per_crawler.iter().enumerate() {
+            let (verdict, single_url) = runs[i];
+            assert_eq!(single_url, url, "row {i}");
+            assert_eq!(row[AGENTS.len() - 1 - c], verdict, "{url} for {}", AGENTS[c]);
+            *by_verdict.entry(verdict).or_default() += 1;
+        }
+    }
+    for runs in &per_crawler {
+        assert_eq!(runs.len(), rows.len());
+    }
+    // Every verdict occurs, and the crawlers do not all agree: the
+    // comparison is not between columns that are all the same.
+    for verdict in ["allowed", "disallowed", "unknown", "invalid"] {
+        assert!(by_verdict.get(verdict).copied().unwrap_or(0) > 0, "no {verdict} URL: {by_verdict:?}");
+    }
+    assert!(
+        rows.iter().any(|r| r[..AGENTS.len()].iter().any(|v| *v != r[0])),
+        "every crawler gave every URL the same verdict"
+    );
+
+    // --agent repeated, in another order, gives the same columns reordered.
+    let reordered = dir.join("reordered.tsv");
+    filter(rules, urls, &["--agent", "googlebot", "--agent", "gptbot", "--matrix"], &reordered);
+    let reordered = std::fs::read_to_string(&reordered).unwrap();
+    for (line, row) in reordered.lines().skip(1).zip(&rows) {
+        let cols: Vec<&str> = line.rsplitn(3, '\t').collect();
+        assert_eq!((cols[1], cols[0]), (row[0], row[AGENTS.len() - 1]), "{line}");
+    }
+    rows.len()
+}
+
+/// A few lines no robots.txt covers: unknown origins and lines that are not URLs.
+const EXTRA_LINES: &str = "https://no-robots.example/a\nnot a url\nmailto:x@example.com\n";
+
+#[test]
+fn matrix_equals_filter_per_crawler_on_crawl2019() {
+    let Some(root) = shared_dir().map(|d| d.join("realworld")).filter(|d| d.join("urls").is_dir()) else {
+        eprintln!("skipped: ../shared/realworld is absent");
+        return;
+    };
+    let list = std::fs::read_to_string(root.join("urls/crawl2019-linkgraph.tsv")).unwrap();
+    let mut files = BTreeMap::new();
+    let mut urls = String::new();
+    for line in list.lines().skip(1) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        if !cols[2].is_empty() {
+            files.entry(cols[0].to_string()).or_insert_with(|| root.join(cols[2]));
+        }
+        urls.push_str(cols[1]);
+        urls.push('\n');
+    }
+    urls.push_str(EXTRA_LINES);
+    let dir = tempfile::tempdir().unwrap();
+    let rules = compile(dir.path(), &files);
+    let list = dir.path().join("urls.txt");
+    std::fs::write(&list, urls).unwrap();
+    let rows = matrix_equals_one_run_per_crawler(dir.path(), &rules, &list);
+    eprintln!("crawl2019: {rows} rows, {} crawlers, equal to one run per crawler", AGENTS.len());
+}
+
+#[test]
+fn matrix_equals_filter_per_crawler_on_a_synthetic_frontier() {
+    let Some(root) = shared_dir().map(|d| d.join("realworld")).filter(|d| d.join("synth_frontier.py").is_file()) else {
+        eprintln!("skipped: ../shared/realworld is absent");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let made = Command::new("python3")
+        .arg(root.join("synth_frontier.py"))
+        .arg("--root")
+        .arg(&root)
+        .args(["--n", "20000", "--seed", "7"])
+        .output();
+    let made = made.expect("python3 is needed to run synth_frontier.py when ../shared is present");
+    assert!(made.status.success(), "synth_frontier.py: {}", String::from_utf8_lossy(&made.stderr));
+    let text = String::from_utf8(made.stdout).unwrap();
+    let mut files = BTreeMap::new();
+    let mut urls = String::new();
+    for line in text.lines().skip(1) {
+        let (host, rest) = line.split_once('\t').unwrap();
+        let url = rest.rsplit_once('\t').unwrap().0;
+        let file = root.join("robots").join(format!("{host}.txt"));
+        if file.is_file() {
+            files.entry(host.to_string()).or_insert(file);
+        }
+        urls.push_str(url);
+        urls.push('\n');
+    }
+    urls.push_str(EXTRA_LINES);
+    let rules = compile(dir.path(), &files);
+    let list = dir.path().join("urls.txt");
+    std::fs::write(&list, urls).unwrap();
+    let rows = matrix_equals_one_run_per_crawler(dir.path(), &rules, &list);
+    assert!(rows > 20_000);
+    eprintln!("synthetic frontier: {rows} rows over {} hosts, equal to one run per crawler", files.len());
+}
+
+#[test]
+fn repeated_agent_without_matrix_is_an_error() {
+    let out = robotsieve()
+        .args(["filter", "--rules", "x.rsv", "--urls", "u.txt", "--agent", "a", "--agent", "b", "--stats", "s.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--agent given 2 times"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = robotsieve()
+        .args(["filter", "--rules", "x.rsv", "--urls", "u.txt", "--all-agents", "--stats", "s.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -1,0 +1,161 @@
+//! `robotsieve survey`: the figures of a small frontier worked out by hand,
+//! the agents file read as Google reads user-agent lines, the SVG chart, and
+//! the per-crawler counts against `filter --matrix --stats`.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn robotsieve() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_robotsieve"))
+}
+
+fn ok(out: Output) -> Output {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+/// a.com: `*` carries preferences and disallows /private; gptbot's own group
+/// disallows everything. b.com: `*` disallows everything. c.com: a group
+/// named `AI` disallows /x. d.com answered 503.
+fn setup(dir: &Path) {
+    let files = [
+        ("a.txt", "User-agent: *\nContent-Signal: ai-train=no, search=yes\nDisallow: /private\nContent-Usage: /docs/ train-ai=y\n\nUser-agent: gptbot\nDisallow: /\nContent-Usage: train-ai=n\n"),
+        ("b.txt", "User-agent: *\nDisallow: /\n"),
+        ("c.txt", "User-agent: AI\nDisallow: /x\n"),
+    ];
+    for (name, body) in files {
+        std::fs::write(dir.join(name), body).unwrap();
+    }
+    std::fs::write(dir.join("d.jsonl"), "{\"url\": \"https://d.com/robots.txt\", \"status\": 503, \"body\": \"\"}\n")
+        .unwrap();
+    std::fs::write(
+        dir.join("agents.json"),
+        r#"{"GPTBot": {}, "AI2Bot": {}, "Ai2Bot-Dolma": {}, "Kangaroo Bot": {}, "CCBot": {}}"#,
+    )
+    .unwrap();
+    let urls = "https://a.com/docs/x\nhttps://a.com/private\nhttps://a.com/\nhttps://b.com/\nhttps://c.com/x\nhttps://d.com/\nhttps://zz.com/\nbad\n";
+    std::fs::write(dir.join("urls.txt"), urls).unwrap();
+    let out = ok(robotsieve()
+        .current_dir(dir)
+        .args(["compile", "--agents-file", "agents.json", "--corpus", "d.jsonl", "-o", "s.rsv"])
+        .args(["--robots", "a.txt", "--origin", "https://a.com", "--robots", "b.txt", "--origin", "https://b.com"])
+        .args(["--robots", "c.txt", "--origin", "https://c.com"])
+        .output()
+        .unwrap());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for warned in ["\"AI2Bot\"", "\"Kangaroo Bot\"", "\"Ai2Bot-Dolma\" reads as \"Ai\", already listed"] {
+        assert!(stderr.contains(warned), "{warned}: {stderr}");
+    }
+}
+
+#[test]
+fn figures_of_a_small_frontier() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let out = ok(robotsieve()
+        .current_dir(dir.path())
+        .args([
+            "survey",
+            "--rules",
+            "s.rsv",
+            "--urls",
+            "urls.txt",
+            "--agents-file",
+            "agents.json",
+            "--json",
+            "-o",
+            "s.json",
+        ])
+        .args(["--plot", "s.svg"])
+        .output()
+        .unwrap());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("\"Kangaroo Bot\" is not a product token"));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("s.json")).unwrap()).unwrap();
+    assert_eq!((doc["urls"].as_u64(), doc["urls_with_robots"].as_u64()), (Some(8), Some(6)));
+    assert_eq!(
+        (doc["urls_unknown"].as_u64(), doc["urls_invalid"].as_u64(), doc["origins_reached"].as_u64()),
+        (Some(1), Some(1), Some(4))
+    );
+    let agents: Vec<&str> = doc["agents"].as_array().unwrap().iter().map(|a| a["agent"].as_str().unwrap()).collect();
+    assert_eq!(agents, ["ai", "ccbot", "gptbot", "kangaroo"], "names read as Google reads them, repeats once");
+    let agent = |name: &str| doc["agents"].as_array().unwrap().iter().find(|a| a["agent"] == name).unwrap().clone();
+    let gptbot = agent("gptbot");
+    // gptbot: a.com (3 URLs, own group disallows /), b.com (* disallows /), c.com allowed, d.com blocked.
+    assert_eq!(gptbot["urls"]["disallowed"], 5);
+    assert_eq!(gptbot["urls"]["allowed"], 1);
+    assert_eq!(
+        gptbot["origins_fully_blocked"],
+        serde_json::json!({"by_name": 1, "only_by_star": 1, "by_fetch_result": 1})
+    );
+    let ai = agent("ai");
+    // ai: named on c.com but only /x is disallowed; a.com's `*` disallows /private.
+    assert_eq!(ai["origins_fully_blocked"], serde_json::json!({"by_name": 0, "only_by_star": 1, "by_fetch_result": 1}));
+    assert_eq!(ai["origins_with_disallowed_url"], 4);
+    assert_eq!(ai["urls"]["disallowed"], 4);
+    let ccbot = agent("ccbot");
+    assert_eq!(ccbot["origins_with_disallowed_url"], 3);
+    let prefs: Vec<(String, u64, u64)> = doc["preferences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                format!(
+                    "{}: {}={}",
+                    p["field"].as_str().unwrap(),
+                    p["key"].as_str().unwrap(),
+                    p["value"].as_str().unwrap()
+                ),
+                p["origins"].as_u64().unwrap(),
+                p["urls"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        prefs,
+        [
+            ("Content-Signal: ai-train=no".to_string(), 1, 3),
+            ("Content-Signal: search=yes".to_string(), 1, 3),
+            ("Content-Usage: train-ai=n".to_string(), 1, 3),
+            ("Content-Usage: train-ai=y".to_string(), 1, 1),
+        ]
+    );
+    let svg = std::fs::read_to_string(dir.path().join("s.svg")).unwrap();
+    assert!(svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"));
+    assert_eq!(svg.matches("<text").count(), svg.matches("</text>").count());
+    for label in ["gptbot", "kangaroo", "Content-Signal: ai-train=no", "1 by name, 1 by *, 1 by fetch"] {
+        assert!(svg.contains(label), "{label} missing from the chart");
+    }
+}
+
+#[test]
+fn survey_counts_equal_the_matrix() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    ok(robotsieve()
+        .current_dir(dir.path())
+        .args(["survey", "--rules", "s.rsv", "--urls", "urls.txt", "--json", "-o", "s.json"])
+        .output()
+        .unwrap());
+    ok(robotsieve()
+        .current_dir(dir.path())
+        .args([
+            "filter",
+            "--rules",
+            "s.rsv",
+            "--urls",
+            "urls.txt",
+            "--all-agents",
+            "--matrix",
+            "m.tsv",
+            "--stats",
+            "m.json",
+        ])
+        .output()
+        .unwrap());
+    let survey: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("s.json")).unwrap()).unwrap();
+    let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("m.json")).unwrap()).unwrap();
+    for a in survey["agents"].as_array().unwrap() {
+        assert_eq!(a["urls"], stats["by_agent"][a["agent"].as_str().unwrap()], "{}", a["agent"]);
+    }
+}
