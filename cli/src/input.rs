@@ -101,11 +101,5 @@ pub fn agent_classifier<'a>(
 /// The number of `agent` in the artifact at `path`, or why it has none.
 pub fn agent_index(artifact: &ShardSet, path: &Path, agent: &str) -> Result<usize, Failure> {
     let agent = Agent::parse(agent).map_err(|e| fail!("--agent: {e}"))?;
-    artifact.agent_index(&agent.to_string()).ok_or_else(|| {
-        fail!(
-            "{}: built for {}, not for {agent}: compile with --agent {agent}",
-            path.display(),
-            artifact.meta().agents.join(" and ")
-        )
-    })
+    artifact.find_agent(&agent.to_string()).map_err(|e| fail!("{}: {e}", path.display()))
 }

@@ -16,7 +16,7 @@
 //! Google reads them as unknown fields, so they neither end a group nor
 //! change a rule: a `user-agent` line after one still joins the group.
 
-use crate::parse::{Field, RobotsTxt};
+use crate::parse::{Directive, Field, RobotsTxt};
 use crate::preference;
 use robotsieve_engine::label::Label;
 use robotsieve_engine::pattern;
@@ -280,6 +280,32 @@ impl Group {
         }
     }
 
+    /// The fields Google ignores (`crawl-delay`, `request-rate`,
+    /// `visit-time`, ...) written in the groups that [`Group::select`] picks
+    /// for `agent`, in file order: what a binding needs to answer Protego's
+    /// `crawl_delay` for the same group whose rules decide.
+    pub fn other_fields<'a>(robots: &RobotsTxt<'a>, agent: &Agent) -> Vec<OtherField<'a>> {
+        let (mut specific, mut global) = (Vec::new(), Vec::new());
+        let (mut names_agent, mut has_global) = (false, false);
+        walk_groups(robots, agent, |member, line, d| {
+            let (seen, fields) = if member == Member::Specific {
+                (&mut names_agent, &mut specific)
+            } else {
+                (&mut has_global, &mut global)
+            };
+            match d.field {
+                Field::UserAgent => *seen = true,
+                Field::Unknown => fields.push(OtherField { line, key: d.key, value: d.value }),
+                _ => {}
+            }
+        });
+        if names_agent {
+            specific
+        } else {
+            global
+        }
+    }
+
     /// The straightforward per-rule matcher: tries every rule. This is the
     /// oracle every faster matcher is tested against.
     ///
@@ -351,6 +377,70 @@ impl Members {
 
 /// Google's directory rule: an allow pattern whose last segment starts with
 /// `index.htm` also allows the directory itself, as the pattern `<dir>/$`.
+/// A field of a crawler's group that is neither a rule nor `user-agent`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OtherField<'a> {
+    /// Its robots.txt line.
+    pub line: u32,
+    /// The key as written (`Crawl-delay`).
+    pub key: &'a [u8],
+    /// The value as written.
+    pub value: &'a [u8],
+}
+
+/// Which of the merged groups a line belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Member {
+    /// A group that names the crawler (it also wins when the group names `*` too).
+    Specific,
+    /// A `*` group.
+    Global,
+}
+
+/// Reads the groups of `robots` as Google does and hands every line that
+/// belongs to a group naming `agent` or `*` to `visit`: the `user-agent`
+/// lines that name them, and the rules and unknown fields that follow.
+/// Only a rule ends a run of `user-agent` lines.
+fn walk_groups<'a>(robots: &RobotsTxt<'a>, agent: &Agent, mut visit: impl FnMut(Member, u32, &Directive<'a>)) {
+    // The state of the group being read: does it name the crawler, is it global.
+    let (mut names_agent, mut is_global) = (false, false);
+    let mut after_rule = true;
+    for (line, d) in robots.directives() {
+        match d.field {
+            Field::UserAgent => {
+                if after_rule {
+                    names_agent = false;
+                    is_global = false;
+                    after_rule = false;
+                }
+                match UserAgent::read(d.value) {
+                    UserAgent::Global => {
+                        is_global = true;
+                        visit(Member::Global, line.number, d);
+                    }
+                    UserAgent::Token(token) => {
+                        if agent.is_named_by(token) {
+                            names_agent = true;
+                            visit(Member::Specific, line.number, d);
+                        }
+                    }
+                }
+            }
+            Field::Allow | Field::Disallow | Field::Unknown => {
+                // Rules before any user-agent line belong to no group.
+                if !(names_agent || is_global) {
+                    continue;
+                }
+                after_rule |= d.field.is_rule();
+                visit(if names_agent { Member::Specific } else { Member::Global }, line.number, d);
+            }
+            Field::Sitemap | Field::ContentSignal | Field::ContentUsage => {}
+        }
+    }
+}
+
+/// Google's directory rule: an allow pattern whose last segment starts with
+/// `index.htm` also allows the directory itself, as the pattern `<dir>/$`.
 fn index_directory(pattern: &[u8]) -> Option<Vec<u8>> {
     let slash = pattern.iter().rposition(|&b| b == b'/')?;
     if !pattern[slash..].starts_with(b"/index.htm") {
@@ -368,6 +458,30 @@ mod tests {
     fn decide(body: &str, agent: &str, path: &str) -> bool {
         let robots = RobotsTxt::parse(body.as_bytes());
         Group::select(&robots, &Agent::parse(agent).unwrap()).decide(path.as_bytes()).allowed()
+    }
+
+    /// The values of the fields other_fields finds for `agent`.
+    fn other_values(body: &str, agent: &str) -> Vec<(u32, String)> {
+        let robots = RobotsTxt::parse(body.as_bytes());
+        Group::other_fields(&robots, &Agent::parse(agent).unwrap())
+            .iter()
+            .map(|f| (f.line, String::from_utf8_lossy(f.value).into_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn other_fields_come_from_the_group_that_decides() {
+        let body = "crawl-delay: 9\nuser-agent: *\ncrawl-delay: 1\ndisallow: /x\n\
+                    user-agent: mybot\nuser-agent: other\ncrawl-delay: 2\nallow: /\nrequest-rate: 1/5\n\
+                    user-agent: mybot\nvisit-time: 0600-0700\nsitemap: https://a/s.xml\n";
+        // Both groups naming mybot are merged; the line before any group and the * group are not.
+        let expected = [(7, "2".to_string()), (9, "1/5".to_string()), (11, "0600-0700".to_string())];
+        assert_eq!(other_values(body, "mybot"), expected);
+        assert_eq!(other_values(body, "nobody"), [(3, "1".to_string())]);
+        // A group that names the crawler wins even without such fields.
+        let specific = "user-agent: *\ncrawl-delay: 1\ndisallow: /a\nuser-agent: mybot\ndisallow: /\n";
+        assert_eq!(other_values(specific, "mybot"), []);
+        assert_eq!(other_values("crawl-delay: 1\n", "mybot"), []);
     }
 
     #[test]

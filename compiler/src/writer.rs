@@ -336,8 +336,15 @@ impl ArtifactWriter {
 
     /// Appends a group blob made by `format::encode_group` and returns its id.
     pub fn add_group(&mut self, blob: &[u8]) -> Result<u32, WriteError> {
-        let name = self.name.clone();
-        self.append_group(blob).map_err(|e| e.named(&name))
+        self.naming_the_output(|w| w.append_group(blob))
+    }
+
+    /// Runs a step of writing; its I/O errors name the output.
+    fn naming_the_output<T>(
+        &mut self,
+        step: impl FnOnce(&mut ArtifactWriter) -> Result<T, WriteError>,
+    ) -> Result<T, WriteError> {
+        step(self).map_err(|e| e.named(&self.name))
     }
 
     fn append_group(&mut self, blob: &[u8]) -> Result<u32, WriteError> {
@@ -359,8 +366,7 @@ impl ArtifactWriter {
     /// `Content-Usage` lines of a robots.txt) and returns its id, for
     /// [`ArtifactWriter::add_origin_with_preferences`].
     pub fn add_preference_set(&mut self, lines: &[PreferenceLine]) -> Result<u32, WriteError> {
-        let name = self.name.clone();
-        self.append_preference_set(lines).map_err(|e| e.named(&name))
+        self.naming_the_output(|w| w.append_preference_set(lines))
     }
 
     fn append_preference_set(&mut self, lines: &[PreferenceLine]) -> Result<u32, WriteError> {
@@ -399,8 +405,7 @@ impl ArtifactWriter {
         groups: &[u32],
         selections: &[Selection],
     ) -> Result<(), WriteError> {
-        let name = self.name.clone();
-        self.append_origin(key, info, groups, selections).map_err(|e| e.named(&name))
+        self.naming_the_output(|w| w.append_origin(key, info, groups, selections))
     }
 
     fn append_origin(

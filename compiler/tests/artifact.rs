@@ -385,3 +385,29 @@ fn damaged_preferences_are_refused() {
     }
     assert_eq!(refused, 16, "a count changed is refused even with valid checksums");
 }
+
+/// A group blob of an artifact built without `--explain` that claims an
+/// explanation table (count 1, at an offset near `u32::MAX`, past the file,
+/// or at 0) is refused at open, checksums or not: `rule` would read any
+/// group's table (found by the `artifact_file` fuzz target on format 3,
+/// fuzz/regressions/artifact_file/; format 4 refuses any explanation table
+/// in an artifact without explanations).
+#[test]
+fn explanation_tables_out_of_range_are_refused_without_explain_too() {
+    use robotsieve_engine::format::{reseal, GroupHead, GROUPS_START};
+    let bytes = sample_bytes(false);
+    let artifact = Artifact::from_bytes(&bytes).unwrap();
+    assert!(!artifact.explains() && artifact.groups() > 0);
+    let mut blob = GROUPS_START;
+    for group in 0..artifact.groups() {
+        let head = GroupHead::decode(&bytes[blob..]);
+        for off in [u32::MAX - 8, bytes.len() as u32, 0] {
+            let mut damaged = bytes.clone();
+            GroupHead { explain_count: 1, explain_off: off, ..head }.encode(&mut damaged[blob..]);
+            reseal(&mut damaged);
+            let err = Artifact::from_bytes(&damaged).expect_err("an explanation table out of range was accepted");
+            assert!(err.to_string().contains("explanation"), "group {group}, offset {off}: {err}");
+        }
+        blob += head.len as usize;
+    }
+}

@@ -5,15 +5,11 @@
 
 use proptest::prelude::*;
 use rayon::prelude::*;
-use robotsieve_compiler::automaton::{compile, Budget, BuildOptions, Compiled, PartKind};
+use robotsieve_compiler::automaton::{compile, Budget, BuildOptions, PartKind};
 use robotsieve_compiler::conformance::{check_verdict_file, shared_dir};
 use robotsieve_compiler::{Agent, Group, RobotsTxt};
-use robotsieve_engine::comb::{CombDfa, CombDfaBuf};
-use robotsieve_engine::matcher::PartBuf;
 use robotsieve_engine::pattern;
-
-/// A budget so small that almost every group is split.
-const TINY: Budget = Budget { max_states: 6, max_work: 120 };
+use robotsieve_testkit::differential::{assert_agrees, disagreements, paths_for_group, Rng, TINY};
 
 fn options(explain: bool, budget: Budget) -> BuildOptions {
     BuildOptions { explain, budget }
@@ -22,137 +18,6 @@ fn options(explain: bool, budget: Budget) -> BuildOptions {
 /// Every way we compile in the differential tests.
 fn all_options() -> [BuildOptions; 4] {
     [options(false, Budget::default()), options(true, Budget::default()), options(false, TINY), options(true, TINY)]
-}
-
-/// Compiles `group` and checks every path against the oracle; returns the
-/// disagreements (described). Also checks that every automaton part, made
-/// into a comb table, 32-bit and 16-bit (as the artifact writer may store
-/// it), scans the same.
-fn disagreements(group: &Group, compiled: &Compiled, explain: bool, paths: &[Vec<u8>]) -> Vec<String> {
-    let matcher = compiled.matcher.matcher().expect("the builder makes valid tables");
-    let mut out = Vec::new();
-    for (i, part) in compiled.matcher.parts.iter().enumerate() {
-        let PartBuf::Dfa(dense) = part else { continue };
-        let comb = CombDfaBuf::from_dense(dense);
-        // The 16-bit form too, when it fits (the artifact stores that one then).
-        let narrow = comb.narrow();
-        let narrow = narrow
-            .as_ref()
-            .map(|n| CombDfa::new(comb.tables(&n.rows, &n.slots, &[])).expect("narrow tables are valid"));
-        let (dense, comb) = (dense.as_dfa().unwrap(), comb.as_comb().expect("from_dense makes valid tables"));
-        for path in paths {
-            let want = dense.scan(path);
-            if comb.scan(path) != want || narrow.is_some_and(|n| n.scan(path) != want) {
-                out.push(format!("part {i}, path {:?}: comb table scans differently", String::from_utf8_lossy(path)));
-            }
-        }
-    }
-    for path in paths {
-        let want = group.decide(path);
-        let got = matcher.decide(path);
-        let rule_ok = !explain || got.rule == want.rule.map(|r| r as u32);
-        if got.label != want.label || got.allowed() != want.allowed() || !rule_ok {
-            out.push(format!(
-                "path {:?}: oracle {:?} (rule {:?}), compiled {:?} (rule {:?}, rank {}); {}",
-                String::from_utf8_lossy(path),
-                want.label,
-                want.rule,
-                got.label,
-                got.rule,
-                got.rank,
-                compiled.stats
-            ));
-        }
-    }
-    out
-}
-
-fn assert_agrees(group: &Group, opts: &BuildOptions, paths: &[Vec<u8>]) -> Compiled {
-    let compiled = compile(group, opts);
-    let bad = disagreements(group, &compiled, opts.explain, paths);
-    assert!(
-        bad.is_empty(),
-        "{} of {} paths disagree ({opts:?}):\n{}",
-        bad.len(),
-        paths.len(),
-        bad[..bad.len().min(10)].join("\n")
-    );
-    compiled
-}
-
-/// A small deterministic generator (xorshift), so path sampling is repeatable.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len())]
-    }
-}
-
-const FILLS: &[&[u8]] = &[b"", b"x", b"/", b"a/b", b".html", b"?q=1", b"%2F", b"index.html", b"$", b"*"];
-
-/// Paths built from a pattern: stars filled in, the `$` honoured or broken,
-/// and near misses (a byte dropped, case flipped, an escape flipped).
-fn paths_from_pattern(pattern: &[u8], rng: &mut Rng, out: &mut Vec<Vec<u8>>) {
-    let (body, anchored) = pattern::split_anchor(pattern);
-    let mut filled = Vec::new();
-    for &b in body {
-        if b == b'*' {
-            filled.extend_from_slice(rng.pick(FILLS));
-        } else {
-            filled.push(b);
-        }
-    }
-    out.push(filled.clone());
-    let mut longer = filled.clone();
-    longer.extend_from_slice(rng.pick(FILLS));
-    if !anchored || rng.below(2) == 0 {
-        longer.extend_from_slice(rng.pick(FILLS));
-    }
-    out.push(longer);
-    let mut near = filled.clone();
-    if !near.is_empty() {
-        let at = rng.below(near.len());
-        match rng.below(4) {
-            0 => {
-                near.remove(at);
-            }
-            1 => {
-                near[at] = if near[at].is_ascii_lowercase() {
-                    near[at].to_ascii_uppercase()
-                } else {
-                    near[at].to_ascii_lowercase()
-                }
-            }
-            2 => near.insert(at, rng.pick(b"/a%*$")),
-            _ => near.truncate(at),
-        }
-    }
-    out.push(near);
-}
-
-/// Paths for a whole group: from a sample of its rules, plus a few fixed ones.
-fn paths_for_group(group: &Group, per_group: usize, rng: &mut Rng) -> Vec<Vec<u8>> {
-    let mut paths: Vec<Vec<u8>> =
-        [b"/".as_slice(), b"", b"/index.html", b"/robots.txt", b"/a?b=c"].iter().map(|p| p.to_vec()).collect();
-    if !group.rules.is_empty() {
-        for _ in 0..per_group {
-            let rule = &group.rules[rng.below(group.rules.len())];
-            paths_from_pattern(&rule.pattern, rng, &mut paths);
-        }
-    }
-    paths
 }
 
 // ---------------------------------------------------------------- generated files

@@ -58,6 +58,24 @@ impl fmt::Display for ArtifactError {
 
 impl std::error::Error for ArtifactError {}
 
+/// An agent the artifact was not compiled for ([`Artifact::find_agent`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownAgent {
+    /// The agent asked for.
+    pub agent: String,
+    /// The agents the artifact was compiled for.
+    pub built_for: Vec<String>,
+}
+
+impl fmt::Display for UnknownAgent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let agent = &self.agent;
+        write!(f, "built for {}, not for {agent}: compile with --agent {agent}", self.built_for.join(" and "))
+    }
+}
+
+impl std::error::Error for UnknownAgent {}
+
 fn invalid<T>(msg: impl Into<String>) -> Result<T, ArtifactError> {
     Err(ArtifactError::Invalid(msg.into()))
 }
@@ -567,6 +585,14 @@ impl Artifact {
     /// The index of an agent given as `TOKEN[,TOKEN...]` (compared without case).
     pub fn agent_index(&self, agent: &str) -> Option<usize> {
         self.meta.agents.iter().position(|a| a.eq_ignore_ascii_case(agent))
+    }
+
+    /// The index of the crawler `agent` (`TOKEN[,TOKEN...]`, as compiled),
+    /// or an error that names the agents the artifact was built for: the one
+    /// agent lookup of the command line and the bindings.
+    pub fn find_agent(&self, agent: &str) -> Result<usize, UnknownAgent> {
+        self.agent_index(agent)
+            .ok_or_else(|| UnknownAgent { agent: agent.to_string(), built_for: self.meta.agents.clone() })
     }
 
     /// The origin number of a canonical origin key, if the artifact has it.

@@ -15,7 +15,9 @@
 //! A set answers as the one artifact of the same corpus would: origin and
 //! group numbers of the set are the shards' numbers laid end to end.
 
-use crate::artifact::{Artifact, ArtifactError, ExplainedRule, FetchInfo, GroupOutcome, GroupStats, Meta};
+use crate::artifact::{
+    Artifact, ArtifactError, ExplainedRule, FetchInfo, GroupOutcome, GroupStats, Meta, UnknownAgent,
+};
 use crate::preference::PreferenceLine;
 use crate::url::{origin_hash, OriginKey, UrlError};
 use std::path::{Path, PathBuf};
@@ -226,6 +228,12 @@ impl ShardSet {
     /// The index of an agent given as `TOKEN[,TOKEN...]`.
     pub fn agent_index(&self, agent: &str) -> Option<usize> {
         self.shards[0].agent_index(agent)
+    }
+
+    /// [`Artifact::find_agent`]: the agent's index, or an error naming the
+    /// agents the set was built for.
+    pub fn find_agent(&self, agent: &str) -> Result<usize, UnknownAgent> {
+        self.shards[0].find_agent(agent)
     }
 
     /// The shard an origin of this `origin_hash` lives in.

@@ -6,12 +6,18 @@
 //!   folder fails the run: a green CI must never mean "skipped".
 //! - The differential checks that fuzz targets run on fuzzed input and that
 //!   the replay tests run on the fuzzers' corpora and the seeds from
-//!   `shared/`, so that one definition of "correct" serves both.
+//!   `shared/`, so that one definition of "correct" serves both:
+//!   [`differential`] (the compiled matcher against the per-rule oracle) and
+//!   [`fuzz_checks`] (one check per fuzz target of `fuzz/`), with their
+//!   [`seeds`] made from `shared/`.
 //! - [`url_oracle`]: robotsieve's URL parser against the `url` crate, and its
 //!   fast path against its complete parser.
 
 use std::path::PathBuf;
 
+pub mod differential;
+pub mod fuzz_checks;
+pub mod seeds;
 pub mod url_oracle;
 
 /// The `shared/` folder beside the repository: `$ROBOTSIEVE_SHARED` if set,

@@ -1,0 +1,318 @@
+"""robotsieve: robots.txt at crawl-frontier scale, from Python.
+
+- :class:`Artifact` opens a compiled artifact (``robotsieve compile``, or
+  :func:`compile`) memory-mapped and classifies Arrow arrays of URLs, zero-copy,
+  into a ``pyarrow.RecordBatch`` of verdicts.
+- :class:`RobotsTxt` is one robots.txt with Protego's method names and
+  Google's semantics for the verdicts.
+- :func:`compile` turns fetch records (dicts or an Arrow table) into an artifact.
+
+Every error is a :class:`RobotsieveError` with the engine's message.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import json
+import os
+import re
+from collections import namedtuple
+from typing import Any, Iterable, List, Optional, Sequence, Union
+
+import pyarrow as pa
+
+from . import _native
+from ._native import AgentError, ArtifactError, CorpusError, RobotsieveError, product_token
+
+__all__ = [
+    "Artifact",
+    "RobotsTxt",
+    "compile",
+    "product_token",
+    "RobotsieveError",
+    "ArtifactError",
+    "AgentError",
+    "CorpusError",
+    "VERDICTS",
+    "RequestRate",
+    "VisitTime",
+]
+
+#: The verdicts, in the order of the verdict column's dictionary.
+VERDICTS: List[str] = list(_native.VERDICTS)
+_VERDICT_DICTIONARY = pa.array(VERDICTS, pa.string())
+
+#: The schema of :meth:`Artifact.classify`'s batches.
+SCHEMA = pa.schema(
+    [
+        ("verdict", pa.dictionary(pa.int8(), pa.string())),
+        ("line", pa.uint32()),
+        ("rule", pa.large_string()),
+        ("reason", pa.large_string()),
+    ]
+)
+
+UserAgents = Union[str, Sequence[str]]
+
+
+def _as_arrow(urls: Any) -> Union[pa.Array, pa.ChunkedArray]:
+    """Any Arrow string/binary array as it is; a list of str or bytes as one."""
+    if isinstance(urls, (pa.Array, pa.ChunkedArray)):
+        return urls
+    if hasattr(urls, "__arrow_c_array__"):
+        return pa.array(urls)
+    urls = list(urls)
+    if any(isinstance(u, (bytes, bytearray, memoryview)) for u in urls):
+        return pa.array(
+            [u.encode() if isinstance(u, str) else (None if u is None else bytes(u)) for u in urls], pa.binary()
+        )
+    return pa.array(urls, pa.string())
+
+
+def _large_strings(length: int, buffers: tuple) -> pa.Array:
+    validity, offsets, data = buffers
+    return pa.Array.from_buffers(
+        pa.large_string(), length, [pa.py_buffer(validity), pa.py_buffer(offsets), pa.py_buffer(data)]
+    )
+
+
+class Artifact:
+    """A compiled artifact, memory-mapped and validated on opening.
+
+    Opening checks every section (a damaged file raises :class:`ArtifactError`);
+    afterwards lookups read only the pages the URLs' origins need, so one
+    artifact serves many calls and threads.
+    """
+
+    def __init__(self, path: Union[str, os.PathLike]):
+        self._native = _native.Artifact(os.fspath(path))
+
+    @property
+    def path(self) -> str:
+        """The file it was opened from."""
+        return os.fspath(self._native.path)
+
+    @property
+    def agents(self) -> List[str]:
+        """The crawlers it was compiled for (``TOKEN[,TOKEN...]`` each)."""
+        return self._native.agents
+
+    @property
+    def origins(self) -> int:
+        """How many origins it holds."""
+        return self._native.origins
+
+    @property
+    def explains(self) -> bool:
+        """Whether it keeps the rules (compiled with ``explain=True`` / ``--explain``)."""
+        return self._native.explains
+
+    def __repr__(self) -> str:
+        return f"robotsieve.Artifact({self.path!r}, agents={self.agents}, origins={self.origins})"
+
+    def classify(
+        self,
+        urls: Any,
+        agent: str,
+        threads: int = 1,
+        raw_urls: bool = False,
+        explain: bool = True,
+    ) -> pa.RecordBatch:
+        """The verdict of every URL, in input order, as a ``pyarrow.RecordBatch``.
+
+        ``urls`` is any Arrow string or binary array (``string``,
+        ``large_string``, ``binary``, ``large_binary``; a ChunkedArray too),
+        read in place through the Arrow C data interface, or a list of
+        ``str``/``bytes``. ``agent`` is one of the artifact's crawlers
+        (``"mybot"`` or ``"mybot-news,mybot"``). The GIL is released while
+        the engine works, on ``threads`` threads.
+
+        Columns: ``verdict`` (dictionary: allowed, disallowed, unknown,
+        invalid), ``line`` and ``rule`` (the deciding robots.txt line and
+        rule; null where no rule decided or the artifact was compiled without
+        explain), ``reason`` (why, as ``robotsieve filter --explain`` says it;
+        null with ``explain=False``, which skips that work). A null URL is
+        invalid. ``raw_urls=True`` matches paths byte for byte as Google's
+        library does instead of escaping them first.
+        """
+        array = _as_arrow(urls)
+        if isinstance(array, pa.ChunkedArray):
+            batches = [self._classify_array(c, agent, threads, raw_urls, explain) for c in array.chunks]
+            if not batches:
+                return pa.RecordBatch.from_pylist([], schema=SCHEMA)
+            return pa.Table.from_batches(batches, SCHEMA).combine_chunks().to_batches()[0]
+        return self._classify_array(array, agent, threads, raw_urls, explain)
+
+    def _classify_array(self, array: pa.Array, agent: str, threads: int, raw_urls: bool, explain: bool):
+        if not pa.types.is_string(array.type) and not pa.types.is_large_string(array.type) and not (
+            pa.types.is_binary(array.type) or pa.types.is_large_binary(array.type)
+        ):
+            if pa.types.is_string_view(array.type):
+                array = array.cast(pa.string())
+            elif pa.types.is_binary_view(array.type):
+                array = array.cast(pa.binary())
+        schema_capsule, array_capsule = array.__arrow_c_array__()
+        n, verdicts, lines, line_valid, rules, reasons = self._native.classify_arrow(
+            schema_capsule, array_capsule, agent, int(threads), bool(raw_urls), bool(explain)
+        )
+        codes = pa.Array.from_buffers(pa.int8(), n, [None, pa.py_buffer(verdicts)])
+        verdict = pa.DictionaryArray.from_arrays(codes, _VERDICT_DICTIONARY)
+        line = pa.Array.from_buffers(pa.uint32(), n, [pa.py_buffer(line_valid), pa.py_buffer(lines)])
+        return pa.RecordBatch.from_arrays(
+            [verdict, line, _large_strings(n, rules), _large_strings(n, reasons)], schema=SCHEMA
+        )
+
+
+#: Protego's request rate: ``requests`` per ``seconds``, between the optional times.
+RequestRate = namedtuple("RequestRate", ["requests", "seconds", "start_time", "end_time"])
+#: Protego's visit time window.
+VisitTime = namedtuple("VisitTime", ["start_time", "end_time"])
+
+_RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*([smhd]?)\s*(?:(\d{4})\s*-\s*(\d{4}))?", re.IGNORECASE)
+_TIMES = re.compile(r"^\s*(\d{4})\s*-\s*(\d{4})")
+_UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _hhmm(text: str) -> Optional[_dt.time]:
+    try:
+        return _dt.time(int(text[:2]), int(text[2:]))
+    except ValueError:
+        return None
+
+
+def _tokens(user_agent: UserAgents) -> List[str]:
+    if isinstance(user_agent, str):
+        return [user_agent]
+    return list(user_agent)
+
+
+class RobotsTxt:
+    """One robots.txt body, with Protego's method names and argument order.
+
+    Verdicts are Google's (exact product-token groups, the longest match
+    wins, allow wins a tie, ``*`` and ``$`` wildcards, 500 KiB cut); where
+    Protego differs, Google wins (see the README). ``user_agent`` is one
+    product token or a list of the tokens of one crawler, taken as Google's
+    library takes them. URLs are escaped as robotsieve escapes patterns unless
+    the body was parsed with ``raw_urls=True`` (Google's byte-for-byte reading).
+    """
+
+    def __init__(self, body: Union[str, bytes], raw_urls: bool = False):
+        if isinstance(body, str):
+            body = body.encode("utf-8")
+        self._native = _native.Robots(bytes(body), raw_urls)
+
+    @classmethod
+    def parse(cls, body: Union[str, bytes], raw_urls: bool = False) -> "RobotsTxt":
+        """Parses a robots.txt body (text or the bytes as fetched)."""
+        return cls(body, raw_urls)
+
+    def can_fetch(self, url: str, user_agent: UserAgents) -> bool:
+        """Whether the crawler may fetch ``url`` (an absolute URL)."""
+        return self._native.decide(url, _tokens(user_agent))[0]
+
+    def explain(self, url: str, user_agent: UserAgents) -> dict:
+        """The verdict and the deciding rule: ``{"allowed", "line", "rule"}``
+        (``line`` and ``rule`` are None when no rule matched)."""
+        allowed, line, rule = self._native.decide(url, _tokens(user_agent))
+        return {"allowed": allowed, "line": line, "rule": rule}
+
+    def _field(self, user_agent: UserAgents, key: str) -> Optional[str]:
+        """The last value of ``key`` in the crawler's group (the last wins, as in Protego)."""
+        values = [value for _, name, value in self._native.other_fields(_tokens(user_agent)) if name == key]
+        return values[-1] if values else None
+
+    def crawl_delay(self, user_agent: UserAgents) -> Optional[float]:
+        """The ``crawl-delay`` of the crawler's group in seconds, or None
+        (Google ignores it; the group is the one whose rules decide)."""
+        value = self._field(user_agent, "crawl-delay")
+        try:
+            return None if value is None else float(value)
+        except ValueError:
+            return None
+
+    def request_rate(self, user_agent: UserAgents) -> Optional[RequestRate]:
+        """The ``request-rate`` of the crawler's group (``1/10s 0800-1700``), or None."""
+        value = self._field(user_agent, "request-rate")
+        match = _RATE.match(value) if value is not None else None
+        if not match:
+            return None
+        requests, per, unit, start, end = match.groups()
+        seconds = int(per) * _UNIT_SECONDS[unit.lower()]
+        return RequestRate(
+            int(requests), seconds, _hhmm(start) if start else None, _hhmm(end) if end else None
+        )
+
+    def visit_time(self, user_agent: UserAgents) -> Optional[VisitTime]:
+        """The ``visit-time`` window of the crawler's group (``0600-0845``), or None."""
+        value = self._field(user_agent, "visit-time")
+        match = _TIMES.match(value) if value is not None else None
+        if not match:
+            return None
+        start, end = _hhmm(match.group(1)), _hhmm(match.group(2))
+        return VisitTime(start, end) if start and end else None
+
+    @property
+    def sitemaps(self) -> List[str]:
+        """Every ``sitemap`` URL of the file, in order (they belong to no group)."""
+        return self._native.sitemaps()
+
+    @property
+    def preferred_host(self) -> Optional[str]:
+        """The last ``host`` value of the file, as in Protego, or None (Google ignores it)."""
+        hosts = self._native.unknown_fields("host")
+        return hosts[-1] if hosts else None
+
+
+def _record_line(record: dict, number: int) -> str:
+    out = {}
+    for key in ("url", "status", "location", "error"):
+        value = record.get(key)
+        if value is not None:
+            out[key] = value
+    body = record.get("body")
+    if isinstance(body, (bytes, bytearray, memoryview)):
+        out["body_b64"] = base64.b64encode(bytes(body)).decode("ascii")
+    elif body is not None:
+        out["body"] = body
+    fetched_at = record.get("fetched_at")
+    if isinstance(fetched_at, _dt.datetime):
+        if fetched_at.tzinfo is None:
+            fetched_at = fetched_at.replace(tzinfo=_dt.timezone.utc)
+        fetched_at = fetched_at.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if fetched_at is not None:
+        out["fetched_at"] = fetched_at
+    try:
+        return json.dumps(out, ensure_ascii=False)
+    except (TypeError, ValueError) as e:
+        raise CorpusError(f"records:{number}: not a fetch record ({e})") from None
+
+
+def compile(
+    records: Any,
+    agents: Sequence[str],
+    output: Union[str, os.PathLike],
+    explain: bool = False,
+) -> dict:
+    """Compiles fetch records into an artifact at ``output`` (written under a
+    temporary name and renamed into place).
+
+    ``records`` is an iterable of dicts or an Arrow table/batch with the
+    fields of ``robotsieve compile --corpus``: ``url`` (the robots.txt URL
+    fetched) and ``status`` (0: no answer), optionally ``body`` (str or
+    bytes), ``fetched_at`` (RFC 3339 or a datetime), ``location`` and
+    ``error``. Newest wins per origin and redirects are followed as the
+    command line does. ``agents`` lists the crawlers (``"mybot"``,
+    ``"mybot-news,mybot"``). Returns ``{"origins": N, "warnings": [...]}``.
+    A bad record raises :class:`CorpusError` naming it (``records:N``).
+    """
+    if isinstance(agents, str):
+        agents = [agents]
+    if isinstance(records, (pa.Table, pa.RecordBatch)):
+        records = records.to_pylist()
+    lines = "\n".join(_record_line(r, i + 1) for i, r in enumerate(records))
+    origins, warnings = _native.compile_jsonl(
+        lines.encode("utf-8"), list(agents), os.fspath(output), bool(explain)
+    )
+    return {"origins": origins, "warnings": warnings}

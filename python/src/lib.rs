@@ -1,0 +1,393 @@
+//! `robotsieve._native`: the engine and the compiler as the Python package
+//! sees them. The Python side (`robotsieve/__init__.py`) turns what this
+//! module returns into pyarrow arrays and Protego's method names; everything
+//! that decides a verdict is the engine's public API, not a copy of it.
+
+mod arrow;
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyCapsule};
+use robotsieve_compiler::automaton::BuildOptions;
+use robotsieve_compiler::build::{build, BuildPlan};
+use robotsieve_compiler::corpus::Corpus;
+use robotsieve_compiler::group::UserAgent;
+use robotsieve_compiler::parse::Field;
+use robotsieve_compiler::writer::ArtifactWriter;
+use robotsieve_compiler::{Agent, Group};
+use robotsieve_engine::classify::{AgentClassifier, Reason, Scratch};
+use robotsieve_engine::filter::BATCH;
+use robotsieve_engine::shards::ShardSet;
+use robotsieve_engine::url::PathMode;
+use robotsieve_engine::verdict::Verdict;
+use std::collections::HashMap;
+use std::io::Cursor;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+create_exception!(_native, RobotsieveError, PyException, "Every error robotsieve raises.");
+create_exception!(_native, ArtifactError, RobotsieveError, "An artifact that cannot be opened or is damaged.");
+create_exception!(_native, AgentError, RobotsieveError, "An invalid agent, or one the artifact was not compiled for.");
+create_exception!(
+    _native,
+    CorpusError,
+    RobotsieveError,
+    "A fetch record that cannot be read, or an artifact that cannot be written."
+);
+
+fn path_mode(raw_urls: bool) -> PathMode {
+    if raw_urls {
+        PathMode::Raw
+    } else {
+        PathMode::Escaped
+    }
+}
+
+/// A compiled artifact or shard set, memory-mapped (`robotsieve.Artifact`).
+#[pyclass(frozen, module = "robotsieve._native")]
+struct Artifact {
+    artifact: ShardSet,
+    path: PathBuf,
+}
+
+/// The columns of a classified batch, as Arrow buffers.
+#[derive(Default)]
+struct Columns {
+    /// Verdict codes, in `Verdict::ALL` order.
+    verdicts: Vec<u8>,
+    lines: Vec<u32>,
+    line_valid: Vec<bool>,
+    rules: Strings,
+    reasons: Strings,
+}
+
+/// A large_string column under construction.
+#[derive(Default)]
+struct Strings {
+    offsets: Vec<i64>,
+    data: Vec<u8>,
+    valid: Vec<bool>,
+}
+
+impl Strings {
+    fn push(&mut self, value: Option<std::fmt::Arguments<'_>>) {
+        if self.offsets.is_empty() {
+            self.offsets.push(0);
+        }
+        if let Some(args) = value {
+            let _ = std::io::Write::write_fmt(&mut self.data, args);
+        }
+        self.valid.push(value.is_some());
+        self.offsets.push(self.data.len() as i64);
+    }
+
+    fn append(&mut self, other: Strings) {
+        if self.offsets.is_empty() {
+            self.offsets.push(0);
+        }
+        let base = self.data.len() as i64;
+        self.offsets.extend(other.offsets.iter().skip(1).map(|o| o + base));
+        self.data.extend_from_slice(&other.data);
+        self.valid.extend_from_slice(&other.valid);
+    }
+
+    fn into_py<'py>(mut self, py: Python<'py>) -> (Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>) {
+        if self.offsets.is_empty() {
+            self.offsets.push(0);
+        }
+        let offsets: Vec<u8> = self.offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
+        (PyBytes::new(py, &bitmap(&self.valid)), PyBytes::new(py, &offsets), PyBytes::new(py, &self.data))
+    }
+}
+
+/// An Arrow validity bitmap.
+fn bitmap(valid: &[bool]) -> Vec<u8> {
+    let mut bits = vec![0u8; valid.len().div_ceil(8)];
+    for (i, _) in valid.iter().enumerate().filter(|(_, v)| **v) {
+        bits[i / 8] |= 1 << (i % 8);
+    }
+    bits
+}
+
+impl Columns {
+    /// Classifies `urls` (a null is invalid) with one scratch.
+    fn classify(classifier: &AgentClassifier<'_>, urls: &[Option<&[u8]>], explain: bool) -> Columns {
+        let mut out = Columns::default();
+        let mut scratch = Scratch::default();
+        let mut batch: Vec<&[u8]> = Vec::with_capacity(BATCH);
+        for chunk in urls.chunks(BATCH) {
+            batch.clear();
+            batch.extend(chunk.iter().map(|u| u.unwrap_or(b"")));
+            let answers = classifier.answers(&batch, &mut scratch, explain);
+            for (url, answer) in chunk.iter().zip(answers) {
+                out.verdicts.push(Verdict::ALL.iter().position(|v| *v == answer.verdict).unwrap_or(3) as u8);
+                match answer.reason {
+                    Reason::Rule(rule) => {
+                        out.lines.push(rule.line);
+                        out.line_valid.push(true);
+                        out.rules.push(Some(format_args!("{rule}")));
+                    }
+                    _ => {
+                        out.lines.push(0);
+                        out.line_valid.push(false);
+                        out.rules.push(None);
+                    }
+                }
+                match (url, answer.reason) {
+                    (None, _) => out.reasons.push(Some(format_args!("null URL"))),
+                    (_, Reason::NotAsked) => out.reasons.push(None),
+                    (_, reason) => out.reasons.push(Some(format_args!("{reason}"))),
+                }
+            }
+        }
+        out
+    }
+
+    fn append(&mut self, other: Columns) {
+        self.verdicts.extend_from_slice(&other.verdicts);
+        self.lines.extend_from_slice(&other.lines);
+        self.line_valid.extend_from_slice(&other.line_valid);
+        self.rules.append(other.rules);
+        self.reasons.append(other.reasons);
+    }
+}
+
+type StringBuffers<'py> = (Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>);
+
+#[pymethods]
+impl Artifact {
+    /// Maps and validates the artifact file, or the shard set directory, at `path`.
+    #[new]
+    fn new(path: PathBuf) -> PyResult<Artifact> {
+        let artifact = ShardSet::open(&path).map_err(|e| ArtifactError::new_err(e.to_string()))?;
+        Ok(Artifact { artifact, path })
+    }
+
+    /// The agents the artifact was compiled for.
+    #[getter]
+    fn agents(&self) -> Vec<String> {
+        self.artifact.meta().agents.clone()
+    }
+
+    /// The number of origins.
+    #[getter]
+    fn origins(&self) -> usize {
+        self.artifact.origins()
+    }
+
+    /// Whether the artifact keeps the rules (compiled with explain).
+    #[getter]
+    fn explains(&self) -> bool {
+        self.artifact.explains()
+    }
+
+    /// The file it was opened from.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    /// Classifies the Arrow array behind the capsules of `__arrow_c_array__`:
+    /// verdict codes, line (values, validity), rule and reason buffers.
+    #[pyo3(signature = (schema, array, agent, threads, raw_urls, explain))]
+    #[allow(clippy::type_complexity)]
+    fn classify_arrow<'py>(
+        &self,
+        schema: &Bound<'py, PyCapsule>,
+        array: &Bound<'py, PyCapsule>,
+        agent: &str,
+        threads: usize,
+        raw_urls: bool,
+        explain: bool,
+    ) -> PyResult<(
+        usize,
+        Bound<'py, PyBytes>,
+        Bound<'py, PyBytes>,
+        Bound<'py, PyBytes>,
+        StringBuffers<'py>,
+        StringBuffers<'py>,
+    )> {
+        let py = schema.py();
+        let agent = Agent::parse(agent).map_err(|e| AgentError::new_err(e.to_string()))?;
+        let index = self
+            .artifact
+            .find_agent(&agent.to_string())
+            .map_err(|e| AgentError::new_err(format!("{}: {e}", self.path.display())))?;
+        let classifier = AgentClassifier::new(&self.artifact, index, path_mode(raw_urls));
+        let urls = arrow::urls_of(schema, array)?;
+        let urls = &urls.urls;
+        let threads = threads.clamp(1, 256);
+        let columns = py.allow_threads(|| {
+            if threads == 1 || urls.len() < 2 * BATCH {
+                return Columns::classify(&classifier, urls, explain);
+            }
+            let part = urls.len().div_ceil(threads);
+            let parts: Vec<Columns> = std::thread::scope(|scope| {
+                let workers: Vec<_> = urls
+                    .chunks(part)
+                    .map(|chunk| scope.spawn(|| Columns::classify(&classifier, chunk, explain)))
+                    .collect();
+                workers.into_iter().map(|w| w.join().expect("classify does not panic")).collect()
+            });
+            let mut all = Columns::default();
+            for p in parts {
+                all.append(p);
+            }
+            all
+        });
+        let lines: Vec<u8> = columns.lines.iter().flat_map(|l| l.to_le_bytes()).collect();
+        Ok((
+            columns.verdicts.len(),
+            PyBytes::new(py, &columns.verdicts),
+            PyBytes::new(py, &lines),
+            PyBytes::new(py, &bitmap(&columns.line_valid)),
+            columns.rules.into_py(py),
+            columns.reasons.into_py(py),
+        ))
+    }
+}
+
+/// One robots.txt body, decided as Google does (`robotsieve.RobotsTxt`).
+/// The merged group of each crawler is selected once and kept.
+#[pyclass(frozen, module = "robotsieve._native")]
+struct Robots {
+    body: Vec<u8>,
+    mode: PathMode,
+    groups: Mutex<HashMap<Vec<String>, Arc<Group>>>,
+}
+
+impl Robots {
+    fn group(&self, tokens: &[String]) -> Arc<Group> {
+        let agent = Agent::from_raw_tokens(tokens);
+        let mut groups = self.groups.lock().unwrap_or_else(|e| e.into_inner());
+        groups
+            .entry(agent.tokens().to_vec())
+            .or_insert_with(|| {
+                let robots = robotsieve_compiler::RobotsTxt::parse(&self.body);
+                Arc::new(Group::select(&robots, &agent))
+            })
+            .clone()
+    }
+}
+
+#[pymethods]
+impl Robots {
+    #[new]
+    #[pyo3(signature = (body, raw_urls=false))]
+    fn new(body: Vec<u8>, raw_urls: bool) -> Robots {
+        Robots { body, mode: path_mode(raw_urls), groups: Mutex::new(HashMap::new()) }
+    }
+
+    /// Whether `tokens` (one crawler's product tokens, taken as Google's
+    /// library takes them) may fetch `url`; the deciding line and rule.
+    fn decide(&self, url: &str, tokens: Vec<String>) -> (bool, Option<u32>, Option<String>) {
+        let group = self.group(&tokens);
+        let decision = group.decide(&self.mode.path_of(url.as_bytes()));
+        let rule = decision.rule.map(|i| &group.rules[i]);
+        (decision.allowed(), rule.map(|r| r.line), rule.map(|r| r.to_string()))
+    }
+
+    /// The fields Google ignores in the crawler's group: (line, key in lower
+    /// case, value).
+    fn other_fields(&self, tokens: Vec<String>) -> Vec<(u32, String, String)> {
+        let robots = robotsieve_compiler::RobotsTxt::parse(&self.body);
+        Group::other_fields(&robots, &Agent::from_raw_tokens(&tokens))
+            .iter()
+            .map(|f| {
+                let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+                (f.line, text(f.key).to_ascii_lowercase(), text(f.value))
+            })
+            .collect()
+    }
+
+    /// Every `sitemap` value, in file order.
+    fn sitemaps(&self) -> Vec<String> {
+        self.fields_named(Field::Sitemap, None)
+    }
+
+    /// Every value of an unknown field `key` (lower case), anywhere in the file.
+    fn unknown_fields(&self, key: &str) -> Vec<String> {
+        self.fields_named(Field::Unknown, Some(key))
+    }
+}
+
+impl Robots {
+    fn fields_named(&self, field: Field, key: Option<&str>) -> Vec<String> {
+        let robots = robotsieve_compiler::RobotsTxt::parse(&self.body);
+        robots
+            .directives()
+            .filter(|(_, d)| d.field == field && key.is_none_or(|k| d.key.eq_ignore_ascii_case(k.as_bytes())))
+            .map(|(_, d)| String::from_utf8_lossy(d.value).into_owned())
+            .collect()
+    }
+}
+
+/// The product token of a User-Agent string as Google reads a `user-agent`
+/// line: its leading run of letters, `-` and `_` (empty if none; `*` is no
+/// token).
+#[pyfunction]
+fn product_token(user_agent: &str) -> String {
+    match UserAgent::read(user_agent.trim().as_bytes()) {
+        UserAgent::Token(token) => String::from_utf8_lossy(token).into_owned(),
+        UserAgent::Global => String::new(),
+    }
+}
+
+/// Compiles fetch records (JSON Lines, as `compile --corpus` reads them) for
+/// `agents` into an artifact at `output`; returns the resolution's warnings
+/// and the number of origins.
+#[pyfunction]
+#[pyo3(signature = (records, agents, output, explain))]
+fn compile_jsonl(
+    py: Python<'_>,
+    records: Vec<u8>,
+    agents: Vec<String>,
+    output: PathBuf,
+    explain: bool,
+) -> PyResult<(usize, Vec<String>)> {
+    let agents = agents
+        .iter()
+        .map(|a| Agent::parse(a).map_err(|e| AgentError::new_err(format!("agents: {e}"))))
+        .collect::<PyResult<Vec<_>>>()?;
+    if agents.is_empty() {
+        return Err(AgentError::new_err("agents: give at least one crawler"));
+    }
+    py.allow_threads(|| {
+        let mut corpus = Corpus::new();
+        corpus
+            .add_jsonl_from("records".into(), Cursor::new(records))
+            .map_err(|e| CorpusError::new_err(e.to_string()))?;
+        if corpus.records().is_empty() {
+            return Err(CorpusError::new_err("records: no fetch record given"));
+        }
+        let resolution = corpus.resolve();
+        let warnings = resolution.warnings.iter().map(|w| w.to_string()).collect();
+        let plan = BuildPlan::new(agents, BuildOptions { explain, ..BuildOptions::default() });
+        let names = plan.agents.iter().map(|a| a.to_string()).collect();
+        let failed =
+            |e: robotsieve_compiler::writer::WriteError| CorpusError::new_err(format!("{}: {e}", output.display()));
+        let mut writer = ArtifactWriter::create(&output, names, explain, plan.memory).map_err(failed)?;
+        writer.build_info("robotsieve", env!("CARGO_PKG_VERSION"));
+        writer.build_info("explain", if explain { "yes" } else { "no" });
+        writer.build_info("sources", "python records");
+        let report = build(resolution.origins.into_values(), &plan, &mut writer, |_| {}).map_err(failed)?;
+        writer.finish().map_err(failed)?;
+        Ok((report.origins, warnings))
+    })
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_class::<Artifact>()?;
+    m.add_class::<Robots>()?;
+    m.add_function(wrap_pyfunction!(product_token, m)?)?;
+    m.add_function(wrap_pyfunction!(compile_jsonl, m)?)?;
+    m.add("RobotsieveError", py.get_type::<RobotsieveError>())?;
+    m.add("ArtifactError", py.get_type::<ArtifactError>())?;
+    m.add("AgentError", py.get_type::<AgentError>())?;
+    m.add("CorpusError", py.get_type::<CorpusError>())?;
+    m.add("VERDICTS", Verdict::ALL.iter().map(|v| v.name()).collect::<Vec<_>>())?;
+    Ok(())
+}
