@@ -14,7 +14,7 @@ use robotsieve_compiler::build::{build, BuildPlan};
 use robotsieve_compiler::corpus::Corpus;
 use robotsieve_compiler::group::UserAgent;
 use robotsieve_compiler::parse::Field;
-use robotsieve_compiler::writer::ArtifactWriter;
+use robotsieve_compiler::writer::{ArtifactWriter, WriteError};
 use robotsieve_compiler::{Agent, Group};
 use robotsieve_engine::classify::{AgentClassifier, Reason, Scratch};
 use robotsieve_engine::filter::BATCH;
@@ -365,8 +365,11 @@ fn compile_jsonl(
         let warnings = resolution.warnings.iter().map(|w| w.to_string()).collect();
         let plan = BuildPlan::new(agents, BuildOptions { explain, ..BuildOptions::default() });
         let names = plan.agents.iter().map(|a| a.to_string()).collect();
-        let failed =
-            |e: robotsieve_compiler::writer::WriteError| CorpusError::new_err(format!("{}: {e}", output.display()));
+        // Output errors name the file already (`PATH: cannot write: ...`).
+        let failed = |e: WriteError| match e {
+            WriteError::Output(_) => CorpusError::new_err(e.to_string()),
+            other => CorpusError::new_err(format!("{}: {other}", output.display())),
+        };
         let mut writer = ArtifactWriter::create(&output, names, explain, plan.memory).map_err(failed)?;
         writer.build_info("robotsieve", env!("CARGO_PKG_VERSION"));
         writer.build_info("explain", if explain { "yes" } else { "no" });
