@@ -40,7 +40,8 @@ fn classify(c: &mut Criterion) {
         }
     };
     let agent = artifact.agent_index("mybot").expect("the peer artifact is compiled for mybot");
-    let classifier = AgentClassifier::new(&artifact, agent, PathMode::Escaped);
+    let set = robotsieve_engine::shards::ShardSet::single(artifact);
+    let classifier = AgentClassifier::new(&set, agent, PathMode::Escaped);
     let lines: Vec<&[u8]> = urls.iter().map(|u| u.as_bytes()).collect();
     let mut group = c.benchmark_group("classify_whole_corpus");
     group.throughput(Throughput::Elements(lines.len() as u64));

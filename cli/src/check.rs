@@ -3,7 +3,6 @@
 use crate::failure::{fail, Context, Failure};
 use crate::input::read_all;
 use robotsieve_compiler::{Agent, Group, RobotsTxt};
-use robotsieve_engine::artifact::Artifact;
 use robotsieve_engine::classify::{Reason, Scratch};
 use robotsieve_engine::line::{self, LineProblem};
 use robotsieve_engine::url::PathMode;
@@ -66,7 +65,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let mut out = BufWriter::new(stdout.lock());
     let mut print = |line: Line<'_>| -> Result<(), Failure> { print_line(&mut out, &line, args.json) };
     if let Some(path) = &args.rules {
-        let artifact = Artifact::open(path).map_err(|e| fail!("{e}"))?;
+        let artifact = crate::input::open_rules(path)?;
         let classifier = crate::input::agent_classifier(&artifact, path, &args.agent, mode)?;
         let mut scratch = Scratch::default();
         for_each_url(&args.urls, &mut print, |url| {

@@ -1,11 +1,16 @@
 //! `robotsieve compile`: many origins' robots.txt into one artifact.
 
 use crate::failure::{fail, Failure};
+use indicatif::{ProgressBar, ProgressStyle};
 use robotsieve_compiler::automaton::BuildOptions;
-use robotsieve_compiler::build::{build, BuildPlan};
+use robotsieve_compiler::build::{build, build_shards, BuildPlan, BuildReport};
 use robotsieve_compiler::corpus::Corpus;
+use robotsieve_compiler::writer::ArtifactWriter;
 use robotsieve_compiler::Agent;
+use robotsieve_engine::artifact::ShardInfo;
 use robotsieve_engine::filter::PendingFile;
+use robotsieve_engine::shards::{shard_file_name, shard_of_hash, SHARD_SCHEME};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -43,9 +48,24 @@ pub struct Args {
     /// (automata are then minimised per rule and somewhat larger).
     #[arg(long)]
     explain: bool,
-    /// Where to write the artifact (through a temporary file and a rename).
-    #[arg(short, long, value_name = "FILE")]
+    /// Where to write the artifact (through a temporary file and a rename);
+    /// with --shards or --shard, the directory of the shard set.
+    #[arg(short, long, value_name = "FILE|DIR")]
     output: PathBuf,
+    /// Write a shard set: N artifacts in the directory -o, origins split by
+    /// a stable hash of the origin key (`robotsieve shard-of`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65536), conflicts_with = "shard")]
+    shards: Option<u32>,
+    /// Write only shard K of N into the directory -o: every input is read and
+    /// redirects and newest-record-wins are resolved across the whole corpus,
+    /// then only shard K's origins are kept.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    shard: Option<(u32, u32)>,
+    /// The memory budget in bytes (suffixes K, M, G): beyond it the origin
+    /// index spills to sorted temporary files beside the output, and the map
+    /// of distinct groups starts afresh.
+    #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = parse_bytes)]
+    memory: usize,
     /// Print every warning, not only the first 20.
     #[arg(long)]
     all_warnings: bool,
@@ -78,9 +98,24 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             args.origin.len()
         ));
     }
-    // Fail before the work when the output cannot be created (no such
+    // (shard count, the shards to write); a whole artifact is None.
+    let set: Option<(u32, Vec<u32>)> = match (args.shards, args.shard) {
+        (Some(n), _) => Some((n, (0..n).collect())),
+        (None, Some((k, n))) => Some((n, vec![k])),
+        (None, None) => None,
+    };
+    let paths: Vec<PathBuf> = match &set {
+        None => vec![args.output.clone()],
+        Some((n, ks)) => {
+            std::fs::create_dir_all(&args.output).map_err(|e| fail!("{}: cannot write: {e}", args.output.display()))?;
+            ks.iter().map(|&k| args.output.join(shard_file_name(k, *n))).collect()
+        }
+    };
+    // Fail before the work when an output cannot be created (no such
     // directory, not writable, a directory): the probe leaves nothing behind.
-    drop(PendingFile::create(&args.output).map_err(|e| fail!("{e}"))?);
+    for path in &paths {
+        drop(PendingFile::create(path).map_err(|e| fail!("{e}"))?);
+    }
     let started = Instant::now();
     let mut corpus = Corpus::new();
     if args.skip_bad_records {
@@ -119,10 +154,11 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         eprintln!("warning: ... and {} more (--all-warnings shows them)", resolution.warnings.len() - shown);
     }
 
-    let plan = BuildPlan { agents, options: BuildOptions { explain: args.explain, ..BuildOptions::default() } };
-    let (mut writer, report) = build(resolution.origins.into_values().collect(), &plan);
-    writer.build_info("robotsieve", env!("CARGO_PKG_VERSION"));
-    writer.build_info("explain", if args.explain { "yes" } else { "no" });
+    let plan = BuildPlan {
+        agents,
+        options: BuildOptions { explain: args.explain, ..BuildOptions::default() },
+        memory: args.memory,
+    };
     let sources: Vec<String> = args
         .robots
         .iter()
@@ -131,9 +167,46 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         .chain(&args.warc)
         .map(|p| p.display().to_string())
         .collect();
-    writer.build_info("sources", &sources.join(" "));
+    let output_error = |e: robotsieve_compiler::writer::WriteError| fail!("{e}");
+    let mut writers = Vec::with_capacity(paths.len());
+    for (i, path) in paths.iter().enumerate() {
+        let agent_names = plan.agents.iter().map(|a| a.to_string()).collect();
+        let mut writer = ArtifactWriter::create(path, agent_names, args.explain, args.memory / paths.len())
+            .map_err(|e| fail!("{e}"))?;
+        writer.build_info("robotsieve", env!("CARGO_PKG_VERSION"));
+        writer.build_info("explain", if args.explain { "yes" } else { "no" });
+        writer.build_info("sources", &sources.join(" "));
+        if let Some((n, ks)) = &set {
+            writer.set_shard(ShardInfo { index: ks[i], count: *n, scheme: SHARD_SCHEME.to_string() });
+        }
+        writers.push(writer);
+    }
+    let bar =
+        progress_bar(resolution.origins.len(), set.as_ref().map_or(1, |(n, ks)| if ks.len() == 1 { *n } else { 1 }));
+    let on_batch = |report: &BuildReport| {
+        if let Some(bar) = &bar {
+            bar.set_position(report.origins as u64);
+            bar.set_message(format!("{} groups compiled", report.groups));
+        }
+    };
+    let origins = resolution.origins.into_values();
+    let report = match &set {
+        Some((n, ks)) if ks.len() == 1 && *n > 1 => {
+            let (k, n) = (ks[0], *n);
+            let mine = origins.filter(move |o| shard_of_hash(o.origin.hash64(), n) == k);
+            build(mine, &plan, &mut writers[0], on_batch)
+        }
+        _ => build_shards(origins, &plan, &mut writers, on_batch),
+    }
+    .map_err(output_error)?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
     let writing = Instant::now();
-    let bytes = writer.write(&args.output).map_err(|e| fail!("{e}"))?;
+    let mut bytes = 0;
+    for writer in writers {
+        bytes += writer.finish().map_err(|e| fail!("{e}"))?;
+    }
     let skipped = if args.skip_bad_records { format!(", {skipped} bad records skipped") } else { String::new() };
     eprintln!(
         "compiled {} origins ({} distinct files, {} distinct groups, {} states, {} split{skipped}) into {} ({} bytes, {} bytes per origin) in {:.2?}: read {:.2?}, automata {:.2?}, written {:.2?}",
@@ -144,11 +217,74 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         report.split_groups,
         args.output.display(),
         bytes,
-        bytes / report.origins.max(1),
+        bytes / report.origins.max(1) as u64,
         started.elapsed(),
         read,
         report.elapsed,
         writing.elapsed(),
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// A progress bar of origins built, with origins/s and an ETA, on standard
+/// error when it is a terminal. With `--shard K/N` about one origin in N of
+/// the corpus is built, so the bar's length is the corpus's over N.
+fn progress_bar(origins: usize, one_in: u32) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new((origins / one_in as usize).max(1) as u64);
+    let style = ProgressStyle::with_template("{bar:30} {pos}/{len} origins, {per_sec}, ETA {eta} ({msg})")
+        .expect("the template is valid");
+    bar.set_style(style);
+    bar.set_message("compiling");
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    Some(bar)
+}
+
+/// Reads `K/N` (shard K of N, 0 <= K < N).
+fn parse_shard(text: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("{text:?} is not K/N with 0 <= K < N, such as 17/64");
+    let (k, n) = text.split_once('/').ok_or_else(bad)?;
+    let (k, n): (u32, u32) = (k.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+    if k >= n {
+        return Err(bad());
+    }
+    Ok((k, n))
+}
+
+/// Reads a byte count with an optional K, M or G suffix (powers of 1024).
+fn parse_bytes(text: &str) -> Result<usize, String> {
+    let (digits, unit) = match text.trim().char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&text.trim()[..i], c.to_ascii_uppercase()),
+        _ => (text.trim(), 'B'),
+    };
+    let shift = match unit {
+        'B' => 0,
+        'K' => 10,
+        'M' => 20,
+        'G' => 30,
+        other => return Err(format!("unknown unit {other:?} (use K, M or G)")),
+    };
+    let n: usize = digits.parse().map_err(|_| format!("{text:?} is not a byte count such as 512M or 2G"))?;
+    n.checked_mul(1 << shift).filter(|&n| n > 0).ok_or_else(|| format!("{text:?} is out of range"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn byte_counts_take_suffixes() {
+        assert_eq!(super::parse_bytes("1G"), Ok(1 << 30));
+        assert_eq!(super::parse_bytes("64m"), Ok(64 << 20));
+        assert_eq!(super::parse_bytes("4096"), Ok(4096));
+        assert!(super::parse_bytes("12X").is_err());
+        assert!(super::parse_bytes("0").is_err());
+    }
+
+    #[test]
+    fn shards_are_k_of_n() {
+        assert_eq!(super::parse_shard("17/64"), Ok((17, 64)));
+        assert!(super::parse_shard("64/64").is_err());
+        assert!(super::parse_shard("3").is_err());
+    }
 }

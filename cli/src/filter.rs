@@ -6,7 +6,6 @@
 
 use crate::failure::{fail, Context, Failure};
 use indicatif::{ProgressBar, ProgressStyle};
-use robotsieve_engine::artifact::Artifact;
 use robotsieve_engine::classify::{AgentClassifier, FetchClass, MatrixClassifier, Scratch};
 use robotsieve_engine::filter::{Classifier, Config, Input, Outputs, PendingFile, Pipeline, Progress, Stats};
 use robotsieve_engine::url::PathMode;
@@ -140,7 +139,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         }
     }
     let mode = if args.raw_urls { PathMode::Raw } else { PathMode::Escaped };
-    let artifact = Artifact::open(&args.rules).map_err(|e| fail!("{e}"))?;
+    let artifact = crate::input::open_rules(&args.rules)?;
     if args.matrix.is_some() {
         let agents: Vec<usize> = if args.all_agents {
             (0..artifact.meta().agents.len()).collect()

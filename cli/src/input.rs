@@ -1,11 +1,11 @@
 //! Reading what the user names on the command line: files, or `-` for stdin,
-//! and a crawler's view of an artifact.
+//! and a crawler's view of an artifact or shard set.
 
 use crate::failure::{fail, Context, Failure};
 use robotsieve_compiler::group::UserAgent;
 use robotsieve_compiler::Agent;
-use robotsieve_engine::artifact::Artifact;
 use robotsieve_engine::classify::AgentClassifier;
+use robotsieve_engine::shards::ShardSet;
 use robotsieve_engine::url::PathMode;
 use std::io::Read;
 use std::path::Path;
@@ -19,6 +19,11 @@ pub fn read_all(path: &Path) -> Result<Vec<u8>, Failure> {
     } else {
         std::fs::read(path).context(path.display())
     }
+}
+
+/// Opens the artifact file or shard-set directory at `path`.
+pub fn open_rules(path: &Path) -> Result<ShardSet, Failure> {
+    ShardSet::open(path).map_err(|e| fail!("{e}"))
 }
 
 /// Reads a list of crawler names: a JSON object keyed by name (the format of
@@ -82,10 +87,10 @@ pub fn agents_file(path: &Path) -> Result<Vec<Agent>, Failure> {
     Ok(agents)
 }
 
-/// The classifier of `agent` in the artifact at `path`: the one place that
-/// knows how an agent is looked up.
+/// The classifier of `agent` in the artifact or shard set at `path`: the one
+/// place that knows how an agent is looked up.
 pub fn agent_classifier<'a>(
-    artifact: &'a Artifact,
+    artifact: &'a ShardSet,
     path: &Path,
     agent: &str,
     mode: PathMode,
@@ -94,7 +99,7 @@ pub fn agent_classifier<'a>(
 }
 
 /// The number of `agent` in the artifact at `path`, or why it has none.
-pub fn agent_index(artifact: &Artifact, path: &Path, agent: &str) -> Result<usize, Failure> {
+pub fn agent_index(artifact: &ShardSet, path: &Path, agent: &str) -> Result<usize, Failure> {
     let agent = Agent::parse(agent).map_err(|e| fail!("--agent: {e}"))?;
     artifact.find_agent(&agent.to_string()).map_err(|e| fail!("{}: {e}", path.display()))
 }

@@ -3,6 +3,7 @@
 use crate::failure::{fail, Failure};
 use robotsieve_engine::artifact::{Artifact, FetchKind, Section};
 use robotsieve_engine::preference::format_entries;
+use robotsieve_engine::shards::ShardSet;
 use robotsieve_engine::url::OriginKey;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,7 +12,7 @@ use std::time::Instant;
 /// Arguments of `robotsieve inspect`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The artifact.
+    /// The artifact, or the directory of a shard set.
     artifact: PathBuf,
     /// Show the group of this origin (a URL or `scheme://host[:port]`) for each agent, with its rules.
     #[arg(long, value_name = "URL")]
@@ -24,18 +25,33 @@ pub struct Args {
 /// Runs `inspect`.
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let started = Instant::now();
-    let artifact = Artifact::open(&args.artifact).map_err(|e| fail!("{e}"))?;
+    let set = crate::input::open_rules(&args.artifact)?;
     let opened = started.elapsed();
     match &args.origin {
-        Some(url) => show_origin(&artifact, url)?,
-        None => summary(&artifact, &args, opened),
+        Some(url) => show_origin(&set, url)?,
+        None if set.shards().len() == 1 => summary(&set.shards()[0], &args.artifact, &args, opened),
+        None => {
+            let shards = set.shards();
+            println!("shard set     {} ({} shards)", args.artifact.display(), shards.len());
+            println!("origins       {}", set.origins());
+            println!("groups        {} (distinct within each shard)", set.groups());
+            println!("bytes         {}", shards.iter().map(Artifact::len).sum::<usize>());
+            println!("opened in     {opened:.2?} (every shard checked, and each holds only its own origins)");
+            for (artifact, path) in shards.iter().zip(set.paths()) {
+                println!();
+                summary(artifact, path, &args, opened);
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn summary(artifact: &Artifact, args: &Args, opened: std::time::Duration) {
+fn summary(artifact: &Artifact, path: &std::path::Path, args: &Args, opened: std::time::Duration) {
     let meta = artifact.meta();
-    println!("artifact      {}", args.artifact.display());
+    println!("artifact      {}", path.display());
+    if let Some(shard) = &meta.shard {
+        println!("shard         {} of {} (by {})", shard.index, shard.count, shard.scheme);
+    }
     println!(
         "format        version {}, semantics version {}",
         robotsieve_engine::artifact::FORMAT_VERSION,
@@ -103,8 +119,9 @@ fn section_name(section: Section) -> &'static str {
     section.name()
 }
 
-fn show_origin(artifact: &Artifact, url: &str) -> Result<(), Failure> {
+fn show_origin(set: &ShardSet, url: &str) -> Result<(), Failure> {
     let key = OriginKey::of_url(url).map_err(|e| fail!("--origin {url}: {e}"))?;
+    let artifact = &set.shards()[set.shard_of(key.hash64())];
     let Some(origin) = artifact.find_origin(key.as_bytes(), key.hash64()) else {
         println!("{key}: not in the artifact (its URLs are 'unknown')");
         return Ok(());

@@ -15,6 +15,7 @@ mod inspect;
 mod lint;
 mod meta;
 mod preferences;
+mod shard_of;
 mod survey;
 
 use clap::{Parser, Subcommand};
@@ -42,6 +43,8 @@ enum Command {
     Meta(meta::Args),
     /// Explain how Google reads a robots.txt and where that differs from what was meant.
     Lint(lint::Args),
+    /// Which shard of a set of N each URL's origin is in (as `compile --shards N` splits them).
+    ShardOf(shard_of::Args),
     /// Figures for many crawlers over a frontier: shares disallowed, origins fully blocked, Content-Signal values; an SVG chart.
     Survey(survey::Args),
 }
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
         Command::Filter(args) => filter::run(args),
         Command::Meta(args) => meta::run(args),
         Command::Lint(args) => lint::run(args),
+        Command::ShardOf(args) => shard_of::run(args),
         Command::Survey(args) => survey::run(args),
     };
     match result {

@@ -11,10 +11,11 @@
 //! here, with no dependency.
 
 use crate::failure::{fail, Context, Failure};
-use robotsieve_engine::artifact::{Artifact, FetchKind, GroupOutcome};
+use robotsieve_engine::artifact::{FetchKind, GroupOutcome};
 use robotsieve_engine::classify::{MatrixClassifier, MatrixScratch};
 use robotsieve_engine::filter::{Classifier, Config, Outputs, PendingFile, Pipeline, Reasons};
 use robotsieve_engine::preference::{applicable, PreferenceField, PreferenceLine};
+use robotsieve_engine::shards::ShardSet;
 use robotsieve_engine::url::{KeyBuf, PathMode};
 use robotsieve_engine::verdict::Verdict;
 use std::collections::{BTreeMap, HashMap};
@@ -64,7 +65,7 @@ type Value = (PreferenceField, Vec<u8>, Vec<u8>);
 /// preference values per URL.
 struct Survey<'a> {
     matrix: MatrixClassifier<'a>,
-    artifact: &'a Artifact,
+    artifact: &'a ShardSet,
     mode: PathMode,
 }
 
@@ -78,7 +79,7 @@ struct SurveyScratch {
     /// URLs each preference value applies to (for at least one crawler).
     value_urls: HashMap<Value, u64>,
     /// Decoded preference sets.
-    sets: HashMap<u32, Vec<PreferenceLine>>,
+    sets: HashMap<usize, Vec<PreferenceLine>>,
     key: KeyBuf,
     path: Vec<u8>,
 }
@@ -101,7 +102,7 @@ impl Classifier for Survey<'_> {
         if s.disallowed.is_empty() {
             s.disallowed = vec![0; (self.artifact.origins() * n).div_ceil(64)];
         }
-        let table = self.artifact.preferences();
+        let preferences = self.artifact.has_preferences();
         for (i, url) in urls.iter().enumerate() {
             let row = &s.verdicts[i * n..(i + 1) * n];
             verdicts[i] = row[0];
@@ -112,8 +113,11 @@ impl Classifier for Survey<'_> {
                     s.disallowed[bit / 64] |= 1 << (bit % 64);
                 }
             }
-            let Some(table) = table else { continue };
-            let mut set_ids: Vec<u32> = self.matrix.agents().iter().filter_map(|&a| table.set_of(o, a)).collect();
+            if !preferences {
+                continue;
+            }
+            let mut set_ids: Vec<usize> =
+                self.matrix.agents().iter().filter_map(|&a| self.artifact.preference_set(o, a)).collect();
             if set_ids.is_empty() {
                 continue;
             }
@@ -124,7 +128,7 @@ impl Classifier for Survey<'_> {
             self.mode.prepare_into(&parsed, &mut s.path);
             let mut values: Vec<Value> = Vec::new();
             for set in set_ids {
-                let lines = s.sets.entry(set).or_insert_with(|| table.lines(set));
+                let lines = s.sets.entry(set).or_insert_with(|| self.artifact.preference_set_lines(set));
                 for (field, applied) in applicable(lines.iter(), &s.path) {
                     values.extend(applied.entries.into_iter().map(|e| (field, e.key, e.value)));
                 }
@@ -150,7 +154,7 @@ struct CrawlerFigures {
 
 /// Runs `survey`.
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
-    let artifact = Artifact::open(&args.rules).map_err(|e| fail!("{e}"))?;
+    let artifact = crate::input::open_rules(&args.rules)?;
     let names: Vec<String> = match &args.agents_file {
         Some(path) => crate::input::agents_file(path)?.iter().map(|a| a.to_string()).collect(),
         None if args.agent.is_empty() => artifact.meta().agents.clone(),
@@ -237,7 +241,7 @@ fn figures(survey: &Survey<'_>, names: &[String], scratches: &[SurveyScratch], u
         .collect();
     let mut by_fetch = [0u64; 3];
     let mut value_origins: BTreeMap<Value, u64> = BTreeMap::new();
-    let table = artifact.preferences();
+    let preferences = artifact.has_preferences();
     for &o in &reached {
         let kind = artifact.fetch_info(o).kind;
         by_fetch[match kind {
@@ -267,11 +271,11 @@ fn figures(survey: &Survey<'_>, names: &[String], scratches: &[SurveyScratch], u
                 }
             }
         }
-        if let Some(table) = table {
+        if preferences {
             let mut values: Vec<Value> = Vec::new();
             for &agent in matrix.agents() {
-                if let Some(set) = table.set_of(o, agent) {
-                    for line in table.lines(set) {
+                if let Some(set) = artifact.preference_set(o, agent) {
+                    for line in artifact.preference_set_lines(set) {
                         values.extend(line.entries.into_iter().map(|e| (line.field, e.key, e.value)));
                     }
                 }

@@ -99,35 +99,51 @@ fn conformance_through_compile_and_check_rules() {
         }
         let corpus_path = dir.path().join(format!("corpus{a}.jsonl"));
         std::fs::write(&corpus_path, corpus).unwrap();
-        let artifact = dir.path().join(format!("rules{a}.rsv"));
-        let out = robotsieve()
-            .args(["compile", "--explain", "--agent", agent, "--corpus"])
-            .arg(&corpus_path)
-            .arg("-o")
-            .arg(&artifact)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        for raw in [true, false] {
+        // One artifact, and shard sets of 1 and 7: the same lines, verdicts and rules alike.
+        let mut first_output: Option<Vec<u8>> = None;
+        for shards in [None, Some(1), Some(7)] {
+            let artifact = match shards {
+                None => dir.path().join(format!("rules{a}.rsv")),
+                Some(n) => dir.path().join(format!("rules{a}-{n}-shards")),
+            };
             let mut cmd = robotsieve();
-            cmd.args(["check", "--agent", agent, "--rules"]).arg(&artifact);
-            if raw {
-                cmd.arg("--raw-urls");
+            cmd.args(["compile", "--explain", "--agent", agent, "--corpus"]).arg(&corpus_path).arg("-o").arg(&artifact);
+            if let Some(n) = shards {
+                cmd.args(["--shards", &n.to_string()]);
             }
-            let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
-            child.stdin.take().unwrap().write_all(urls.as_bytes()).unwrap();
-            let out = child.wait_with_output().unwrap();
-            assert!(out.status.success());
-            let got = verdicts(&out.stdout);
-            assert_eq!(got.len(), cases.len());
-            for (case, got) in cases.iter().zip(got) {
-                let expected = if raw { case.allowed } else { case.allowed_escaped };
-                assert_eq!(got, if expected { "allowed" } else { "disallowed" }, "{} (raw={raw})", case.id);
+            let out = cmd.output().unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            for raw in [true, false] {
+                let mut cmd = robotsieve();
+                cmd.args(["check", "--agent", agent, "--rules"]).arg(&artifact);
+                if raw {
+                    cmd.arg("--raw-urls");
+                }
+                let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+                child.stdin.take().unwrap().write_all(urls.as_bytes()).unwrap();
+                let out = child.wait_with_output().unwrap();
+                assert!(out.status.success());
+                let got = verdicts(&out.stdout);
+                assert_eq!(got.len(), cases.len());
+                for (case, got) in cases.iter().zip(got) {
+                    let expected = if raw { case.allowed } else { case.allowed_escaped };
+                    let want = if expected { "allowed" } else { "disallowed" };
+                    assert_eq!(got, want, "{} (raw={raw}, shards {shards:?})", case.id);
+                }
+                if !raw {
+                    match &first_output {
+                        None => first_output = Some(out.stdout),
+                        Some(first) => assert!(*first == out.stdout, "{shards:?} shards answer otherwise"),
+                    }
+                }
             }
         }
         checked += cases.len();
     }
-    eprintln!("{checked} cases through compile + check --rules, {} agent sets", by_agent.len());
+    eprintln!(
+        "{checked} cases through compile + check --rules (1 artifact, 1 and 7 shards), {} agent sets",
+        by_agent.len()
+    );
 }
 
 #[test]

@@ -159,3 +159,57 @@ fn survey_counts_equal_the_matrix() {
         assert_eq!(a["urls"], stats["by_agent"][a["agent"].as_str().unwrap()], "{}", a["agent"]);
     }
 }
+
+/// Through a shard set of the same files, `survey`, `filter --matrix` and
+/// `check --json` (with its preferences) answer exactly as through the one
+/// artifact: preference sets, named groups and verdicts are found in each
+/// origin's shard.
+#[test]
+fn a_shard_set_surveys_as_the_one_artifact() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    ok(robotsieve()
+        .current_dir(dir.path())
+        .args(["compile", "--agents-file", "agents.json", "--corpus", "d.jsonl", "--shards", "3", "-o", "set"])
+        .args(["--robots", "a.txt", "--origin", "https://a.com", "--robots", "b.txt", "--origin", "https://b.com"])
+        .args(["--robots", "c.txt", "--origin", "https://c.com"])
+        .output()
+        .unwrap());
+    let shards = std::fs::read_dir(dir.path().join("set")).unwrap().count();
+    assert_eq!(shards, 3);
+    let survey = |rules: &str| {
+        let out = format!("{rules}.survey.json");
+        ok(robotsieve()
+            .current_dir(dir.path())
+            .args(["survey", "--rules", rules, "--urls", "urls.txt", "--json", "-o", &out])
+            .output()
+            .unwrap());
+        serde_json::from_slice::<serde_json::Value>(&std::fs::read(dir.path().join(out)).unwrap()).unwrap()
+    };
+    let (one, set) = (survey("s.rsv"), survey("set"));
+    assert!(one["agents"].as_array().is_some_and(|a| !a.is_empty()), "{one}");
+    assert_eq!(one, set);
+    let matrix = |rules: &str| {
+        let out = format!("{rules}.matrix.tsv");
+        ok(robotsieve()
+            .current_dir(dir.path())
+            .args(["filter", "--rules", rules, "--urls", "urls.txt", "--all-agents", "--matrix", &out])
+            .output()
+            .unwrap());
+        std::fs::read_to_string(dir.path().join(out)).unwrap()
+    };
+    let (one, set) = (matrix("s.rsv"), matrix("set"));
+    assert!(one.contains("disallowed"), "{one}");
+    assert_eq!(one, set);
+    let check = |rules: &str| {
+        let out = ok(robotsieve()
+            .current_dir(dir.path())
+            .args(["check", "--json", "--agent", "gptbot", "--rules", rules, "https://a.com/docs/x", "https://a.com/"])
+            .output()
+            .unwrap());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (one, set) = (check("s.rsv"), check("set"));
+    assert!(one.contains("train-ai"), "{one}");
+    assert_eq!(one, set);
+}

@@ -1,22 +1,37 @@
-//! From robots.txt fetch results for many origins to one artifact.
+//! From robots.txt fetch results for many origins to one artifact, streamed.
 //!
-//! Most sites serve one of a few common files, and most files give the same
-//! group to several crawlers, so the work is deduplicated twice: each distinct
-//! body is parsed once, and each distinct group is compiled once and shared by
-//! every origin and crawler it applies to. Parsing and compiling run in
-//! parallel (rayon) over the distinct bodies and groups.
+//! Origins are taken in batches. In each batch, every distinct body is parsed
+//! once, and every group not seen before is compiled, encoded as a blob and
+//! appended to the artifact at once, on every core (rayon); what stays in
+//! memory between batches is one 128-bit hash and a group id per distinct
+//! group (about 48 bytes with the map's overhead), so that a group shared by
+//! many origins, in any batch, is compiled and stored once. Beyond a quarter
+//! of the memory budget that map is forgotten and started afresh: a group seen
+//! again after that is stored again, which costs bytes, never a verdict.
+//! Distinct lists of preference lines (`Content-Signal`, `Content-Usage`)
+//! are shared the same way, a hash and a set id each, and written at once.
 
 use crate::automaton::{self, BuildOptions};
 use crate::corpus::{Governing, Robots};
 use crate::group::{Agent, Group, Rule, Source, Verb};
 use crate::parse::RobotsTxt;
-use crate::writer::ArtifactWriter;
+use crate::writer::{ArtifactWriter, WriteError, DEFAULT_MEMORY};
 use rayon::prelude::*;
 use robotsieve_engine::artifact::{FetchInfo, FetchKind};
+use robotsieve_engine::format::{encode_group, RuleText, Selection};
 use robotsieve_engine::preference::PreferenceLine;
-use robotsieve_engine::preference_store::Selection;
+use robotsieve_engine::shards::shard_of_hash;
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::time::{Duration, Instant};
+
+/// Origins per batch: enough that every core has many groups to compile,
+/// few enough that a batch's bodies and blobs are a few tens of megabytes.
+pub const BATCH_ORIGINS: usize = 4096;
+
+/// Bytes of memory one entry of the distinct-group map takes (hash, id,
+/// the map's own overhead), for the memory budget.
+pub const GROUP_MAP_BYTES_PER_GROUP: usize = 48;
 
 /// What to build.
 #[derive(Clone, Debug)]
@@ -25,6 +40,16 @@ pub struct BuildPlan {
     pub agents: Vec<Agent>,
     /// Automaton options (explain mode, budget).
     pub options: BuildOptions,
+    /// The memory budget in bytes (see the module documentation and
+    /// [`ArtifactWriter::create`]).
+    pub memory: usize,
+}
+
+impl BuildPlan {
+    /// A plan for these crawlers with the given options and the default memory budget.
+    pub fn new(agents: Vec<Agent>, options: BuildOptions) -> BuildPlan {
+        BuildPlan { agents, options, memory: DEFAULT_MEMORY }
+    }
 }
 
 /// Figures about a build, for the user and `inspect`.
@@ -32,7 +57,7 @@ pub struct BuildPlan {
 pub struct BuildReport {
     /// Origins in the artifact.
     pub origins: usize,
-    /// Distinct bodies parsed.
+    /// Distinct bodies parsed (distinct within each batch).
     pub bodies: usize,
     /// Distinct groups compiled.
     pub groups: usize,
@@ -42,48 +67,58 @@ pub struct BuildReport {
     pub split_groups: usize,
     /// The slowest group builds: (time, number of rules, an origin using it).
     pub slowest: Vec<(Duration, usize, String)>,
-    /// Wall time of parsing and compiling.
+    /// Wall time of parsing, compiling and writing the groups and origins.
     pub elapsed: Duration,
 }
 
-/// Parses, selects, deduplicates and compiles; returns a writer ready to write.
-pub fn build(origins: Vec<Governing>, plan: &BuildPlan) -> (ArtifactWriter, BuildReport) {
+/// A compiled group: its blob, its figures, how long it took.
+type Encoded = Result<(Vec<u8>, automaton::BuildStats, Duration), WriteError>;
+
+/// A 128-bit hash of a group in its sharing form (or of a list of
+/// preference lines): two SipHash runs of different prefixes. Equal values
+/// hash equal; two different ones of a build collide with a chance of about
+/// n^2 / 2^129.
+fn content_hash(value: &impl Hash) -> u128 {
+    let half = |prefix: u8| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        prefix.hash(&mut h);
+        value.hash(&mut h);
+        h.finish()
+    };
+    u128::from(half(0)) << 64 | u128::from(half(1))
+}
+
+/// Parses, selects, deduplicates, compiles and writes every origin of
+/// `origins` into `writer`, a batch at a time; `on_batch` is told the
+/// figures so far after each batch (for a progress bar).
+pub fn build(
+    origins: impl IntoIterator<Item = Governing>,
+    plan: &BuildPlan,
+    writer: &mut ArtifactWriter,
+    on_batch: impl FnMut(&BuildReport),
+) -> Result<BuildReport, WriteError> {
+    build_shards(origins, plan, std::slice::from_mut(writer), on_batch)
+}
+
+/// [`build`] into a shard set: each origin goes to `writers[shard_of_hash(key
+/// hash, writers.len())]` (see `robotsieve_engine::shards`). A group is
+/// compiled once per batch and appended to every shard that uses it.
+pub fn build_shards(
+    origins: impl IntoIterator<Item = Governing>,
+    plan: &BuildPlan,
+    writers: &mut [ArtifactWriter],
+    mut on_batch: impl FnMut(&BuildReport),
+) -> Result<BuildReport, WriteError> {
+    let shards = writers.len();
+    let shard_of = |origin: &Governing| {
+        if shards == 1 {
+            0
+        } else {
+            shard_of_hash(origin.origin.hash64(), shards as u32) as usize
+        }
+    };
     let started = Instant::now();
     let explain = plan.options.explain;
-
-    // Distinct bodies, parsed once each.
-    let mut body_ids: HashMap<&[u8], usize> = HashMap::new();
-    let mut bodies: Vec<&[u8]> = Vec::new();
-    let origin_body: Vec<Option<usize>> = origins
-        .iter()
-        .map(|o| match &o.robots {
-            Robots::Body(body) => Some(*body_ids.entry(body).or_insert_with(|| {
-                bodies.push(body);
-                bodies.len() - 1
-            })),
-            Robots::Unrestricted | Robots::Blocked => None,
-        })
-        .collect();
-    let body_groups: Vec<Vec<Selected>> = bodies
-        .par_iter()
-        .map(|body| {
-            let robots = RobotsTxt::parse(body);
-            plan.agents
-                .iter()
-                .map(|agent| {
-                    let mut group = Group::select(&robots, agent);
-                    let mut preferences = std::mem::take(&mut group.preferences);
-                    if !explain {
-                        preferences.iter_mut().for_each(|p| p.line = 0);
-                    }
-                    let named = group.source == Source::Specific;
-                    Selected { group: dedup_form(group, explain), preferences, named }
-                })
-                .collect()
-        })
-        .collect();
-
-    // Distinct groups, numbered in order of first use.
     let unrestricted =
         Group { source: Source::Nothing, agent_lines: Vec::new(), rules: Vec::new(), preferences: Vec::new() };
     let blocked = Group {
@@ -92,76 +127,175 @@ pub fn build(origins: Vec<Governing>, plan: &BuildPlan) -> (ArtifactWriter, Buil
         rules: vec![Rule { verb: Verb::Disallow, pattern: b"/".to_vec(), line: 0, index_directory: false }],
         preferences: Vec::new(),
     };
-    let mut group_ids: HashMap<&Group, u32> = HashMap::new();
-    let mut groups: Vec<&Group> = Vec::new();
-    let mut first_origin: Vec<usize> = Vec::new();
-    let mut origin_groups: Vec<Vec<u32>> = Vec::with_capacity(origins.len());
-    let no_preferences: Vec<PreferenceLine> = Vec::new();
-    let mut preference_ids: HashMap<&Vec<PreferenceLine>, u32> = HashMap::new();
-    let mut preference_sets: Vec<Vec<PreferenceLine>> = Vec::new();
-    let mut preference_set_of: Vec<Selection> = Vec::with_capacity(origins.len() * plan.agents.len());
-    for (i, (origin, body)) in origins.iter().zip(&origin_body).enumerate() {
-        let ids = (0..plan.agents.len())
-            .map(|a| {
-                let group = match (&origin.robots, body) {
-                    (Robots::Body(_), Some(b)) => &body_groups[*b][a].group,
-                    (Robots::Blocked, _) => &blocked,
-                    _ => &unrestricted,
-                };
-                *group_ids.entry(group).or_insert_with(|| {
-                    groups.push(group);
-                    first_origin.push(i);
-                    (groups.len() - 1) as u32
-                })
+    let constant_hashes = (content_hash(&unrestricted), content_hash(&blocked));
+    let map_limit = (plan.memory / 4 / GROUP_MAP_BYTES_PER_GROUP / shards.max(1)).max(1024);
+    // Per shard: the id of each group hash it holds.
+    let mut known: Vec<HashMap<u128, u32>> = vec![HashMap::new(); shards];
+    // Per shard: the id of each preference set (by content hash) it holds.
+    let mut known_sets: Vec<HashMap<u128, u32>> = vec![HashMap::new(); shards];
+    let mut report = BuildReport::default();
+    let mut selections: Vec<Selection> = Vec::with_capacity(plan.agents.len());
+    let mut origins = origins.into_iter();
+    loop {
+        let batch: Vec<Governing> = origins.by_ref().take(BATCH_ORIGINS).collect();
+        if batch.is_empty() {
+            break;
+        }
+        // Distinct bodies of the batch, parsed once each.
+        let mut body_ids: HashMap<&[u8], usize> = HashMap::new();
+        let mut bodies: Vec<&[u8]> = Vec::new();
+        let origin_body: Vec<Option<usize>> = batch
+            .iter()
+            .map(|o| match &o.robots {
+                Robots::Body(body) => Some(*body_ids.entry(body).or_insert_with(|| {
+                    bodies.push(body);
+                    bodies.len() - 1
+                })),
+                Robots::Unrestricted | Robots::Blocked => None,
             })
             .collect();
-        origin_groups.push(ids);
-        // The preference lines of each crawler's group, shared like groups.
-        let selected: &[Selected] = match (&origin.robots, body) {
-            (Robots::Body(_), Some(b)) => &body_groups[*b],
-            _ => &[],
-        };
-        for agent in (0..plan.agents.len()).map(|a| selected.get(a)) {
-            let (lines, named) = agent.map_or((&no_preferences, false), |s| (&s.preferences, s.named));
-            let set = (!lines.is_empty()).then(|| {
-                *preference_ids.entry(lines).or_insert_with(|| {
-                    preference_sets.push(lines.clone());
-                    (preference_sets.len() - 1) as u32
-                })
-            });
-            preference_set_of.push(Selection { set, named });
+        let body_groups: Vec<Vec<(u128, Selected)>> = bodies
+            .par_iter()
+            .map(|body| {
+                let robots = RobotsTxt::parse(body);
+                plan.agents
+                    .iter()
+                    .map(|agent| {
+                        let mut group = Group::select(&robots, agent);
+                        let mut preferences = std::mem::take(&mut group.preferences);
+                        if !explain {
+                            preferences.iter_mut().for_each(|p| p.line = 0);
+                        }
+                        let named = group.source == Source::Specific;
+                        let group = dedup_form(group, explain);
+                        let preferences_hash = content_hash(&preferences);
+                        (content_hash(&group), Selected { group, preferences, preferences_hash, named })
+                    })
+                    .collect()
+            })
+            .collect();
+        report.bodies += bodies.len();
+
+        // Each origin's groups: known ones by id, new ones numbered in order
+        // of first use (the order they are appended in).
+        for map in known.iter_mut().chain(&mut known_sets) {
+            if map.len() > map_limit {
+                map.clear();
+            }
         }
-    }
+        // New groups of the batch, compiled once each; and per shard, which
+        // of them it appends, in order of first use there.
+        let mut new_groups: Vec<(&Group, usize)> = Vec::new();
+        let mut batch_new: HashMap<u128, usize> = HashMap::new();
+        let mut appended: Vec<Vec<usize>> = vec![Vec::new(); shards];
+        let mut origin_groups: Vec<u32> = Vec::with_capacity(batch.len() * plan.agents.len());
+        let origin_shards: Vec<usize> = batch.iter().map(shard_of).collect();
+        for (i, (origin, body)) in batch.iter().zip(&origin_body).enumerate() {
+            let k = origin_shards[i];
+            let choices: Vec<(u128, &Group)> = match (&origin.robots, body) {
+                (Robots::Body(_), Some(b)) => body_groups[*b].iter().map(|(hash, s)| (*hash, &s.group)).collect(),
+                (Robots::Blocked, _) => vec![(constant_hashes.1, &blocked); plan.agents.len()],
+                _ => vec![(constant_hashes.0, &unrestricted); plan.agents.len()],
+            };
+            for (hash, group) in choices {
+                let first_new = writers[k].groups() as u32;
+                let id = *known[k].entry(hash).or_insert_with(|| {
+                    let slot = *batch_new.entry(hash).or_insert_with(|| {
+                        new_groups.push((group, i));
+                        new_groups.len() - 1
+                    });
+                    appended[k].push(slot);
+                    first_new + appended[k].len() as u32 - 1
+                });
+                origin_groups.push(id);
+            }
+        }
 
-    let compiled: Vec<(automaton::Compiled, Duration)> = groups
-        .par_iter()
-        .map(|group| {
-            let t = Instant::now();
-            let compiled = automaton::compile(group, &plan.options);
-            (compiled, t.elapsed())
-        })
-        .collect();
-
-    let agent_names = plan.agents.iter().map(|a| a.to_string()).collect();
-    let mut writer = ArtifactWriter::new(agent_names, explain);
-    let mut report =
-        BuildReport { origins: origins.len(), bodies: bodies.len(), groups: groups.len(), ..Default::default() };
-    let mut timings = Vec::with_capacity(groups.len());
-    for (g, ((compiled, took), group)) in compiled.into_iter().zip(&groups).enumerate() {
-        report.states += compiled.stats.states();
-        report.split_groups += usize::from(compiled.stats.split);
-        timings.push((took, group.rules.len(), origins[first_origin[g]].origin.to_string()));
-        writer.add_group(compiled.matcher, group.rules.clone());
+        let encoded: Vec<Encoded> = new_groups
+            .par_iter()
+            .map(|&(group, _)| {
+                let t = Instant::now();
+                let compiled = automaton::compile(group, &plan.options);
+                let rules: Vec<RuleText<'_>> =
+                    if explain { group.rules.iter().map(rule_text).collect() } else { Vec::new() };
+                let blob = encode_group(&compiled.matcher, explain, &rules)
+                    .map_err(|e| WriteError::BadGroup(e.to_string()))?;
+                Ok((blob, compiled.stats, t.elapsed()))
+            })
+            .collect();
+        let mut blobs = Vec::with_capacity(encoded.len());
+        for (result, &(group, first_user)) in encoded.into_iter().zip(&new_groups) {
+            let (blob, stats, took) = result?;
+            blobs.push(blob);
+            report.groups += 1;
+            report.states += stats.states();
+            report.split_groups += usize::from(stats.split);
+            let slow_enough = report.slowest.len() < 10 || report.slowest.last().is_some_and(|s| s.0 < took);
+            if slow_enough {
+                report.slowest.push((took, group.rules.len(), batch[first_user].origin.to_string()));
+                report.slowest.sort_by_key(|t| std::cmp::Reverse(t.0));
+                report.slowest.truncate(10);
+            }
+        }
+        for (writer, slots) in writers.iter_mut().zip(&appended) {
+            for &slot in slots {
+                writer.add_group(&blobs[slot])?;
+            }
+        }
+        drop(blobs);
+        for (i, ((origin, groups), &k)) in
+            batch.iter().zip(origin_groups.chunks_exact(plan.agents.len())).zip(&origin_shards).enumerate()
+        {
+            let info = fetch_info(&origin.robots, origin.provenance.status);
+            // The preference lines of each crawler's group, stored once per shard like groups.
+            let selected: &[(u128, Selected)] = match (&origin.robots, origin_body[i]) {
+                (Robots::Body(_), Some(b)) => &body_groups[b],
+                _ => &[],
+            };
+            selections.clear();
+            for (_, s) in selected {
+                let set = if s.preferences.is_empty() {
+                    None
+                } else if let Some(&id) = known_sets[k].get(&s.preferences_hash) {
+                    Some(id)
+                } else {
+                    let id = writers[k].add_preference_set(&s.preferences)?;
+                    known_sets[k].insert(s.preferences_hash, id);
+                    Some(id)
+                };
+                selections.push(Selection { set, named: s.named });
+            }
+            // No body (unrestricted, blocked): no lines, no crawler named.
+            selections.resize(plan.agents.len(), Selection::default());
+            writers[k].add_origin_with_preferences(&origin.origin, info, groups, &selections)?;
+        }
+        report.origins += batch.len();
+        report.elapsed = started.elapsed();
+        on_batch(&report);
     }
-    timings.sort_by_key(|t| std::cmp::Reverse(t.0));
-    timings.truncate(10);
-    report.slowest = timings;
-    for (origin, ids) in origins.into_iter().zip(origin_groups) {
-        writer.add_origin(origin.origin, fetch_info(&origin.robots, origin.provenance.status), ids);
-    }
-    writer.set_preferences(preference_set_of, preference_sets);
     report.elapsed = started.elapsed();
-    (writer, report)
+    Ok(report)
+}
+
+/// Builds an artifact in memory: [`build`] into an in-memory writer
+/// (tests, and tools that hold small artifacts).
+pub fn build_bytes(
+    origins: impl IntoIterator<Item = Governing>,
+    plan: &BuildPlan,
+) -> Result<(Vec<u8>, BuildReport), WriteError> {
+    let agent_names = plan.agents.iter().map(|a| a.to_string()).collect();
+    let mut writer = ArtifactWriter::in_memory(agent_names, plan.options.explain)?;
+    let report = build(origins, plan, &mut writer, |_| {})?;
+    Ok((writer.finish_bytes()?, report))
+}
+
+fn rule_text(rule: &Rule) -> RuleText<'_> {
+    RuleText {
+        line: rule.line,
+        allow: rule.verb == Verb::Allow,
+        index_directory: rule.index_directory,
+        pattern: &rule.pattern,
+    }
 }
 
 /// One crawler's group of one body: in the form groups are shared in, and
@@ -170,6 +304,8 @@ struct Selected {
     group: Group,
     /// Its preference lines (line numbers 0 without explanations).
     preferences: Vec<PreferenceLine>,
+    /// [`content_hash`] of `preferences`.
+    preferences_hash: u128,
     /// Whether a group of the body names the crawler.
     named: bool,
 }
@@ -235,11 +371,11 @@ mod tests {
             ("https://gone.example", 404, ""),
         ]);
         let agents = vec![Agent::parse("otherbot").unwrap(), Agent::parse("mybot").unwrap()];
-        let plan = BuildPlan { agents, options: BuildOptions { explain, ..BuildOptions::default() } };
-        let (writer, report) = build(origins, &plan);
+        let plan = BuildPlan::new(agents, BuildOptions { explain, ..BuildOptions::default() });
+        let (bytes, report) = build_bytes(origins, &plan).unwrap();
         assert_eq!(report.origins, 5);
         assert_eq!(report.bodies, 2);
-        Artifact::from_bytes(&writer.to_bytes().unwrap()).unwrap()
+        Artifact::from_bytes(&bytes).unwrap()
     }
 
     fn allowed(a: &Artifact, agent: usize, key: &str, path: &str) -> Option<bool> {

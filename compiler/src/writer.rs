@@ -1,38 +1,42 @@
-//! Writing artifacts: compiled groups and origins laid out as
-//! `robotsieve_engine::artifact` reads them.
+//! Writing artifacts as a stream, in memory flat in the number of origins.
 //!
-//! The layout is documented (and read) in `engine/src/artifact.rs`; this is
-//! its only writer. The whole file is assembled in memory, then written to a
-//! temporary file beside the destination and renamed over it, so a crash
-//! never leaves a half-written artifact under the final name.
+//! The layout and every record's encoding are in `robotsieve_engine::format`;
+//! this is its only writer. Group blobs (encoded on any thread by
+//! [`format::encode_group`]) are appended to the output as they come, so no
+//! automaton stays in memory once written. What an origin leaves behind goes
+//! to temporary files at once (its key, its fixed-size record, and its group
+//! blob's offset for each distinct group); in memory stays only the origin
+//! index's `(hash, origin)` pair, 16 bytes per origin, and beyond the memory
+//! budget those are sorted and spilled to temporary files as well. At the
+//! end, the side files are copied behind the groups, the hash table is
+//! built by merging the sorted runs (its home slot is a hash's top bits, so
+//! hash order is slot order), META is appended, and the header and section
+//! table, reserved at the front, are filled in.
+//!
+//! The output is a temporary file beside the destination, renamed over it
+//! only when complete, so a crash never leaves a half-written artifact under
+//! the final name; the side files are unnamed temporary files that vanish
+//! with the process.
 
-use crate::group::{Rule, Verb};
-use rayon::prelude::*;
-use robotsieve_engine::artifact::{
-    file_checksum, FetchInfo, Meta, Section, BYTE_ORDER_MARK, CHECKSUM_AT, EMPTY_SLOT, EXPLAIN_ENTRY_LEN, FLAG_EXPLAIN,
-    FORMAT_VERSION, GROUP_RECORD_LEN, HEADER_LEN, MAGIC, NO_RULE, PART_COMB, PART_COMB16, PART_DFA16, PART_DFA32,
-    PART_RECORD_LEN, PART_RULES, SECTION_ENTRY_LEN, SEMANTICS_VERSION,
+use robotsieve_engine::artifact::Meta;
+use robotsieve_engine::filter::{FilterError, PendingFile};
+use robotsieve_engine::format::{
+    align8, encode_preference_set, Checksum, FetchInfo, Header, OriginRecord, PreferenceHeader, Section, SectionEntry,
+    Selection, Slot, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START,
 };
-use robotsieve_engine::comb::{CombDfaBuf, NarrowTables};
-use robotsieve_engine::filter::PendingFile;
-use robotsieve_engine::matcher::{MatcherBuf, PartBuf};
 use robotsieve_engine::preference::PreferenceLine;
-use robotsieve_engine::preference_store::{self, Selection};
-use robotsieve_engine::url::{origin_hash, OriginKey};
-use std::collections::HashSet;
-use std::io::Write;
-use std::path::Path;
+use robotsieve_engine::url::OriginKey;
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
 
-/// Collects groups and origins, then lays them out as one artifact.
-pub struct ArtifactWriter {
-    meta: Meta,
-    explain: bool,
-    groups: Vec<(MatcherBuf, Vec<Rule>)>,
-    origins: Vec<(OriginKey, FetchInfo, Vec<u32>)>,
-    /// Per origin (in order of addition) and agent, its preference set and
-    /// whether it is named; and the distinct sets.
-    preferences: Option<(Vec<Selection>, Vec<Vec<PreferenceLine>>)>,
-}
+/// The default memory budget of a build: 1 GiB.
+pub const DEFAULT_MEMORY: usize = 1 << 30;
+
+/// Bytes of the origin index kept in memory per origin before spilling.
+pub const INDEX_BYTES_PER_ORIGIN: usize = 16;
 
 /// Why an artifact could not be written.
 #[derive(Debug)]
@@ -41,8 +45,10 @@ pub enum WriteError {
     DuplicateOrigin(String),
     /// An origin names a group that was not added, or the wrong number of groups.
     BadGroup(String),
-    /// Writing the file failed.
+    /// Writing the file (or a temporary file) failed.
     Io(std::io::Error),
+    /// Creating or writing the output failed: `NAME: cannot write: REASON`.
+    Output(FilterError),
 }
 
 impl std::fmt::Display for WriteError {
@@ -51,23 +57,266 @@ impl std::fmt::Display for WriteError {
             WriteError::DuplicateOrigin(key) => write!(f, "origin {key} was added twice"),
             WriteError::BadGroup(msg) => f.write_str(msg),
             WriteError::Io(e) => write!(f, "{e}"),
+            WriteError::Output(e) => write!(f, "{e}"),
         }
     }
 }
 
 impl std::error::Error for WriteError {}
 
-impl ArtifactWriter {
-    /// A writer for these crawlers (each `TOKEN[,TOKEN...]`). With `explain`,
-    /// the rules of every group are stored so verdicts can name their line.
-    pub fn new(agents: Vec<String>, explain: bool) -> ArtifactWriter {
-        ArtifactWriter {
-            meta: Meta { agents, build: Vec::new() },
-            explain,
-            groups: Vec::new(),
-            origins: Vec::new(),
-            preferences: None,
+impl WriteError {
+    /// An I/O error as an error of the output `name` (the others as they are).
+    fn named(self, name: &str) -> WriteError {
+        match self {
+            WriteError::Io(source) => WriteError::Output(FilterError::Output { name: name.to_string(), source }),
+            other => other,
         }
+    }
+}
+
+impl From<std::io::Error> for WriteError {
+    fn from(e: std::io::Error) -> WriteError {
+        WriteError::Io(e)
+    }
+}
+
+/// Where the artifact goes.
+enum Target {
+    /// A destination path, through a temporary file and a rename.
+    Path(PendingFile),
+    /// A destination that is no regular file (a device, a pipe): written
+    /// whole at the end from an unnamed temporary file, since the writer
+    /// seeks and reads back.
+    Stream(PendingFile, File),
+    /// An unnamed temporary file, read back whole (tests, [`ArtifactWriter::finish_bytes`]).
+    Memory(File),
+}
+
+impl Target {
+    fn file(&mut self) -> std::io::Result<&mut File> {
+        match self {
+            Target::Path(pending) => pending.file_mut(),
+            Target::Stream(_, file) | Target::Memory(file) => Ok(file),
+        }
+    }
+}
+
+/// An append-only temporary file, buffered.
+struct Spool {
+    out: BufWriter<File>,
+    len: u64,
+}
+
+impl Spool {
+    fn new(dir: &Path) -> std::io::Result<Spool> {
+        Ok(Spool { out: BufWriter::with_capacity(1 << 16, tempfile::tempfile_in(dir)?), len: 0 })
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.len += bytes.len() as u64;
+        self.out.write_all(bytes)
+    }
+
+    /// The file, flushed and rewound.
+    fn into_file(self) -> std::io::Result<File> {
+        let mut file = self.out.into_inner().map_err(|e| e.into_error())?;
+        file.seek(SeekFrom::Start(0))?;
+        Ok(file)
+    }
+}
+
+/// The origin index's `(hash, origin)` pairs: in memory up to a limit, then
+/// sorted and spilled as runs.
+struct IndexRuns {
+    pending: Vec<(u64, u64)>,
+    limit: usize,
+    runs: Vec<File>,
+    dir: PathBuf,
+}
+
+impl IndexRuns {
+    fn push(&mut self, hash: u64, origin: u64) -> std::io::Result<()> {
+        self.pending.push((hash, origin));
+        if self.pending.len() >= self.limit {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    fn spill(&mut self) -> std::io::Result<()> {
+        self.pending.sort_unstable();
+        let mut out = BufWriter::with_capacity(1 << 16, tempfile::tempfile_in(&self.dir)?);
+        for &(hash, origin) in &self.pending {
+            out.write_all(&hash.to_ne_bytes())?;
+            out.write_all(&origin.to_ne_bytes())?;
+        }
+        let mut file = out.into_inner().map_err(|e| e.into_error())?;
+        file.seek(SeekFrom::Start(0))?;
+        self.runs.push(file);
+        self.pending.clear();
+        Ok(())
+    }
+
+    /// Every pair in hash order (then origin order).
+    fn merged(mut self) -> std::io::Result<Merged> {
+        if !self.runs.is_empty() {
+            self.spill()?;
+        }
+        self.pending.sort_unstable();
+        let mut readers: Vec<BufReader<File>> =
+            self.runs.into_iter().map(|f| BufReader::with_capacity(1 << 16, f)).collect();
+        let mut heap = BinaryHeap::new();
+        for (r, reader) in readers.iter_mut().enumerate() {
+            if let Some(pair) = read_pair(reader)? {
+                heap.push(std::cmp::Reverse((pair, r)));
+            }
+        }
+        Ok(Merged { memory: self.pending.into_iter(), readers, heap })
+    }
+}
+
+fn read_pair(reader: &mut impl Read) -> std::io::Result<Option<(u64, u64)>> {
+    let mut b = [0u8; 16];
+    match reader.read_exact(&mut b) {
+        Ok(()) => Ok(Some((
+            u64::from_ne_bytes(b[..8].try_into().expect("8 bytes")),
+            u64::from_ne_bytes(b[8..].try_into().expect("8 bytes")),
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The k-way merge of the sorted runs (or the one run in memory).
+struct Merged {
+    memory: std::vec::IntoIter<(u64, u64)>,
+    readers: Vec<BufReader<File>>,
+    heap: BinaryHeap<std::cmp::Reverse<((u64, u64), usize)>>,
+}
+
+impl Merged {
+    fn next(&mut self) -> std::io::Result<Option<(u64, u64)>> {
+        if self.readers.is_empty() {
+            return Ok(self.memory.next());
+        }
+        let Some(std::cmp::Reverse((pair, r))) = self.heap.pop() else { return Ok(None) };
+        if let Some(next) = read_pair(&mut self.readers[r])? {
+            self.heap.push(std::cmp::Reverse((next, r)));
+        }
+        Ok(Some(pair))
+    }
+}
+
+/// Streams groups and origins into one artifact.
+pub struct ArtifactWriter {
+    target: Target,
+    /// The destination, for messages.
+    name: String,
+    /// Bytes written to the output so far (the end of the last group blob).
+    pos: u64,
+    meta: Meta,
+    explain: bool,
+    group_index: Spool,
+    keys: Spool,
+    records: Spool,
+    index: IndexRuns,
+    groups: u64,
+    origins: u64,
+    record: Vec<u8>,
+    preferences: PreferenceSpools,
+}
+
+/// The PREFERENCES section as it is written: each origin's selections and
+/// each distinct set's lines go to temporary files at once; the section is
+/// put together at the end, and left out when no origin has a set or names
+/// a crawler.
+struct PreferenceSpools {
+    /// [`Selection::pack`] per origin and agent.
+    set_of: Spool,
+    /// Per set, the end of its lines.
+    set_ends: Spool,
+    /// The line records.
+    lines: Spool,
+    /// Their paths and entries.
+    text: Spool,
+    sets: u32,
+    line_count: u32,
+    /// Whether some origin has a set or names a crawler.
+    any: bool,
+    /// Scratch for one set's records and text.
+    scratch: (Vec<u8>, Vec<u8>),
+}
+
+impl ArtifactWriter {
+    /// A writer of the artifact at `path` for these crawlers (each
+    /// `TOKEN[,TOKEN...]`). With `explain`, group blobs carry their rules.
+    /// The origin index spills to temporary files (beside `path`) beyond a
+    /// quarter of `memory` bytes.
+    pub fn create(
+        path: &Path,
+        agents: Vec<String>,
+        explain: bool,
+        memory: usize,
+    ) -> Result<ArtifactWriter, WriteError> {
+        let pending = PendingFile::create(path).map_err(WriteError::Output)?;
+        let name = path.display().to_string();
+        let output = |e| WriteError::Output(FilterError::Output { name: name.clone(), source: e });
+        let (target, dir) = if pending.temp_path().as_os_str().is_empty() {
+            let dir = std::env::temp_dir();
+            (Target::Stream(pending, tempfile::tempfile_in(&dir).map_err(output)?), dir)
+        } else {
+            let dir = match path.parent() {
+                Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            (Target::Path(pending), dir)
+        };
+        let mut writer =
+            ArtifactWriter::with_target(target, &dir, agents, explain, memory).map_err(|e| e.named(&name))?;
+        writer.name = name;
+        Ok(writer)
+    }
+
+    /// A writer whose artifact [`ArtifactWriter::finish_bytes`] returns.
+    pub fn in_memory(agents: Vec<String>, explain: bool) -> Result<ArtifactWriter, WriteError> {
+        let dir = std::env::temp_dir();
+        ArtifactWriter::with_target(Target::Memory(tempfile::tempfile_in(&dir)?), &dir, agents, explain, DEFAULT_MEMORY)
+    }
+
+    fn with_target(
+        mut target: Target,
+        dir: &Path,
+        agents: Vec<String>,
+        explain: bool,
+        memory: usize,
+    ) -> Result<ArtifactWriter, WriteError> {
+        // Room for the header and section table, filled in last.
+        target.file()?.write_all(&[0u8; GROUPS_START])?;
+        let limit = (memory / 4 / INDEX_BYTES_PER_ORIGIN).max(1024);
+        Ok(ArtifactWriter {
+            target,
+            name: "the artifact".into(),
+            pos: GROUPS_START as u64,
+            meta: Meta { agents, build: Vec::new(), shard: None },
+            explain,
+            group_index: Spool::new(dir)?,
+            keys: Spool::new(dir)?,
+            records: Spool::new(dir)?,
+            index: IndexRuns { pending: Vec::new(), limit, runs: Vec::new(), dir: dir.to_path_buf() },
+            groups: 0,
+            origins: 0,
+            record: Vec::new(),
+            preferences: PreferenceSpools {
+                set_of: Spool::new(dir)?,
+                set_ends: Spool::new(dir)?,
+                lines: Spool::new(dir)?,
+                text: Spool::new(dir)?,
+                sets: 0,
+                line_count: 0,
+                any: false,
+                scratch: (Vec::new(), Vec::new()),
+            },
+        })
     }
 
     /// Records a piece of build information (shown by `inspect`).
@@ -75,230 +324,354 @@ impl ArtifactWriter {
         self.meta.build.push((key.to_string(), value.to_string()));
     }
 
-    /// Adds a compiled group and returns its id. `rules` are the group's rules
-    /// (indexed by the matcher's rule table); stored only when explaining.
-    pub fn add_group(&mut self, matcher: MatcherBuf, rules: Vec<Rule>) -> u32 {
-        let rules = if self.explain { rules } else { Vec::new() };
-        self.groups.push((matcher, rules));
-        (self.groups.len() - 1) as u32
+    /// Marks the artifact as one shard of a set (see `robotsieve_engine::shards`).
+    pub fn set_shard(&mut self, shard: robotsieve_engine::artifact::ShardInfo) {
+        self.meta.shard = Some(shard);
     }
 
-    /// Adds an origin with its fetch information and one group id per agent.
-    pub fn add_origin(&mut self, key: OriginKey, info: FetchInfo, groups: Vec<u32>) {
-        self.origins.push((key, info, groups));
+    /// Whether group blobs must carry explanations.
+    pub fn explains(&self) -> bool {
+        self.explain
     }
 
-    /// Sets the usage preferences and which crawlers are named:
-    /// `selections[origin * agents + agent]`, whose sets index `sets`, origins
-    /// in order of [`ArtifactWriter::add_origin`]. Without a call, or when no
-    /// entry has a set or is named, the artifact has no preferences section.
-    pub fn set_preferences(&mut self, selections: Vec<Selection>, sets: Vec<Vec<PreferenceLine>>) {
-        let any = !sets.is_empty() || selections.iter().any(|s| s.named);
-        self.preferences = any.then_some((selections, sets));
+    /// Appends a group blob made by `format::encode_group` and returns its id.
+    pub fn add_group(&mut self, blob: &[u8]) -> Result<u32, WriteError> {
+        self.naming_the_output(|w| w.append_group(blob))
+    }
+
+    /// Runs a step of writing; its I/O errors name the output.
+    fn naming_the_output<T>(
+        &mut self,
+        step: impl FnOnce(&mut ArtifactWriter) -> Result<T, WriteError>,
+    ) -> Result<T, WriteError> {
+        step(self).map_err(|e| e.named(&self.name))
+    }
+
+    fn append_group(&mut self, blob: &[u8]) -> Result<u32, WriteError> {
+        let id = u32::try_from(self.groups).map_err(|_| WriteError::BadGroup("more than 2^32 groups".into()))?;
+        debug_assert_eq!(blob.len() % 8, 0);
+        self.target.file()?.write_all(blob)?;
+        self.group_index.write(&self.pos.to_ne_bytes())?;
+        self.pos += blob.len() as u64;
+        self.groups += 1;
+        Ok(id)
+    }
+
+    /// Number of groups added so far.
+    pub fn groups(&self) -> u64 {
+        self.groups
+    }
+
+    /// Appends a set of preference lines (one crawler's `Content-Signal` and
+    /// `Content-Usage` lines of a robots.txt) and returns its id, for
+    /// [`ArtifactWriter::add_origin_with_preferences`].
+    pub fn add_preference_set(&mut self, lines: &[PreferenceLine]) -> Result<u32, WriteError> {
+        self.naming_the_output(|w| w.append_preference_set(lines))
+    }
+
+    fn append_preference_set(&mut self, lines: &[PreferenceLine]) -> Result<u32, WriteError> {
+        let p = &mut self.preferences;
+        if p.sets >= (1 << 31) - 2 {
+            return Err(WriteError::BadGroup("more than 2^31 preference sets".into()));
+        }
+        let (records, text) = &mut p.scratch;
+        records.clear();
+        text.clear();
+        encode_preference_set(lines, p.text.len, records, text).map_err(|e| WriteError::BadGroup(e.to_string()))?;
+        p.line_count = u32::try_from(u64::from(p.line_count) + lines.len() as u64)
+            .map_err(|_| WriteError::BadGroup("more than 2^32 preference lines".into()))?;
+        p.lines.write(records)?;
+        p.text.write(text)?;
+        p.set_ends.write(&p.line_count.to_ne_bytes())?;
+        p.sets += 1;
+        p.any = true;
+        Ok(p.sets - 1)
+    }
+
+    /// Adds an origin with its fetch information and one group id per agent
+    /// (no preference lines, naming no crawler).
+    pub fn add_origin(&mut self, key: &OriginKey, info: FetchInfo, groups: &[u32]) -> Result<(), WriteError> {
+        let none = vec![Selection::default(); groups.len()];
+        self.add_origin_with_preferences(key, info, groups, &none)
+    }
+
+    /// Adds an origin with its fetch information, one group id per agent and
+    /// one [`Selection`] per agent (its preference set, from
+    /// [`ArtifactWriter::add_preference_set`], and whether it is named).
+    pub fn add_origin_with_preferences(
+        &mut self,
+        key: &OriginKey,
+        info: FetchInfo,
+        groups: &[u32],
+        selections: &[Selection],
+    ) -> Result<(), WriteError> {
+        self.naming_the_output(|w| w.append_origin(key, info, groups, selections))
+    }
+
+    fn append_origin(
+        &mut self,
+        key: &OriginKey,
+        info: FetchInfo,
+        groups: &[u32],
+        selections: &[Selection],
+    ) -> Result<(), WriteError> {
+        if groups.len() != self.meta.agents.len() || groups.iter().any(|&g| u64::from(g) >= self.groups) {
+            return Err(WriteError::BadGroup(format!("origin {key}: group ids do not match the agents and groups")));
+        }
+        if selections.len() != groups.len()
+            || selections.iter().any(|s| s.set.is_some_and(|s| s >= self.preferences.sets))
+        {
+            return Err(WriteError::BadGroup(format!(
+                "origin {key}: preference sets do not match the agents and sets"
+            )));
+        }
+        for s in selections {
+            self.preferences.any |= s.named;
+            self.preferences.set_of.write(&s.pack().to_ne_bytes())?;
+        }
+        let bytes = key.as_bytes();
+        let key_len =
+            u32::try_from(bytes.len()).map_err(|_| WriteError::BadGroup(format!("origin {key}: key too long")))?;
+        self.record.clear();
+        OriginRecord { key_off: self.keys.len, key_len, info: info.pack(), groups: groups.to_vec() }
+            .encode(&mut self.record);
+        self.keys.write(bytes)?;
+        self.records.write(&self.record)?;
+        self.index.push(key.hash64(), self.origins)?;
+        self.origins += 1;
+        Ok(())
     }
 
     /// Number of origins added so far.
-    pub fn origins(&self) -> usize {
-        self.origins.len()
+    pub fn origins(&self) -> u64 {
+        self.origins
     }
 
-    /// Lays the artifact out in memory.
-    pub fn to_bytes(&self) -> Result<Vec<u8>, WriteError> {
-        let agents = self.meta.agents.len();
-        let mut seen = HashSet::with_capacity(self.origins.len());
-        for (key, _, groups) in &self.origins {
-            if !seen.insert(key.as_bytes()) {
-                return Err(WriteError::DuplicateOrigin(key.to_string()));
+    /// Completes the artifact and renames it into place; returns its size.
+    pub fn finish(self) -> Result<u64, WriteError> {
+        let name = self.name.clone();
+        let (target, len) = self.complete().map_err(|e| e.named(&name))?;
+        match target {
+            Target::Path(pending) => pending.commit().map_err(WriteError::Output)?,
+            Target::Stream(mut pending, mut file) => {
+                let copied = file.seek(SeekFrom::Start(0)).and_then(|_| std::io::copy(&mut file, &mut pending));
+                copied.map_err(|e| WriteError::Io(e).named(&name))?;
+                pending.commit().map_err(WriteError::Output)?;
             }
-            if groups.len() != agents || groups.iter().any(|&g| g as usize >= self.groups.len()) {
-                return Err(WriteError::BadGroup(format!(
-                    "origin {key}: group ids do not match the agents and groups"
-                )));
-            }
+            Target::Memory(_) => {}
         }
+        Ok(len)
+    }
 
-        // Origin tables.
-        let meta = self.meta_with_counts().to_json();
-        let capacity = (self.origins.len() * 2).next_power_of_two().max(2);
-        let mut slots = vec![[0u64, EMPTY_SLOT]; capacity];
-        let mut key_ends = Vec::with_capacity(self.origins.len());
-        let mut keys = Vec::new();
-        let mut origin_groups = Vec::with_capacity(self.origins.len() * agents);
-        let mut origin_info = Vec::with_capacity(self.origins.len());
-        for (i, (key, info, groups)) in self.origins.iter().enumerate() {
-            keys.extend_from_slice(key.as_bytes());
-            key_ends
-                .push(u32::try_from(keys.len()).map_err(|_| WriteError::BadGroup("origin keys exceed 4 GiB".into()))?);
-            origin_groups.extend_from_slice(groups);
-            origin_info.push(info.pack());
-            let hash = origin_hash(key.as_bytes());
-            let mut slot = (hash as usize) & (capacity - 1);
-            while slots[slot][1] != EMPTY_SLOT {
-                slot = (slot + 1) & (capacity - 1);
-            }
-            slots[slot] = [hash, i as u64];
-        }
-        let slots: Vec<u64> = slots.into_iter().flatten().collect();
+    /// Completes the artifact and returns its bytes (for an in-memory writer).
+    pub fn finish_bytes(self) -> Result<Vec<u8>, WriteError> {
+        let name = self.name.clone();
+        let (mut target, len) = self.complete().map_err(|e| e.named(&name))?;
+        let file = target.file()?;
+        file.seek(SeekFrom::Start(0))?;
+        let mut bytes = Vec::with_capacity(len as usize);
+        file.read_to_end(&mut bytes)?;
+        Ok(bytes)
+    }
 
-        // Every section but TABLES has a known size, so TABLES' offset is known
-        // before its contents, and records can hold absolute offsets directly.
-        let part_count: usize = self.groups.iter().map(|(m, _)| m.parts.len()).sum();
-        let sizes = [
-            (Section::Meta, meta.len()),
-            (Section::Slots, slots.len() * 8),
-            (Section::KeyEnds, key_ends.len() * 4),
-            (Section::Keys, keys.len()),
-            (Section::OriginGroups, origin_groups.len() * 4),
-            (Section::OriginInfo, origin_info.len() * 4),
-            (Section::Groups, self.groups.len() * GROUP_RECORD_LEN),
-            (Section::Parts, part_count * PART_RECORD_LEN),
-        ];
-        let preferences = match &self.preferences {
-            Some((set_of, sets)) => {
-                if set_of.len() != self.origins.len() * agents {
-                    return Err(WriteError::BadGroup("preference sets do not match the origins and agents".into()));
-                }
-                let sets: Vec<&[PreferenceLine]> = sets.iter().map(Vec::as_slice).collect();
-                Some(preference_store::encode(set_of, self.origins.len(), agents, &sets))
-            }
-            None => None,
-        };
-        let sections = sizes.len() + 1 + usize::from(preferences.is_some());
-        let mut offsets = Vec::with_capacity(sections);
-        let mut at = align8(HEADER_LEN + sections * SECTION_ENTRY_LEN);
-        for (section, len) in sizes {
-            offsets.push((section, at as u64, len as u64));
-            at = align8(at + len);
+    fn complete(mut self) -> Result<(Target, u64), WriteError> {
+        let mut entries = vec![SectionEntry {
+            section: Section::Groups,
+            offset: GROUPS_START as u64,
+            len: self.pos - GROUPS_START as u64,
+            checksum: 0,
+        }];
+        let spools =
+            [(Section::GroupIndex, self.group_index), (Section::Keys, self.keys), (Section::Origins, self.records)];
+        let file = self.target.file()?;
+        let mut pos = self.pos;
+        for (section, spool) in spools {
+            pos = pad_to_8(file, pos)?;
+            let mut source = spool.into_file()?;
+            let (len, checksum) = copy_summed(&mut source, file)?;
+            entries.push(SectionEntry { section, offset: pos, len, checksum });
+            pos += len;
         }
-        let mut tables = Blob { base: at as u64, data: Vec::new() };
-        let mut groups = Vec::with_capacity(self.groups.len() * GROUP_RECORD_LEN);
-        let mut parts = Vec::with_capacity(part_count * PART_RECORD_LEN);
-        let mut part_index = 0u64;
-        // Packing the combs is most of the writer's work and each automaton's
-        // is independent: done on every core, before the sequential layout.
-        let combs: Vec<Vec<Option<StoredComb>>> = self
-            .groups
-            .par_iter()
-            .map(|(matcher, _)| {
-                let comb = |part: &PartBuf| match part {
-                    PartBuf::Dfa(dfa) => smaller_comb(dfa),
-                    PartBuf::Rules(_) => None,
-                };
-                matcher.parts.iter().map(comb).collect()
-            })
-            .collect();
-        for ((matcher, rules), combs) in self.groups.iter().zip(combs) {
-            let labels_off = tables.u32s(&matcher.labels);
-            let rule_ids = if self.explain { matcher.rules.clone() } else { vec![NO_RULE; matcher.rules.len()] };
-            let rules_off = tables.u32s(&rule_ids);
-            for (part, comb) in matcher.parts.iter().zip(combs) {
-                let (head, offs) = match (part, comb) {
-                    (PartBuf::Dfa(dfa), Some(comb)) => {
-                        let a = tables.bytes(&dfa.classes);
-                        let b = tables.bytes(&comb.tables);
-                        let c = if comb.answers.is_empty() { 0 } else { tables.bytes(&comb.answers) };
-                        (comb.head, [a, b, c])
-                    }
-                    (PartBuf::Dfa(dfa), None) => {
-                        let a = tables.bytes(&dfa.classes);
-                        let (kind, b) = if dfa.fits_u16() {
-                            let narrow: Vec<u16> = dfa.transitions.iter().map(|&t| t as u16).collect();
-                            (PART_DFA16, tables.u16s(&narrow))
-                        } else {
-                            (PART_DFA32, tables.u32s(&dfa.transitions))
-                        };
-                        let c = tables.u32s(&dfa.answers);
-                        ([kind, dfa.stride2, dfa.answers.len() as u32, dfa.sinks, dfa.start, 0], [a, b, c])
-                    }
-                    (PartBuf::Rules(list), _) => {
-                        let offs = [tables.bytes(&list.patterns), tables.u32s(&list.ends), tables.u32s(&list.ranks)];
-                        ([PART_RULES, 0, list.ends.len() as u32, 0, 0, 0], offs)
-                    }
-                };
-                head.iter().for_each(|v| parts.extend_from_slice(&v.to_ne_bytes()));
-                offs.iter().for_each(|v| parts.extend_from_slice(&v.to_ne_bytes()));
-            }
-            let (explain_off, explain_count) = if self.explain && !rules.is_empty() {
-                let mut entries = Vec::with_capacity(rules.len() * EXPLAIN_ENTRY_LEN);
-                for rule in rules {
-                    let text_off = tables.bytes(&rule.pattern);
-                    let flags = u32::from(rule.verb == Verb::Allow) | u32::from(rule.index_directory) << 1;
-                    entries.extend_from_slice(&rule.line.to_ne_bytes());
-                    entries.extend_from_slice(&flags.to_ne_bytes());
-                    entries.extend_from_slice(&text_off.to_ne_bytes());
-                    entries.extend_from_slice(&(rule.pattern.len() as u64).to_ne_bytes());
-                }
-                (tables.bytes(&entries), rules.len() as u32)
-            } else {
-                (0, 0)
+        pos = pad_to_8(file, pos)?;
+        let p = self.preferences;
+        if p.any {
+            let header = PreferenceHeader {
+                sets: p.sets,
+                lines: p.line_count,
+                origins: u32::try_from(self.origins)
+                    .map_err(|_| WriteError::BadGroup("preferences: more than 2^32 origins".into()))?,
+                agents: self.meta.agents.len() as u32,
+                text_len: p.text.len,
             };
-            groups.extend_from_slice(&(matcher.labels.len() as u32).to_ne_bytes());
-            groups.extend_from_slice(&(matcher.parts.len() as u32).to_ne_bytes());
-            for v in [labels_off, rules_off, part_index, explain_off] {
-                groups.extend_from_slice(&v.to_ne_bytes());
+            let head = header.encode();
+            file.write_all(&head)?;
+            let mut sum = Checksum::new();
+            sum.update(&head);
+            let mut len = head.len() as u64;
+            for spool in [p.set_of, p.set_ends, p.lines, p.text] {
+                len += copy_summed_into(&mut spool.into_file()?, file, &mut sum)?;
             }
-            groups.extend_from_slice(&explain_count.to_ne_bytes());
-            groups.extend_from_slice(&0u32.to_ne_bytes());
-            part_index += matcher.parts.len() as u64;
+            entries.push(SectionEntry { section: Section::Preferences, offset: pos, len, checksum: sum.finish() });
+            pos = pad_to_8(file, pos + len)?;
         }
-        offsets.push((Section::Tables, at as u64, tables.data.len() as u64));
-        let mut file_len = align8(at + tables.data.len());
-        if let Some(bytes) = &preferences {
-            offsets.push((Section::Preferences, file_len as u64, bytes.len() as u64));
-            file_len = align8(file_len + bytes.len());
-        }
-
-        let mut out = Vec::with_capacity(file_len);
-        out.extend_from_slice(&MAGIC);
-        for v in [FORMAT_VERSION, SEMANTICS_VERSION, BYTE_ORDER_MARK, if self.explain { FLAG_EXPLAIN } else { 0 }] {
-            out.extend_from_slice(&v.to_ne_bytes());
-        }
-        out.extend_from_slice(&(file_len as u64).to_ne_bytes());
-        out.extend_from_slice(&0u64.to_ne_bytes()); // the checksum, set last
-        out.extend_from_slice(&(offsets.len() as u32).to_ne_bytes());
-        out.extend_from_slice(&0u32.to_ne_bytes());
-        for &(section, off, len) in &offsets {
-            out.extend_from_slice(&(section as u32).to_ne_bytes());
-            out.extend_from_slice(&0u32.to_ne_bytes());
-            out.extend_from_slice(&off.to_ne_bytes());
-            out.extend_from_slice(&len.to_ne_bytes());
-        }
-        let contents: Vec<&[u8]> = vec![
-            meta.as_bytes(),
-            bytemuck::cast_slice(&slots),
-            bytemuck::cast_slice(&key_ends),
-            &keys,
-            bytemuck::cast_slice(&origin_groups),
-            bytemuck::cast_slice(&origin_info),
-            &groups,
-            &parts,
-            &tables.data,
-        ];
-        let contents: Vec<&[u8]> = contents.into_iter().chain(preferences.as_deref()).collect();
-        for (bytes, &(_, off, len)) in contents.iter().zip(&offsets) {
-            debug_assert_eq!((bytes.len() as u64, align8(out.len()) as u64), (len, off));
-            out.resize(off as usize, 0);
-            out.extend_from_slice(bytes);
-        }
-        out.resize(file_len, 0);
-        let sum = file_checksum(&out);
-        out[CHECKSUM_AT].copy_from_slice(&sum.to_ne_bytes());
-        Ok(out)
-    }
-
-    /// Writes the artifact to `path` through a temporary file and a rename.
-    pub fn write(&self, path: &Path) -> Result<usize, WriteError> {
-        let bytes = self.to_bytes()?;
-        write_atomically(path, &bytes).map_err(WriteError::Io)?;
-        Ok(bytes.len())
-    }
-
-    fn meta_with_counts(&self) -> Meta {
+        let (slots_len, checksum) = write_slots(file, pos, self.index, self.origins, &entries, self.meta.agents.len())?;
+        entries.push(SectionEntry { section: Section::Slots, offset: pos, len: slots_len, checksum });
+        pos += slots_len;
         let mut meta = self.meta.clone();
-        meta.build.push(("origins".into(), self.origins.len().to_string()));
-        meta.build.push(("groups".into(), self.groups.len().to_string()));
-        meta
+        meta.build.push(("origins".into(), self.origins.to_string()));
+        meta.build.push(("groups".into(), self.groups.to_string()));
+        let meta = meta.to_json();
+        file.seek(SeekFrom::Start(pos))?;
+        file.write_all(meta.as_bytes())?;
+        entries.push(SectionEntry {
+            section: Section::Meta,
+            offset: pos,
+            len: meta.len() as u64,
+            checksum: robotsieve_engine::format::checksum(meta.as_bytes()),
+        });
+        pos = pad_to_8(file, pos + meta.len() as u64)?;
+
+        let mut head = Vec::with_capacity(GROUPS_START);
+        let header = Header {
+            flags: if self.explain { FLAG_EXPLAIN } else { 0 },
+            file_len: pos,
+            checksum: 0,
+            sections: entries.len() as u32,
+        };
+        head.extend_from_slice(&header.encode());
+        for entry in &entries {
+            head.extend_from_slice(&entry.encode());
+        }
+        head.resize(GROUPS_START, 0);
+        let checksum = Header::checksum_of(&head);
+        head[Header::CHECKSUM_AT].copy_from_slice(&checksum.to_ne_bytes());
+        file.write_all_at(&head, 0)?;
+        file.set_len(pos)?;
+        Ok((self.target, pos))
     }
+}
+
+/// Zero bytes from `pos` up to the next multiple of 8; the new position.
+fn pad_to_8(file: &mut File, pos: u64) -> std::io::Result<u64> {
+    let end = align8(pos as usize) as u64;
+    file.seek(SeekFrom::Start(pos))?;
+    file.write_all(&[0u8; 8][..(end - pos) as usize])?;
+    Ok(end)
+}
+
+/// Copies `source` to the end of `out`; its length and checksum.
+fn copy_summed(source: &mut File, out: &mut File) -> std::io::Result<(u64, u64)> {
+    let mut sum = Checksum::new();
+    let len = copy_summed_into(source, out, &mut sum)?;
+    Ok((len, sum.finish()))
+}
+
+/// Copies `source` to the end of `out`, feeding `sum`; the length copied.
+fn copy_summed_into(source: &mut File, out: &mut File, sum: &mut Checksum) -> std::io::Result<u64> {
+    let mut buf = vec![0u8; 1 << 16];
+    let mut len = 0u64;
+    loop {
+        let n = source.read(&mut buf)?;
+        if n == 0 {
+            return Ok(len);
+        }
+        sum.update(&buf[..n]);
+        out.write_all(&buf[..n])?;
+        len += n as u64;
+    }
+}
+
+/// Writes the origin hash table at `at` from the merged `(hash, origin)`
+/// runs: each origin in the first free slot from its home slot on, the few
+/// that run past the end wrapped round to the first free slots from the
+/// start. Origins of equal hash have their keys compared, read back from the
+/// sections already written, so that a duplicate is refused. Returns the
+/// section's length and checksum.
+fn write_slots(
+    file: &mut File,
+    at: u64,
+    index: IndexRuns,
+    origins: u64,
+    entries: &[SectionEntry],
+    agents: usize,
+) -> Result<(u64, u64), WriteError> {
+    let capacity = (origins as usize * 2).next_power_of_two().max(2);
+    let bits = capacity.trailing_zeros();
+    let find = |s: Section| entries.iter().find(|e| e.section == s).expect("written before the slots").offset;
+    let (records_at, keys_at) = (find(Section::Origins), find(Section::Keys));
+    let record_len = OriginRecord::len(agents) as u64;
+    let key_of = |file: &File, origin: u64| -> std::io::Result<Vec<u8>> {
+        let mut record = vec![0u8; record_len as usize];
+        file.read_exact_at(&mut record, records_at + origin * record_len)?;
+        let (off, len) = OriginRecord::key_range(&record);
+        let mut key = vec![0u8; len as usize];
+        file.read_exact_at(&mut key, keys_at + off)?;
+        Ok(key)
+    };
+
+    file.seek(SeekFrom::Start(at))?;
+    let mut out = BufWriter::with_capacity(1 << 16, &*file);
+    let empty = Slot::EMPTY.encode();
+    let mut next_free = 0usize;
+    let mut overflow = Vec::new();
+    let mut merged = index.merged()?;
+    let mut same_hash: Vec<u64> = Vec::new();
+    let mut last_hash = None;
+    while let Some((hash, origin)) = merged.next()? {
+        if last_hash == Some(hash) {
+            let key = key_of(out.get_ref(), origin)?;
+            for &other in &same_hash {
+                if key_of(out.get_ref(), other)? == key {
+                    return Err(WriteError::DuplicateOrigin(String::from_utf8_lossy(&key).into_owned()));
+                }
+            }
+        } else {
+            same_hash.clear();
+            last_hash = Some(hash);
+        }
+        same_hash.push(origin);
+        let home = Slot::home(hash, bits);
+        let place = home.max(next_free);
+        if place >= capacity {
+            overflow.push(Slot { hash, origin });
+            continue;
+        }
+        for _ in next_free..place {
+            out.write_all(&empty)?;
+        }
+        out.write_all(&Slot { hash, origin }.encode())?;
+        next_free = place + 1;
+    }
+    for _ in next_free..capacity {
+        out.write_all(&empty)?;
+    }
+    out.flush()?;
+    drop(out);
+    // The wrapped ones: the first free slots from the start.
+    let mut probe = 0usize;
+    for slot in overflow {
+        loop {
+            let mut b = [0u8; Slot::LEN];
+            file.read_exact_at(&mut b, at + (probe * Slot::LEN) as u64)?;
+            probe += 1;
+            if Slot::decode(&b).origin == EMPTY_SLOT {
+                file.write_all_at(&slot.encode(), at + ((probe - 1) * Slot::LEN) as u64)?;
+                break;
+            }
+        }
+    }
+    // The section as it now stands, read back for its checksum.
+    let len = (capacity * Slot::LEN) as u64;
+    let mut sum = Checksum::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut done = 0u64;
+    while done < len {
+        let n = (len - done).min(buf.len() as u64) as usize;
+        file.read_exact_at(&mut buf[..n], at + done)?;
+        sum.update(&buf[..n]);
+        done += n as u64;
+    }
+    Ok((len, sum.finish()))
 }
 
 /// Writes `bytes` to a temporary file beside `path`, syncs it, and renames it
@@ -317,68 +690,109 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     file.commit().map_err(std::io::Error::other)
 }
 
-/// A comb automaton as the artifact stores it (see [`smaller_comb`]).
-struct StoredComb {
-    /// The part record's leading fields: kind, accelerated states, states,
-    /// sinks, start, slots.
-    head: [u32; 6],
-    /// The bytes at the record's `b` offset: rows, slots, accelerated states.
-    tables: Vec<u8>,
-    /// The bytes at its `c` offset: the answers, empty for a [`PART_COMB16`]
-    /// (its rows carry them). The classes are the dense automaton's.
-    answers: Vec<u8>,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use robotsieve_engine::artifact::{Artifact, FetchKind};
 
-/// The comb form of `dfa`, as stored, when it is smaller than the dense
-/// transitions and answers the artifact would otherwise store. Trie-like
-/// automata from long literal rules shrink many times; small or dense
-/// automata stay dense and scan a little faster.
-fn smaller_comb(dfa: &robotsieve_engine::dfa::DfaBuf) -> Option<StoredComb> {
-    let dense_bytes = dfa.transitions.len() * if dfa.fits_u16() { 2 } else { 4 } + 4 * dfa.answers.len();
-    let comb = CombDfaBuf::from_dense_within(dfa, dense_bytes)?;
-    u32::try_from(comb.slots.len()).ok()?;
-    let cast = |words: &[u32]| bytemuck::cast_slice::<u32, u8>(words).to_vec();
-    let accels = cast(comb.accels.as_flattened());
-    let (kind, tables, answers) = match comb.narrow() {
-        Some(NarrowTables { rows, slots }) => (
-            PART_COMB16,
-            [cast(rows.as_flattened()), bytemuck::cast_slice(&slots).to_vec(), accels].concat(),
-            Vec::new(),
-        ),
-        None => {
-            let tables = [cast(comb.rows.as_flattened()), cast(comb.slots.as_flattened()), accels].concat();
-            (PART_COMB, tables, cast(&comb.answers))
+    /// The blob of the group of an empty robots.txt.
+    fn automaton_free_group() -> Vec<u8> {
+        let group = crate::group::Group {
+            source: crate::group::Source::Nothing,
+            agent_lines: Vec::new(),
+            rules: Vec::new(),
+            preferences: Vec::new(),
+        };
+        let compiled = crate::automaton::compile(&group, &crate::automaton::BuildOptions::default());
+        robotsieve_engine::format::encode_group(&compiled.matcher, false, &[]).unwrap()
+    }
+
+    fn writer_with_one_group(memory: usize) -> ArtifactWriter {
+        let dir = std::env::temp_dir();
+        let target = Target::Memory(tempfile::tempfile_in(&dir).unwrap());
+        let mut writer = ArtifactWriter::with_target(target, &dir, vec!["mybot".into()], false, memory).unwrap();
+        writer.add_group(&automaton_free_group()).unwrap();
+        writer
+    }
+
+    fn key(i: usize) -> OriginKey {
+        OriginKey::of_url(format!("https://host{i}.example")).unwrap()
+    }
+
+    const INFO: FetchInfo = FetchInfo { kind: FetchKind::Unrestricted, status: 404 };
+
+    /// The origin index spilled to many sorted runs gives the very bytes it
+    /// gives held in memory, and every origin is found through it.
+    #[test]
+    fn a_spilled_index_is_the_index_held_in_memory() {
+        let build = |memory| {
+            let mut writer = writer_with_one_group(memory);
+            for i in 0..5000 {
+                writer.add_origin(&key(i), INFO, &[0]).unwrap();
+            }
+            let spilled = writer.index.runs.len();
+            (writer.finish_bytes().unwrap(), spilled)
+        };
+        let (in_memory, no_runs) = build(DEFAULT_MEMORY);
+        let (spilled, runs) = build(0);
+        assert_eq!((no_runs, runs), (0, 4), "5000 origins in runs of 1024");
+        assert!(in_memory == spilled, "spilling changed the artifact");
+        let artifact = Artifact::from_bytes(&spilled).unwrap();
+        for i in 0..5000 {
+            let k = key(i);
+            assert_eq!(artifact.find_origin(k.as_bytes(), k.hash64()), Some(i));
         }
-    };
-    let (states, accels, slots) = (comb.answers.len() as u32, comb.accels.len() as u32, comb.slots.len() as u32);
-    let head = [kind, accels, states, comb.sinks, comb.start, slots];
-    (comb.stored_bytes() < dense_bytes).then_some(StoredComb { head, tables, answers })
-}
-
-fn align8(n: usize) -> usize {
-    n.div_ceil(8) * 8
-}
-
-/// The TABLES section under construction: 8-byte aligned arrays, addressed
-/// by absolute file offset.
-struct Blob {
-    base: u64,
-    data: Vec<u8>,
-}
-
-impl Blob {
-    fn bytes(&mut self, bytes: &[u8]) -> u64 {
-        self.data.resize(align8(self.data.len()), 0);
-        let off = self.base + self.data.len() as u64;
-        self.data.extend_from_slice(bytes);
-        off
     }
 
-    fn u16s(&mut self, values: &[u16]) -> u64 {
-        self.bytes(bytemuck::cast_slice(values))
+    #[test]
+    fn a_duplicate_origin_is_refused() {
+        let mut writer = writer_with_one_group(0);
+        for i in [0, 1, 2, 1] {
+            writer.add_origin(&key(i), INFO, &[0]).unwrap();
+        }
+        let err = writer.finish_bytes().unwrap_err().to_string();
+        assert_eq!(err, "origin https://host1.example was added twice");
     }
 
-    fn u32s(&mut self, values: &[u32]) -> u64 {
-        self.bytes(bytemuck::cast_slice(values))
+    #[test]
+    fn an_origin_of_an_unknown_group_is_refused_at_once() {
+        let mut writer = writer_with_one_group(0);
+        assert!(writer.add_origin(&key(0), INFO, &[1]).is_err());
+        assert!(writer.add_origin(&key(0), INFO, &[0, 0]).is_err());
+    }
+
+    /// Hashes whose home slots crowd the end of the table wrap round to the
+    /// first free slots, where linear probing from their home finds them.
+    #[test]
+    fn origins_past_the_last_slot_wrap_round() {
+        let mut writer = writer_with_one_group(DEFAULT_MEMORY);
+        for i in 0..8 {
+            writer.add_origin(&key(i), INFO, &[0]).unwrap();
+        }
+        // Eight origins, 16 slots: six hashes at the last home slot, two at the first.
+        let hashes: Vec<u64> = (0..8).map(|i| if i < 6 { u64::MAX - i } else { i }).collect();
+        for (pair, &hash) in writer.index.pending.iter_mut().zip(&hashes) {
+            pair.0 = hash;
+        }
+        let bytes = writer.finish_bytes().unwrap();
+        let header = Header::decode(&bytes).unwrap();
+        let slots = (0..header.sections as usize)
+            .map(|i| SectionEntry::decode(&bytes[Header::LEN + i * SectionEntry::LEN..]).unwrap())
+            .find(|e| e.section == Section::Slots)
+            .unwrap();
+        let table: Vec<Slot> = bytes[slots.offset as usize..(slots.offset + slots.len) as usize]
+            .chunks_exact(Slot::LEN)
+            .map(Slot::decode)
+            .collect();
+        assert_eq!(table.len(), 16);
+        for (origin, &hash) in hashes.iter().enumerate() {
+            let home = Slot::home(hash, 4);
+            let found = (0..16)
+                .map(|k| table[(home + k) % 16])
+                .take_while(|s| s.origin != EMPTY_SLOT)
+                .any(|s| s.hash == hash && s.origin == origin as u64);
+            assert!(found, "origin {origin} (hash {hash:#x}) is not on its probe path");
+        }
+        assert_eq!(table.iter().filter(|s| s.origin != EMPTY_SLOT).count(), 8);
     }
 }

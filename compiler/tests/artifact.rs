@@ -2,11 +2,13 @@
 //! is detected; conformance cases answer the same through it.
 
 use robotsieve_compiler::automaton::BuildOptions;
-use robotsieve_compiler::build::{build, BuildPlan};
+use robotsieve_compiler::build::{build_bytes, BuildPlan};
 use robotsieve_compiler::conformance::{check_verdict_file, conformance_file, read_origin_cases};
 use robotsieve_compiler::corpus::{Corpus, Governing};
 use robotsieve_compiler::Agent;
-use robotsieve_engine::artifact::{Artifact, HEADER_LEN, PART_COMB16};
+use robotsieve_engine::artifact::{Artifact, PART_COMB16};
+use robotsieve_engine::format::Header;
+const HEADER_LEN: usize = Header::LEN;
 use robotsieve_engine::url::{OriginKey, PathMode};
 
 /// One 200 record per (robots.txt URL, body), resolved as `compile --corpus` does.
@@ -31,11 +33,9 @@ fn sample_bytes(explain: bool) -> Vec<u8> {
         })
         .collect();
     let origins = resolve(&records);
-    let plan = BuildPlan {
-        agents: vec![Agent::parse("mybot").unwrap()],
-        options: BuildOptions { explain, ..BuildOptions::default() },
-    };
-    build(origins, &plan).0.to_bytes().unwrap()
+    let plan =
+        BuildPlan::new(vec![Agent::parse("mybot").unwrap()], BuildOptions { explain, ..BuildOptions::default() });
+    build_bytes(origins, &plan).unwrap().0
 }
 
 #[test]
@@ -94,9 +94,9 @@ fn conformance_through_the_artifact() {
                 let origin = OriginKey::of_url(&case.url)
                     .unwrap_or_else(|_| OriginKey::of_url("http://stand-in.example").unwrap());
                 let agents = vec![Agent::from_raw_tokens(&case.agents)];
-                let plan = BuildPlan { agents, options: BuildOptions { explain, ..BuildOptions::default() } };
+                let plan = BuildPlan::new(agents, BuildOptions { explain, ..BuildOptions::default() });
                 let robots = resolve(&[(origin.robots_url(), case.body.clone())]);
-                let artifact = Artifact::from_bytes(&build(robots, &plan).0.to_bytes().unwrap()).unwrap();
+                let artifact = Artifact::from_bytes(&build_bytes(robots, &plan).unwrap().0).unwrap();
                 let group = artifact.group_of(artifact.find_origin(origin.as_bytes(), origin.hash64()).unwrap(), 0);
                 move |path: &[u8]| artifact.decide(group, path).allowed()
             });
@@ -117,9 +117,9 @@ fn origins_through_the_artifact() {
             assert!(!case.applies, "{}: {}", case.robots_url, case.note);
             continue;
         };
-        let plan = BuildPlan { agents: vec![Agent::parse("anybot").unwrap()], options: BuildOptions::default() };
+        let plan = BuildPlan::new(vec![Agent::parse("anybot").unwrap()], BuildOptions::default());
         let robots = resolve(&[(key.robots_url(), Vec::new())]);
-        let artifact = Artifact::from_bytes(&build(robots, &plan).0.to_bytes().unwrap()).unwrap();
+        let artifact = Artifact::from_bytes(&build_bytes(robots, &plan).unwrap().0).unwrap();
         let found = OriginKey::of_url(&case.url).ok().and_then(|k| artifact.find_origin(k.as_bytes(), k.hash64()));
         assert_eq!(found.is_some(), case.applies, "{} -> {}: {}", case.robots_url, case.url, case.note);
     }
@@ -187,12 +187,11 @@ fn split_groups_agree_with_the_oracle_through_the_artifact() {
     ];
     for explain in [false, true] {
         let budget = Budget { max_states: 4, max_work: 50 };
-        let plan =
-            BuildPlan { agents: vec![Agent::parse("mybot").unwrap()], options: BuildOptions { explain, budget } };
+        let plan = BuildPlan::new(vec![Agent::parse("mybot").unwrap()], BuildOptions { explain, budget });
         let origins = resolve(&[("https://s.example/robots.txt".to_string(), body.as_bytes().to_vec())]);
-        let (writer, report) = build(origins, &plan);
+        let (bytes, report) = build_bytes(origins, &plan).unwrap();
         assert_eq!(report.split_groups, 1, "the tiny budget must force a split");
-        let artifact = Artifact::from_bytes(&writer.to_bytes().unwrap()).unwrap();
+        let artifact = Artifact::from_bytes(&bytes).unwrap();
         assert!(artifact.group_stats(0).fallback_rules > 0, "some rules must be matched one by one");
         assert_agrees_with_the_oracle(&artifact, body, paths.iter().copied(), explain);
     }
@@ -219,12 +218,10 @@ fn long_literal_rules_are_stored_as_a_comb_and_agree_with_the_oracle() {
         paths.push(p.replace("final", "draft"));
     }
     for explain in [false, true] {
-        let plan = BuildPlan {
-            agents: vec![Agent::parse("mybot").unwrap()],
-            options: BuildOptions { explain, ..BuildOptions::default() },
-        };
+        let plan =
+            BuildPlan::new(vec![Agent::parse("mybot").unwrap()], BuildOptions { explain, ..BuildOptions::default() });
         let origins = resolve(&[("https://s.example/robots.txt".to_string(), body.as_bytes().to_vec())]);
-        let artifact = Artifact::from_bytes(&build(origins, &plan).0.to_bytes().unwrap()).unwrap();
+        let artifact = Artifact::from_bytes(&build_bytes(origins, &plan).unwrap().0).unwrap();
         let stats = artifact.group_stats(0);
         assert_eq!((stats.dfas, stats.combs), (1, 1), "explain={explain}: {stats:?}");
         assert!(stats.states > 5_000, "{stats:?}");
@@ -234,54 +231,75 @@ fn long_literal_rules_are_stored_as_a_comb_and_agree_with_the_oracle() {
     }
 }
 
-/// Damage inside a comb part's tables is refused at open even when the
+/// Damage inside a comb part's tables is refused even when the group's
 /// checksum is made to match, so lookups never run on broken tables.
 #[test]
 fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
-    use robotsieve_engine::artifact::{file_checksum, CHECKSUM_AT};
+    use robotsieve_engine::format::{checksum, GroupHead, PartRecord, GROUPS_START};
     let mut body = String::from("user-agent: *\n");
     for i in 0..200 {
         body.push_str(&format!("disallow: /a/very/long/unique/literal/rule/number/{i:05}/end\n"));
     }
-    let plan = BuildPlan { agents: vec![Agent::parse("mybot").unwrap()], options: BuildOptions::default() };
+    let plan = BuildPlan::new(vec![Agent::parse("mybot").unwrap()], BuildOptions::default());
     let origins = resolve(&[("https://s.example/robots.txt".to_string(), body.into_bytes())]);
-    let bytes = build(origins, &plan).0.to_bytes().unwrap();
+    let bytes = build_bytes(origins, &plan).unwrap().0;
     let artifact = Artifact::from_bytes(&bytes).unwrap();
     assert_eq!(artifact.group_stats(0).combs, 1);
-    // Find the comb tables through the section table and the (only) part record.
-    let u32_at = |at: usize| u32::from_ne_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
-    let u64_at = |at: usize| u64::from_ne_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
-    let parts = (0..u32_at(40))
-        .map(|i| HEADER_LEN + i * 24)
-        .find(|&e| u32_at(e) == 8)
-        .map(|e| u64_at(e + 8))
-        .expect("a parts section");
+    // The only group's blob starts the groups section; its only part record follows the head.
+    let head = GroupHead::decode(&bytes[GROUPS_START..]);
+    let blob = GROUPS_START..GROUPS_START + head.len as usize;
+    let part = PartRecord::decode(&bytes[GROUPS_START + GroupHead::LEN..]);
     // Fewer than 65,536 states: 16-bit slots.
-    assert_eq!(u32_at(parts), PART_COMB16 as usize);
-    let (count, slots, tables) = (u32_at(parts + 8), u32_at(parts + 20), u64_at(parts + 32));
-    let comb = tables..tables + 8 * count + 4 * slots;
-    assert!(count > 20 && slots > 20, "{count} states, {slots} slots");
-    // Set every u32 word of the file, one at a time, to a huge value and fix the
-    // checksum: every word of the comb tables (rows, and slots, whose two
-    // 16-bit ids that value turns into ids of no state) must then be refused, and no damage anywhere may make opening or a
+    assert_eq!(part.kind, PART_COMB16);
+    let tables = GROUPS_START + part.b as usize;
+    let comb = tables..tables + 8 * part.count as usize + 4 * part.slots as usize;
+    assert!(part.count > 20 && part.slots > 20, "{part:?}");
+    // Set every u32 word of the blob after its checksum, one at a time, to a
+    // huge value and fix the checksum: every word of the comb tables (rows,
+    // and slots, whose two 16-bit ids that value turns into ids of no state)
+    // must then be refused, and no damage anywhere may make opening or a
     // lookup panic.
     let mut refused_in_comb = 0;
-    for at in (HEADER_LEN..=bytes.len() - 4).step_by(4) {
+    for at in (blob.start + 8..=blob.end - 4).step_by(4) {
         let mut damaged = bytes.clone();
         damaged[at..at + 4].copy_from_slice(&0x7fff_fff0u32.to_ne_bytes());
-        let sum = file_checksum(&damaged);
-        damaged[CHECKSUM_AT].copy_from_slice(&sum.to_ne_bytes());
+        let sum = checksum(&damaged[blob.start + 8..blob.end]);
+        damaged[blob.start..blob.start + 8].copy_from_slice(&sum.to_ne_bytes());
         match Artifact::from_bytes(&damaged) {
             Err(_) => refused_in_comb += usize::from(comb.contains(&at)),
             Ok(a) => {
                 assert!(!comb.contains(&at), "a huge value at byte {at} of the comb tables was accepted");
-                if a.groups() > 0 && a.origins() > 0 {
-                    a.decide(a.group_of(0, 0), b"/a/very/long/unique/literal/rule/number/00042/end");
-                }
+                a.decide(a.group_of(0, 0), b"/a/very/long/unique/literal/rule/number/00042/end");
             }
         }
     }
     assert_eq!(refused_in_comb, comb.len() / 4);
+}
+
+/// A shard file that holds an origin of another shard is refused at open,
+/// naming the file and the origin.
+#[test]
+fn a_shard_holding_another_shards_origin_is_refused() {
+    use robotsieve_compiler::build::build;
+    use robotsieve_compiler::writer::ArtifactWriter;
+    use robotsieve_engine::artifact::ShardInfo;
+    use robotsieve_engine::shards::{shard_file_name, ShardSet, SHARD_SCHEME};
+    let dir = tempfile::tempdir().unwrap();
+    let records: Vec<_> = (0..20)
+        .map(|i| (format!("https://site{i}.example/robots.txt"), b"user-agent: *\ndisallow: /x\n".to_vec()))
+        .collect();
+    let plan = BuildPlan::new(vec![Agent::parse("mybot").unwrap()], BuildOptions::default());
+    // Both files get every origin: each holds some of the other's.
+    for k in 0..2 {
+        let path = dir.path().join(shard_file_name(k, 2));
+        let mut writer = ArtifactWriter::create(&path, vec!["mybot".into()], false, 1 << 20).unwrap();
+        writer.set_shard(ShardInfo { index: k, count: 2, scheme: SHARD_SCHEME.into() });
+        build(resolve(&records), &plan, &mut writer, |_| {}).unwrap();
+        writer.finish().unwrap();
+    }
+    let err = ShardSet::open(dir.path()).unwrap_err().to_string();
+    assert!(err.contains(&shard_file_name(0, 2)) && err.contains("which belongs to shard 1"), "{err}");
+    assert!(err.contains("https://site"), "{err}");
 }
 
 /// Bodies with preference lines in varied groups: the artifact gives each
@@ -304,8 +322,8 @@ fn preferences_through_the_artifact_equal_group_selection() {
         .collect();
     let agents = vec![Agent::parse("gptbot").unwrap(), Agent::parse("ccbot").unwrap()];
     for explain in [false, true] {
-        let plan = BuildPlan { agents: agents.clone(), options: BuildOptions { explain, ..BuildOptions::default() } };
-        let bytes = build(resolve(&records), &plan).0.to_bytes().unwrap();
+        let plan = BuildPlan::new(agents.clone(), BuildOptions { explain, ..BuildOptions::default() });
+        let bytes = build_bytes(resolve(&records), &plan).unwrap().0;
         let artifact = Artifact::from_bytes(&bytes).unwrap();
         let table = artifact.preferences().expect("a preferences section");
         // gptbot: bodies 0, 1, 2; ccbot: bodies 0, 1 (body 2's `*` group has none).
@@ -327,69 +345,69 @@ fn preferences_through_the_artifact_equal_group_selection() {
         }
     }
     let without: Vec<_> = records.iter().filter(|(_, b)| !b.windows(7).any(|w| w == b"Content")).cloned().collect();
-    let plan = BuildPlan { agents, options: BuildOptions::default() };
-    let artifact = Artifact::from_bytes(&build(resolve(&without), &plan).0.to_bytes().unwrap()).unwrap();
+    let plan = BuildPlan::new(agents, BuildOptions::default());
+    let artifact = Artifact::from_bytes(&build_bytes(resolve(&without), &plan).unwrap().0).unwrap();
     assert!(artifact.preferences().is_none());
     assert!(artifact.section_sizes().contains(&(Section::Preferences, 0)));
 }
 
-/// Flipped bytes inside the preferences section are caught (by the checksum,
-/// and by the section's own checks when the checksum is made to match).
+/// Flipped bytes inside the preferences section are caught (by the section's
+/// checksum, and by the section's own checks when the checksums are made to match).
 #[test]
 fn damaged_preferences_are_refused() {
-    use robotsieve_engine::artifact::{file_checksum, Section, CHECKSUM_AT};
+    use robotsieve_engine::artifact::Section;
+    use robotsieve_engine::format::{checksum, SectionEntry, GROUPS_START};
     let records = vec![(
         "https://a.example/robots.txt".to_string(),
         b"User-agent: *\nContent-Usage: /d train-ai=n\nDisallow: /x\n".to_vec(),
     )];
-    let plan = BuildPlan { agents: vec![Agent::parse("mybot").unwrap()], options: BuildOptions::default() };
-    let bytes = build(resolve(&records), &plan).0.to_bytes().unwrap();
-    let artifact = Artifact::from_bytes(&bytes).unwrap();
-    let size = artifact.section_sizes().into_iter().find(|(s, _)| *s == Section::Preferences).unwrap().1;
-    assert!(size > 0);
-    // The section is the last one; its first 16 bytes are counts.
-    let start = bytes.len() - size.next_multiple_of(8);
+    let plan = BuildPlan::new(vec![Agent::parse("mybot").unwrap()], BuildOptions::default());
+    let bytes = build_bytes(resolve(&records), &plan).unwrap().0;
+    let header = Header::decode(&bytes).unwrap();
+    let (at_entry, entry) = (0..header.sections as usize)
+        .map(|i| HEADER_LEN + i * SectionEntry::LEN)
+        .map(|at| (at, SectionEntry::decode(&bytes[at..]).unwrap()))
+        .find(|(_, e)| e.section == Section::Preferences)
+        .expect("a preferences section");
+    let (start, len) = (entry.offset as usize, entry.len as usize);
+    assert!(len > 16);
+    // Its first 16 bytes are counts.
     let mut refused = 0;
     for at in start..start + 16 {
         let mut damaged = bytes.clone();
         damaged[at] ^= 0x40;
         assert!(Artifact::from_bytes(&damaged).is_err(), "flip at {at} unnoticed");
-        let sum = file_checksum(&damaged);
-        damaged[CHECKSUM_AT].copy_from_slice(&sum.to_ne_bytes());
+        let fixed = SectionEntry { checksum: checksum(&damaged[start..start + len]), ..entry };
+        damaged[at_entry..at_entry + SectionEntry::LEN].copy_from_slice(&fixed.encode());
+        let sum = Header::checksum_of(&damaged[..GROUPS_START]);
+        damaged[Header::CHECKSUM_AT].copy_from_slice(&sum.to_ne_bytes());
         refused += usize::from(Artifact::from_bytes(&damaged).is_err());
     }
-    assert_eq!(refused, 16, "a count changed is refused even with a valid checksum");
+    assert_eq!(refused, 16, "a count changed is refused even with valid checksums");
 }
 
-/// A group record of an artifact built without `--explain` that claims an
-/// explanation table out of range (count 1, offset near `u64::MAX`) is
-/// refused at open, checksum or not: `rule` used to add to that offset and
-/// overflow (found by the `artifact_file` fuzz target,
-/// fuzz/regressions/artifact_file/).
+/// A group blob of an artifact built without `--explain` that claims an
+/// explanation table (count 1, at an offset near `u32::MAX`, past the file,
+/// or at 0) is refused at open, checksums or not: `rule` would read any
+/// group's table (found by the `artifact_file` fuzz target on format 3,
+/// fuzz/regressions/artifact_file/; format 4 refuses any explanation table
+/// in an artifact without explanations).
 #[test]
 fn explanation_tables_out_of_range_are_refused_without_explain_too() {
-    use robotsieve_engine::artifact::{file_checksum, CHECKSUM_AT, GROUP_RECORD_LEN};
+    use robotsieve_engine::format::{reseal, GroupHead, GROUPS_START};
     let bytes = sample_bytes(false);
-    let u32_at = |at: usize| u32::from_ne_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
-    let u64_at = |at: usize| u64::from_ne_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
-    let groups = (0..u32_at(40))
-        .map(|i| HEADER_LEN + i * 24)
-        .find(|&e| u32_at(e) == 7)
-        .map(|e| u64_at(e + 8))
-        .expect("a groups section");
     let artifact = Artifact::from_bytes(&bytes).unwrap();
     assert!(!artifact.explains() && artifact.groups() > 0);
+    let mut blob = GROUPS_START;
     for group in 0..artifact.groups() {
-        let record = groups + group * GROUP_RECORD_LEN;
-        // explain_off at 32, explain_count at 40 of the record.
-        for off in [u64::MAX - 8, bytes.len() as u64, 0] {
+        let head = GroupHead::decode(&bytes[blob..]);
+        for off in [u32::MAX - 8, bytes.len() as u32, 0] {
             let mut damaged = bytes.clone();
-            damaged[record + 32..record + 40].copy_from_slice(&off.to_ne_bytes());
-            damaged[record + 40..record + 44].copy_from_slice(&1u32.to_ne_bytes());
-            let sum = file_checksum(&damaged);
-            damaged[CHECKSUM_AT].copy_from_slice(&sum.to_ne_bytes());
+            GroupHead { explain_count: 1, explain_off: off, ..head }.encode(&mut damaged[blob..]);
+            reseal(&mut damaged);
             let err = Artifact::from_bytes(&damaged).expect_err("an explanation table out of range was accepted");
             assert!(err.to_string().contains("explanation"), "group {group}, offset {off}: {err}");
         }
+        blob += head.len as usize;
     }
 }

@@ -1,16 +1,19 @@
 //! The crawl2019 URL list of ../shared/realworld with its own robots.txt
 //! files, compiled as a corpus of http and https records: every URL's verdict
 //! through the artifact equals the per-rule oracle on its host's file, for
-//! googlebot and mybot, in both URL modes.
+//! googlebot and mybot, in both URL modes; through one artifact and through
+//! a shard set of 7.
 
 use robotsieve_compiler::automaton::BuildOptions;
-use robotsieve_compiler::build::{build, BuildPlan};
+use robotsieve_compiler::build::{build_bytes, build_shards, BuildPlan};
 use robotsieve_compiler::conformance::shared_dir;
 use robotsieve_compiler::corpus::Corpus;
+use robotsieve_compiler::writer::ArtifactWriter;
 use robotsieve_compiler::{Agent, Group, RobotsTxt};
-use robotsieve_engine::artifact::Artifact;
+use robotsieve_engine::artifact::{Artifact, ShardInfo};
 use robotsieve_engine::classify::{AgentClassifier, Scratch};
 use robotsieve_engine::filter::BATCH;
+use robotsieve_engine::shards::{ShardSet, SHARD_SCHEME};
 use robotsieve_engine::url::{KeyBuf, PathMode};
 use robotsieve_engine::verdict::Verdict;
 use std::collections::BTreeMap;
@@ -45,10 +48,20 @@ fn crawl2019_verdicts_equal_the_oracle() {
     let mut corpus = Corpus::new();
     corpus.add_jsonl_from("crawl2019.jsonl".into(), records.as_bytes()).unwrap();
     let agents = [Agent::parse("googlebot").unwrap(), Agent::parse("mybot").unwrap()];
-    let plan = BuildPlan { agents: agents.to_vec(), options: BuildOptions::default() };
-    let artifact =
-        Artifact::from_bytes(&build(corpus.resolve().origins.into_values().collect(), &plan).0.to_bytes().unwrap())
-            .unwrap();
+    let plan = BuildPlan::new(agents.to_vec(), BuildOptions::default());
+    let resolved = corpus.resolve().origins;
+    let whole = Artifact::from_bytes(&build_bytes(resolved.values().cloned(), &plan).unwrap().0).unwrap();
+    let mut writers: Vec<ArtifactWriter> = (0..7)
+        .map(|k| {
+            let mut w = ArtifactWriter::in_memory(agents.iter().map(|a| a.to_string()).collect(), false).unwrap();
+            w.set_shard(ShardInfo { index: k, count: 7, scheme: SHARD_SCHEME.into() });
+            w
+        })
+        .collect();
+    build_shards(resolved.into_values(), &plan, &mut writers, |_| {}).unwrap();
+    let shards = writers.into_iter().map(|w| Artifact::from_bytes(&w.finish_bytes().unwrap()).unwrap()).collect();
+    let sets = [ShardSet::single(whole), ShardSet::from_artifacts(shards).unwrap()];
+    assert_eq!(sets[0].origins(), sets[1].origins());
 
     let groups: BTreeMap<(&str, usize), Group> = files
         .iter()
@@ -62,9 +75,9 @@ fn crawl2019_verdicts_equal_the_oracle() {
         })
         .collect();
     let mut checked = [0usize; 4];
-    for (a, _) in agents.iter().enumerate() {
+    for (set, (a, _)) in sets.iter().flat_map(|set| agents.iter().enumerate().map(move |a| (set, a))) {
         for mode in [PathMode::Escaped, PathMode::Raw] {
-            let classifier = AgentClassifier::new(&artifact, a, mode);
+            let classifier = AgentClassifier::new(set, a, mode);
             let mut scratch = Scratch::default();
             let mut key = KeyBuf::new();
             // The filter's path: URLs in batches, each step of the lookup interleaved across a batch.
@@ -87,12 +100,12 @@ fn crawl2019_verdicts_equal_the_oracle() {
                 };
                 let want = group.decide(&origin.path_for(mode)).allowed();
                 let want = if want { Verdict::Allowed } else { Verdict::Disallowed };
-                assert_eq!(got, want, "{url} for agent {a} ({mode:?})");
+                assert_eq!(got, want, "{url} for agent {a} ({mode:?}, {} shards)", set.shards().len());
             }
         }
     }
     eprintln!(
-        "{} URLs x 2 agents x 2 modes: {} allowed, {} disallowed, {} unknown, {} invalid",
+        "{} URLs x 2 agents x 2 modes x (1 artifact, 7 shards): {} allowed, {} disallowed, {} unknown, {} invalid",
         urls.len(),
         checked[0],
         checked[1],

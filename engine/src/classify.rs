@@ -8,18 +8,19 @@
 //! through each of those steps side by side, so that their cache misses
 //! overlap.
 
-use crate::artifact::{Artifact, ExplainedRule, FetchInfo, FetchKind, GroupOutcome};
+use crate::artifact::{ExplainedRule, FetchInfo, FetchKind, GroupOutcome};
 use crate::filter::{Classifier, Reasons};
 use crate::preference::{applicable, describe, Applied, PreferenceField};
+use crate::shards::ShardSet;
 use crate::url::{origin_hash, KeyBuf, PathMode, UrlError};
 use crate::verdict::Verdict;
 use std::fmt;
 use std::io::Write;
 use std::ops::Range;
 
-/// One crawler's view of an artifact: classifies URLs for the filter.
+/// One crawler's view of an artifact or shard set: classifies URLs for the filter.
 pub struct AgentClassifier<'a> {
-    artifact: &'a Artifact,
+    artifact: &'a ShardSet,
     agent: usize,
     mode: PathMode,
     /// Whether explanations end with the preferences that apply.
@@ -90,8 +91,8 @@ impl FetchClass {
 }
 
 impl<'a> AgentClassifier<'a> {
-    /// The classifier of agent number `agent` (see [`Artifact::agent_index`]).
-    pub fn new(artifact: &'a Artifact, agent: usize, mode: PathMode) -> AgentClassifier<'a> {
+    /// The classifier of agent number `agent` (see [`ShardSet::agent_index`]).
+    pub fn new(artifact: &'a ShardSet, agent: usize, mode: PathMode) -> AgentClassifier<'a> {
         assert!(agent < artifact.meta().agents.len(), "agent {agent} is not in the artifact");
         AgentClassifier { artifact, agent, mode, explain_preferences: false }
     }
@@ -106,7 +107,7 @@ impl<'a> AgentClassifier<'a> {
 
     /// Appends ` | PREFERENCES` to a reason, when asked for and any apply.
     fn append_preferences(&self, url: &[u8], scratch: &mut Scratch, out: &mut Vec<u8>) {
-        if self.explain_preferences && self.artifact.preferences().is_some() {
+        if self.explain_preferences && self.artifact.has_preferences() {
             let applied = self.preferences(url, scratch);
             if !applied.is_empty() {
                 out.extend_from_slice(b" | ");
@@ -124,7 +125,7 @@ impl<'a> AgentClassifier<'a> {
 
 /// URLs and distinct origins per fetch class, over the scratches of a run.
 fn fetch_tallies<'s>(
-    artifact: &Artifact,
+    artifact: &ShardSet,
     scratches: impl IntoIterator<Item = &'s Scratch>,
 ) -> [(FetchClass, u64, u64); FetchClass::COUNT] {
     let mut urls = [0u64; FetchClass::COUNT];
@@ -213,7 +214,7 @@ impl<'a> AgentClassifier<'a> {
     /// The answers for many URLs, in order (see [`AgentClassifier::answer`]).
     /// The URLs are taken through each step side by side (parse all, find
     /// all origins, decide all), so that the cache misses of different URLs
-    /// overlap; see [`Artifact::decide_many`].
+    /// overlap; see [`crate::artifact::Artifact::decide_many`].
     pub fn answers(&self, urls: &[&[u8]], scratch: &mut Scratch, explain: bool) -> Vec<Answer<'a>> {
         let mut answers = vec![Answer { verdict: Verdict::Invalid, reason: Reason::NotAsked }; urls.len()];
         locate(self.artifact, self.mode, urls, scratch, |i, e| answers[i].reason = Reason::Invalid(e));
@@ -273,7 +274,7 @@ impl<'a> AgentClassifier<'a> {
 /// and finds its origin, into `scratch.lanes` and `scratch.origins`.
 #[inline]
 fn locate(
-    artifact: &Artifact,
+    artifact: &ShardSet,
     mode: PathMode,
     urls: &[&[u8]],
     scratch: &mut Scratch,
@@ -303,7 +304,7 @@ fn locate(
 /// Counts a URL of origin `o` in the fetch tallies; its fetch information.
 #[inline]
 fn tally(
-    artifact: &Artifact,
+    artifact: &ShardSet,
     o: usize,
     urls_by_fetch: &mut [u64; FetchClass::COUNT],
     origins_hit: &mut Vec<u64>,
@@ -353,7 +354,7 @@ impl Classifier for AgentClassifier<'_> {
 /// URL is taken apart and its origin found once, then each crawler's group
 /// for that origin walked. What `filter --matrix` and `survey` run.
 pub struct MatrixClassifier<'a> {
-    artifact: &'a Artifact,
+    artifact: &'a ShardSet,
     agents: Vec<usize>,
     mode: PathMode,
     unknown_as: Verdict,
@@ -376,10 +377,10 @@ pub struct MatrixScratch {
 
 impl<'a> MatrixClassifier<'a> {
     /// The classifier of the artifact's agents numbered `agents` (see
-    /// [`Artifact::agent_index`]), in that order. URLs of origins without a
+    /// [`ShardSet::agent_index`]), in that order. URLs of origins without a
     /// robots.txt get `unknown_as` ([`Verdict::Unknown`] keeps them apart).
     pub fn new(
-        artifact: &'a Artifact,
+        artifact: &'a ShardSet,
         agents: Vec<usize>,
         mode: PathMode,
         unknown_as: Verdict,

@@ -592,7 +592,7 @@ impl PendingFile {
             let n = NEXT.fetch_add(1, Ordering::Relaxed);
             temp_name.push(format!(".robotsieve-{}-{n}.tmp", std::process::id()));
             let temp_path = dir.join(temp_name);
-            match File::options().write(true).create_new(true).open(&temp_path) {
+            match File::options().read(true).write(true).create_new(true).open(&temp_path) {
                 Ok(file) => {
                     let mut registry = pending_registry();
                     if registry.closed {
@@ -644,6 +644,13 @@ impl PendingFile {
 
     fn file(&mut self) -> io::Result<&mut File> {
         self.file.as_mut().ok_or_else(|| io::Error::other("the file was committed"))
+    }
+
+    /// The open file itself (opened for reading too), for a writer that
+    /// must seek (the artifact writer fills in its header last) or read back
+    /// what it wrote.
+    pub fn file_mut(&mut self) -> io::Result<&mut File> {
+        self.file()
     }
 }
 

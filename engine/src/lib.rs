@@ -16,10 +16,11 @@
 //! - [`matcher`]: a compiled group: its parts, combined by rank.
 //! - [`verdict`]: the four answers for a URL.
 //! - [`preference`]: `Content-Signal` and `Content-Usage` lines, and which apply to a URL.
-//! - [`preference_store`]: the artifact's optional section of them, encoded and decoded.
 //! - [`line`]: what makes a line of a URL list no URL at all (binary, too long).
 //! - [`filter`]: the parallel pipeline that streams a URL list through a classifier.
 //! - [`artifact`]: the memory-mappable file of every origin's compiled rules.
+//! - [`format`]: the artifact's layout, each record's encode and decode side by side.
+//! - [`shards`]: shard sets: origins split by a published hash over N artifacts.
 //! - [`classify`]: URL verdicts from an artifact (origin, group, automaton),
 //!   one at a time with reasons, or a batch with every step interleaved.
 //! - `mapped` (internal): giving back the pages of mapped files read once.
@@ -30,14 +31,15 @@ pub mod classify;
 pub mod comb;
 pub mod dfa;
 pub mod filter;
+pub mod format;
 pub mod label;
 pub mod line;
 mod mapped;
 pub mod matcher;
 pub mod pattern;
 pub mod preference;
-pub mod preference_store;
 pub mod rules;
+pub mod shards;
 pub mod url;
 pub mod verdict;
 mod walk;

@@ -14,10 +14,11 @@ use robotsieve_compiler::build::{build, BuildPlan};
 use robotsieve_compiler::corpus::Corpus;
 use robotsieve_compiler::group::UserAgent;
 use robotsieve_compiler::parse::Field;
+use robotsieve_compiler::writer::{ArtifactWriter, WriteError};
 use robotsieve_compiler::{Agent, Group};
-use robotsieve_engine::artifact::Artifact as EngineArtifact;
 use robotsieve_engine::classify::{AgentClassifier, Reason, Scratch};
 use robotsieve_engine::filter::BATCH;
+use robotsieve_engine::shards::ShardSet;
 use robotsieve_engine::url::PathMode;
 use robotsieve_engine::verdict::Verdict;
 use std::collections::HashMap;
@@ -43,10 +44,10 @@ fn path_mode(raw_urls: bool) -> PathMode {
     }
 }
 
-/// A compiled artifact, memory-mapped (`robotsieve.Artifact`).
+/// A compiled artifact or shard set, memory-mapped (`robotsieve.Artifact`).
 #[pyclass(frozen, module = "robotsieve._native")]
 struct Artifact {
-    artifact: EngineArtifact,
+    artifact: ShardSet,
     path: PathBuf,
 }
 
@@ -156,10 +157,10 @@ type StringBuffers<'py> = (Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, 
 
 #[pymethods]
 impl Artifact {
-    /// Maps and validates the artifact at `path`.
+    /// Maps and validates the artifact file, or the shard set directory, at `path`.
     #[new]
     fn new(path: PathBuf) -> PyResult<Artifact> {
-        let artifact = EngineArtifact::open(&path).map_err(|e| ArtifactError::new_err(e.to_string()))?;
+        let artifact = ShardSet::open(&path).map_err(|e| ArtifactError::new_err(e.to_string()))?;
         Ok(Artifact { artifact, path })
     }
 
@@ -362,12 +363,19 @@ fn compile_jsonl(
         }
         let resolution = corpus.resolve();
         let warnings = resolution.warnings.iter().map(|w| w.to_string()).collect();
-        let plan = BuildPlan { agents, options: BuildOptions { explain, ..BuildOptions::default() } };
-        let (mut writer, report) = build(resolution.origins.into_values().collect(), &plan);
+        let plan = BuildPlan::new(agents, BuildOptions { explain, ..BuildOptions::default() });
+        let names = plan.agents.iter().map(|a| a.to_string()).collect();
+        // Output errors name the file already (`PATH: cannot write: ...`).
+        let failed = |e: WriteError| match e {
+            WriteError::Output(_) => CorpusError::new_err(e.to_string()),
+            other => CorpusError::new_err(format!("{}: {other}", output.display())),
+        };
+        let mut writer = ArtifactWriter::create(&output, names, explain, plan.memory).map_err(failed)?;
         writer.build_info("robotsieve", env!("CARGO_PKG_VERSION"));
         writer.build_info("explain", if explain { "yes" } else { "no" });
         writer.build_info("sources", "python records");
-        writer.write(&output).map_err(|e| CorpusError::new_err(format!("{}: {e}", output.display())))?;
+        let report = build(resolution.origins.into_values(), &plan, &mut writer, |_| {}).map_err(failed)?;
+        writer.finish().map_err(failed)?;
         Ok((report.origins, warnings))
     })
 }

@@ -15,14 +15,16 @@
 //! - [`artifact_file`], [`warc()`], [`page`], [`url`]: the whole input is the file.
 
 use robotsieve_compiler::automaton::{compile, Budget, BuildOptions};
-use robotsieve_compiler::build::{build, BuildPlan};
+use robotsieve_compiler::build::{build_bytes, BuildPlan};
 use robotsieve_compiler::corpus::{Corpus, FetchRecord, Place, SourceRef};
 use robotsieve_compiler::lint::{lint, Options};
 use robotsieve_compiler::page::{parse_date, parse_directives, parse_x_robots_tag, scan_head, Field, PageRules};
 use robotsieve_compiler::warc::{self, HttpResponse};
 use robotsieve_compiler::{Agent, Group, RobotsTxt};
-use robotsieve_engine::artifact::{file_checksum, Artifact, CHECKSUM_AT};
+use robotsieve_engine::artifact::Artifact;
 use robotsieve_engine::classify::{AgentClassifier, Scratch};
+use robotsieve_engine::format::reseal;
+use robotsieve_engine::shards::ShardSet;
 use robotsieve_engine::url::{KeyBuf, OriginKey, PathMode};
 use robotsieve_engine::verdict::Verdict;
 use std::borrow::Cow;
@@ -215,8 +217,8 @@ fn artifact_bytes(records: Vec<FetchRecord>, agents: &[Agent], options: BuildOpt
     for record in records {
         corpus.push(record);
     }
-    let plan = BuildPlan { agents: agents.to_vec(), options };
-    build(corpus.resolve().origins.into_values().collect(), &plan).0.to_bytes().expect("a small artifact is written")
+    let plan = BuildPlan::new(agents.to_vec(), options);
+    build_bytes(corpus.resolve().origins.into_values(), &plan).expect("a small artifact is written").0
 }
 
 /// Builds an artifact of `body` for `http://example.com` and checks that
@@ -225,6 +227,7 @@ fn artifact_bytes(records: Vec<FetchRecord>, agents: &[Agent], options: BuildOpt
 fn through_artifact(body: &[u8], agent: &Agent, group: &Group, options: BuildOptions, paths: &[Vec<u8>]) {
     let bytes = artifact_bytes(vec![fetched("http://example.com", 200, body)], std::slice::from_ref(agent), options);
     let artifact = Artifact::from_bytes(&bytes).unwrap_or_else(|e| panic!("our own artifact is refused: {e}"));
+    let artifact = ShardSet::single(artifact);
     let urls: Vec<Vec<u8>> = paths
         .iter()
         .map(|p| {
@@ -346,7 +349,7 @@ fn mutate(file: &mut Vec<u8>, op: &[u8]) {
 /// The `artifact` target: one of [`base_artifacts`] (flag byte, low bits),
 /// mutated by the rest of the input (4 bytes a mutation: flip, set,
 /// truncate, insert, delete a byte, or set or shift an aligned u32), with
-/// the checksum (and, if asked, the length) rewritten unless
+/// every checksum (`format::reseal`; and, if asked, the length) rewritten unless
 /// [`artifact_flags::KEEP_CHECKSUM`]. Opening must refuse a changed file
 /// whose checksum was kept; whatever it accepts must answer every lookup
 /// without panicking ([`exercise`]).
@@ -363,33 +366,31 @@ pub fn artifact(data: &[u8]) {
         let len = file.len() as u64;
         file[LENGTH_AT].copy_from_slice(&len.to_ne_bytes());
     }
-    if !keep && file.len() >= CHECKSUM_AT.end {
-        let sum = file_checksum(&file);
-        file[CHECKSUM_AT].copy_from_slice(&sum.to_ne_bytes());
+    if !keep {
+        reseal(&mut file);
     }
     match Artifact::from_bytes(&file) {
         Ok(artifact) => {
             assert!(!keep || file == *base, "a damaged artifact with its old checksum was accepted");
-            exercise(&artifact);
+            exercise(artifact);
         }
         Err(e) => assert!(file != *base, "a valid artifact was refused: {e}"),
     }
 }
 
 /// The `artifact_file` target: the input is the whole file. Opened as it
-/// is, then (when it is long enough) with its checksum corrected, so that
+/// is, then with its checksums recomputed (`format::reseal`), so that
 /// the fuzzer gets past the checksum to the structure; whatever is accepted
 /// must answer every lookup without panicking.
 pub fn artifact_file(data: &[u8]) {
     if let Ok(artifact) = Artifact::from_bytes(data) {
-        exercise(&artifact);
+        exercise(artifact);
     }
-    if data.len() >= CHECKSUM_AT.end {
-        let mut file = data.to_vec();
-        let sum = file_checksum(&file);
-        file[CHECKSUM_AT].copy_from_slice(&sum.to_ne_bytes());
+    let mut file = data.to_vec();
+    reseal(&mut file);
+    if file != data {
         if let Ok(artifact) = Artifact::from_bytes(&file) {
-            exercise(&artifact);
+            exercise(artifact);
         }
     }
 }
@@ -404,7 +405,7 @@ const LOOKUP_PATHS: [&[u8]; 7] =
 /// rules, and whole URLs through the classifier in both URL modes (single
 /// and batched answers must agree). Panics only on such a disagreement, or
 /// where the artifact reader itself panics.
-pub fn exercise(artifact: &Artifact) {
+pub fn exercise(artifact: Artifact) {
     let _ = (artifact.meta().to_json(), artifact.section_sizes(), artifact.explains(), artifact.len());
     let agents = artifact.meta().agents.len();
     let mut urls: Vec<Vec<u8>> = vec![b"http://example.com/private".to_vec(), b"http://unknown.example/".to_vec()];
@@ -438,9 +439,10 @@ pub fn exercise(artifact: &Artifact) {
         let _ = artifact.explain(&single).map(|r| r.to_string());
     }
     let lines: Vec<&[u8]> = urls.iter().map(Vec::as_slice).collect();
+    let set = ShardSet::single(artifact);
     for agent in 0..agents {
         for mode in [PathMode::Escaped, PathMode::Raw] {
-            let classifier = AgentClassifier::new(artifact, agent, mode);
+            let classifier = AgentClassifier::new(&set, agent, mode);
             let mut scratch = Scratch::default();
             let mut batched = vec![Verdict::Invalid; lines.len()];
             classifier.verdicts(&lines, &mut scratch, &mut batched);

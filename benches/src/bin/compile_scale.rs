@@ -1,0 +1,267 @@
+//! Compile at web scale: wall time, files/s, CPU time, peak RSS and bytes per
+//! origin for N synthetic distinct origins, for the real corpus as it is,
+//! and for the real files made distinct through `robotsieve compile` (this
+//! build's, and another build's when `--baseline` names its binary).
+//!
+//! The synthetic origins are `https://h{i}.example`, each serving real file
+//! `i mod F` of `../shared/realworld/robots` with one rule unique to its host
+//! appended (`user-agent: *` / `disallow: /robotsieve-bench-{i}/`), so that
+//! every origin's group is distinct. They are made a batch at a time and
+//! streamed through the library's `build` into an artifact under
+//! `target/scale/`, in a child process per size, so that each peak RSS is its
+//! own (`wait4`). Nothing generated goes into the repository.
+//!
+//! Usage: `nice cargo run --release -p robotsieve-benches --bin compile_scale --
+//! [--sizes 100000,300000,1000000] [--memory BYTES] [--baseline PATH/robotsieve] [--no-cli]`
+//! (build `robotsieve` in release first: the CLI runs use the binary beside this one).
+
+use robotsieve_compiler::automaton::BuildOptions;
+use robotsieve_compiler::build::{build, BuildPlan};
+use robotsieve_compiler::conformance::shared_dir;
+use robotsieve_compiler::corpus::{Corpus, FetchRecord, Place, SourceRef};
+use robotsieve_compiler::writer::{ArtifactWriter, DEFAULT_MEMORY};
+use robotsieve_compiler::Agent;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Synthetic origins per generated chunk (resolved as one small corpus).
+const CHUNK: usize = 4096;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("synth-build") {
+        return synth_build(&args[1..]);
+    }
+    let mut sizes = vec![100_000usize, 300_000, 1_000_000];
+    let mut memory = DEFAULT_MEMORY;
+    let mut baseline: Option<PathBuf> = None;
+    let mut cli = true;
+    let mut it = args.into_iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--sizes" => {
+                let list = it.next().unwrap_or_else(|| fail("--sizes needs a list"));
+                sizes = list.split(',').filter(|s| !s.is_empty()).map(number).collect();
+            }
+            "--memory" => memory = number(&it.next().unwrap_or_else(|| fail("--memory needs a byte count"))),
+            "--baseline" => {
+                baseline = Some(PathBuf::from(it.next().unwrap_or_else(|| fail("--baseline needs a path"))))
+            }
+            "--no-cli" => cli = false,
+            other => fail(&format!("unknown argument {other:?}")),
+        }
+    }
+    let Some(robots) = shared_dir().map(|d| d.join("realworld/robots")).filter(|d| d.is_dir()) else {
+        eprintln!("skipped: ../shared/realworld/robots is absent");
+        return;
+    };
+    let exe = std::env::current_exe().unwrap_or_else(|e| fail(&e.to_string()));
+    let bin_dir = exe.parent().expect("the binary is in a directory").to_path_buf();
+    let work = bin_dir.join("../scale");
+    std::fs::create_dir_all(&work).unwrap_or_else(|e| fail(&format!("{}: {e}", work.display())));
+    let files = real_files(&robots);
+    println!("{} real files; machine: {} cores; runs under this process's niceness", files.len(), cores());
+    println!();
+    println!("| input | build | origins | distinct groups | wall s | CPU s | files/s | files per CPU-s | peak RSS MB | artifact MB | bytes/origin |");
+    println!("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+
+    if cli {
+        let ours = bin_dir.join("robotsieve");
+        if !ours.is_file() {
+            fail(&format!("{} is missing: cargo build --release -p robotsieve-cli", ours.display()));
+        }
+        let distinct = work.join(format!("distinct-{}.jsonl", files.len()));
+        if !distinct.is_file() {
+            write_distinct_corpus(&files, &distinct);
+        }
+        let corpus = ["--corpus".to_string(), distinct.display().to_string()];
+        let real = ["--robots-dir".to_string(), robots.display().to_string()];
+        let mut runs: Vec<(&str, &Path, &[String])> =
+            vec![("real files made distinct", &ours, &corpus), ("real corpus as it is (http + https)", &ours, &real)];
+        if let Some(main) = &baseline {
+            runs.insert(1, ("real files made distinct", main, &corpus));
+            runs.push(("real corpus as it is (http + https)", main, &real));
+        }
+        for (input, bin, source) in runs {
+            let out = work.join("cli.rsv");
+            let mut cmd = Command::new(bin);
+            cmd.args(["compile", "--agent", "mybot"]).args(source).arg("-o").arg(&out);
+            let run = measure(cmd);
+            let summary = String::from_utf8_lossy(&run.stderr);
+            let origins = field_before(&summary, " origins (");
+            let groups = field_before(&summary, " distinct groups");
+            let label = if bin == ours.as_path() { "this branch" } else { "baseline" };
+            row(input, label, origins, groups, &run, std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0));
+        }
+    }
+    for n in sizes {
+        let out = work.join(format!("synthetic-{n}.rsv"));
+        let mut cmd = Command::new(&exe);
+        cmd.args(["synth-build", &n.to_string(), &out.display().to_string(), &memory.to_string()]);
+        let run = measure(cmd);
+        let text = String::from_utf8_lossy(&run.stdout);
+        let groups = field_after(&text, "groups=");
+        let bytes = field_after(&text, "bytes=");
+        row("synthetic distinct origins (library build)", "this branch", n, groups, &run, bytes as u64);
+        let _ = std::fs::remove_file(&out);
+    }
+}
+
+/// Child mode: `synth-build N OUTPUT MEMORY`.
+fn synth_build(args: &[String]) {
+    let [n, out, memory] = args else { fail("synth-build N OUTPUT MEMORY") };
+    let (n, memory) = (number(n), number(memory));
+    let robots = shared_dir().map(|d| d.join("realworld/robots")).unwrap_or_else(|| fail("no shared dir"));
+    let files = real_files(&robots);
+    let agents = vec![Agent::parse("mybot").expect("a valid token")];
+    let plan = BuildPlan { agents: agents.clone(), options: BuildOptions::default(), memory };
+    let mut writer = ArtifactWriter::create(Path::new(out), vec!["mybot".into()], false, memory)
+        .unwrap_or_else(|e| fail(&e.to_string()));
+    let source = SourceRef { file: Arc::from("synthetic"), place: Place::File };
+    let mut next = 0usize;
+    let chunks = std::iter::from_fn(|| {
+        if next >= n {
+            return None;
+        }
+        let mut corpus = Corpus::new();
+        for i in next..(next + CHUNK).min(n) {
+            let path = &files[i % files.len()];
+            let mut body = std::fs::read(path).unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+            body.extend_from_slice(unique_rule(i).as_bytes());
+            corpus.push(FetchRecord {
+                url: format!("https://h{i}.example/robots.txt"),
+                status: 200,
+                body: body.into(),
+                fetched_at: None,
+                location: None,
+                error: None,
+                source: source.clone(),
+            });
+        }
+        next += CHUNK;
+        Some(corpus.resolve().origins.into_values())
+    });
+    let report = build(chunks.flatten(), &plan, &mut writer, |_| {}).unwrap_or_else(|e| fail(&e.to_string()));
+    let bytes = writer.finish().unwrap_or_else(|e| fail(&e.to_string()));
+    println!("origins={} groups={} bytes={bytes}", report.origins, report.groups);
+}
+
+/// The rule that makes origin `i`'s group its own.
+fn unique_rule(i: usize) -> String {
+    format!("\nuser-agent: *\ndisallow: /robotsieve-bench-{i}/\n")
+}
+
+fn real_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| fail(&format!("{}: {e}", dir.display())))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Every real file once, at its own host, with its unique rule, as JSON Lines.
+fn write_distinct_corpus(files: &[PathBuf], path: &Path) {
+    let temp = path.with_extension("tmp");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&temp).unwrap_or_else(|e| fail(&e.to_string())));
+    for (i, file) in files.iter().enumerate() {
+        let mut body = std::fs::read(file).unwrap_or_else(|e| fail(&format!("{}: {e}", file.display())));
+        body.extend_from_slice(unique_rule(i).as_bytes());
+        let b64 = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &body);
+        let record =
+            serde_json::json!({"url": format!("https://h{i}.example/robots.txt"), "status": 200, "body_b64": b64});
+        writeln!(out, "{record}").unwrap_or_else(|e| fail(&e.to_string()));
+    }
+    out.flush().unwrap_or_else(|e| fail(&e.to_string()));
+    std::fs::rename(&temp, path).unwrap_or_else(|e| fail(&e.to_string()));
+}
+
+/// What a child run cost.
+struct Run {
+    wall: f64,
+    cpu: f64,
+    max_rss_kb: i64,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+/// Runs `cmd` to its end and measures it with `wait4` (its own peak RSS
+/// and CPU time, not the sum over every child so far).
+fn measure(mut cmd: Command) -> Run {
+    let started = Instant::now();
+    let out_path = std::env::temp_dir().join(format!("compile_scale-{}.out", std::process::id()));
+    let err_path = out_path.with_extension("err");
+    let stdout = std::fs::File::create(&out_path).unwrap_or_else(|e| fail(&e.to_string()));
+    let stderr = std::fs::File::create(&err_path).unwrap_or_else(|e| fail(&e.to_string()));
+    let mut child = cmd.stdout(stdout).stderr(stderr).spawn().unwrap_or_else(|e| fail(&format!("{cmd:?}: {e}")));
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value of that plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 on our own child's pid with valid pointers; the child is
+    // reaped here; `Child::wait` below then finds nothing to wait for.
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    if pid < 0 {
+        fail(&format!("wait4: {}", std::io::Error::last_os_error()));
+    }
+    // Already reaped by wait4: this finds no process (and leaves no zombie).
+    let _ = child.wait();
+    let wall = started.elapsed().as_secs_f64();
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    let run = Run {
+        wall,
+        cpu: secs(usage.ru_utime) + secs(usage.ru_stime),
+        max_rss_kb: usage.ru_maxrss,
+        stdout: std::fs::read(&out_path).unwrap_or_default(),
+        stderr: std::fs::read(&err_path).unwrap_or_default(),
+    };
+    let _ = std::fs::remove_file(&out_path);
+    let _ = std::fs::remove_file(&err_path);
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        fail(&format!("{cmd:?} failed: {}", String::from_utf8_lossy(&run.stderr)));
+    }
+    run
+}
+
+fn row(input: &str, build: &str, origins: usize, groups: usize, run: &Run, bytes: u64) {
+    println!(
+        "| {input} | {build} | {origins} | {groups} | {:.1} | {:.1} | {:.0} | {:.0} | {:.0} | {:.1} | {} |",
+        run.wall,
+        run.cpu,
+        groups as f64 / run.wall,
+        groups as f64 / run.cpu,
+        run.max_rss_kb as f64 / 1024.0,
+        bytes as f64 / 1e6,
+        bytes / origins.max(1) as u64,
+    );
+}
+
+/// The number just before `marker` in `text` (the CLI's summary line).
+fn field_before(text: &str, marker: &str) -> usize {
+    let Some(end) = text.find(marker) else { return 0 };
+    let start = text[..end].rfind(|c: char| !c.is_ascii_digit()).map_or(0, |i| i + 1);
+    text[start..end].parse().unwrap_or(0)
+}
+
+/// The number just after `marker` in `text`.
+fn field_after(text: &str, marker: &str) -> usize {
+    let Some(start) = text.find(marker).map(|i| i + marker.len()) else { return 0 };
+    let digits: String = text[start..].chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().unwrap_or(0)
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn number(arg: &str) -> usize {
+    arg.replace('_', "").parse().unwrap_or_else(|_| fail(&format!("{arg:?} is not a number")))
+}
+
+fn fail(msg: &str) -> ! {
+    eprintln!("compile_scale: {msg}");
+    std::process::exit(2);
+}

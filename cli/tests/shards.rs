@@ -1,0 +1,212 @@
+//! Shard sets as users make and read them: `compile --shards N`, `compile
+//! --shard K/N` put together by copying, `shard-of`, and the sets that must
+//! be refused (missing, duplicated, foreign shards), each with exit 2 and a
+//! message naming the file.
+
+use robotsieve_engine::artifact::Artifact;
+use robotsieve_engine::url::OriginKey;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn robotsieve() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_robotsieve"))
+}
+
+fn run(args: &[&str], paths: &[&Path]) -> Output {
+    let mut cmd = robotsieve();
+    cmd.args(args).args(paths);
+    cmd.output().unwrap()
+}
+
+/// 120 hosts over both schemes: bodies of a few kinds, a 404, a 503 and a
+/// redirect to another origin, so that newest-wins and redirects cross shards.
+fn corpus(dir: &Path) -> PathBuf {
+    let mut lines = String::new();
+    for i in 0..120 {
+        let body = format!("user-agent: *\ndisallow: /private{}\nallow: /private{}/ok\n", i % 9, i % 9);
+        for scheme in ["http", "https"] {
+            let status = match i {
+                7 => 404,
+                8 => 503,
+                _ => 200,
+            };
+            let record = serde_json::json!({"url": format!("{scheme}://host{i}.example/robots.txt"), "status": status, "body": body, "fetched_at": "2024-01-01T00:00:00Z"});
+            lines.push_str(&format!("{record}\n"));
+        }
+    }
+    // host9's robots.txt moved to host10's: the redirect is followed across origins.
+    let redirect = serde_json::json!({"url": "https://host9.example/robots.txt", "status": 301, "location": "https://host10.example/robots.txt", "fetched_at": "2024-02-01T00:00:00Z"});
+    lines.push_str(&format!("{redirect}\n"));
+    let path = dir.join("corpus.jsonl");
+    std::fs::write(&path, lines).unwrap();
+    path
+}
+
+fn urls(dir: &Path) -> PathBuf {
+    let mut list = String::new();
+    for i in 0..130 {
+        for path in ["/", "/private3", "/private3/ok", "/private5/x"] {
+            list.push_str(&format!("https://host{i}.example{path}\nhttp://host{i}.example{path}\n"));
+        }
+    }
+    let path = dir.join("urls.txt");
+    std::fs::write(&path, list).unwrap();
+    path
+}
+
+fn compile(corpus: &Path, out: &Path, extra: &[&str]) {
+    let mut cmd = robotsieve();
+    cmd.args(["compile", "--explain", "--agent", "mybot", "--corpus"]).arg(corpus).arg("-o").arg(out).args(extra);
+    let done = cmd.output().unwrap();
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+}
+
+fn verdicts(rules: &Path, urls: &Path, dir: &Path) -> String {
+    let out = dir.join("verdicts.tsv");
+    let filtered = robotsieve()
+        .args(["filter", "--agent", "mybot", "--rules"])
+        .arg(rules)
+        .arg("--urls")
+        .arg(urls)
+        .arg("--verdicts")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(filtered.status.success(), "{}", String::from_utf8_lossy(&filtered.stderr));
+    std::fs::read_to_string(&out).unwrap()
+}
+
+fn refused(rules: &Path, url: &str) -> String {
+    let out = robotsieve().args(["check", "--agent", "mybot", "--rules"]).arg(rules).arg(url).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stdout));
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn shards_compiled_apart_and_copied_together_equal_the_whole_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = corpus(dir.path());
+    let set = dir.path().join("set");
+    compile(&corpus, &set, &["--shards", "7"]);
+    let parts = dir.path().join("parts");
+    for k in 0..7 {
+        // Each shard compiled on its own, into a directory of its own, as on other machines.
+        let alone = dir.path().join(format!("machine{k}"));
+        compile(&corpus, &alone, &["--shard", &format!("{k}/7")]);
+        let files: Vec<_> = std::fs::read_dir(&alone).unwrap().map(|e| e.unwrap().path()).collect();
+        assert_eq!(files.len(), 1, "{files:?}");
+        std::fs::create_dir_all(&parts).unwrap();
+        std::fs::copy(&files[0], parts.join(files[0].file_name().unwrap())).unwrap();
+    }
+    for k in 0..7 {
+        let name = format!("{k:05}-of-00007.rsv");
+        let whole = std::fs::read(set.join(&name)).unwrap();
+        let apart = std::fs::read(parts.join(&name)).unwrap();
+        assert!(whole == apart, "{name}: --shard {k}/7 differs from --shards 7");
+    }
+    // The same verdicts as the one artifact of the corpus.
+    let single = dir.path().join("single.rsv");
+    compile(&corpus, &single, &[]);
+    let urls = urls(dir.path());
+    let want = verdicts(&single, &urls, dir.path());
+    assert!(want.lines().count() >= 1000);
+    assert_eq!(verdicts(&set, &urls, dir.path()), want);
+    assert_eq!(verdicts(&parts, &urls, dir.path()), want);
+}
+
+#[test]
+fn shard_of_names_the_shard_that_holds_the_origin() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = corpus(dir.path());
+    let set = dir.path().join("set");
+    compile(&corpus, &set, &["--shards", "7"]);
+    let urls: Vec<String> = (0..40).map(|i| format!("https://host{i}.example/some/path")).collect();
+    let out = robotsieve().args(["shard-of", "--shards", "7"]).args(&urls).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut used = std::collections::BTreeSet::new();
+    for (line, url) in text.lines().zip(&urls) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        assert_eq!(cols[2], url);
+        used.insert(cols[0].to_string());
+        // That shard file alone holds the origin.
+        for k in 0..7 {
+            let file = set.join(format!("{k:05}-of-00007.rsv"));
+            let key = OriginKey::of_url(url).unwrap();
+            let holds = Artifact::open(&file).unwrap().find_origin(key.as_bytes(), key.hash64());
+            assert_eq!(holds.is_some(), cols[0] == k.to_string(), "{url} in shard {k}");
+            assert_eq!(cols[0] == k.to_string(), cols[1] == format!("{k:05}-of-00007.rsv"));
+        }
+    }
+    assert!(used.len() > 3, "40 origins over 7 shards: {used:?}");
+    let bad = robotsieve().args(["shard-of", "--shards", "7", "not a url"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("not a url"));
+}
+
+#[test]
+fn missing_duplicated_and_foreign_shards_are_refused_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = corpus(dir.path());
+    let set = dir.path().join("set");
+    compile(&corpus, &set, &["--shards", "7"]);
+    let copy = |name: &str| {
+        let to = dir.path().join(name);
+        std::fs::create_dir_all(&to).unwrap();
+        for e in std::fs::read_dir(&set).unwrap() {
+            let p = e.unwrap().path();
+            std::fs::copy(&p, to.join(p.file_name().unwrap())).unwrap();
+        }
+        to
+    };
+    let shard = |k: u32| format!("{k:05}-of-00007.rsv");
+
+    let missing = copy("missing");
+    std::fs::remove_file(missing.join(shard(4))).unwrap();
+    let err = refused(&missing, "https://host1.example/");
+    assert!(err.contains("shard 4 of 7 is missing") && err.contains(&shard(4)), "{err}");
+
+    let duplicated = copy("duplicated");
+    std::fs::copy(duplicated.join(shard(2)), duplicated.join("extra.rsv")).unwrap();
+    let err = refused(&duplicated, "https://host1.example/");
+    assert!(err.contains("extra.rsv") && err.contains(&shard(2)) && err.contains("both shard 2 of 7"), "{err}");
+
+    // A shard of another split, copied in by mistake.
+    let other = dir.path().join("other");
+    compile(&corpus, &other, &["--shards", "5"]);
+    let foreign = copy("foreign");
+    std::fs::copy(other.join("00001-of-00005.rsv"), foreign.join("00001-of-00005.rsv")).unwrap();
+    let err = refused(&foreign, "https://host1.example/");
+    assert!(err.contains("00001-of-00005.rsv") && err.contains("foreign"), "{err}");
+
+    // A shard of the same split but compiled for another crawler.
+    let other_agent = dir.path().join("other-agent");
+    let done = robotsieve()
+        .args(["compile", "--explain", "--agent", "otherbot", "--shard", "3/7", "--corpus"])
+        .arg(&corpus)
+        .arg("-o")
+        .arg(&other_agent)
+        .output()
+        .unwrap();
+    assert!(done.status.success());
+    let mixed = copy("mixed");
+    std::fs::copy(other_agent.join(shard(3)), mixed.join(shard(3))).unwrap();
+    let err = refused(&mixed, "https://host1.example/");
+    assert!(err.contains(&shard(3)) && err.contains("other agents"), "{err}");
+
+    // One shard given as if it were the whole set.
+    let err = refused(&set.join(shard(0)), "https://host1.example/");
+    assert!(err.contains(&shard(0)) && err.contains("shard 0 of 7"), "{err}");
+
+    // The intact set answers.
+    let ok = robotsieve()
+        .args(["check", "--agent", "mybot", "--rules"])
+        .arg(&set)
+        .arg("https://host1.example/")
+        .output()
+        .unwrap();
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    let shown = run(&["inspect"], &[&set]);
+    assert!(shown.status.success());
+    assert!(String::from_utf8_lossy(&shown.stdout).contains("7 shards"));
+}

@@ -1,0 +1,1494 @@
+//! The artifact's layout: every record type, its encode and its decode side
+//! by side, used by the compiler's writer and by [`crate::artifact`]'s
+//! reader alike, so that a new part kind or field is one change here.
+//!
+//! # Layout (format version 4)
+//!
+//! All integers are in the byte order of the machine that wrote the file
+//! (the header records it; a reader of the other order refuses the file).
+//! Every section, every group blob and every table in a blob starts at a
+//! multiple of 8 bytes, so that mapped tables can be read in place.
+//!
+//! ```text
+//! header    Header (48 bytes): magic "RSIEVE\r\n", format version u32,
+//!           semantics version u32, byte-order mark u32, flags u32,
+//!           file length u64, checksum u64, section count u32, reserved u32
+//! sections  SectionEntry (32 bytes) each: kind, offset, length, checksum
+//! GROUPS    the group blobs, one per distinct compiled group, in id order
+//! GROUP_INDEX  u64 per group: the file offset of its blob
+//! KEYS      the canonical origin keys (`scheme://host[:port]`), concatenated
+//! ORIGINS   OriginRecord per origin: key offset and length in KEYS, fetch
+//!           information, one group id per agent
+//! SLOTS     origin hash table: power-of-two Slots { hash u64, origin u64 }
+//!           (origin u64::MAX = empty), home slot = the hash's top bits,
+//!           linear probing (wrapping at the end)
+//! PREFERENCES  optional: the Content-Signal and Content-Usage lines per
+//!           origin and agent ([`PreferenceTable`] has its layout)
+//! META      JSON: agents, shard, build information
+//! ```
+//!
+//! A group blob is self-contained: a [`GroupHead`] (with the blob's length
+//! and a checksum of the rest of it), its [`PartRecord`]s, then the tables
+//! they point at, all at offsets relative to the blob's start. A blob is
+//! therefore encoded on any thread, before its place in the file is known,
+//! and checked on its own the first time a lookup reaches it.
+//!
+//! # Invariants
+//!
+//! - The header checksum covers the header (its checksum field read as 0)
+//!   and the section table with its unused entries (up to [`MAX_SECTIONS`]); each section entry carries the checksum of its
+//!   section's bytes, except GROUPS (0), whose blobs carry their own.
+//! - Opening checks the header, the section table, META, GROUP_INDEX, KEYS,
+//!   ORIGINS and SLOTS (checksums, and every offset and id in them), so that
+//!   finding an origin and its group ids can neither read out of bounds nor
+//!   panic. A group blob is checked (checksum, then every table and
+//!   transition) before its first use answers anything.
+//! - Sections follow one another from [`GROUPS_START`] to the end of the
+//!   file, with fewer than 8 zero bytes between two; group blobs follow one
+//!   another through GROUPS in id order. No byte of the file is therefore
+//!   outside a checksum or a check.
+//! - Group ids in ORIGINS are below the number of groups; origin numbers in
+//!   SLOTS are below the number of origins, each origin in exactly one slot.
+//! - The format version sits at byte 8 in every version, so an older file
+//!   is named by its version and the user told to recompile.
+//!
+//! Version history: 1 dense parts; 2 added the comb part; 3 paired the comb
+//! arrays and added the 16-bit comb; 4 self-contained checksummed group
+//! blobs, one origin record per origin, the slot table by top bits (so that
+//! it is built from sorted runs), per-section checksums.
+
+use crate::comb::{Accel, CombDfa, CombDfaBuf, CombTables, NarrowTables, SlotId};
+use crate::dfa::{Dfa, DfaBuf, DfaError, Transitions};
+use crate::matcher::{MatcherBuf, PartBuf};
+use crate::preference::{Entry, PreferenceField, PreferenceLine};
+use crate::rules::RuleList;
+
+/// The first eight bytes of every artifact. The CR LF catches text-mode
+/// mangling, as in PNG.
+pub const MAGIC: [u8; 8] = *b"RSIEVE\r\n";
+/// The layout version this code reads and writes.
+pub const FORMAT_VERSION: u32 = 4;
+/// The version of the matching semantics the automata were built with. A
+/// change of semantics (a fix to Google conformance) bumps it, so old
+/// artifacts are refused rather than silently answering differently.
+pub const SEMANTICS_VERSION: u32 = 1;
+/// Written in native order; reads back differently on a machine of the other order.
+pub const BYTE_ORDER_MARK: u32 = 0x0102_0304;
+/// Header flag: the automata identify rules and the explanation tables are present.
+pub const FLAG_EXPLAIN: u32 = 1;
+/// An empty hash-table slot.
+pub const EMPTY_SLOT: u64 = u64::MAX;
+/// `rules[rank]` when the rank does not identify a rule.
+pub const NO_RULE: u32 = u32::MAX;
+/// At most this many sections; the writer reserves room for the table.
+pub const MAX_SECTIONS: usize = 8;
+/// Where the first group blob starts: after the header and a full section table.
+pub const GROUPS_START: usize = Header::LEN + MAX_SECTIONS * SectionEntry::LEN;
+
+/// Rounds up to a multiple of 8.
+pub fn align8(n: usize) -> usize {
+    n.div_ceil(8) * 8
+}
+
+fn ne32(b: &[u8], off: usize) -> u32 {
+    u32::from_ne_bytes(b[off..off + 4].try_into().expect("4 bytes"))
+}
+
+fn ne64(b: &[u8], off: usize) -> u64 {
+    u64::from_ne_bytes(b[off..off + 8].try_into().expect("8 bytes"))
+}
+
+fn put32(out: &mut [u8], off: usize, v: u32) {
+    out[off..off + 4].copy_from_slice(&v.to_ne_bytes());
+}
+
+fn put64(out: &mut [u8], off: usize, v: u64) {
+    out[off..off + 8].copy_from_slice(&v.to_ne_bytes());
+}
+
+/// The fixed header at the start of every artifact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// [`FLAG_EXPLAIN`] or 0.
+    pub flags: u32,
+    /// Length of the whole file.
+    pub file_len: u64,
+    /// Checksum of the header (this field as 0) and the section table.
+    pub checksum: u64,
+    /// Number of section entries after the header.
+    pub sections: u32,
+}
+
+impl Header {
+    /// Encoded size.
+    pub const LEN: usize = 48;
+    /// Where the checksum lies.
+    pub const CHECKSUM_AT: std::ops::Range<usize> = 32..40;
+
+    /// Encodes with this build's versions and byte-order mark.
+    pub fn encode(&self) -> [u8; Header::LEN] {
+        let mut b = [0u8; Header::LEN];
+        b[..8].copy_from_slice(&MAGIC);
+        put32(&mut b, 8, FORMAT_VERSION);
+        put32(&mut b, 12, SEMANTICS_VERSION);
+        put32(&mut b, 16, BYTE_ORDER_MARK);
+        put32(&mut b, 20, self.flags);
+        put64(&mut b, 24, self.file_len);
+        put64(&mut b, 32, self.checksum);
+        put32(&mut b, 40, self.sections);
+        b
+    }
+
+    /// Decodes and checks magic, byte order, versions and flags; an older
+    /// or newer file is named by its version.
+    pub fn decode(b: &[u8]) -> Result<Header, String> {
+        if b.len() < Header::LEN {
+            return Err(format!("{} bytes is shorter than the {}-byte header", b.len(), Header::LEN));
+        }
+        if b[..8] != MAGIC {
+            return Err("wrong magic bytes: this is not a robotsieve artifact".into());
+        }
+        if ne32(b, 16) != BYTE_ORDER_MARK {
+            return Err("written on a machine of the other byte order".into());
+        }
+        let (format, semantics) = (ne32(b, 8), ne32(b, 12));
+        if format > FORMAT_VERSION {
+            return Err(format!(
+                "format version {format}, written by a newer robotsieve; this one reads version {FORMAT_VERSION}: upgrade robotsieve, or compile the artifact again with this one"
+            ));
+        }
+        if format < FORMAT_VERSION {
+            return Err(format!(
+                "format version {format}, written by an older robotsieve; this one reads version {FORMAT_VERSION}: compile the artifact again"
+            ));
+        }
+        if semantics != SEMANTICS_VERSION {
+            let (age, advice) = if semantics > SEMANTICS_VERSION {
+                ("a newer", "upgrade robotsieve, or compile the artifact again with this one")
+            } else {
+                ("an older", "compile the artifact again")
+            };
+            return Err(format!(
+                "semantics version {semantics}, built by {age} robotsieve; this one has version {SEMANTICS_VERSION}: {advice}"
+            ));
+        }
+        let flags = ne32(b, 20);
+        if flags & !FLAG_EXPLAIN != 0 {
+            return Err(format!("unknown flags {flags:#x}: written by a newer robotsieve?"));
+        }
+        Ok(Header { flags, file_len: ne64(b, 24), checksum: ne64(b, 32), sections: ne32(b, 40) })
+    }
+
+    /// The checksum of a header and its whole section table as stored (the
+    /// checksum field counts as 0; the unused entries, up to
+    /// [`MAX_SECTIONS`], are zero and covered too).
+    pub fn checksum_of(header_and_table: &[u8]) -> u64 {
+        let mut sum = Checksum::new();
+        sum.update(&header_and_table[..Header::CHECKSUM_AT.start]);
+        sum.update(&[0; 8]);
+        sum.update(&header_and_table[Header::CHECKSUM_AT.end..]);
+        sum.finish()
+    }
+}
+
+/// The sections of an artifact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u32)]
+pub enum Section {
+    /// JSON metadata.
+    Meta = 1,
+    /// The origin hash table.
+    Slots = 2,
+    /// The origin keys.
+    Keys = 4,
+    /// One record per origin.
+    Origins = 10,
+    /// The file offset of each group blob.
+    GroupIndex = 11,
+    /// The group blobs.
+    Groups = 12,
+    /// Optional: the Content-Signal and Content-Usage lines per origin and
+    /// agent, and whether a group names the agent (see [`PreferenceTable`]).
+    Preferences = 13,
+}
+
+impl Section {
+    /// Every section, in file order.
+    pub const ALL: [Section; 7] = [
+        Section::Groups,
+        Section::GroupIndex,
+        Section::Keys,
+        Section::Origins,
+        Section::Preferences,
+        Section::Slots,
+        Section::Meta,
+    ];
+
+    /// Whether every artifact has the section (all but [`Section::Preferences`]).
+    pub fn is_required(self) -> bool {
+        self != Section::Preferences
+    }
+
+    /// The section's name in messages and `inspect`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Section::Meta => "meta",
+            Section::Slots => "origin index",
+            Section::Keys => "origin keys",
+            Section::Origins => "origin records",
+            Section::GroupIndex => "group index",
+            Section::Groups => "groups",
+            Section::Preferences => "preferences",
+        }
+    }
+
+    /// Position in [`Section::ALL`].
+    pub fn index(self) -> usize {
+        Section::ALL.iter().position(|&s| s == self).expect("every section is listed")
+    }
+
+    fn from_u32(v: u32) -> Option<Section> {
+        Section::ALL.iter().copied().find(|&s| s as u32 == v)
+    }
+}
+
+/// One entry of the section table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SectionEntry {
+    /// Which section.
+    pub section: Section,
+    /// File offset (a multiple of 8).
+    pub offset: u64,
+    /// Length in bytes.
+    pub len: u64,
+    /// [`checksum`] of its bytes (0 for [`Section::Groups`]).
+    pub checksum: u64,
+}
+
+impl SectionEntry {
+    /// Encoded size.
+    pub const LEN: usize = 32;
+
+    /// Encodes the entry.
+    pub fn encode(&self) -> [u8; SectionEntry::LEN] {
+        let mut b = [0u8; SectionEntry::LEN];
+        put32(&mut b, 0, self.section as u32);
+        put64(&mut b, 8, self.offset);
+        put64(&mut b, 16, self.len);
+        put64(&mut b, 24, self.checksum);
+        b
+    }
+
+    /// Decodes an entry; an unknown kind is an error.
+    pub fn decode(b: &[u8]) -> Result<SectionEntry, String> {
+        let kind = ne32(b, 0);
+        let section = Section::from_u32(kind).ok_or_else(|| format!("unknown section kind {kind}"))?;
+        Ok(SectionEntry { section, offset: ne64(b, 8), len: ne64(b, 16), checksum: ne64(b, 24) })
+    }
+}
+
+/// What the robots.txt fetch of an origin gave, as stored per origin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum FetchKind {
+    /// A body was fetched (2xx, or a file given directly); its rules apply.
+    Rules = 0,
+    /// No restrictions (4xx other than 429, a redirect chain too long, ...).
+    Unrestricted = 1,
+    /// Everything disallowed (5xx, 429, no HTTP answer).
+    Blocked = 2,
+}
+
+impl FetchKind {
+    fn from_u32(v: u32) -> Option<FetchKind> {
+        match v {
+            0 => Some(FetchKind::Rules),
+            1 => Some(FetchKind::Unrestricted),
+            2 => Some(FetchKind::Blocked),
+            _ => None,
+        }
+    }
+}
+
+/// Per-origin fetch information: the kind and the HTTP status (0 for no answer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FetchInfo {
+    /// How the fetch result governs the origin.
+    pub kind: FetchKind,
+    /// The HTTP status of the governing fetch (0: no HTTP answer; 200 for
+    /// files given directly).
+    pub status: u16,
+}
+
+impl FetchInfo {
+    /// The packed form stored in an [`OriginRecord`]: status | kind << 16.
+    pub fn pack(self) -> u32 {
+        u32::from(self.status) | (self.kind as u32) << 16
+    }
+
+    /// Reads the packed form back; `None` for an unknown kind.
+    pub fn unpack(v: u32) -> Option<FetchInfo> {
+        Some(FetchInfo { kind: FetchKind::from_u32(v >> 16)?, status: (v & 0xffff) as u16 })
+    }
+}
+
+/// One origin in ORIGINS: `key_off u64, key_len u32, info u32`, then one
+/// u32 group id per agent, padded to a multiple of 8 bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OriginRecord {
+    /// Where the key starts in KEYS.
+    pub key_off: u64,
+    /// Its length.
+    pub key_len: u32,
+    /// [`FetchInfo::pack`].
+    pub info: u32,
+    /// The group of each agent.
+    pub groups: Vec<u32>,
+}
+
+impl OriginRecord {
+    /// Encoded size for `agents` agents.
+    pub fn len(agents: usize) -> usize {
+        align8(16 + 4 * agents)
+    }
+
+    /// Where agent `agent`'s group id lies in a record.
+    pub fn group_at(agent: usize) -> usize {
+        16 + 4 * agent
+    }
+
+    /// Appends the encoded record.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let start = out.len();
+        out.resize(start + OriginRecord::len(self.groups.len()), 0);
+        let b = &mut out[start..];
+        put64(b, 0, self.key_off);
+        put32(b, 8, self.key_len);
+        put32(b, 12, self.info);
+        for (a, &g) in self.groups.iter().enumerate() {
+            put32(b, OriginRecord::group_at(a), g);
+        }
+    }
+
+    /// The key's range in KEYS.
+    pub fn key_range(b: &[u8]) -> (u64, u32) {
+        (ne64(b, 0), ne32(b, 8))
+    }
+
+    /// The packed fetch information.
+    pub fn info(b: &[u8]) -> u32 {
+        ne32(b, 12)
+    }
+
+    /// Agent `agent`'s group id.
+    pub fn group(b: &[u8], agent: usize) -> u32 {
+        ne32(b, OriginRecord::group_at(agent))
+    }
+}
+
+/// One slot of the origin hash table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot {
+    /// `origin_hash` of the key.
+    pub hash: u64,
+    /// The origin number, or [`EMPTY_SLOT`].
+    pub origin: u64,
+}
+
+impl Slot {
+    /// Encoded size.
+    pub const LEN: usize = 16;
+    /// An empty slot.
+    pub const EMPTY: Slot = Slot { hash: 0, origin: EMPTY_SLOT };
+
+    /// Encodes the slot.
+    pub fn encode(&self) -> [u8; Slot::LEN] {
+        let mut b = [0u8; Slot::LEN];
+        put64(&mut b, 0, self.hash);
+        put64(&mut b, 8, self.origin);
+        b
+    }
+
+    /// Decodes a slot.
+    pub fn decode(b: &[u8]) -> Slot {
+        Slot { hash: ne64(b, 0), origin: ne64(b, 8) }
+    }
+
+    /// The home slot of `hash` in a table of `1 << bits` slots: its top bits,
+    /// so that hashes sorted in order are in home-slot order for every size.
+    pub fn home(hash: u64, bits: u32) -> usize {
+        if bits == 0 {
+            0
+        } else {
+            (hash >> (64 - bits)) as usize
+        }
+    }
+}
+
+/// The head of a group blob.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GroupHead {
+    /// [`checksum`] of the blob's bytes after this field.
+    pub checksum: u64,
+    /// Length of the whole blob (a multiple of 8).
+    pub len: u64,
+    /// Number of ranks including rank 0 (entries of the labels and rules tables).
+    pub ranks: u32,
+    /// Number of parts (their records follow the head).
+    pub parts: u32,
+    /// Number of explanation entries (the group's rules; 0 when not explained).
+    pub explain_count: u32,
+    /// Offset in the blob of `ranks` u32 labels (`labels[rank]`).
+    pub labels_off: u32,
+    /// Offset of `ranks` u32 rule indexes into the explanation (`NO_RULE` when none).
+    pub rules_off: u32,
+    /// Offset of `explain_count` [`ExplainEntry`]s.
+    pub explain_off: u32,
+}
+
+impl GroupHead {
+    /// Encoded size.
+    pub const LEN: usize = 40;
+    /// At most this many parts in a group.
+    pub const MAX_PARTS: u32 = 8;
+
+    /// Encodes the head.
+    pub fn encode(&self, b: &mut [u8]) {
+        put64(b, 0, self.checksum);
+        put64(b, 8, self.len);
+        put32(b, 16, self.ranks);
+        put32(b, 20, self.parts);
+        put32(b, 24, self.explain_count);
+        put32(b, 28, self.labels_off);
+        put32(b, 32, self.rules_off);
+        put32(b, 36, self.explain_off);
+    }
+
+    /// Decodes a head from at least [`GroupHead::LEN`] bytes.
+    pub fn decode(b: &[u8]) -> GroupHead {
+        GroupHead {
+            checksum: ne64(b, 0),
+            len: ne64(b, 8),
+            ranks: ne32(b, 16),
+            parts: ne32(b, 20),
+            explain_count: ne32(b, 24),
+            labels_off: ne32(b, 28),
+            rules_off: ne32(b, 32),
+            explain_off: ne32(b, 36),
+        }
+    }
+}
+
+/// Part kind: a DFA with u16 transitions.
+pub const PART_DFA16: u32 = 1;
+/// Part kind: a DFA with u32 transitions.
+pub const PART_DFA32: u32 = 2;
+/// Part kind: a per-rule list (patterns, ends, ranks).
+pub const PART_RULES: u32 = 3;
+/// Part kind: a DFA with a row-displaced ("comb") transition table.
+pub const PART_COMB: u32 = 4;
+/// Part kind: a comb with 16-bit state ids in its slots and the answers in
+/// its rows (fewer than 65,536 states and answers).
+pub const PART_COMB16: u32 = 5;
+
+/// One part of a group, after the group's head (blob-relative offsets).
+///
+/// A DFA part is stored dense ([`PART_DFA16`], [`PART_DFA32`]: premultiplied
+/// transitions, `count << stride2` of them) or row-displaced ([`PART_COMB`],
+/// see [`crate::comb`]: `count` rows `[default, base]` of u32, then `slots`
+/// slots `[owner, target]`, contiguous behind `b`; in a [`PART_COMB16`] part
+/// the slots are u16 pairs and each row is `[default | answer << 16, base]`,
+/// with no answers table at `c`; then `stride2` accelerated states), whichever
+/// is smaller.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PartRecord {
+    /// [`PART_DFA16`], [`PART_DFA32`], [`PART_RULES`], [`PART_COMB`] or [`PART_COMB16`].
+    pub kind: u32,
+    /// Dense DFA: log2 of the stride. Comb: the number of accelerated states. Rules: 0.
+    pub stride2: u32,
+    /// DFA and comb: number of states. Rules: number of rules.
+    pub count: u32,
+    /// DFA and comb: number of sink states.
+    pub sinks: u32,
+    /// Dense DFA: premultiplied start state. Comb: the start state's index.
+    pub start: u32,
+    /// Comb: number of slots (0 for the others).
+    pub slots: u32,
+    /// DFA and comb: classes (256 bytes). Rules: concatenated patterns.
+    pub a: u32,
+    /// Dense DFA: transitions. Comb: rows, slots, accelerations. Rules: pattern ends.
+    pub b: u32,
+    /// DFA and comb: `count` u32 answers (none in [`PART_COMB16`]). Rules: ranks.
+    pub c: u32,
+}
+
+impl PartRecord {
+    /// Encoded size.
+    pub const LEN: usize = 40;
+
+    /// Encodes the record.
+    pub fn encode(&self, b: &mut [u8]) {
+        for (i, v) in [self.kind, self.stride2, self.count, self.sinks, self.start, self.slots, self.a, self.b, self.c]
+            .into_iter()
+            .enumerate()
+        {
+            put32(b, 4 * i, v);
+        }
+        put32(b, 36, 0);
+    }
+
+    /// Decodes a record.
+    pub fn decode(b: &[u8]) -> PartRecord {
+        PartRecord {
+            kind: ne32(b, 0),
+            stride2: ne32(b, 4),
+            count: ne32(b, 8),
+            sinks: ne32(b, 12),
+            start: ne32(b, 16),
+            slots: ne32(b, 20),
+            a: ne32(b, 24),
+            b: ne32(b, 28),
+            c: ne32(b, 32),
+        }
+    }
+}
+
+/// One rule of a group's explanation table (16 bytes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExplainEntry {
+    /// The robots.txt line the rule came from.
+    pub line: u32,
+    /// Bit 0: allow; bit 1: the directory rule derived from an `index.htm` allow.
+    pub flags: u32,
+    /// Blob offset of the pattern text.
+    pub text_off: u32,
+    /// Length of the pattern text.
+    pub text_len: u32,
+}
+
+impl ExplainEntry {
+    /// Encoded size.
+    pub const LEN: usize = 16;
+
+    /// Encodes the entry.
+    pub fn encode(&self, b: &mut [u8]) {
+        put32(b, 0, self.line);
+        put32(b, 4, self.flags);
+        put32(b, 8, self.text_off);
+        put32(b, 12, self.text_len);
+    }
+
+    /// Decodes an entry.
+    pub fn decode(b: &[u8]) -> ExplainEntry {
+        ExplainEntry { line: ne32(b, 0), flags: ne32(b, 4), text_off: ne32(b, 8), text_len: ne32(b, 12) }
+    }
+}
+
+/// A rule to store in a group's explanation table.
+#[derive(Clone, Copy, Debug)]
+pub struct RuleText<'a> {
+    /// Its robots.txt line.
+    pub line: u32,
+    /// Allow or disallow.
+    pub allow: bool,
+    /// Google's directory rule derived from an `index.htm` allow.
+    pub index_directory: bool,
+    /// The escaped pattern.
+    pub pattern: &'a [u8],
+}
+
+/// Why a group could not be encoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EncodeError(pub String);
+
+impl std::fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for EncodeError {}
+
+/// A group blob under construction: 8-byte aligned arrays at blob offsets.
+struct BlobTables {
+    data: Vec<u8>,
+}
+
+impl BlobTables {
+    fn bytes(&mut self, bytes: &[u8]) -> Result<u32, EncodeError> {
+        self.data.resize(align8(self.data.len()), 0);
+        let off = u32::try_from(self.data.len()).map_err(|_| EncodeError("a group's tables exceed 4 GiB".into()))?;
+        self.data.extend_from_slice(bytes);
+        Ok(off)
+    }
+
+    fn u32s(&mut self, values: &[u32]) -> Result<u32, EncodeError> {
+        self.bytes(bytemuck::cast_slice(values))
+    }
+}
+
+/// Encodes a compiled group as a self-contained blob (see the module
+/// documentation). Each automaton part is stored as a comb when that is
+/// smaller than its dense table. With `explain`, the rank-to-rule table and
+/// `rules` are stored; without, every rank names [`NO_RULE`].
+pub fn encode_group(matcher: &MatcherBuf, explain: bool, rules: &[RuleText<'_>]) -> Result<Vec<u8>, EncodeError> {
+    let parts = matcher.parts.len();
+    if parts == 0 || parts > GroupHead::MAX_PARTS as usize {
+        return Err(EncodeError(format!("a group of {parts} parts")));
+    }
+    let records_end = GroupHead::LEN + parts * PartRecord::LEN;
+    let mut t = BlobTables { data: vec![0; records_end] };
+    let mut head = GroupHead {
+        ranks: matcher.labels.len() as u32,
+        parts: parts as u32,
+        labels_off: t.u32s(&matcher.labels)?,
+        ..GroupHead::default()
+    };
+    let rule_ids = if explain { matcher.rules.clone() } else { vec![NO_RULE; matcher.rules.len()] };
+    head.rules_off = t.u32s(&rule_ids)?;
+    let mut records = Vec::with_capacity(parts);
+    for part in &matcher.parts {
+        records.push(match part {
+            PartBuf::Dfa(dfa) => match smaller_comb(dfa) {
+                Some((comb, narrow)) => encode_comb(&mut t, dfa, &comb, narrow)?,
+                None => {
+                    let a = t.bytes(&dfa.classes)?;
+                    let (kind, b) = if dfa.fits_u16() {
+                        let narrow: Vec<u16> = dfa.transitions.iter().map(|&t| t as u16).collect();
+                        (PART_DFA16, t.bytes(bytemuck::cast_slice(&narrow))?)
+                    } else {
+                        (PART_DFA32, t.u32s(&dfa.transitions)?)
+                    };
+                    let c = t.u32s(&dfa.answers)?;
+                    let (stride2, count, sinks, start) = (dfa.stride2, dfa.answers.len() as u32, dfa.sinks, dfa.start);
+                    PartRecord { kind, stride2, count, sinks, start, slots: 0, a, b, c }
+                }
+            },
+            PartBuf::Rules(list) => PartRecord {
+                kind: PART_RULES,
+                count: list.ends.len() as u32,
+                a: t.bytes(&list.patterns)?,
+                b: t.u32s(&list.ends)?,
+                c: t.u32s(&list.ranks)?,
+                ..PartRecord::default()
+            },
+        });
+    }
+    if explain && !rules.is_empty() {
+        let mut entries = Vec::with_capacity(rules.len());
+        for rule in rules {
+            let text_off = t.bytes(rule.pattern)?;
+            let flags = u32::from(rule.allow) | u32::from(rule.index_directory) << 1;
+            entries.push(ExplainEntry { line: rule.line, flags, text_off, text_len: rule.pattern.len() as u32 });
+        }
+        let mut bytes = vec![0u8; entries.len() * ExplainEntry::LEN];
+        for (entry, b) in entries.iter().zip(bytes.chunks_exact_mut(ExplainEntry::LEN)) {
+            entry.encode(b);
+        }
+        head.explain_off = t.bytes(&bytes)?;
+        head.explain_count = rules.len() as u32;
+    }
+    let mut blob = t.data;
+    blob.resize(align8(blob.len()), 0);
+    for (i, record) in records.iter().enumerate() {
+        let at = GroupHead::LEN + i * PartRecord::LEN;
+        record.encode(&mut blob[at..at + PartRecord::LEN]);
+    }
+    head.len = blob.len() as u64;
+    head.encode(&mut blob[..GroupHead::LEN]);
+    head.checksum = checksum(&blob[8..]);
+    head.encode(&mut blob[..GroupHead::LEN]);
+    Ok(blob)
+}
+
+/// The comb form of `dfa` (and its 16-bit tables when they fit) when it is
+/// smaller than the dense transitions and answers. Trie-like automata from
+/// long literal rules shrink many times; small or dense automata stay dense
+/// and scan a little faster.
+fn smaller_comb(dfa: &DfaBuf) -> Option<(CombDfaBuf, Option<NarrowTables>)> {
+    let dense_bytes = dfa.transitions.len() * if dfa.fits_u16() { 2 } else { 4 } + 4 * dfa.answers.len();
+    let comb = CombDfaBuf::from_dense_within(dfa, dense_bytes)?;
+    u32::try_from(comb.slots.len()).ok()?;
+    if comb.stored_bytes() >= dense_bytes {
+        return None;
+    }
+    let narrow = comb.narrow();
+    Some((comb, narrow))
+}
+
+fn encode_comb(
+    t: &mut BlobTables,
+    dfa: &DfaBuf,
+    comb: &CombDfaBuf,
+    narrow: Option<NarrowTables>,
+) -> Result<PartRecord, EncodeError> {
+    let a = t.bytes(&dfa.classes)?;
+    let cast = |words: &[u32]| bytemuck::cast_slice::<u32, u8>(words).to_vec();
+    let accels = cast(comb.accels.as_flattened());
+    let (kind, tables, answers) = match narrow {
+        Some(NarrowTables { rows, slots }) => {
+            (PART_COMB16, [cast(rows.as_flattened()), bytemuck::cast_slice(&slots).to_vec(), accels].concat(), None)
+        }
+        None => {
+            let tables = [cast(comb.rows.as_flattened()), cast(comb.slots.as_flattened()), accels].concat();
+            (PART_COMB, tables, Some(&comb.answers))
+        }
+    };
+    let b = t.bytes(&tables)?;
+    let c = match answers {
+        Some(answers) => t.u32s(answers)?,
+        None => 0,
+    };
+    Ok(PartRecord {
+        kind,
+        stride2: comb.accels.len() as u32,
+        count: comb.answers.len() as u32,
+        sinks: comb.sinks,
+        start: comb.start,
+        slots: comb.slots.len() as u32,
+        a,
+        b,
+        c,
+    })
+}
+
+/// Whether a view re-checks every transition (the first use of a group) or
+/// trusts the check already made (every later lookup, where a full check per
+/// URL would cost the table's size).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Check {
+    /// Check every table and transition.
+    Full,
+    /// The group was checked before.
+    Validated,
+}
+
+/// A group blob, read in place.
+#[derive(Clone, Copy, Debug)]
+pub struct GroupView<'a> {
+    /// Its head.
+    pub head: GroupHead,
+    blob: &'a [u8],
+}
+
+/// A part of a group, read in place.
+pub enum PartView<'a> {
+    /// A dense automaton.
+    Dfa(Dfa<'a>),
+    /// A comb of u32 ids.
+    Comb(CombDfa<'a>),
+    /// A comb of u16 ids.
+    Comb16(CombDfa<'a, u16>),
+    /// Rules one by one.
+    Rules {
+        /// Concatenated patterns.
+        patterns: &'a [u8],
+        /// End of each pattern.
+        ends: &'a [u32],
+        /// Rank of each pattern.
+        ranks: &'a [u32],
+    },
+}
+
+impl<'a> GroupView<'a> {
+    /// The blob at the start of `bytes` (which may run past it); checks only
+    /// that the head fits and its length is within `bytes`. See
+    /// [`GroupView::check`] for everything else.
+    pub fn at(bytes: &'a [u8]) -> Result<GroupView<'a>, String> {
+        if bytes.len() < GroupHead::LEN {
+            return Err("the group's head is out of bounds".into());
+        }
+        let head = GroupHead::decode(bytes);
+        let len = usize::try_from(head.len).ok().filter(|&l| l >= GroupHead::LEN && l <= bytes.len() && l % 8 == 0);
+        let len = len.ok_or_else(|| format!("a group length of {} bytes does not fit", head.len))?;
+        Ok(GroupView { head, blob: &bytes[..len] })
+    }
+
+    /// The checksum and every table and transition of the group: after this,
+    /// lookups with [`Check::Validated`] cannot read out of bounds or loop.
+    pub fn check(&self, explain: bool) -> Result<(), String> {
+        let actual = checksum(&self.blob[8..]);
+        if actual != self.head.checksum {
+            return Err(format!(
+                "checksum mismatch (stored {:016x}, computed {actual:016x}): the group is damaged",
+                self.head.checksum
+            ));
+        }
+        let rec = &self.head;
+        if rec.ranks == 0 {
+            return Err("no ranks".into());
+        }
+        let labels = self.labels().ok_or("labels out of range")?;
+        let rules = self.rule_ids().ok_or("rules out of range")?;
+        if labels[0] != 0 || labels.windows(2).any(|w| w[0] > w[1]) {
+            return Err("labels are not ascending from 0".into());
+        }
+        if rules.iter().any(|&r| r != NO_RULE && r >= rec.explain_count) {
+            return Err("a rank names a rule beyond the explanation table".into());
+        }
+        if rec.parts == 0 || rec.parts > GroupHead::MAX_PARTS || self.records_end() > self.blob.len() {
+            return Err("parts out of range".into());
+        }
+        for p in 0..rec.parts as usize {
+            let max_answer = match self.part(p, Check::Full)? {
+                PartView::Dfa(dfa) => dfa.max_answer(),
+                PartView::Comb(comb) => comb.max_answer(),
+                PartView::Comb16(comb) => comb.max_answer(),
+                PartView::Rules { ends, ranks, patterns } => {
+                    RuleList::check(patterns, ends, ranks).map_err(|e| e.to_string())?;
+                    ranks.iter().copied().max().unwrap_or(0)
+                }
+            };
+            if max_answer >= rec.ranks {
+                return Err("an answer is beyond the rank table".into());
+            }
+        }
+        if rec.explain_count > 0 {
+            if !explain {
+                return Err("an explanation table in an artifact without explanations".into());
+            }
+            for i in 0..rec.explain_count as usize {
+                let entry = self.explain_entry(i).ok_or("explanation table out of range")?;
+                self.bytes_at(entry.text_off, entry.text_len as usize).ok_or("explanation text out of range")?;
+            }
+        }
+        Ok(())
+    }
+
+    fn records_end(&self) -> usize {
+        GroupHead::LEN + self.head.parts as usize * PartRecord::LEN
+    }
+
+    /// The blob's bytes.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.blob
+    }
+
+    /// `labels[rank]`.
+    pub fn labels(&self) -> Option<&'a [u32]> {
+        self.table(self.head.labels_off, self.head.ranks as usize)
+    }
+
+    /// `rules[rank]`: the explanation entry of a rank, or [`NO_RULE`].
+    pub fn rule_ids(&self) -> Option<&'a [u32]> {
+        self.table(self.head.rules_off, self.head.ranks as usize)
+    }
+
+    /// Explanation entry `i`.
+    pub fn explain_entry(&self, i: usize) -> Option<ExplainEntry> {
+        if i >= self.head.explain_count as usize {
+            return None;
+        }
+        let at = (self.head.explain_off as usize).checked_add(i * ExplainEntry::LEN)?;
+        self.blob.get(at..at.checked_add(ExplainEntry::LEN)?).map(ExplainEntry::decode)
+    }
+
+    /// `len` bytes at blob offset `off`.
+    pub fn bytes_at(&self, off: u32, len: usize) -> Option<&'a [u8]> {
+        let start = off as usize;
+        self.blob.get(start..start.checked_add(len)?)
+    }
+
+    fn table<T: bytemuck::Pod>(&self, off: u32, count: usize) -> Option<&'a [T]> {
+        let bytes = self.bytes_at(off, count.checked_mul(std::mem::size_of::<T>())?)?;
+        bytemuck::try_cast_slice(bytes).ok()
+    }
+
+    /// Part `p`'s record (`p` below the head's part count, and the records
+    /// within the blob: [`GroupView::check`] made sure).
+    pub fn part_record(&self, p: usize) -> Option<PartRecord> {
+        let at = GroupHead::LEN + p * PartRecord::LEN;
+        self.blob.get(at..at + PartRecord::LEN).map(PartRecord::decode)
+    }
+
+    /// Part `p`, read in place.
+    pub fn part(&self, p: usize, check: Check) -> Result<PartView<'a>, String> {
+        let part = self.part_record(p).ok_or("part record out of range")?;
+        let count = part.count as usize;
+        match part.kind {
+            PART_DFA16 | PART_DFA32 => {
+                let classes = self.classes(part.a)?;
+                let entries = count.checked_shl(part.stride2).filter(|_| part.stride2 <= 9).ok_or("bad stride")?;
+                let transitions = if part.kind == PART_DFA16 {
+                    Transitions::U16(self.table(part.b, entries).ok_or("transitions out of range")?)
+                } else {
+                    Transitions::U32(self.table(part.b, entries).ok_or("transitions out of range")?)
+                };
+                let answers = self.table(part.c, count).ok_or("answers out of range")?;
+                let dfa = match check {
+                    Check::Full => Dfa::new(classes, part.stride2, transitions, answers, part.start, part.sinks),
+                    Check::Validated => {
+                        Ok(Dfa::validated(classes, part.stride2, transitions, answers, part.start, part.sinks))
+                    }
+                };
+                dfa.map(PartView::Dfa).map_err(|DfaError(e)| e)
+            }
+            PART_COMB => self.comb(&part, check).map(PartView::Comb),
+            PART_COMB16 => self.comb(&part, check).map(PartView::Comb16),
+            PART_RULES => {
+                let ends: &[u32] = self.table(part.b, count).ok_or("rule ends out of range")?;
+                let ranks: &[u32] = self.table(part.c, count).ok_or("rule ranks out of range")?;
+                let len = ends.last().copied().unwrap_or(0) as usize;
+                let patterns = self.bytes_at(part.a, len).ok_or("rule patterns out of range")?;
+                Ok(PartView::Rules { patterns, ends, ranks })
+            }
+            other => Err(format!("unknown part kind {other}")),
+        }
+    }
+
+    fn classes(&self, off: u32) -> Result<&'a [u8; 256], String> {
+        self.bytes_at(off, 256).and_then(|b| b.try_into().ok()).ok_or_else(|| "byte classes out of range".into())
+    }
+
+    /// A comb part's tables: `count` rows, then `slots` slots of `T` ids.
+    fn comb<T: SlotId>(&self, part: &PartRecord, check: Check) -> Result<CombDfa<'a, T>, String> {
+        let count = part.count as usize;
+        let classes = self.classes(part.a)?;
+        let rows: &[[u32; 2]] = self.table(part.b, count).ok_or("comb rows out of range")?;
+        let slots_at = u32::try_from(part.b as usize + 8 * count).map_err(|_| "comb slots out of range")?;
+        let slots: &[[T; 2]] = self.table(slots_at, part.slots as usize).ok_or("comb slots out of range")?;
+        let accels_at = u32::try_from(slots_at as usize + std::mem::size_of_val(slots))
+            .map_err(|_| "comb accelerations out of range")?;
+        let accels: &[Accel] = self.table(accels_at, part.stride2 as usize).ok_or("comb accelerations out of range")?;
+        // A 16-bit comb's rows carry the answers.
+        let answers = if T::ANSWER_IN_ROW { &[] } else { self.table(part.c, count).ok_or("answers out of range")? };
+        let (start, sinks) = (part.start, part.sinks);
+        let tables = CombTables { classes, rows, slots, answers, accels, start, sinks };
+        match check {
+            Check::Full => CombDfa::new(tables).map_err(|DfaError(e)| e),
+            Check::Validated => Ok(CombDfa::validated(tables)),
+        }
+    }
+}
+
+// The PREFERENCES section of an artifact: the `Content-Signal` and
+// `Content-Usage` lines that apply to each origin and crawler, and whether
+// a group of the origin's robots.txt names the crawler (rather than the
+// crawler falling back to `*`), encoded and decoded side by side.
+//
+// The section is optional: an artifact whose robots.txt files carry no
+// preference line and name none of its crawlers has none, and is byte for
+// byte what it was before the section existed. It is self-contained (its offsets are relative to its
+// own start, nothing in it points into other sections, nothing else points
+// into it), so that it can move with the rest of the format.
+//
+// The lines of a group are stored once per distinct list ("set"), as
+// compiled groups are: origins whose crawler groups have the same
+// preference lines share one set. Without `--explain`, line numbers are
+// stored as 0 so that more origins share.
+//
+// ```text
+// header    sets u32, lines u32, origins u32, agents u32, text length u64
+// SET_OF    u32 per origin and agent (origin-major): bits 0-30 its set + 1
+//           (0: no preference lines), bit 31 set when a group names the agent
+// SET_ENDS  u32 per set: the end of its lines in LINES (increasing)
+// LINES     one record per line, 6 x u32: field (0 Content-Signal,
+//           1 Content-Usage), line number, path offset, path length,
+//           entries offset, entries length (offsets into TEXT)
+// TEXT      bytes: paths, and entries as `key NUL value NUL` pairs
+// ```
+//
+// All integers are in the artifact's (native) byte order.
+
+/// The `SET_OF` bit of an origin whose robots.txt names the crawler.
+const NAMED: u32 = 1 << 31;
+const PREFERENCE_HEADER_LEN: usize = 24;
+const LINE_RECORD_LEN: usize = 24;
+
+/// What the section says of one origin and crawler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Selection {
+    /// The set of its preference lines, if it has any.
+    pub set: Option<u32>,
+    /// Whether a group of the origin's robots.txt names the crawler (its
+    /// rules are then its own, not those of `*`).
+    pub named: bool,
+}
+
+impl Selection {
+    /// The stored `SET_OF` word: bits 0-30 the set + 1 (0: none), bit 31 named.
+    pub fn pack(self) -> u32 {
+        self.set.map_or(0, |s| s + 1) | if self.named { NAMED } else { 0 }
+    }
+
+    /// Reads a `SET_OF` word back.
+    pub fn unpack(v: u32) -> Selection {
+        Selection { set: (v & !NAMED).checked_sub(1), named: v & NAMED != 0 }
+    }
+}
+
+/// The header of the PREFERENCES section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PreferenceHeader {
+    /// Number of distinct sets.
+    pub sets: u32,
+    /// Number of line records over all sets.
+    pub lines: u32,
+    /// Number of origins (as in ORIGINS).
+    pub origins: u32,
+    /// Number of agents (as in META).
+    pub agents: u32,
+    /// Length of TEXT.
+    pub text_len: u64,
+}
+
+impl PreferenceHeader {
+    /// Encoded size.
+    pub const LEN: usize = PREFERENCE_HEADER_LEN;
+
+    /// Encodes the header.
+    pub fn encode(&self) -> [u8; PreferenceHeader::LEN] {
+        let mut b = [0u8; PreferenceHeader::LEN];
+        put32(&mut b, 0, self.sets);
+        put32(&mut b, 4, self.lines);
+        put32(&mut b, 8, self.origins);
+        put32(&mut b, 12, self.agents);
+        put64(&mut b, 16, self.text_len);
+        b
+    }
+
+    /// Decodes a header of at least [`PreferenceHeader::LEN`] bytes.
+    pub fn decode(b: &[u8]) -> PreferenceHeader {
+        PreferenceHeader {
+            sets: ne32(b, 0),
+            lines: ne32(b, 4),
+            origins: ne32(b, 8),
+            agents: ne32(b, 12),
+            text_len: ne64(b, 16),
+        }
+    }
+}
+
+/// Appends the LINES records of one set to `records` and its text to
+/// `text`; `text_at` is where `text` starts in TEXT (offsets in records are
+/// from TEXT's start). Fails when TEXT would pass 4 GiB.
+pub fn encode_preference_set(
+    set: &[PreferenceLine],
+    text_at: u64,
+    records: &mut Vec<u8>,
+    text: &mut Vec<u8>,
+) -> Result<(), EncodeError> {
+    let offset = |text: &Vec<u8>| {
+        u32::try_from(text_at + text.len() as u64).map_err(|_| EncodeError("preference text past 4 GiB".into()))
+    };
+    for line in set {
+        let path_off = offset(text)?;
+        text.extend_from_slice(&line.path);
+        let entries_off = offset(text)?;
+        for entry in &line.entries {
+            for part in [&entry.key, &entry.value] {
+                text.extend_from_slice(part);
+                text.push(0);
+            }
+        }
+        let end = offset(text)?;
+        for v in
+            [u32::from(line.field.code()), line.line, path_off, entries_off - path_off, entries_off, end - entries_off]
+        {
+            records.extend_from_slice(&v.to_ne_bytes());
+        }
+    }
+    Ok(())
+}
+
+/// Encodes a whole section in memory: `selections[origin * agents + agent]`,
+/// whose sets index `sets` (the streaming writer writes the same bytes from
+/// [`PreferenceHeader`], [`Selection::pack`] and [`encode_preference_set`]).
+///
+/// # Panics
+///
+/// When `selections` does not hold `origins * agents` entries, names a set
+/// that does not exist, or there are 2^31 sets or 4 GiB of text.
+pub fn encode_preferences(
+    selections: &[Selection],
+    origins: usize,
+    agents: usize,
+    sets: &[&[PreferenceLine]],
+) -> Vec<u8> {
+    assert_eq!(selections.len(), origins * agents, "one entry per origin and agent");
+    assert!(sets.len() < NAMED as usize - 1, "too many preference sets");
+    assert!(selections.iter().all(|s| s.set.is_none_or(|s| (s as usize) < sets.len())), "an entry names no set");
+    let (mut records, mut text) = (Vec::new(), Vec::new());
+    let mut set_ends = Vec::with_capacity(sets.len());
+    for set in sets {
+        encode_preference_set(set, 0, &mut records, &mut text).expect("preference text within 4 GiB");
+        set_ends.push((records.len() / LINE_RECORD_LEN) as u32);
+    }
+    let header = PreferenceHeader {
+        sets: sets.len() as u32,
+        lines: (records.len() / LINE_RECORD_LEN) as u32,
+        origins: origins as u32,
+        agents: agents as u32,
+        text_len: text.len() as u64,
+    };
+    let mut out = header.encode().to_vec();
+    for v in selections.iter().map(|s| s.pack()).chain(set_ends) {
+        out.extend_from_slice(&v.to_ne_bytes());
+    }
+    out.extend_from_slice(&records);
+    out.extend_from_slice(&text);
+    out
+}
+
+/// A validated view of the section.
+#[derive(Clone, Copy, Debug)]
+pub struct PreferenceTable<'a> {
+    agents: usize,
+    set_of: &'a [u8],
+    set_ends: &'a [u8],
+    records: &'a [u8],
+    text: &'a [u8],
+}
+
+impl<'a> PreferenceTable<'a> {
+    /// The section's tables, with only its header and sizes checked (a
+    /// constant-time view; see [`PreferenceTable::parse`]).
+    pub fn layout(bytes: &'a [u8], origins: usize, agents: usize) -> Result<PreferenceTable<'a>, String> {
+        if bytes.len() < PREFERENCE_HEADER_LEN {
+            return Err("preferences: shorter than its header".into());
+        }
+        let header = PreferenceHeader::decode(bytes);
+        let (sets, lines) = (header.sets as usize, header.lines as usize);
+        if (header.origins as usize, header.agents as usize) != (origins, agents) {
+            return Err(format!("preferences: written for other counts than {origins} origins and {agents} agents"));
+        }
+        let text_len = header.text_len;
+        let sizes = [
+            origins.checked_mul(agents).and_then(|n| n.checked_mul(4)),
+            sets.checked_mul(4),
+            lines.checked_mul(LINE_RECORD_LEN),
+        ];
+        let mut at = PREFERENCE_HEADER_LEN;
+        let mut parts = [&bytes[..0]; 3];
+        for (part, size) in parts.iter_mut().zip(sizes) {
+            let end = size
+                .and_then(|s| at.checked_add(s))
+                .filter(|&e| e <= bytes.len())
+                .ok_or("preferences: tables do not fit")?;
+            *part = &bytes[at..end];
+            at = end;
+        }
+        if bytes.len() - at != usize::try_from(text_len).map_err(|_| "preferences: text too long")? {
+            return Err("preferences: text length does not match the section".into());
+        }
+        Ok(PreferenceTable { agents, set_of: parts[0], set_ends: parts[1], records: parts[2], text: &bytes[at..] })
+    }
+
+    /// Reads and checks the section of an artifact of `origins` origins and
+    /// `agents` crawlers: every count, offset and field, so that lookups
+    /// afterwards cannot fail. The message says what is wrong. (Opening an
+    /// artifact does this once; [`PreferenceTable::layout`] is the cheap
+    /// view of a section checked before.)
+    pub fn parse(bytes: &'a [u8], origins: usize, agents: usize) -> Result<PreferenceTable<'a>, String> {
+        let table = PreferenceTable::layout(bytes, origins, agents)?;
+        let (sets, lines) = (table.set_ends.len() / 4, table.records.len() / LINE_RECORD_LEN);
+        let mut prev = 0;
+        for s in 0..sets {
+            let end = ne32(table.set_ends, s * 4) as usize;
+            if end < prev || end > lines {
+                return Err("preferences: set ends are not increasing within the lines".into());
+            }
+            prev = end;
+        }
+        if prev != lines {
+            return Err("preferences: lines belong to no set".into());
+        }
+        for o in 0..origins * agents {
+            let s = ne32(table.set_of, o * 4) & !NAMED;
+            if s as usize > sets {
+                return Err(format!("preferences: an origin names set {} of {sets}", s - 1));
+            }
+        }
+        for l in 0..lines {
+            let r = |i: usize| ne32(table.records, l * LINE_RECORD_LEN + i * 4) as usize;
+            if PreferenceField::from_code(r(0) as u8).is_none() || r(0) > 255 {
+                return Err(format!("preferences: line record {l} has unknown field {}", r(0)));
+            }
+            for (off, len) in [(r(2), r(3)), (r(4), r(5))] {
+                if off.checked_add(len).is_none_or(|end| end > table.text.len()) {
+                    return Err(format!("preferences: line record {l} points past the text"));
+                }
+            }
+            let entries = &table.text[r(4)..r(4) + r(5)];
+            if entries.last().is_some_and(|&b| b != 0) || entries.iter().filter(|&&b| b == 0).count() % 2 != 0 {
+                return Err(format!("preferences: line record {l} has broken entries"));
+            }
+        }
+        Ok(table)
+    }
+
+    /// What the section says of an origin and crawler.
+    pub fn selection(&self, origin: usize, agent: usize) -> Selection {
+        Selection::unpack(ne32(self.set_of, (origin * self.agents + agent) * 4))
+    }
+
+    /// The set of an origin and crawler, if it has preference lines.
+    pub fn set_of(&self, origin: usize, agent: usize) -> Option<u32> {
+        self.selection(origin, agent).set
+    }
+
+    /// Number of distinct sets.
+    pub fn sets(&self) -> usize {
+        self.set_ends.len() / 4
+    }
+
+    /// The lines of set `set`, decoded.
+    ///
+    /// # Panics
+    ///
+    /// When `set` is not below [`PreferenceTable::sets`].
+    pub fn lines(&self, set: u32) -> Vec<PreferenceLine> {
+        let s = set as usize;
+        let start = if s == 0 { 0 } else { ne32(self.set_ends, (s - 1) * 4) as usize };
+        let end = ne32(self.set_ends, s * 4) as usize;
+        (start..end)
+            .map(|l| {
+                let r = |i: usize| ne32(self.records, l * LINE_RECORD_LEN + i * 4);
+                let field = PreferenceField::from_code(r(0) as u8).expect("checked when opened");
+                let path = self.text[r(2) as usize..(r(2) + r(3)) as usize].to_vec();
+                let raw = &self.text[r(4) as usize..(r(4) + r(5)) as usize];
+                let mut parts = raw.split(|&b| b == 0);
+                let mut entries = Vec::new();
+                while let (Some(key), Some(value)) = (parts.next(), parts.next()) {
+                    entries.push(Entry { key: key.to_vec(), value: value.to_vec() });
+                }
+                PreferenceLine { field, line: r(1), path, entries }
+            })
+            .collect()
+    }
+}
+
+/// Recomputes every checksum of an artifact's bytes as the writer would:
+/// each group blob's, each section's, then the header's. Damage made to a
+/// file and then resealed so reaches the checks behind the checksums (the
+/// fuzz targets and damage tests use it). Whatever cannot be parsed (a
+/// short file, a bad entry or blob length) is left as it is.
+pub fn reseal(bytes: &mut [u8]) {
+    let Ok(header) = Header::decode(bytes) else { return };
+    if bytes.len() < GROUPS_START {
+        return;
+    }
+    for i in 0..(header.sections as usize).min(MAX_SECTIONS) {
+        let at = Header::LEN + i * SectionEntry::LEN;
+        let Ok(mut entry) = SectionEntry::decode(&bytes[at..]) else { continue };
+        let Some(end) = entry.offset.checked_add(entry.len).filter(|&e| e <= bytes.len() as u64) else { continue };
+        let (start, end) = (entry.offset as usize, end as usize);
+        if entry.section == Section::Groups {
+            let mut pos = start;
+            while pos + GroupHead::LEN <= end {
+                let len = ne64(bytes, pos + 8);
+                if len < GroupHead::LEN as u64 || len > (end - pos) as u64 {
+                    break;
+                }
+                let sum = checksum(&bytes[pos + 8..pos + len as usize]);
+                put64(bytes, pos, sum);
+                pos += len as usize;
+            }
+        } else {
+            entry.checksum = checksum(&bytes[start..end]);
+            bytes[at..at + SectionEntry::LEN].copy_from_slice(&entry.encode());
+        }
+    }
+    let sum = Header::checksum_of(&bytes[..GROUPS_START]);
+    bytes[Header::CHECKSUM_AT].copy_from_slice(&sum.to_ne_bytes());
+}
+
+/// A fast 64-bit hash over 8-byte words in four independent lanes, fed a
+/// piece at a time (the writer checksums sections as it streams them),
+/// defined here because it is part of the format and must never change with
+/// a dependency's version.
+#[derive(Clone, Debug)]
+pub struct Checksum {
+    lanes: [u64; 4],
+    pending: [u8; 32],
+    pending_len: usize,
+    total: u64,
+}
+
+const CHECKSUM_K: u64 = 0x9E37_79B9_7F4A_7C15;
+
+impl Default for Checksum {
+    fn default() -> Checksum {
+        Checksum::new()
+    }
+}
+
+impl Checksum {
+    /// The checksum of nothing yet.
+    pub fn new() -> Checksum {
+        Checksum {
+            lanes: [0x243F_6A88_85A3_08D3, 0x1319_8A2E_0370_7344, 0xA409_3822_299F_31D0, 0x082E_FA98_EC4E_6C89],
+            pending: [0; 32],
+            pending_len: 0,
+            total: 0,
+        }
+    }
+
+    fn block(&mut self, block: &[u8]) {
+        for (lane, word) in self.lanes.iter_mut().zip(block.chunks_exact(8)) {
+            let w = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+            *lane = (*lane ^ w).wrapping_mul(CHECKSUM_K).rotate_left(29);
+        }
+    }
+
+    /// Feeds more bytes.
+    pub fn update(&mut self, mut bytes: &[u8]) {
+        self.total += bytes.len() as u64;
+        if self.pending_len > 0 {
+            let take = (32 - self.pending_len).min(bytes.len());
+            self.pending[self.pending_len..self.pending_len + take].copy_from_slice(&bytes[..take]);
+            self.pending_len += take;
+            bytes = &bytes[take..];
+            if self.pending_len < 32 {
+                return;
+            }
+            let block = self.pending;
+            self.block(&block);
+            self.pending_len = 0;
+        }
+        let mut blocks = bytes.chunks_exact(32);
+        for block in &mut blocks {
+            self.block(block);
+        }
+        let rest = blocks.remainder();
+        self.pending[..rest.len()].copy_from_slice(rest);
+        self.pending_len = rest.len();
+    }
+
+    /// The checksum of everything fed.
+    pub fn finish(&self) -> u64 {
+        let mut h = self.total.wrapping_mul(CHECKSUM_K);
+        for lane in self.lanes {
+            h = (h ^ lane).wrapping_mul(CHECKSUM_K).rotate_left(31);
+        }
+        for &b in &self.pending[..self.pending_len] {
+            h = (h ^ u64::from(b)).wrapping_mul(CHECKSUM_K);
+        }
+        h ^ (h >> 32)
+    }
+}
+
+/// The [`Checksum`] of `bytes`.
+pub fn checksum(bytes: &[u8]) -> u64 {
+    let mut sum = Checksum::new();
+    sum.update(bytes);
+    sum.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_checksum_fed_in_pieces_is_the_checksum_of_the_whole() {
+        let data: Vec<u8> = (0..1000u32).map(|i| (i * 7919 % 251) as u8).collect();
+        let whole = checksum(&data);
+        for piece in [1, 3, 31, 32, 33, 100] {
+            let mut sum = Checksum::new();
+            data.chunks(piece).for_each(|c| sum.update(c));
+            assert_eq!(sum.finish(), whole, "pieces of {piece}");
+        }
+        assert_ne!(checksum(&data[..999]), whole);
+    }
+
+    #[test]
+    fn records_read_back_what_was_written() {
+        let header = Header { flags: FLAG_EXPLAIN, file_len: 12345, checksum: 99, sections: 6 };
+        assert_eq!(Header::decode(&header.encode()), Ok(header));
+        let entry = SectionEntry { section: Section::Keys, offset: 8, len: 16, checksum: 7 };
+        assert_eq!(SectionEntry::decode(&entry.encode()), Ok(entry));
+        let origin = OriginRecord { key_off: 3, key_len: 20, info: 0x2_01f4, groups: vec![1, 2, 3] };
+        let mut b = Vec::new();
+        origin.encode(&mut b);
+        assert_eq!(b.len(), 32);
+        assert_eq!((OriginRecord::key_range(&b), OriginRecord::info(&b)), ((3, 20), 0x2_01f4));
+        assert_eq!((0..3).map(|a| OriginRecord::group(&b, a)).collect::<Vec<_>>(), vec![1, 2, 3]);
+        let slot = Slot { hash: 5, origin: 9 };
+        assert_eq!(Slot::decode(&slot.encode()), slot);
+        let part = PartRecord { kind: 1, stride2: 2, count: 3, sinks: 4, start: 5, slots: 6, a: 7, b: 8, c: 9 };
+        let mut pb = [0u8; PartRecord::LEN];
+        part.encode(&mut pb);
+        assert_eq!(PartRecord::decode(&pb), part);
+    }
+
+    #[test]
+    fn an_older_format_is_named_with_a_hint_to_recompile() {
+        let mut b = Header { flags: 0, file_len: 0, checksum: 0, sections: 0 }.encode();
+        put32(&mut b, 8, 3);
+        let err = Header::decode(&b).unwrap_err();
+        assert!(
+            err.contains("format version 3, written by an older robotsieve")
+                && err.contains("compile the artifact again"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn home_slots_follow_hash_order() {
+        assert_eq!(Slot::home(u64::MAX, 4), 15);
+        assert_eq!(Slot::home(1 << 60, 4), 1);
+        assert_eq!(Slot::home(123, 0), 0);
+    }
+
+    fn line(field: PreferenceField, n: u32, path: &str, entries: &[(&str, &str)]) -> PreferenceLine {
+        PreferenceLine::of(field, n, path, entries)
+    }
+
+    #[test]
+    fn preferences_round_trip() {
+        let a = vec![line(PreferenceField::ContentSignal, 2, "/", &[("ai-train", "no"), ("search", "")])];
+        let b = vec![
+            line(PreferenceField::ContentUsage, 3, "/", &[("train-ai", "n")]),
+            line(PreferenceField::ContentUsage, 4, "/docs/", &[]),
+        ];
+        let sel = |set, named| Selection { set, named };
+        let selections = [
+            sel(Some(0), false),
+            sel(None, true),
+            sel(Some(1), true),
+            sel(Some(0), false),
+            sel(None, false),
+            sel(None, false),
+        ];
+        let bytes = encode_preferences(&selections, 3, 2, &[&a, &b]);
+        let table = PreferenceTable::parse(&bytes, 3, 2).unwrap();
+        assert_eq!(table.sets(), 2);
+        for (i, s) in selections.iter().enumerate() {
+            assert_eq!(table.selection(i / 2, i % 2), *s);
+        }
+        assert_eq!(table.lines(0), a);
+        assert_eq!(table.lines(1), b);
+    }
+
+    #[test]
+    fn damaged_preferences_are_refused_or_read_in_bounds() {
+        let a = vec![line(PreferenceField::ContentUsage, 3, "/x", &[("train-ai", "n")])];
+        let bytes = encode_preferences(&[Selection { set: Some(0), named: false }], 1, 1, &[&a]);
+        assert!(PreferenceTable::parse(&bytes, 2, 1).is_err(), "other counts");
+        assert!(PreferenceTable::parse(&bytes[..bytes.len() - 1], 1, 1).is_err(), "truncated");
+        for at in 0..bytes.len() {
+            let mut damaged = bytes.clone();
+            damaged[at] ^= 0xff;
+            // Damage is either refused or decodes within bounds.
+            if let Ok(table) = PreferenceTable::parse(&damaged, 1, 1) {
+                for s in 0..table.sets() as u32 {
+                    let _ = table.lines(s);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn reseal_restores_the_checksums_the_writer_made() {
+        let mut b = vec![0u8; GROUPS_START + 24];
+        let entry = SectionEntry { section: Section::Keys, offset: GROUPS_START as u64, len: 20, checksum: 0 };
+        let header = Header { flags: 0, file_len: b.len() as u64, checksum: 0, sections: 1 };
+        b[..Header::LEN].copy_from_slice(&header.encode());
+        b[Header::LEN..Header::LEN + SectionEntry::LEN].copy_from_slice(&entry.encode());
+        b[GROUPS_START..GROUPS_START + 20].copy_from_slice(b"https://example.com/");
+        reseal(&mut b);
+        let stored = SectionEntry::decode(&b[Header::LEN..]).unwrap();
+        assert_eq!(stored.checksum, checksum(&b[GROUPS_START..GROUPS_START + 20]));
+        assert_eq!(Header::decode(&b).unwrap().checksum, Header::checksum_of(&b[..GROUPS_START]));
+    }
+}

@@ -1,0 +1,440 @@
+//! Shard sets: the origins of one corpus split by a stable hash of the
+//! origin key into N artifacts in a directory, compiled anywhere and put
+//! together by copying files.
+//!
+//! The shard of an origin is [`shard_of_hash`] of its key's `origin_hash`
+//! (the scheme named [`SHARD_SCHEME`]), published so that other tools can
+//! partition URLs the same way. Shard K of N is the file
+//! [`shard_file_name`]`(K, N)`; each file says in its META which shard it is,
+//! of how many, by which scheme. [`ShardSet::open`] of a directory checks that
+//! shards 0..N-1 are all there, agree on everything but K (agents,
+//! explanations, count, scheme; format and semantics versions are checked
+//! per file at open), and each holds only its own origins, and names the
+//! missing or foreign file otherwise. A single artifact is a set of one.
+//!
+//! A set answers as the one artifact of the same corpus would: origin and
+//! group numbers of the set are the shards' numbers laid end to end.
+
+use crate::artifact::{
+    Artifact, ArtifactError, ExplainedRule, FetchInfo, GroupOutcome, GroupStats, Meta, UnknownAgent,
+};
+use crate::preference::PreferenceLine;
+use crate::url::{origin_hash, OriginKey, UrlError};
+use std::path::{Path, PathBuf};
+
+/// The name of the shard function: the low 32 bits of the origin key's
+/// `origin_hash`, scaled to N (`(low32 * N) >> 32`). The hash's top bits
+/// choose a slot within an artifact's origin index, so the two never interfere.
+pub const SHARD_SCHEME: &str = "origin_hash-low32-scaled";
+
+/// The shard (0..count) of an origin whose key has `origin_hash` `hash`.
+pub fn shard_of_hash(hash: u64, count: u32) -> u32 {
+    ((u64::from(hash as u32) * u64::from(count)) >> 32) as u32
+}
+
+/// The shard (0..count) of the origin of `url` (any URL of it, or `scheme://host[:port]`).
+pub fn shard_of_url(url: &str, count: u32) -> Result<u32, UrlError> {
+    let key = OriginKey::of_url(url)?;
+    Ok(shard_of_hash(key.hash64(), count))
+}
+
+/// The file name of shard `index` of `count` in a set's directory.
+pub fn shard_file_name(index: u32, count: u32) -> String {
+    format!("{index:05}-of-{count:05}.rsv")
+}
+
+/// One artifact, or a directory of shards, opened and checked.
+#[derive(Debug)]
+pub struct ShardSet {
+    shards: Vec<Artifact>,
+    paths: Vec<PathBuf>,
+    /// `origin_base[k]`: the set's number of shard k's origin 0; then the total.
+    origin_base: Vec<usize>,
+    /// The same for groups.
+    group_base: Vec<usize>,
+    /// The same for preference sets.
+    set_base: Vec<usize>,
+}
+
+fn set_error(dir: &Path, msg: String) -> ArtifactError {
+    ArtifactError::Invalid(format!("shard set {}: {msg}", dir.display()))
+}
+
+impl ShardSet {
+    /// Opens an artifact file, or the shard set in a directory.
+    pub fn open(path: &Path) -> Result<ShardSet, ArtifactError> {
+        if !path.is_dir() {
+            let artifact = Artifact::open(path)?;
+            if let Some(shard) = artifact.meta().shard.as_ref().filter(|s| s.count > 1) {
+                return Err(ArtifactError::Invalid(format!(
+                    "{}: this is shard {} of {}: give the directory of the whole set",
+                    path.display(),
+                    shard.index,
+                    shard.count
+                )));
+            }
+            return Ok(ShardSet::from_parts(vec![artifact], vec![path.to_path_buf()]));
+        }
+        let io = |error| ArtifactError::Io { path: path.to_path_buf(), error };
+        let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(io)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "rsv"))
+            .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
+            .collect();
+        files.sort();
+        if files.is_empty() {
+            return Err(set_error(path, "no shard files (*.rsv) in the directory".into()));
+        }
+        let mut opened = Vec::with_capacity(files.len());
+        for file in &files {
+            opened.push(Artifact::open(file)?);
+        }
+        ShardSet::assemble(opened, files, path)
+    }
+
+    /// The shard set of artifacts already opened (shards in any order),
+    /// checked as [`ShardSet::open`] checks a directory; messages name
+    /// them `shard file 0`, `shard file 1`, ... in the order given.
+    pub fn from_artifacts(artifacts: Vec<Artifact>) -> Result<ShardSet, ArtifactError> {
+        let names = (0..artifacts.len()).map(|i| PathBuf::from(format!("shard file {i}"))).collect();
+        ShardSet::assemble(artifacts, names, Path::new("(in memory)"))
+    }
+
+    fn assemble(opened: Vec<Artifact>, files: Vec<PathBuf>, path: &Path) -> Result<ShardSet, ArtifactError> {
+        if opened.is_empty() {
+            return Err(set_error(path, "no shards".into()));
+        }
+        let name = |i: usize| files[i].display().to_string();
+        let Some(first) = opened[0].meta().shard.clone() else {
+            return Err(set_error(path, format!("{} is not a shard (it has no shard information)", name(0))));
+        };
+        let count = first.count as usize;
+        let mut by_index: Vec<Option<usize>> = vec![None; count];
+        for (i, artifact) in opened.iter().enumerate() {
+            let meta = artifact.meta();
+            let Some(shard) = &meta.shard else {
+                return Err(set_error(path, format!("{} is not a shard (it has no shard information)", name(i))));
+            };
+            if shard.count != first.count || shard.scheme != first.scheme {
+                return Err(set_error(
+                    path,
+                    format!(
+                        "{} is shard {} of {} by {}, but {} is of {} by {}: a foreign shard",
+                        name(i),
+                        shard.index,
+                        shard.count,
+                        shard.scheme,
+                        name(0),
+                        first.count,
+                        first.scheme
+                    ),
+                ));
+            }
+            if shard.scheme != SHARD_SCHEME {
+                return Err(set_error(path, format!("{}: unknown shard scheme {}", name(i), shard.scheme)));
+            }
+            if meta.agents != opened[0].meta().agents || artifact.explains() != opened[0].explains() {
+                return Err(set_error(
+                    path,
+                    format!("{} was compiled for other agents or options than {}: a foreign shard", name(i), name(0)),
+                ));
+            }
+            let k = shard.index as usize;
+            if k >= count {
+                return Err(set_error(path, format!("{} claims shard {k} of {count}", name(i))));
+            }
+            if let Some(other) = by_index[k].replace(i) {
+                return Err(set_error(path, format!("{} and {} are both shard {k} of {count}", name(other), name(i))));
+            }
+            for o in 0..artifact.origins() {
+                let key = artifact.origin_key(o);
+                let belongs = shard_of_hash(origin_hash(key), first.count);
+                if belongs as usize != k {
+                    return Err(set_error(
+                        path,
+                        format!(
+                            "{} (shard {k}) holds origin {}, which belongs to shard {belongs}: a foreign shard",
+                            name(i),
+                            String::from_utf8_lossy(key)
+                        ),
+                    ));
+                }
+            }
+        }
+        if let Some(k) = by_index.iter().position(Option::is_none) {
+            let expected = path.join(shard_file_name(k as u32, first.count));
+            return Err(set_error(path, format!("shard {k} of {count} is missing ({})", expected.display())));
+        }
+        let mut slots: Vec<Option<Artifact>> = opened.into_iter().map(Some).collect();
+        let mut shards = Vec::with_capacity(count);
+        let mut paths = Vec::with_capacity(count);
+        for i in by_index.into_iter().flatten() {
+            shards.push(slots[i].take().expect("each file is one shard"));
+            paths.push(files[i].clone());
+        }
+        Ok(ShardSet::from_parts(shards, paths))
+    }
+
+    /// A set of one artifact.
+    pub fn single(artifact: Artifact) -> ShardSet {
+        ShardSet::from_parts(vec![artifact], vec![PathBuf::new()])
+    }
+
+    fn from_parts(shards: Vec<Artifact>, paths: Vec<PathBuf>) -> ShardSet {
+        let bases = |count: fn(&Artifact) -> usize| {
+            let mut base = vec![0];
+            for a in &shards {
+                base.push(base.last().copied().unwrap_or(0) + count(a));
+            }
+            base
+        };
+        let origin_base = bases(Artifact::origins);
+        let group_base = bases(Artifact::groups);
+        let set_base = bases(|a| a.preferences().map_or(0, |t| t.sets()));
+        ShardSet { shards, paths, origin_base, group_base, set_base }
+    }
+
+    /// The shards, in order (one for a single artifact).
+    pub fn shards(&self) -> &[Artifact] {
+        &self.shards
+    }
+
+    /// The file of each shard.
+    pub fn paths(&self) -> &[PathBuf] {
+        &self.paths
+    }
+
+    /// The metadata of the first shard (agents agree across the set).
+    pub fn meta(&self) -> &Meta {
+        self.shards[0].meta()
+    }
+
+    /// Whether verdicts can name their rule.
+    pub fn explains(&self) -> bool {
+        self.shards[0].explains()
+    }
+
+    /// Origins over every shard.
+    pub fn origins(&self) -> usize {
+        self.origin_base[self.shards.len()]
+    }
+
+    /// Groups over every shard.
+    pub fn groups(&self) -> usize {
+        self.group_base[self.shards.len()]
+    }
+
+    /// The index of an agent given as `TOKEN[,TOKEN...]`.
+    pub fn agent_index(&self, agent: &str) -> Option<usize> {
+        self.shards[0].agent_index(agent)
+    }
+
+    /// [`Artifact::find_agent`]: the agent's index, or an error naming the
+    /// agents the set was built for.
+    pub fn find_agent(&self, agent: &str) -> Result<usize, UnknownAgent> {
+        self.shards[0].find_agent(agent)
+    }
+
+    /// The shard an origin of this `origin_hash` lives in.
+    #[inline]
+    pub fn shard_of(&self, hash: u64) -> usize {
+        if self.shards.len() == 1 {
+            0
+        } else {
+            shard_of_hash(hash, self.shards.len() as u32) as usize
+        }
+    }
+
+    /// (shard, number within it) of a set's origin number.
+    #[inline]
+    fn split_origin(&self, origin: usize) -> (usize, usize) {
+        let k = self.origin_base.partition_point(|&b| b <= origin) - 1;
+        (k, origin - self.origin_base[k])
+    }
+
+    /// (shard, number within it) of a set's group number.
+    #[inline]
+    fn split_group(&self, group: usize) -> (usize, usize) {
+        let k = self.group_base.partition_point(|&b| b <= group) - 1;
+        (k, group - self.group_base[k])
+    }
+
+    /// The set's number of an origin key, if a shard has it.
+    pub fn find_origin(&self, key: &[u8], hash: u64) -> Option<usize> {
+        let k = self.shard_of(hash);
+        self.shards[k].find_origin(key, hash).map(|o| o + self.origin_base[k])
+    }
+
+    /// [`Artifact::find_origins`] through the set: each lookup asked of its shard.
+    pub fn find_origins(&self, lookups: &[(&[u8], u64)], found: &mut Vec<Option<usize>>) {
+        if self.shards.len() == 1 {
+            return self.shards[0].find_origins(lookups, found);
+        }
+        let first = found.len();
+        found.resize(first + lookups.len(), None);
+        let mut mine = Vec::new();
+        let mut at = Vec::new();
+        let mut got = Vec::new();
+        for (k, shard) in self.shards.iter().enumerate() {
+            mine.clear();
+            at.clear();
+            for (i, &(key, hash)) in lookups.iter().enumerate() {
+                if self.shard_of(hash) == k {
+                    mine.push((key, hash));
+                    at.push(i);
+                }
+            }
+            if mine.is_empty() {
+                continue;
+            }
+            got.clear();
+            shard.find_origins(&mine, &mut got);
+            for (&i, origin) in at.iter().zip(&got) {
+                found[first + i] = origin.map(|o| o + self.origin_base[k]);
+            }
+        }
+    }
+
+    /// The canonical key of a set's origin.
+    pub fn origin_key(&self, origin: usize) -> &[u8] {
+        let (k, o) = self.split_origin(origin);
+        self.shards[k].origin_key(o)
+    }
+
+    /// The fetch information of a set's origin.
+    pub fn fetch_info(&self, origin: usize) -> FetchInfo {
+        let (k, o) = self.split_origin(origin);
+        self.shards[k].fetch_info(o)
+    }
+
+    /// The set's number of the group that applies to `agent` at `origin`.
+    #[inline]
+    pub fn group_of(&self, origin: usize, agent: usize) -> usize {
+        let (k, o) = self.split_origin(origin);
+        self.shards[k].group_of(o, agent) + self.group_base[k]
+    }
+
+    /// [`Artifact::decide_many`] through the set: each query asked of the
+    /// shard its group is in, the outcomes in query order.
+    pub fn decide_many(&self, queries: &[(usize, &[u8])], outcomes: &mut Vec<GroupOutcome>) {
+        if self.shards.len() == 1 {
+            return self.shards[0].decide_many(queries, outcomes);
+        }
+        let first = outcomes.len();
+        let mut by_shard: Vec<Vec<usize>> = vec![Vec::new(); self.shards.len()];
+        let split: Vec<(usize, usize)> = queries.iter().map(|&(g, _)| self.split_group(g)).collect();
+        for (i, &(k, _)) in split.iter().enumerate() {
+            by_shard[k].push(i);
+        }
+        let blank = GroupOutcome { group: 0, rank: 0, label: crate::label::Label(0) };
+        outcomes.resize(first + queries.len(), blank);
+        let mut got = Vec::new();
+        for (k, indices) in by_shard.iter().enumerate().filter(|(_, v)| !v.is_empty()) {
+            let local: Vec<(usize, &[u8])> = indices.iter().map(|&i| (split[i].1, queries[i].1)).collect();
+            got.clear();
+            self.shards[k].decide_many(&local, &mut got);
+            for (&i, outcome) in indices.iter().zip(&got) {
+                outcomes[first + i] = GroupOutcome { group: outcome.group + self.group_base[k], ..*outcome };
+            }
+        }
+    }
+
+    /// The best rank among a set's group's rules for a prepared path.
+    pub fn decide(&self, group: usize, path: &[u8]) -> GroupOutcome {
+        let mut outcomes = Vec::with_capacity(1);
+        self.decide_many(&[(group, path)], &mut outcomes);
+        outcomes[0]
+    }
+
+    /// The rule an outcome's rank stands for, when the set explains.
+    pub fn explain(&self, outcome: &GroupOutcome) -> Option<ExplainedRule<'_>> {
+        let (k, g) = self.split_group(outcome.group);
+        self.shards[k].explain(&GroupOutcome { group: g, ..*outcome })
+    }
+
+    /// Rule `index` of a set's group's explanation table.
+    pub fn rule(&self, group: usize, index: usize) -> Option<ExplainedRule<'_>> {
+        let (k, g) = self.split_group(group);
+        self.shards[k].rule(g, index)
+    }
+
+    /// Number of rules in a set's group's explanation table.
+    pub fn rule_count(&self, group: usize) -> usize {
+        let (k, g) = self.split_group(group);
+        self.shards[k].rule_count(g)
+    }
+
+    /// Whether any shard has a preferences section (see [`Artifact::preferences`]).
+    pub fn has_preferences(&self) -> bool {
+        self.set_base[self.shards.len()] > 0 || self.shards.iter().any(|a| a.preferences().is_some())
+    }
+
+    /// The set's number of the preference set of `agent` at `origin`, if it
+    /// has preference lines (shards' sets laid end to end, as groups are).
+    pub fn preference_set(&self, origin: usize, agent: usize) -> Option<usize> {
+        let (k, o) = self.split_origin(origin);
+        let set = self.shards[k].preferences()?.set_of(o, agent)?;
+        Some(set as usize + self.set_base[k])
+    }
+
+    /// The lines of a set's preference set (see [`ShardSet::preference_set`]).
+    pub fn preference_set_lines(&self, set: usize) -> Vec<PreferenceLine> {
+        let k = self.set_base.partition_point(|&b| b <= set) - 1;
+        self.shards[k].preferences().map(|t| t.lines((set - self.set_base[k]) as u32)).unwrap_or_default()
+    }
+
+    /// [`Artifact::preference_lines`] of a set's origin.
+    pub fn preference_lines(&self, origin: usize, agent: usize) -> Vec<PreferenceLine> {
+        let (k, o) = self.split_origin(origin);
+        self.shards[k].preference_lines(o, agent)
+    }
+
+    /// [`Artifact::names_agent`] of a set's origin.
+    pub fn names_agent(&self, origin: usize, agent: usize) -> bool {
+        let (k, o) = self.split_origin(origin);
+        self.shards[k].names_agent(o, agent)
+    }
+
+    /// Statistics of a set's group.
+    pub fn group_stats(&self, group: usize) -> GroupStats {
+        let (k, g) = self.split_group(group);
+        self.shards[k].group_stats(g)
+    }
+}
+
+impl From<Artifact> for ShardSet {
+    fn from(artifact: Artifact) -> ShardSet {
+        ShardSet::single(artifact)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shard_function_is_stable_and_in_range() {
+        // Published: other tools must partition the same way, so these never change.
+        let key = OriginKey::of_url("https://example.com/x").unwrap();
+        assert_eq!(key.hash64(), origin_hash(b"https://example.com"));
+        for count in [1, 2, 7, 64, 1000] {
+            let k = shard_of_url("https://example.com/x", count).unwrap();
+            assert!(k < count);
+            assert_eq!(k, shard_of_url("HTTPS://EXAMPLE.COM:443/other", count).unwrap(), "one origin, one shard");
+        }
+        assert_eq!(shard_of_hash(0, 7), 0);
+        assert_eq!(shard_of_hash(u64::from(u32::MAX), 7), 6);
+        assert_eq!(shard_of_hash(0xffff_ffff_0000_0000, 7), 0, "the top bits do not choose the shard");
+        assert_eq!(shard_file_name(3, 64), "00003-of-00064.rsv");
+    }
+
+    #[test]
+    fn origins_spread_over_the_shards() {
+        let mut counts = [0usize; 7];
+        for i in 0..7000 {
+            counts[shard_of_url(&format!("https://host{i}.example"), 7).unwrap() as usize] += 1;
+        }
+        assert!(counts.iter().all(|&c| (800..1200).contains(&c)), "{counts:?}");
+    }
+}
