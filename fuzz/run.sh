@@ -13,8 +13,8 @@ dict=""; [ -f "dict/$target.dict" ] && dict="-dict=dict/$target.dict"
 log="work/$target-$(date -u +%Y%m%dT%H%M%S).log"
 seeds=""; [ -d "corpus-seeds/$target" ] && seeds="corpus-seeds/$target"
 # Build first, so that the CPU time counted below is the fuzzer's alone.
-nice -n 19 cargo +stable fuzz build -s none -a "$target" >"$log" 2>&1
-/usr/bin/time -f '%U %S' -o work/time.$$ nice -n 19 cargo +stable fuzz run -s none -a "$target" \
+nice -n "${NICE:-19}" cargo +stable fuzz build -s none -a "$target" >"$log" 2>&1
+/usr/bin/time -f '%U %S' -o work/time.$$ nice -n "${NICE:-19}" cargo +stable fuzz run -s none -a "$target" \
     "work/$target" "corpus/$target" "regressions/$target" $seeds -- \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
     -artifact_prefix="artifacts/$target/" $dict "$@" >>"$log" 2>&1 || status=$?
