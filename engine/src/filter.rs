@@ -63,11 +63,12 @@ pub trait Classifier: Sync {
 
     /// The verdicts of a batch of URLs (each a line without its line end), in
     /// order: `verdicts[i]` is what [`Classifier::classify`] gives `urls[i]`,
-    /// and with `reasons`, its reason is added to them. The filter hands over
-    /// up to [`BATCH`] URLs at a time. The default classifies one URL after
-    /// the other; a classifier whose lookups miss the cache overrides it to
-    /// take the URLs through its work side by side, so that their misses
-    /// overlap.
+    /// and with `reasons`, its reason is added to them. With reasons the
+    /// filter hands over up to [`BATCH`] URLs at a time; without, every URL
+    /// of a chunk at once, so that a classifier can group them (by origin,
+    /// say) to use each table while it is hot. The default classifies one
+    /// URL after the other; a classifier whose lookups miss the cache
+    /// overrides it.
     fn classify_batch(
         &self,
         urls: &[&[u8]],
@@ -863,6 +864,10 @@ struct ChunkBuffers {
     rows: Vec<u8>,
     reasons: Reasons,
     counts: [u64; 4],
+    /// The URLs of the chunk and their verdicts (the memory only: emptied
+    /// between chunks, see [`reuse`]).
+    urls: Vec<&'static [u8]>,
+    verdict_list: Vec<Verdict>,
     /// The chunk's input, when it was read from a stream.
     input: Vec<u8>,
     input_len: usize,
@@ -1078,6 +1083,9 @@ fn classify_chunk<C: Classifier>(
     if wanted.rows {
         buffers.rows.reserve(data.len() * 2 + 64);
     }
+    if !(wanted.explain || wanted.rows) {
+        return classify_chunk_at_once(classifier, data, wanted, buffers, scratch);
+    }
     let mut batch: Vec<&[u8]> = Vec::with_capacity(BATCH);
     let mut verdicts = [Verdict::Invalid; BATCH];
     // Taken out of the buffers for the chunk, so that `record` can write to them meanwhile.
@@ -1121,6 +1129,70 @@ fn classify_chunk<C: Classifier>(
     }
     run(&mut batch, buffers);
     buffers.reasons = reasons;
+}
+
+/// [`classify_chunk`] without reasons: every URL of the chunk handed to the
+/// classifier in one batch, then the outputs written in input order.
+fn classify_chunk_at_once<C: Classifier>(
+    classifier: &C,
+    data: &[u8],
+    wanted: Wanted,
+    buffers: &mut ChunkBuffers,
+    scratch: &mut C::Scratch,
+) {
+    // The line list of the last chunk, its memory reused under this chunk's lifetime.
+    let mut urls: Vec<&[u8]> = reuse(std::mem::take(&mut buffers.urls));
+    // Lines that are no URL, rare: (how many URLs come before, the line, its problem).
+    let mut bad: Vec<(usize, &[u8], LineProblem)> = Vec::new();
+    let mut lines = Newlines::new(data);
+    let mut start = 0;
+    while start < data.len() {
+        let (end, odd) = match lines.next() {
+            Some(line) => line,
+            None => (data.len(), lines.rest_is_odd()),
+        };
+        let url = match &data[start..end] {
+            [url @ .., b'\r'] => url,
+            url => url,
+        };
+        start = end + 1;
+        if url.is_empty() {
+            continue;
+        }
+        if odd || url.len() > MAX_LINE {
+            if let Some(problem) = line::problem(url) {
+                bad.push((urls.len(), url, problem));
+                continue;
+            }
+        }
+        urls.push(url);
+    }
+    let verdicts = &mut buffers.verdict_list;
+    verdicts.clear();
+    verdicts.resize(urls.len(), Verdict::Invalid);
+    classifier.classify_batch(&urls, scratch, verdicts, None);
+    let verdicts = std::mem::take(&mut buffers.verdict_list);
+    let mut bad = bad.into_iter().peekable();
+    for (i, (url, &verdict)) in urls.iter().zip(&verdicts).enumerate() {
+        while let Some((_, line, problem)) = bad.next_if(|&(before, _, _)| before == i) {
+            record_bad_line(line, problem, wanted, buffers);
+        }
+        record(url, verdict, wanted, buffers, b"");
+    }
+    for (_, line, problem) in bad {
+        record_bad_line(line, problem, wanted, buffers);
+    }
+    buffers.verdict_list = verdicts;
+    buffers.urls = reuse(urls);
+}
+
+/// An empty vector of slices with the memory of `v` (emptied), for a
+/// buffer of borrowed lines that outlives each chunk it borrows from: the
+/// collect of an emptied vector into one of the same layout keeps its
+/// allocation.
+fn reuse<'a, 'b>(mut v: Vec<&'a [u8]>) -> Vec<&'b [u8]> {
+    v.clear();
+    v.into_iter().map(|_| -> &'b [u8] { unreachable!("the vector is empty") }).collect()
 }
 
 /// Counts a line that is no URL ([`line::problem`]): `invalid`, with the

@@ -14,6 +14,7 @@
 //!   many walks interleaved so that their cache misses overlap.
 //! - [`rules`]: the per-rule fallback for rules no automaton can hold cheaply.
 //! - [`matcher`]: a compiled group: its parts, combined by rank.
+//! - [`runtime`]: an artifact's group with its parts read once, for a run of paths.
 //! - [`verdict`]: the four answers for a URL.
 //! - [`preference`]: `Content-Signal` and `Content-Usage` lines, and which apply to a URL.
 //! - [`line`]: what makes a line of a URL list no URL at all (binary, too long).
@@ -39,6 +40,7 @@ pub mod matcher;
 pub mod pattern;
 pub mod preference;
 pub mod rules;
+pub mod runtime;
 pub mod shards;
 pub mod url;
 pub mod verdict;
