@@ -19,7 +19,8 @@
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use robotsieve_compiler::conformance::shared_dir;
-use robotsieve_engine::filter::{Classifier, Config, Input, Outputs, Pipeline};
+use robotsieve_engine::filter::{Classifier, Config, Input, Pipeline};
+use robotsieve_engine::output::Outputs;
 use robotsieve_engine::verdict::Verdict;
 use std::io::Write;
 use std::path::{Path, PathBuf};

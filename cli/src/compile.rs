@@ -8,7 +8,7 @@ use robotsieve_compiler::corpus::Corpus;
 use robotsieve_compiler::writer::ArtifactWriter;
 use robotsieve_compiler::Agent;
 use robotsieve_engine::artifact::ShardInfo;
-use robotsieve_engine::filter::PendingFile;
+use robotsieve_engine::output::PendingFile;
 use robotsieve_engine::shards::{shard_file_name, shard_of_hash, SHARD_SCHEME};
 use std::io::IsTerminal;
 use std::path::PathBuf;

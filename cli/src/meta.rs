@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use robotsieve_compiler::page::{Field, PageRules, Statement};
 use robotsieve_compiler::warc::{self, WarcRecord};
 use robotsieve_compiler::Agent;
-use robotsieve_engine::filter::PendingFile;
+use robotsieve_engine::output::PendingFile;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
