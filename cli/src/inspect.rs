@@ -1,19 +1,24 @@
 //! `robotsieve inspect`: what an artifact holds, and one origin's rules.
 
-use crate::failure::{fail, Failure};
+use crate::failure::{fail, Context, Failure};
 use robotsieve_engine::artifact::{Artifact, FetchKind, Section};
 use robotsieve_engine::preference::format_entries;
 use robotsieve_engine::shards::ShardSet;
 use robotsieve_engine::url::OriginKey;
-use std::path::PathBuf;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Arguments of `robotsieve inspect`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The artifact, or the directory of a shard set.
-    artifact: PathBuf,
+    /// The compiled artifact, or the directory of a shard set (`robotsieve compile`).
+    #[arg(long, value_name = "ARTIFACT", required_unless_present = "artifact")]
+    rules: Option<PathBuf>,
+    /// The old spelling of --rules: the artifact as the first argument.
+    #[arg(value_name = "ARTIFACT", conflicts_with = "rules", hide = true)]
+    artifact: Option<PathBuf>,
     /// Show the group of this origin (a URL or `scheme://host[:port]`) for each agent, with its rules.
     #[arg(long, value_name = "URL")]
     origin: Option<String>,
@@ -24,57 +29,74 @@ pub struct Args {
 
 /// Runs `inspect`.
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
-    let started = Instant::now();
-    let set = crate::input::open_rules(&args.artifact)?;
-    let opened = started.elapsed();
-    match &args.origin {
-        Some(url) => show_origin(&set, url)?,
-        None if set.shards().len() == 1 => summary(&set.shards()[0], &args.artifact, &args, opened),
-        None => {
-            let shards = set.shards();
-            println!("shard set     {} ({} shards)", args.artifact.display(), shards.len());
-            println!("origins       {}", set.origins());
-            println!("groups        {} (distinct within each shard)", set.groups());
-            println!("bytes         {}", shards.iter().map(Artifact::len).sum::<usize>());
-            println!("opened in     {opened:.2?} (every shard checked, and each holds only its own origins)");
-            for (artifact, path) in shards.iter().zip(set.paths()) {
-                println!();
-                summary(artifact, path, &args, opened);
-            }
-        }
+    if args.artifact.is_some() {
+        crate::flags::deprecated("the artifact as an argument", "--rules ARTIFACT");
     }
+    let path = args.rules.as_ref().or(args.artifact.as_ref()).expect("clap requires --rules or the argument");
+    let started = Instant::now();
+    let set = crate::input::open_rules(path)?;
+    let opened = started.elapsed();
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    match &args.origin {
+        Some(url) => {
+            let key = OriginKey::of_url(url).map_err(|e| fail!("--origin {url}: {e}"))?;
+            show_origin(&mut out, &set, &key).context("standard output")?;
+        }
+        None => overview(&mut out, &set, path, &args, opened).context("standard output")?,
+    }
+    out.flush().context("standard output")?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn summary(artifact: &Artifact, path: &std::path::Path, args: &Args, opened: std::time::Duration) {
-    let meta = artifact.meta();
-    println!("artifact      {}", path.display());
-    if let Some(shard) = &meta.shard {
-        println!("shard         {} of {} (by {})", shard.index, shard.count, shard.scheme);
+/// The summary of an artifact, or of a shard set and then each of its shards.
+fn overview(out: &mut impl Write, set: &ShardSet, path: &Path, args: &Args, opened: Duration) -> io::Result<()> {
+    let shards = set.shards();
+    if let [artifact] = shards {
+        return summary(out, artifact, path, args, opened);
     }
-    println!(
+    writeln!(out, "shard set     {} ({} shards)", path.display(), shards.len())?;
+    writeln!(out, "origins       {}", set.origins())?;
+    writeln!(out, "groups        {} (distinct within each shard)", set.groups())?;
+    writeln!(out, "bytes         {}", shards.iter().map(Artifact::len).sum::<usize>())?;
+    writeln!(out, "opened in     {opened:.2?} (every shard checked, and each holds only its own origins)")?;
+    for (artifact, path) in shards.iter().zip(set.paths()) {
+        writeln!(out)?;
+        summary(out, artifact, path, args, opened)?;
+    }
+    Ok(())
+}
+
+fn summary(out: &mut impl Write, artifact: &Artifact, path: &Path, args: &Args, opened: Duration) -> io::Result<()> {
+    let meta = artifact.meta();
+    writeln!(out, "artifact      {}", path.display())?;
+    if let Some(shard) = &meta.shard {
+        writeln!(out, "shard         {} of {} (by {})", shard.index, shard.count, shard.scheme)?;
+    }
+    writeln!(
+        out,
         "format        version {}, semantics version {}",
         robotsieve_engine::artifact::FORMAT_VERSION,
         robotsieve_engine::artifact::SEMANTICS_VERSION
-    );
-    println!("agents        {}", meta.agents.join("  "));
+    )?;
+    writeln!(out, "agents        {}", meta.agents.join("  "))?;
     for (k, v) in &meta.build {
-        println!("build         {k}: {v}");
+        writeln!(out, "build         {k}: {v}")?;
     }
-    println!("explain       {}", if artifact.explains() { "yes (verdicts name their rule)" } else { "no" });
-    println!("opened in     {opened:.2?} (checksum and every table checked)");
-    println!("size          {} bytes", artifact.len());
-    println!("origins       {}", artifact.origins());
-    println!("groups        {} distinct", artifact.groups());
-    println!("bytes/origin  {}", artifact.len() / artifact.origins().max(1));
+    writeln!(out, "explain       {}", if artifact.explains() { "yes (verdicts name their rule)" } else { "no" })?;
+    writeln!(out, "opened in     {opened:.2?} (checksum and every table checked)")?;
+    writeln!(out, "size          {} bytes", artifact.len())?;
+    writeln!(out, "origins       {}", artifact.origins())?;
+    writeln!(out, "groups        {} distinct", artifact.groups())?;
+    writeln!(out, "bytes/origin  {}", artifact.len() / artifact.origins().max(1))?;
     let mut kinds = [0usize; 3];
     for o in 0..artifact.origins() {
         kinds[artifact.fetch_info(o).kind as usize] += 1;
     }
-    println!("fetch         {} rules, {} unrestricted, {} blocked", kinds[0], kinds[1], kinds[2]);
-    println!("sections");
+    writeln!(out, "fetch         {} rules, {} unrestricted, {} blocked", kinds[0], kinds[1], kinds[2])?;
+    writeln!(out, "sections")?;
     for (section, size) in artifact.section_sizes() {
-        println!("  {:<18} {size:>14} bytes", section_name(section));
+        writeln!(out, "  {:<18} {size:>14} bytes", section_name(section))?;
     }
     // Users per group, for the largest-groups table.
     let mut users = vec![(0usize, usize::MAX); artifact.groups()];
@@ -92,38 +114,39 @@ fn summary(artifact: &Artifact, path: &std::path::Path, args: &Args, opened: std
     let stats: Vec<_> = (0..artifact.groups()).map(|g| artifact.group_stats(g)).collect();
     let states: usize = stats.iter().map(|s| s.states).sum();
     let split: Vec<usize> = (0..stats.len()).filter(|&g| stats[g].dfas > 1 || stats[g].fallback_rules > 0).collect();
-    println!("states        {states}");
+    writeln!(out, "states        {states}")?;
     let combs: usize = stats.iter().map(|s| s.combs).sum();
     let dfas: usize = stats.iter().map(|s| s.dfas).sum();
-    println!("automata      {dfas} ({combs} stored as comb tables)");
+    writeln!(out, "automata      {dfas} ({combs} stored as comb tables)")?;
     let mut order: Vec<usize> = (0..stats.len()).collect();
     order.sort_by_key(|&g| std::cmp::Reverse(stats[g].bytes));
-    println!("largest groups (bytes, states, automata, fallback rules, origins using it, first origin)");
+    writeln!(out, "largest groups (bytes, states, automata, fallback rules, origins using it, first origin)")?;
     for &g in order.iter().take(args.largest) {
         let s = stats[g];
         let origin = first_user(users[g].1);
-        println!(
+        writeln!(
+            out,
             "  group {g:<7} {:>12} {:>9} {:>2} {:>6} {:>7}  {origin}",
             s.bytes, s.states, s.dfas, s.fallback_rules, users[g].0
-        );
+        )?;
     }
-    println!("groups needing a split or per-rule fallback: {}", split.len());
+    writeln!(out, "groups needing a split or per-rule fallback: {}", split.len())?;
     for &g in split.iter().take(args.largest) {
         let s = stats[g];
         let origin = first_user(users[g].1);
-        println!("  group {g:<7} {} automata, {} rules matched one by one  {origin}", s.dfas, s.fallback_rules);
+        writeln!(out, "  group {g:<7} {} automata, {} rules matched one by one  {origin}", s.dfas, s.fallback_rules)?;
     }
+    Ok(())
 }
 
 fn section_name(section: Section) -> &'static str {
     section.name()
 }
 
-fn show_origin(set: &ShardSet, url: &str) -> Result<(), Failure> {
-    let key = OriginKey::of_url(url).map_err(|e| fail!("--origin {url}: {e}"))?;
+fn show_origin(out: &mut impl Write, set: &ShardSet, key: &OriginKey) -> io::Result<()> {
     let artifact = &set.shards()[set.shard_of(key.hash64())];
     let Some(origin) = artifact.find_origin(key.as_bytes(), key.hash64()) else {
-        println!("{key}: not in the artifact (its URLs are 'unknown')");
+        writeln!(out, "{key}: not in the artifact (its URLs are 'unknown')")?;
         return Ok(());
     };
     let info = artifact.fetch_info(origin);
@@ -132,28 +155,29 @@ fn show_origin(set: &ShardSet, url: &str) -> Result<(), Failure> {
         FetchKind::Unrestricted => format!("no restrictions (status {})", info.status),
         FetchKind::Blocked => format!("everything disallowed (status {})", info.status),
     };
-    println!("{key}: {fetch}");
+    writeln!(out, "{key}: {fetch}")?;
     for (a, agent) in artifact.meta().agents.iter().enumerate() {
         let g = artifact.group_of(origin, a);
         let s = artifact.group_stats(g);
-        println!(
+        writeln!(
+            out,
             "  agent {agent}: group {g} ({} states, {} automata, {} fallback rules)",
             s.states, s.dfas, s.fallback_rules
-        );
+        )?;
         if artifact.explains() {
             for i in 0..artifact.rule_count(g) {
                 if let Some(rule) = artifact.rule(g, i) {
                     let note = if rule.index_directory { "  (directory of an index.htm allow)" } else { "" };
-                    println!("    {:>6}: {rule}{note}", rule.line);
+                    writeln!(out, "    {:>6}: {rule}{note}", rule.line)?;
                 }
             }
         } else {
-            println!("    (rules not kept: compile with --explain to list them)");
+            writeln!(out, "    (rules not kept: compile with --explain to list them)")?;
         }
         for line in artifact.preference_lines(origin, a) {
             let number = if artifact.explains() { line.line.to_string() } else { "-".into() };
             let path = String::from_utf8_lossy(&line.path);
-            println!("    {number:>6}: {}: {path} {}", line.field.name(), format_entries(&line.entries));
+            writeln!(out, "    {number:>6}: {}: {path} {}", line.field.name(), format_entries(&line.entries))?;
         }
     }
     Ok(())

@@ -35,8 +35,14 @@ pub struct Args {
     /// With --warc: where to write the lines (through a temporary file and a
     /// rename, so a failed run leaves nothing under the name); standard output
     /// when not given.
-    #[arg(long, value_name = "FILE", requires = "warc")]
+    #[arg(short, long, value_name = "FILE", requires = "warc")]
+    output: Option<PathBuf>,
+    /// The old spelling of -o/--output.
+    #[arg(long, value_name = "FILE", requires = "warc", conflicts_with = "output", hide = true)]
     out: Option<PathBuf>,
+    // With --warc: the threads the records are evaluated on.
+    #[command(flatten)]
+    threads: crate::flags::Threads,
     /// HTML pages to read (`-` for standard input). Only the head is read.
     #[arg(required_unless_present = "warc")]
     pages: Vec<PathBuf>,
@@ -45,8 +51,12 @@ pub struct Args {
 /// Runs `meta`.
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let agent = Agent::parse(&args.agent).map_err(|e| fail!("--agent: {e}"))?;
+    if args.out.is_some() {
+        crate::flags::deprecated("--out", "-o/--output");
+    }
     if let Some(warc) = &args.warc {
-        return run_warc(&agent, warc, args.out.as_deref());
+        let output = args.output.as_deref().or(args.out.as_deref());
+        return args.threads.install(|| run_warc(&agent, warc, output))?;
     }
     let headers = parse_headers(&args.header)?;
     let header_refs: Vec<(&[u8], &[u8])> = headers.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes())).collect();
@@ -208,9 +218,9 @@ fn record_line(agent: &Agent, record: &WarcRecord) -> Option<RecordResult> {
 fn run_warc(agent: &Agent, path: &Path, out_path: Option<&Path>) -> Result<ExitCode, Failure> {
     let started = Instant::now();
     let mut summary = Summary::default();
-    // With --out, lines go to a temporary file renamed into place only when
+    // With --output, lines go to a temporary file renamed into place only when
     // every record was read; a failed run leaves nothing under the name.
-    let mut pending = out_path.map(PendingFile::create).transpose().map_err(|e| fail!("{e}"))?;
+    let mut pending = out_path.map(PendingFile::create).transpose().map_err(Failure::from)?;
     let out_name = out_path.map_or_else(|| "standard output".to_string(), |p| p.display().to_string());
     let stdout = std::io::stdout();
     let mut output: BufWriter<Box<dyn Write + '_>> = match pending.as_mut() {
@@ -274,12 +284,12 @@ fn run_warc(agent: &Agent, path: &Path, out_path: Option<&Path>) -> Result<ExitC
     output.flush().context(&out_name)?;
     drop(output);
     if let Some(file) = pending {
-        file.commit().map_err(|e| fail!("{e}"))?;
+        file.commit().map_err(Failure::from)?;
     }
     let seconds = started.elapsed().as_secs_f64();
     eprintln!(
         "robotsieve: {}: {} records, {} HTTP responses: {} noindex, {} nofollow, {} with unknown or invalid \
-         directives, {} unreadable; {:.0} responses/s over {:.2} s",
+         directives, {} unreadable; {:.0} responses/s over {:.2} s on {} threads",
         path.display(),
         summary.records,
         summary.responses,
@@ -289,6 +299,7 @@ fn run_warc(agent: &Agent, path: &Path, out_path: Option<&Path>) -> Result<ExitC
         summary.errors,
         summary.responses as f64 / seconds.max(1e-9),
         seconds,
+        rayon::current_num_threads(),
     );
     Ok(ExitCode::SUCCESS)
 }

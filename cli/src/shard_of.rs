@@ -1,7 +1,7 @@
 //! `robotsieve shard-of`: which shard of a set each URL's origin is in, so
 //! that other tools can partition URL lists as `compile --shards` does.
 
-use crate::failure::{fail, Failure};
+use crate::failure::{fail, Context, Failure};
 use robotsieve_engine::shards::{shard_file_name, shard_of_url};
 use std::io::Write;
 use std::process::ExitCode;
@@ -24,7 +24,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let mut out = stdout.lock();
     for url in &args.urls {
         let k = shard_of_url(url, args.shards).map_err(|e| fail!("{url}: {e}"))?;
-        writeln!(out, "{k}\t{}\t{url}", shard_file_name(k, args.shards)).map_err(|e| fail!("standard output: {e}"))?;
+        writeln!(out, "{k}\t{}\t{url}", shard_file_name(k, args.shards)).context("standard output")?;
     }
     Ok(ExitCode::SUCCESS)
 }
