@@ -191,8 +191,11 @@ fn meta_out_still_works_with_a_note() {
 fn json_is_a_switch_everywhere() {
     let dir = fixture();
     let path = dir.path();
-    let runs: [&[&str]; 5] = [
+    let runs: [&[&str]; 8] = [
         &["check", "--robots", "robots.txt", "--agent", "mybot", "https://a.example/private/x"],
+        &["inspect", "--rules", "rules.rsv"],
+        &["inspect", "--rules", "rules.rsv", "--origin", "https://a.example"],
+        &["shard-of", "--shards", "4", "https://a.example/"],
         &["check", "--rules", "rules.rsv", "--agent", "mybot", "https://a.example/private/x"],
         &["lint", "clean.txt"],
         &["meta", "--agent", "googlebot", "page.html"],
@@ -461,6 +464,32 @@ fn the_json_objects_of_a_command_have_the_same_keys() {
         &[&["meta", "--json", "--agent", "googlebot", "page.html", "plain.html"]],
         &[],
         &["", ".statements[]", ".problems[]"],
+    );
+
+    // inspect: an artifact and a shard set; origins known and not, with rules kept and not.
+    stdout_of(path, &["compile", "--agent", "mybot", "--corpus", "fetches.jsonl", "--shards", "2", "-o", "set"]);
+    let inspect_rules = |rules: &'static str, origin: Option<&'static str>| -> Vec<&'static str> {
+        let mut args = vec!["inspect", "--json", "--rules", rules];
+        args.extend(origin.map(|o| ["--origin", o]).into_iter().flatten());
+        args
+    };
+    let overviews = [inspect_rules("rules.rsv", None), inspect_rules("set", None)];
+    assert_same_keys(
+        path,
+        &overviews.iter().map(Vec::as_slice).collect::<Vec<_>>(),
+        &[".shards[].build"],
+        &["", ".shards[]", ".shards[].shard", ".shards[].largest_groups[]", ".shards[].sections[]"],
+    );
+    let origins = [
+        inspect_rules("rules.rsv", Some("https://a.example")),
+        inspect_rules("rules.rsv", Some("https://nowhere.example")),
+        inspect_rules("set", Some("https://c.example")),
+    ];
+    assert_same_keys(
+        path,
+        &origins.iter().map(Vec::as_slice).collect::<Vec<_>>(),
+        &[".agents[].preferences[].values"],
+        &["", ".fetch", ".agents[]", ".agents[].rules[]", ".agents[].preferences[]"],
     );
 
     // survey: crawlers, and preference values.
