@@ -173,6 +173,20 @@ impl<'a> Figures<'a> {
         Figures { artifact, fetch, stats, users, by_size, split }
     }
 
+    /// Group `g` as JSON: its sizes and its users, as the text's tables show them.
+    fn group_json(&self, g: usize) -> serde_json::Value {
+        let s = self.stats[g];
+        serde_json::json!({
+            "group": g,
+            "bytes": s.bytes,
+            "states": s.states,
+            "automata": s.dfas,
+            "fallback_rules": s.fallback_rules,
+            "origins": self.users[g].0,
+            "first_origin": self.first_user(g),
+        })
+    }
+
     /// The key of the first origin using group `g`, if any does.
     fn first_user(&self, g: usize) -> Option<String> {
         match self.users[g].1 {
@@ -202,37 +216,9 @@ fn summary_json(artifact: &Artifact, path: &Path, args: &Args) -> serde_json::Va
     let meta = artifact.meta();
     let figures = Figures::of(artifact);
     let stats = &figures.stats;
-    let largest: Vec<serde_json::Value> = figures
-        .by_size
-        .iter()
-        .take(args.largest)
-        .map(|&g| {
-            let s = stats[g];
-            serde_json::json!({
-                "group": g,
-                "bytes": s.bytes,
-                "states": s.states,
-                "automata": s.dfas,
-                "fallback_rules": s.fallback_rules,
-                "origins": figures.users[g].0,
-                "first_origin": figures.first_user(g),
-            })
-        })
-        .collect();
-    let split: Vec<serde_json::Value> = figures
-        .split
-        .iter()
-        .take(args.largest)
-        .map(|&g| {
-            let s = stats[g];
-            serde_json::json!({
-                "group": g,
-                "automata": s.dfas,
-                "fallback_rules": s.fallback_rules,
-                "first_origin": figures.first_user(g),
-            })
-        })
-        .collect();
+    let groups = |list: &[usize]| -> Vec<serde_json::Value> {
+        list.iter().take(args.largest).map(|&g| figures.group_json(g)).collect()
+    };
     let sections: Vec<serde_json::Value> = artifact
         .section_sizes()
         .into_iter()
@@ -255,9 +241,9 @@ fn summary_json(artifact: &Artifact, path: &Path, args: &Args) -> serde_json::Va
         "states": stats.iter().map(|s| s.states).sum::<usize>(),
         "automata": stats.iter().map(|s| s.dfas).sum::<usize>(),
         "comb_tables": stats.iter().map(|s| s.combs).sum::<usize>(),
-        "largest_groups": largest,
+        "largest_groups": groups(&figures.by_size),
         "split_groups": figures.split.len(),
-        "split": split,
+        "split": groups(&figures.split),
     })
 }
 
