@@ -8,6 +8,7 @@ use robotsieve_compiler::page::{Field, PageRules, Statement};
 use robotsieve_compiler::warc::{self, WarcRecord};
 use robotsieve_compiler::Agent;
 use robotsieve_engine::filter::PendingFile;
+use serde_json::Value;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -24,13 +25,16 @@ pub struct Args {
     /// `X-Robots-Tag` headers are read: `--header "X-Robots-Tag: googlebot: noindex"`.
     #[arg(long, value_name = "NAME: VALUE")]
     header: Vec<String>,
-    /// One JSON object per page instead of a line of `field=value`.
+    /// One JSON object per page instead of a line of `field=value`; with
+    /// --warc, one per HTTP response instead of a tab-separated line, with its
+    /// `url`, `status` and `error` (null unless the record could not be read,
+    /// and then every other value null).
     #[arg(long)]
     json: bool,
     /// Evaluate every HTTP response record of a WARC file (gzip or plain) in
     /// parallel: one tab-separated line per record, in input order, and a
     /// summary on standard error.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["pages", "header", "json"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["pages", "header"])]
     warc: Option<PathBuf>,
     /// With --warc: where to write the lines (through a temporary file and a
     /// rename, so a failed run leaves nothing under the name); standard output
@@ -56,7 +60,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     }
     if let Some(warc) = &args.warc {
         let output = args.output.as_deref().or(args.out.as_deref());
-        return args.threads.install(|| run_warc(&agent, warc, output))?;
+        return args.threads.install(|| run_warc(&agent, warc, output, args.json))?;
     }
     let headers = parse_headers(&args.header)?;
     let header_refs: Vec<(&[u8], &[u8])> = headers.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes())).collect();
@@ -182,11 +186,15 @@ struct RecordResult {
     rules: Option<PageRules>,
 }
 
-/// The line for one WARC record, or `None` for records that are not HTTP
-/// responses (requests, metadata, warcinfo, revisits, DNS).
-fn record_line(agent: &Agent, record: &WarcRecord) -> Option<RecordResult> {
+/// The line for one WARC record (a JSON object with `json`), or `None` for
+/// records that are not HTTP responses (requests, metadata, warcinfo,
+/// revisits, DNS).
+fn record_line(agent: &Agent, record: &WarcRecord, json: bool) -> Option<RecordResult> {
     if record.record_type().map(str::trim) != Some("response") || !record.is_http() {
         return None;
+    }
+    if json {
+        return Some(record_json(agent, record));
     }
     let url = record.target_uri().unwrap_or("").replace(['\t', '\n', '\r'], " ");
     let empty_fields = "\t-".repeat(Field::ALL.len());
@@ -213,9 +221,27 @@ fn record_line(agent: &Agent, record: &WarcRecord) -> Option<RecordResult> {
     Some(RecordResult { line, rules: Some(rules) })
 }
 
+/// The JSON object of one HTTP response record: the page's rules as for a
+/// page (every value null when the record cannot be evaluated), its `url`,
+/// `status` (null without a status line) and `error` (null, or why not).
+fn record_json(agent: &Agent, record: &WarcRecord) -> RecordResult {
+    let (status, evaluated) = match record.http_response() {
+        Ok(response) => (Some(response.status), PageRules::evaluate_response(agent, &response)),
+        Err(message) => (None, Err(message)),
+    };
+    let mut object = rules_json(evaluated.as_ref().unwrap_or(&PageRules::default()));
+    if evaluated.is_err() {
+        object.as_object_mut().expect("rules_json makes an object").values_mut().for_each(|v| *v = Value::Null);
+    }
+    object["url"] = record.target_uri().into();
+    object["status"] = status.into();
+    object["error"] = evaluated.as_ref().err().cloned().into();
+    RecordResult { line: object.to_string(), rules: evaluated.ok() }
+}
+
 /// `meta --warc`: reads records on one thread in batches, evaluates each
 /// batch on all cores, writes lines in input order.
-fn run_warc(agent: &Agent, path: &Path, out_path: Option<&Path>) -> Result<ExitCode, Failure> {
+fn run_warc(agent: &Agent, path: &Path, out_path: Option<&Path>, json: bool) -> Result<ExitCode, Failure> {
     let started = Instant::now();
     let mut summary = Summary::default();
     // With --output, lines go to a temporary file renamed into place only when
@@ -227,7 +253,9 @@ fn run_warc(agent: &Agent, path: &Path, out_path: Option<&Path>) -> Result<ExitC
         Some(file) => BufWriter::with_capacity(1 << 20, Box::new(file)),
         None => BufWriter::with_capacity(1 << 20, Box::new(stdout.lock())),
     };
-    writeln!(output, "{TSV_HEADER}").context(&out_name)?;
+    if !json {
+        writeln!(output, "{TSV_HEADER}").context(&out_name)?;
+    }
     let (sender, receiver) = std::sync::mpsc::sync_channel::<Result<Vec<WarcRecord>, String>>(2);
     std::thread::scope(|scope| -> Result<(), Failure> {
         scope.spawn(move || {
@@ -265,7 +293,7 @@ fn run_warc(agent: &Agent, path: &Path, out_path: Option<&Path>) -> Result<ExitC
         for batch in receiver {
             let batch = batch.map_err(|e| fail!("{}: {e}", path.display()))?;
             summary.records += batch.len() as u64;
-            let results: Vec<Option<RecordResult>> = batch.par_iter().map(|r| record_line(agent, r)).collect();
+            let results: Vec<Option<RecordResult>> = batch.par_iter().map(|r| record_line(agent, r, json)).collect();
             for result in results.into_iter().flatten() {
                 summary.responses += 1;
                 match &result.rules {

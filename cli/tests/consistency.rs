@@ -36,7 +36,7 @@ fn note(old: &str, new: &str) -> String {
 }
 
 /// A directory holding `robots.txt` (with a `Content-Signal` line), a page,
-/// a WARC file of pages, the fetch records of three origins (rules, 404,
+/// a WARC file of 40 pages and a response that is not HTTP, the fetch records of three origins (rules, 404,
 /// 503), `rules.rsv` compiled from them for two crawlers with `--explain`,
 /// and `urls.txt`: an allowed, a disallowed, an unknown and an invalid URL.
 fn fixture() -> tempfile::TempDir {
@@ -68,6 +68,7 @@ fn fixture() -> tempfile::TempDir {
             &http_message(200, headers, body.as_bytes()),
         ));
     }
+    warc.extend(warc_record("response", "https://a.example/broken", b"not http"));
     std::fs::write(path.join("pages.warc"), warc).unwrap();
     stdout_of(
         path,
@@ -191,7 +192,7 @@ fn meta_out_still_works_with_a_note() {
 fn json_is_a_switch_everywhere() {
     let dir = fixture();
     let path = dir.path();
-    let runs: [&[&str]; 8] = [
+    let runs: [&[&str]; 9] = [
         &["check", "--robots", "robots.txt", "--agent", "mybot", "https://a.example/private/x"],
         &["inspect", "--rules", "rules.rsv"],
         &["inspect", "--rules", "rules.rsv", "--origin", "https://a.example"],
@@ -199,6 +200,7 @@ fn json_is_a_switch_everywhere() {
         &["check", "--rules", "rules.rsv", "--agent", "mybot", "https://a.example/private/x"],
         &["lint", "clean.txt"],
         &["meta", "--agent", "googlebot", "page.html"],
+        &["meta", "--agent", "googlebot", "--warc", "pages.warc"],
         &["survey", "--rules", "rules.rsv", "--urls", "urls.txt"],
     ];
     for args in runs {
@@ -293,7 +295,7 @@ fn threads_mean_the_same_everywhere() {
         let meta = run(path, &["meta", "--agent", "googlebot", "--warc", "pages.warc", "--threads", threads]);
         let stderr = String::from_utf8(meta.stderr).unwrap();
         assert!(meta.status.success() && stderr.contains(&on), "meta --threads {threads}: {stderr}");
-        assert!(stderr.contains("40 HTTP responses: 20 noindex, 14 nofollow"), "{stderr}");
+        assert!(stderr.contains("41 HTTP responses: 20 noindex, 14 nofollow"), "{stderr}");
     }
 }
 
@@ -490,6 +492,19 @@ fn the_json_objects_of_a_command_have_the_same_keys() {
         &origins.iter().map(Vec::as_slice).collect::<Vec<_>>(),
         &[".agents[].preferences[].values"],
         &["", ".fetch", ".agents[]", ".agents[].rules[]", ".agents[].preferences[]"],
+    );
+
+    // meta --warc: pages with a tag, without, and a record that is no HTTP response.
+    let records = json_values(&stdout_of(path, &["meta", "--json", "--agent", "googlebot", "--warc", "pages.warc"]));
+    assert_eq!(records.len(), 41);
+    assert_eq!((&records[40]["status"], &records[40]["index"]), (&Value::Null, &Value::Null), "{}", records[40]);
+    assert!(records[40]["error"].as_str().is_some_and(|e| e.contains("not an HTTP status line")), "{}", records[40]);
+    assert_eq!((&records[0]["index"], &records[0]["error"]), (&Value::Bool(false), &Value::Null), "{}", records[0]);
+    assert_same_keys(
+        path,
+        &[&["meta", "--json", "--agent", "googlebot", "--warc", "pages.warc"]],
+        &[],
+        &["", ".statements[]"],
     );
 
     // survey: crawlers, and preference values.
