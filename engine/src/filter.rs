@@ -872,33 +872,19 @@ fn classify_chunk<C: Classifier, F: Format>(
             recorder.record(buffers, url, verdict, reasons.get(i));
         }
     };
-    let mut lines = Newlines::new(data);
-    let mut start = 0;
-    while start < data.len() {
-        // A final line without a newline ends at the end of the chunk.
-        let (end, odd) = match lines.next() {
-            Some(line) => line,
-            None => (data.len(), lines.rest_is_odd()),
-        };
-        let url = match &data[start..end] {
-            [url @ .., b'\r'] => url,
-            url => url,
-        };
-        start = end + 1;
-        if url.is_empty() {
-            continue;
-        }
-        if odd || url.len() > MAX_LINE {
-            if let Some(problem) = line::problem(url) {
+    for line in Lines::new(data) {
+        match line {
+            Line::Url(url) => {
+                batch.push(url);
+                if batch.len() == BATCH {
+                    run(&mut batch, buffers);
+                }
+            }
+            Line::Bad(url, problem) => {
                 // The batch so far first: verdicts are written in input order.
                 run(&mut batch, buffers);
                 recorder.record_bad_line(buffers, url, problem);
-                continue;
             }
-        }
-        batch.push(url);
-        if batch.len() == BATCH {
-            run(&mut batch, buffers);
         }
     }
     run(&mut batch, buffers);
@@ -918,28 +904,11 @@ fn classify_chunk_at_once<C: Classifier, F: Format>(
     let mut urls: Vec<&[u8]> = reuse(std::mem::take(&mut buffers.urls));
     // Lines that are no URL, rare: (how many URLs come before, the line, its problem).
     let mut bad: Vec<(usize, &[u8], LineProblem)> = Vec::new();
-    let mut lines = Newlines::new(data);
-    let mut start = 0;
-    while start < data.len() {
-        let (end, odd) = match lines.next() {
-            Some(line) => line,
-            None => (data.len(), lines.rest_is_odd()),
-        };
-        let url = match &data[start..end] {
-            [url @ .., b'\r'] => url,
-            url => url,
-        };
-        start = end + 1;
-        if url.is_empty() {
-            continue;
+    for line in Lines::new(data) {
+        match line {
+            Line::Url(url) => urls.push(url),
+            Line::Bad(url, problem) => bad.push((urls.len(), url, problem)),
         }
-        if odd || url.len() > MAX_LINE {
-            if let Some(problem) = line::problem(url) {
-                bad.push((urls.len(), url, problem));
-                continue;
-            }
-        }
-        urls.push(url);
     }
     let verdicts = &mut buffers.verdict_list;
     verdicts.clear();
@@ -967,6 +936,57 @@ fn classify_chunk_at_once<C: Classifier, F: Format>(
 fn reuse<'a, 'b>(mut v: Vec<&'a [u8]>) -> Vec<&'b [u8]> {
     v.clear();
     v.into_iter().map(|_| -> &'b [u8] { unreachable!("the vector is empty") }).collect()
+}
+
+/// A non-blank line of a chunk, without its line end: a URL to classify,
+/// or a line that is no URL at all ([`line::problem`]).
+enum Line<'a> {
+    Url(&'a [u8]),
+    Bad(&'a [u8], LineProblem),
+}
+
+/// The non-blank lines of a chunk, in order; a final line without a newline
+/// ends at the end of the chunk. Only lines with an odd byte, or longer than
+/// [`MAX_LINE`], are checked for a [`LineProblem`].
+struct Lines<'a> {
+    data: &'a [u8],
+    newlines: Newlines<'a>,
+    start: usize,
+}
+
+impl<'a> Lines<'a> {
+    fn new(data: &'a [u8]) -> Lines<'a> {
+        Lines { data, newlines: Newlines::new(data), start: 0 }
+    }
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = Line<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Line<'a>> {
+        while self.start < self.data.len() {
+            let (end, odd) = match self.newlines.next() {
+                Some(line) => line,
+                None => (self.data.len(), self.newlines.rest_is_odd()),
+            };
+            let url = match &self.data[self.start..end] {
+                [url @ .., b'\r'] => url,
+                url => url,
+            };
+            self.start = end + 1;
+            if url.is_empty() {
+                continue;
+            }
+            if odd || url.len() > MAX_LINE {
+                if let Some(problem) = line::problem(url) {
+                    return Some(Line::Bad(url, problem));
+                }
+            }
+            return Some(Line::Url(url));
+        }
+        None
+    }
 }
 
 /// The positions of the newlines in a chunk, in order, each with whether
