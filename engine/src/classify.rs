@@ -4,9 +4,10 @@
 //! apart without allocating, find its origin in the artifact's index, pick the
 //! group of the crawler, prepare the path (escaped by default) and walk it.
 //! [`AgentClassifier::answer`] does it for one URL and can say why;
-//! [`AgentClassifier::verdicts`], what the filter runs, takes a batch of URLs
-//! through each of those steps side by side, so that their cache misses
-//! overlap.
+//! [`AgentClassifier::verdicts`], what the filter runs, groups a chunk's URLs
+//! by origin, so that each origin is looked up and its group read once per
+//! run of its URLs, and takes the short runs through each step side by side,
+//! so that their cache misses overlap.
 
 use crate::artifact::{ExplainedRule, FetchInfo, FetchKind, GroupOutcome};
 use crate::filter::{Classifier, Reasons};
