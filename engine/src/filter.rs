@@ -963,7 +963,8 @@ impl<'a> Lines<'a> {
 impl<'a> Iterator for Lines<'a> {
     type Item = Line<'a>;
 
-    #[inline]
+    // Always: once per URL, and a call here cost 3% of a run (callgrind).
+    #[inline(always)]
     fn next(&mut self) -> Option<Line<'a>> {
         while self.start < self.data.len() {
             let (end, odd) = match self.newlines.next() {
