@@ -222,37 +222,33 @@ impl Group {
         let mut global = Members::default();
         // The state of the group being read: does it name the crawler, is it global.
         let (mut names_agent, mut is_global) = (false, false);
-        let mut after_rule = true;
+        let mut groups = Segmenter::default();
         // The preference lines of the group being read.
         let mut pending: Vec<PreferenceLine> = Vec::new();
         for (line, d) in robots.directives() {
+            if groups.position(d.field) == Position::StartsGroup {
+                flush(&mut pending, names_agent, is_global, &mut specific, &mut global);
+                names_agent = false;
+                is_global = false;
+            }
             match d.field {
-                Field::UserAgent => {
-                    if after_rule {
-                        flush(&mut pending, names_agent, is_global, &mut specific, &mut global);
-                        names_agent = false;
-                        is_global = false;
-                        after_rule = false;
+                Field::UserAgent => match UserAgent::read(d.value) {
+                    UserAgent::Global => {
+                        is_global = true;
+                        global.agent_lines.push(line.number);
                     }
-                    match UserAgent::read(d.value) {
-                        UserAgent::Global => {
-                            is_global = true;
-                            global.agent_lines.push(line.number);
-                        }
-                        UserAgent::Token(token) => {
-                            if agent.is_named_by(token) {
-                                names_agent = true;
-                                specific.agent_lines.push(line.number);
-                            }
+                    UserAgent::Token(token) => {
+                        if agent.is_named_by(token) {
+                            names_agent = true;
+                            specific.agent_lines.push(line.number);
                         }
                     }
-                }
+                },
                 Field::Allow | Field::Disallow => {
                     // Rules before any user-agent line belong to no group.
                     if !(names_agent || is_global) {
                         continue;
                     }
-                    after_rule = true;
                     let verb = if d.field == Field::Allow { Verb::Allow } else { Verb::Disallow };
                     let target = if names_agent { &mut specific } else { &mut global };
                     target.push_rule(verb, d.value, line.number);
@@ -388,6 +384,59 @@ pub struct OtherField<'a> {
     pub value: &'a [u8],
 }
 
+/// Where a directive stands in the groups of a file ([`Segmenter::position`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Position {
+    /// Before the first `user-agent` line: in no group, ignored by Google.
+    Outside,
+    /// A `user-agent` line that starts a group: the first of the file, or
+    /// the first after a rule.
+    StartsGroup,
+    /// A line of the group being read: a `user-agent` line that joins it
+    /// (no rule came between), a rule, or any other field.
+    InGroup,
+}
+
+/// How a file divides into groups, as Google reads it, one directive at a
+/// time: a group is one or more `user-agent` lines followed by rules; only a
+/// `user-agent` line after a rule starts a new group (sitemaps, preference
+/// lines, unknown fields, blank lines and comments end none); lines before
+/// the first `user-agent` line are in no group.
+///
+/// The one reading of group structure: [`Group::select`] (rules and
+/// preference lines), [`Group::other_fields`] and the linter all take their
+/// groups from it, so they cannot disagree. Google's own parser notes a rule
+/// only inside a group that names the crawler or `*`; the groups of rules
+/// are the same either way (a group naming neither contributes nothing),
+/// and noting every rule keeps the preference lines of such a group out of
+/// the next one.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Segmenter {
+    /// A `user-agent` line has been read.
+    open: bool,
+    /// A rule has been read since the group started.
+    after_rule: bool,
+}
+
+impl Segmenter {
+    /// The position of the next directive, a line of field `field`, read in
+    /// file order.
+    pub fn position(&mut self, field: Field) -> Position {
+        match field {
+            Field::UserAgent if !self.open || self.after_rule => {
+                self.open = true;
+                self.after_rule = false;
+                Position::StartsGroup
+            }
+            _ if !self.open => Position::Outside,
+            field => {
+                self.after_rule |= field.is_rule();
+                Position::InGroup
+            }
+        }
+    }
+}
+
 /// Which of the merged groups a line belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Member {
@@ -397,41 +446,37 @@ enum Member {
     Global,
 }
 
-/// Reads the groups of `robots` as Google does and hands every line that
-/// belongs to a group naming `agent` or `*` to `visit`: the `user-agent`
-/// lines that name them, and the rules and unknown fields that follow.
-/// Only a rule ends a run of `user-agent` lines.
+/// Reads the groups of `robots` as Google does ([`Segmenter`]) and hands
+/// every line that belongs to a group naming `agent` or `*` to `visit`: the
+/// `user-agent` lines that name them, and the rules and unknown fields that
+/// follow.
 fn walk_groups<'a>(robots: &RobotsTxt<'a>, agent: &Agent, mut visit: impl FnMut(Member, u32, &Directive<'a>)) {
     // The state of the group being read: does it name the crawler, is it global.
     let (mut names_agent, mut is_global) = (false, false);
-    let mut after_rule = true;
+    let mut groups = Segmenter::default();
     for (line, d) in robots.directives() {
+        if groups.position(d.field) == Position::StartsGroup {
+            names_agent = false;
+            is_global = false;
+        }
         match d.field {
-            Field::UserAgent => {
-                if after_rule {
-                    names_agent = false;
-                    is_global = false;
-                    after_rule = false;
+            Field::UserAgent => match UserAgent::read(d.value) {
+                UserAgent::Global => {
+                    is_global = true;
+                    visit(Member::Global, line.number, d);
                 }
-                match UserAgent::read(d.value) {
-                    UserAgent::Global => {
-                        is_global = true;
-                        visit(Member::Global, line.number, d);
-                    }
-                    UserAgent::Token(token) => {
-                        if agent.is_named_by(token) {
-                            names_agent = true;
-                            visit(Member::Specific, line.number, d);
-                        }
+                UserAgent::Token(token) => {
+                    if agent.is_named_by(token) {
+                        names_agent = true;
+                        visit(Member::Specific, line.number, d);
                     }
                 }
-            }
+            },
             Field::Allow | Field::Disallow | Field::Unknown => {
                 // Rules before any user-agent line belong to no group.
                 if !(names_agent || is_global) {
                     continue;
                 }
-                after_rule |= d.field.is_rule();
                 visit(if names_agent { Member::Specific } else { Member::Global }, line.number, d);
             }
             Field::Sitemap | Field::ContentSignal | Field::ContentUsage => {}
@@ -666,5 +711,25 @@ mod tests {
         assert_eq!(preferences(body, "b", "/y"), vec![(3, "Content-Signal: ai-train=no".into())]);
         assert!(!decide(body, "a", "/x"));
         assert_eq!(preferences(body, "c", "/y"), vec![], "the line before any user-agent applies to no one");
+    }
+
+    #[test]
+    fn preference_lines_of_a_group_naming_neither_stay_in_it() {
+        // The rule of `other`'s group ends it, though it names neither
+        // gptbot nor `*`: its Content-Signal is not gptbot's.
+        let body = "User-agent: other\nContent-Signal: ai-train=no\nDisallow: /x\nUser-agent: gptbot\nDisallow: /y\n";
+        assert_eq!(preferences(body, "gptbot", "/z"), vec![]);
+        assert_eq!(preferences(body, "other", "/z"), vec![(2, "Content-Signal: ai-train=no".into())]);
+        assert!(decide(body, "gptbot", "/x") && !decide(body, "gptbot", "/y"));
+    }
+
+    #[test]
+    fn segmenter_starts_a_group_only_at_a_user_agent_after_a_rule() {
+        let body = "disallow: /a\nuser-agent: a\nsitemap: https://x/s\nuser-agent: b\ncrawl-delay: 1\nallow: /\nuser-agent: c\n";
+        let robots = RobotsTxt::parse(body.as_bytes());
+        let mut groups = Segmenter::default();
+        let positions: Vec<Position> = robots.directives().map(|(_, d)| groups.position(d.field)).collect();
+        use Position::*;
+        assert_eq!(positions, vec![Outside, StartsGroup, InGroup, InGroup, InGroup, InGroup, StartsGroup]);
     }
 }
