@@ -138,11 +138,28 @@ fn is_leap(year: i64) -> bool {
     year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
 }
 
-fn days_in_month(year: i64, month: i64) -> i64 {
+/// The number of days of `month` (1 to 12) of `year`, proleptic Gregorian:
+/// what checks a date of a fetch record, a WARC record or a page rule.
+pub fn days_in_month(year: i64, month: i64) -> i64 {
     match month {
         2 if is_leap(year) => 29,
         2 => 28,
         4 | 6 | 9 | 11 => 30,
         _ => 31,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instants_print_as_iso_8601_and_round_trip() {
+        for days in [-719_468, -1, 0, 1, 11_016, 19_000, 2_932_896] {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), days);
+        }
+        assert_eq!(Timestamp::from_unix(0).to_string(), "1970-01-01T00:00:00Z");
+        assert_eq!(Timestamp::from_unix(951_782_400).to_string(), "2000-02-29T00:00:00Z");
     }
 }
