@@ -78,7 +78,7 @@
 use html5gum::emitters::callback::{CallbackEmitter, CallbackEvent};
 use html5gum::{naive_next_state, Span, Tokenizer};
 use robotsieve_robotstxt::group::Agent;
-use robotsieve_sources::http::HttpResponse;
+use robotsieve_sources::http::{HttpError, HttpResponse};
 use robotsieve_sources::time::{days_from_civil, days_in_month, Timestamp};
 use std::fmt;
 
@@ -803,7 +803,7 @@ impl PageRules {
     /// (a `Content-Type` naming `html`, or none). Other bodies (PDF, images)
     /// have only their headers read. The body is decoded first (chunked,
     /// gzip, deflate); an undecodable body is an error.
-    pub fn evaluate_response(agent: &Agent, response: &HttpResponse) -> Result<PageRules, String> {
+    pub fn evaluate_response(agent: &Agent, response: &HttpResponse) -> Result<PageRules, HttpError> {
         let headers: Vec<(&[u8], &[u8])> = response.headers.iter().map(|(n, v)| (n.as_bytes(), v.as_slice())).collect();
         let html = response
             .header("Content-Type")
