@@ -236,7 +236,7 @@ fn record_json(agent: &Agent, record: &WarcRecord) -> RecordResult {
     }
     object["url"] = record.target_uri().into();
     object["status"] = status.into();
-    object["error"] = evaluated.as_ref().err().cloned().into();
+    object["error"] = evaluated.as_ref().err().map(HttpError::to_string).into();
     RecordResult { line: object.to_string(), rules: evaluated.ok() }
 }
 
