@@ -58,10 +58,11 @@
 //! it is built from sorted runs), per-section checksums.
 
 use crate::comb::{Accel, CombDfa, CombDfaBuf, CombTables, NarrowTables, SlotId};
-use crate::dfa::{Dfa, DfaBuf, DfaError, Transitions};
+use crate::dfa::{Dfa, DfaBuf, Transitions};
 use crate::matcher::{MatcherBuf, PartBuf};
 use crate::preference::{Entry, PreferenceField, PreferenceLine};
 use crate::rules::RuleList;
+use std::fmt;
 
 /// The first eight bytes of every artifact. The CR LF catches text-mode
 /// mangling, as in PNG.
@@ -140,41 +141,34 @@ impl Header {
     }
 
     /// Decodes and checks magic, byte order, versions and flags; an older
-    /// or newer file is named by its version.
-    pub fn decode(b: &[u8]) -> Result<Header, String> {
+    /// or newer file is a [`HeaderError::Version`], named by its version.
+    pub fn decode(b: &[u8]) -> Result<Header, HeaderError> {
+        let damaged = |why: String| Err(HeaderError::Invalid(why));
         if b.len() < Header::LEN {
-            return Err(format!("{} bytes is shorter than the {}-byte header", b.len(), Header::LEN));
+            return damaged(format!("{} bytes is shorter than the {}-byte header", b.len(), Header::LEN));
         }
         if b[..8] != MAGIC {
-            return Err("wrong magic bytes: this is not a robotsieve artifact".into());
+            return damaged("wrong magic bytes: this is not a robotsieve artifact".into());
         }
         if ne32(b, 16) != BYTE_ORDER_MARK {
-            return Err("written on a machine of the other byte order".into());
+            return damaged("written on a machine of the other byte order".into());
         }
         let (format, semantics) = (ne32(b, 8), ne32(b, 12));
-        if format > FORMAT_VERSION {
-            return Err(format!(
-                "format version {format}, written by a newer robotsieve; this one reads version {FORMAT_VERSION}: upgrade robotsieve, or compile the artifact again with this one"
-            ));
-        }
-        if format < FORMAT_VERSION {
-            return Err(format!(
-                "format version {format}, written by an older robotsieve; this one reads version {FORMAT_VERSION}: compile the artifact again"
-            ));
+        if format != FORMAT_VERSION {
+            let supported = FORMAT_VERSION;
+            return Err(HeaderError::Version(VersionMismatch { of: Versioned::Format, found: format, supported }));
         }
         if semantics != SEMANTICS_VERSION {
-            let (age, advice) = if semantics > SEMANTICS_VERSION {
-                ("a newer", "upgrade robotsieve, or compile the artifact again with this one")
-            } else {
-                ("an older", "compile the artifact again")
-            };
-            return Err(format!(
-                "semantics version {semantics}, built by {age} robotsieve; this one has version {SEMANTICS_VERSION}: {advice}"
-            ));
+            let supported = SEMANTICS_VERSION;
+            return Err(HeaderError::Version(VersionMismatch {
+                of: Versioned::Semantics,
+                found: semantics,
+                supported,
+            }));
         }
         let flags = ne32(b, 20);
         if flags & !FLAG_EXPLAIN != 0 {
-            return Err(format!("unknown flags {flags:#x}: written by a newer robotsieve?"));
+            return damaged(format!("unknown flags {flags:#x}: written by a newer robotsieve?"));
         }
         Ok(Header { flags, file_len: ne64(b, 24), checksum: ne64(b, 32), sections: ne32(b, 40) })
     }
@@ -188,6 +182,77 @@ impl Header {
         sum.update(&[0; 8]);
         sum.update(&header_and_table[Header::CHECKSUM_AT.end..]);
         sum.finish()
+    }
+}
+
+/// Why a header was refused ([`Header::decode`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HeaderError {
+    /// Another version of robotsieve wrote the file: nothing is damaged,
+    /// it wants compiling again (or a newer robotsieve).
+    Version(VersionMismatch),
+    /// Not an artifact, or a damaged one; the message says what is wrong.
+    Invalid(String),
+}
+
+impl fmt::Display for HeaderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HeaderError::Version(mismatch) => mismatch.fmt(f),
+            HeaderError::Invalid(why) => f.write_str(why),
+        }
+    }
+}
+
+/// Which version of an artifact differs from this build's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Versioned {
+    /// The layout ([`FORMAT_VERSION`]).
+    Format,
+    /// The matching semantics the automata were built with ([`SEMANTICS_VERSION`]).
+    Semantics,
+}
+
+/// An artifact written by another version of robotsieve than this one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VersionMismatch {
+    /// The layout or the semantics.
+    pub of: Versioned,
+    /// The file's version.
+    pub found: u32,
+    /// The one this build reads.
+    pub supported: u32,
+}
+
+impl VersionMismatch {
+    /// Whether a newer robotsieve wrote the file (else an older one did).
+    pub fn is_newer(&self) -> bool {
+        self.found > self.supported
+    }
+}
+
+impl fmt::Display for VersionMismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (found, supported) = (self.found, self.supported);
+        match (self.of, self.is_newer()) {
+            (Versioned::Format, true) => write!(
+                f,
+                "format version {found}, written by a newer robotsieve; this one reads version {supported}: upgrade robotsieve, or compile the artifact again with this one"
+            ),
+            (Versioned::Format, false) => write!(
+                f,
+                "format version {found}, written by an older robotsieve; this one reads version {supported}: compile the artifact again"
+            ),
+            (Versioned::Semantics, newer) => {
+                let (age, advice) = if newer {
+                    ("a newer", "upgrade robotsieve, or compile the artifact again with this one")
+                } else {
+                    ("an older", "compile the artifact again")
+                };
+                write!(f, "semantics version {found}, built by {age} robotsieve; this one has version {supported}: {advice}")
+            }
+        }
     }
 }
 
@@ -597,13 +662,28 @@ pub struct RuleText<'a> {
     pub pattern: &'a [u8],
 }
 
-/// Why a group could not be encoded.
+/// Why a group or a preference set could not be encoded.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EncodeError(pub String);
+pub enum EncodeError {
+    /// A group has no parts or more than [`GroupHead::MAX_PARTS`].
+    PartCount {
+        /// The number of parts it has.
+        parts: usize,
+    },
+    /// A group's tables pass 4 GiB, past what a blob offset can address.
+    GroupTooLarge,
+    /// The preference text passes 4 GiB, past what a record offset can address.
+    PreferenceTextTooLarge,
+}
 
 impl std::fmt::Display for EncodeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            EncodeError::PartCount { parts } => write!(f, "a group of {parts} parts"),
+            EncodeError::GroupTooLarge => f.write_str("a group's tables exceed 4 GiB"),
+            EncodeError::PreferenceTextTooLarge => f.write_str("preference text past 4 GiB"),
+        }
     }
 }
 
@@ -617,7 +697,7 @@ struct BlobTables {
 impl BlobTables {
     fn bytes(&mut self, bytes: &[u8]) -> Result<u32, EncodeError> {
         self.data.resize(align8(self.data.len()), 0);
-        let off = u32::try_from(self.data.len()).map_err(|_| EncodeError("a group's tables exceed 4 GiB".into()))?;
+        let off = u32::try_from(self.data.len()).map_err(|_| EncodeError::GroupTooLarge)?;
         self.data.extend_from_slice(bytes);
         Ok(off)
     }
@@ -634,7 +714,7 @@ impl BlobTables {
 pub fn encode_group(matcher: &MatcherBuf, explain: bool, rules: &[RuleText<'_>]) -> Result<Vec<u8>, EncodeError> {
     let parts = matcher.parts.len();
     if parts == 0 || parts > GroupHead::MAX_PARTS as usize {
-        return Err(EncodeError(format!("a group of {parts} parts")));
+        return Err(EncodeError::PartCount { parts });
     }
     let records_end = GroupHead::LEN + parts * PartRecord::LEN;
     let mut t = BlobTables { data: vec![0; records_end] };
@@ -921,7 +1001,7 @@ impl<'a> GroupView<'a> {
                         Ok(Dfa::validated(classes, part.stride2, transitions, answers, part.start, part.sinks))
                     }
                 };
-                dfa.map(PartView::Dfa).map_err(|DfaError(e)| e)
+                dfa.map(PartView::Dfa).map_err(|e| e.to_string())
             }
             PART_COMB => self.comb(&part, check).map(PartView::Comb),
             PART_COMB16 => self.comb(&part, check).map(PartView::Comb16),
@@ -955,7 +1035,7 @@ impl<'a> GroupView<'a> {
         let (start, sinks) = (part.start, part.sinks);
         let tables = CombTables { classes, rows, slots, answers, accels, start, sinks };
         match check {
-            Check::Full => CombDfa::new(tables).map_err(|DfaError(e)| e),
+            Check::Full => CombDfa::new(tables).map_err(|e| e.to_string()),
             Check::Validated => Ok(CombDfa::validated(tables)),
         }
     }
@@ -1068,9 +1148,8 @@ pub fn encode_preference_set(
     records: &mut Vec<u8>,
     text: &mut Vec<u8>,
 ) -> Result<(), EncodeError> {
-    let offset = |text: &Vec<u8>| {
-        u32::try_from(text_at + text.len() as u64).map_err(|_| EncodeError("preference text past 4 GiB".into()))
-    };
+    let offset =
+        |text: &Vec<u8>| u32::try_from(text_at + text.len() as u64).map_err(|_| EncodeError::PreferenceTextTooLarge);
     for line in set {
         let path_off = offset(text)?;
         text.extend_from_slice(&line.path);
@@ -1416,6 +1495,8 @@ mod tests {
         let mut b = Header { flags: 0, file_len: 0, checksum: 0, sections: 0 }.encode();
         put32(&mut b, 8, 3);
         let err = Header::decode(&b).unwrap_err();
+        assert!(matches!(err, HeaderError::Version(VersionMismatch { of: Versioned::Format, found: 3, .. })), "{err}");
+        let err = err.to_string();
         assert!(
             err.contains("format version 3, written by an older robotsieve")
                 && err.contains("compile the artifact again"),
@@ -1490,5 +1571,13 @@ mod tests {
         let stored = SectionEntry::decode(&b[Header::LEN..]).unwrap();
         assert_eq!(stored.checksum, checksum(&b[GROUPS_START..GROUPS_START + 20]));
         assert_eq!(Header::decode(&b).unwrap().checksum, Header::checksum_of(&b[..GROUPS_START]));
+    }
+
+    #[test]
+    fn encoding_a_group_without_parts_names_the_count() {
+        let empty = MatcherBuf { labels: vec![0], rules: vec![NO_RULE], parts: vec![] };
+        let e = encode_group(&empty, false, &[]).unwrap_err();
+        assert_eq!(e, EncodeError::PartCount { parts: 0 });
+        assert_eq!(e.to_string(), "a group of 0 parts");
     }
 }
