@@ -13,9 +13,14 @@
 # opening the artifact cancel out. The run over no URLs at all gives what
 # start-up plus opening (and fully checking) the artifact costs.
 #
-# Usage: benches/callgrind.sh [--robotsieve BIN] [--n N] [--shared DIR] [--data DIR] [--agent NAME]
+# Usage: benches/callgrind.sh [--robotsieve BIN] [--baseline BIN] [--compiler BIN] [--n N]
+#                              [--shared DIR] [--data DIR] [--agent NAME]
 #   BIN    the binary to measure (default target/release/robotsieve; build it
-#          with `cargo build --release -p robotsieve-cli`)
+#          with `cargo build --release -p robotsieve-cli`); --baseline: a
+#          second binary (main's, say) measured in the same run on the same
+#          artifacts, its lines printed first; --compiler: the binary that
+#          compiles the artifacts (default the first of --baseline and BIN),
+#          so that both are measured on the very same files
 #   N      URLs of the smaller run (default 20000; crawl2019 has 111,824)
 #   DIR    ../shared (default: $ROBOTSIEVE_SHARED, ../shared, /work/shared);
 #          --data: where inputs are cached (default target/callgrind-data)
@@ -26,6 +31,8 @@
 set -euo pipefail
 
 bin=target/release/robotsieve
+baseline=
+compiler=
 n=20000
 agent=mybot
 data=target/callgrind-data
@@ -33,11 +40,13 @@ shared=${ROBOTSIEVE_SHARED:-}
 while [ $# -gt 0 ]; do
     case "$1" in
         --robotsieve) bin=$2; shift 2 ;;
+        --baseline) baseline=$2; shift 2 ;;
+        --compiler) compiler=$2; shift 2 ;;
         --n) n=$2; shift 2 ;;
         --shared) shared=$2; shift 2 ;;
         --data) data=$2; shift 2 ;;
         --agent) agent=$2; shift 2 ;;
-        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
         *) echo "callgrind.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -46,12 +55,17 @@ if [ -z "$shared" ]; then
 fi
 realworld=$shared/realworld
 [ -d "$realworld" ] || { echo "callgrind.sh: no shared/realworld (give --shared DIR)" >&2; exit 2; }
-[ -x "$bin" ] || { echo "callgrind.sh: $bin is not an executable (cargo build --release -p robotsieve-cli)" >&2; exit 2; }
+for b in "$bin" $baseline $compiler; do
+    [ -x "$b" ] || { echo "callgrind.sh: $b is not an executable (cargo build --release -p robotsieve-cli)" >&2; exit 2; }
+done
 command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind is not installed" >&2; exit 2; }
 mkdir -p "$data"
 data=$(cd "$data" && pwd)
-bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
-sum=$(sha1sum "$bin" | cut -c1-12)
+absolute() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
+bin=$(absolute "$bin")
+[ -z "$baseline" ] || baseline=$(absolute "$baseline")
+compiler=$(absolute "${compiler:-${baseline:-$bin}}")
+sum=$(sha1sum "$compiler" | cut -c1-12)
 
 # corpus.jsonl for hosts: one line "host<TAB>robots file" per host on stdin.
 # Bodies are the files' exact bytes (body_b64 when they are not UTF-8).
@@ -93,23 +107,25 @@ if [ ! -s "$frontier" ]; then
         tail -n +2 | cut -f2 > "$frontier.tmp" && mv "$frontier.tmp" "$frontier"
 fi
 
-# instructions WORKDIR ARTIFACT URLS: the instructions callgrind counts for one filter run.
+# instructions BIN WORKDIR ARTIFACT URLS: the instructions callgrind counts for one filter run.
 instructions() {
+    local run=$1
+    shift
     local out=$1/callgrind.out
     rm -f "$out"
-    valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" filter --rules "$2" --agent "$agent" \
+    valgrind --tool=callgrind --callgrind-out-file="$out" "$run" filter --rules "$2" --agent "$agent" \
         --urls "$3" --verdicts "$1/verdicts.txt" --threads 1 >/dev/null 2>"$1/valgrind.log" ||
         { echo "callgrind.sh: filter failed, see $1/valgrind.log" >&2; exit 2; }
     awk '/^(summary|totals):/ { print $2; exit }' "$out"
 }
 
-echo "binary $bin (sha1 $sum), agent $agent, N = $n"
+echo "binary $bin${baseline:+, baseline $baseline}; artifacts compiled by $compiler (sha1 $sum), agent $agent, N = $n"
 for workload in crawl2019 synthetic; do
     dir=$data/$workload
     if [ "$workload" = crawl2019 ]; then list=$dir/urls.txt; else list=$frontier; fi
     artifact=$dir/rules-$sum.rsv
     if [ ! -s "$artifact" ]; then
-        nice -n 10 "$bin" compile --agent "$agent" --corpus "$dir/corpus.jsonl" -o "$artifact" >"$dir/compile.log" 2>&1 ||
+        nice -n 10 "$compiler" compile --agent "$agent" --corpus "$dir/corpus.jsonl" -o "$artifact" >"$dir/compile.log" 2>&1 ||
             { echo "callgrind.sh: compile failed, see $dir/compile.log" >&2; exit 2; }
     fi
     work=$dir/run-$sum
@@ -118,10 +134,14 @@ for workload in crawl2019 synthetic; do
     head -n $((2 * n)) "$list" > "$work/2n.txt"
     : > "$work/none.txt"
     [ "$(wc -l < "$work/2n.txt")" -eq $((2 * n)) ] || { echo "callgrind.sh: $list has fewer than $((2 * n)) URLs" >&2; exit 2; }
-    open=$(instructions "$work" "$artifact" "$work/none.txt")
-    one=$(instructions "$work" "$artifact" "$work/n.txt")
-    two=$(instructions "$work" "$artifact" "$work/2n.txt")
-    awk -v w="$workload" -v n="$n" -v a="$one" -v b="$two" -v o="$open" -v s="$(stat -c %s "$artifact")" 'BEGIN {
-        printf "%-10s instructions per URL %.1f  (I(%d) = %d, I(%d) = %d); start-up + open of the %.1f MB artifact %d\n",
-            w, (b - a) / n, n, a, 2 * n, b, s / 1e6, o }'
+    for run in $baseline "$bin"; do
+        open=$(instructions "$run" "$work" "$artifact" "$work/none.txt")
+        one=$(instructions "$run" "$work" "$artifact" "$work/n.txt")
+        two=$(instructions "$run" "$work" "$artifact" "$work/2n.txt")
+        label=$workload
+        [ "$run" = "$bin" ] || label="$workload (baseline)"
+        awk -v w="$label" -v n="$n" -v a="$one" -v b="$two" -v o="$open" -v s="$(stat -c %s "$artifact")" 'BEGIN {
+            printf "%-22s instructions per URL %.1f  (I(%d) = %d, I(%d) = %d); start-up + open of the %.1f MB artifact %d\n",
+                w, (b - a) / n, n, a, 2 * n, b, s / 1e6, o }'
+    done
 done

@@ -6,7 +6,7 @@ use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build, build_shards, BuildPlan, BuildReport};
 use robotsieve_compiler::writer::ArtifactWriter;
 use robotsieve_engine::artifact::ShardInfo;
-use robotsieve_engine::filter::PendingFile;
+use robotsieve_engine::output::PendingFile;
 use robotsieve_engine::shards::{shard_file_name, shard_of_hash, SHARD_SCHEME};
 use robotsieve_robotstxt::Agent;
 use robotsieve_sources::corpus::Corpus;

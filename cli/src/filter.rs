@@ -7,7 +7,8 @@
 use crate::failure::{fail, Context, Failure};
 use indicatif::{ProgressBar, ProgressStyle};
 use robotsieve_engine::classify::{AgentClassifier, FetchClass, MatrixClassifier, Scratch};
-use robotsieve_engine::filter::{Classifier, Config, Input, Outputs, PendingFile, Pipeline, Progress, Stats};
+use robotsieve_engine::filter::{Classifier, Config, Input, Pipeline, Progress, Stats};
+use robotsieve_engine::output::{Outputs, PendingFile};
 use robotsieve_engine::url::PathMode;
 use robotsieve_engine::verdict::Verdict;
 use std::cell::Cell;

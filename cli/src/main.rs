@@ -95,7 +95,7 @@ fn remove_outputs_on_signal() {
     };
     let watcher = std::thread::Builder::new().name("signals".into()).spawn(move || {
         if let Some(signal) = signals.forever().next() {
-            let removed = robotsieve_engine::filter::remove_pending_files();
+            let removed = robotsieve_engine::output::remove_pending_files();
             let name = match signal {
                 SIGINT => "SIGINT",
                 SIGTERM => "SIGTERM",

@@ -4,7 +4,7 @@
 use crate::failure::{fail, Context, Failure};
 use crate::input::read_all;
 use rayon::prelude::*;
-use robotsieve_engine::filter::PendingFile;
+use robotsieve_engine::output::PendingFile;
 use robotsieve_page::{Field, PageRules, Statement};
 use robotsieve_robotstxt::Agent;
 use robotsieve_sources::http::HttpError;

@@ -13,7 +13,8 @@
 use crate::failure::{Context, Failure};
 use robotsieve_engine::artifact::{FetchKind, GroupOutcome};
 use robotsieve_engine::classify::{MatrixClassifier, MatrixScratch};
-use robotsieve_engine::filter::{Classifier, Config, Outputs, PendingFile, Pipeline, Reasons};
+use robotsieve_engine::filter::{Classifier, Config, Pipeline, Reasons};
+use robotsieve_engine::output::{Outputs, PendingFile};
 use robotsieve_engine::preference::{applicable, PreferenceField, PreferenceLine};
 use robotsieve_engine::shards::ShardSet;
 use robotsieve_engine::url::{KeyBuf, PathMode};

@@ -19,11 +19,12 @@
 //! with the process.
 
 use robotsieve_engine::artifact::Meta;
-use robotsieve_engine::filter::{FilterError, PendingFile};
+use robotsieve_engine::filter::FilterError;
 use robotsieve_engine::format::{
     align8, encode_preference_set, Checksum, FetchInfo, Header, OriginRecord, PreferenceHeader, Section, SectionEntry,
     Selection, Slot, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START,
 };
+use robotsieve_engine::output::PendingFile;
 use robotsieve_engine::preference::PreferenceLine;
 use robotsieve_engine::url::OriginKey;
 use std::collections::BinaryHeap;

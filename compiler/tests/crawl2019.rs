@@ -86,6 +86,17 @@ fn crawl2019_verdicts_equal_the_oracle() {
             for (batch, verdicts) in lines.chunks(BATCH).zip(batched.chunks_mut(BATCH)) {
                 classifier.verdicts(batch, &mut scratch, verdicts);
             }
+            // The grouped path over a window of many origins in no order:
+            // the whole list permuted, in one batch, the verdicts put back.
+            let n = lines.len();
+            let step = (n / 3..).find(|s| gcd(*s, n) == 1).expect("a step prime to the length");
+            let order: Vec<usize> = (0..n).map(|i| i * step % n).collect();
+            let permuted: Vec<&[u8]> = order.iter().map(|&i| lines[i]).collect();
+            let mut grouped = vec![Verdict::Invalid; n];
+            classifier.verdicts(&permuted, &mut scratch, &mut grouped);
+            for (&i, &verdict) in order.iter().zip(&grouped) {
+                assert_eq!(verdict, batched[i], "{}: permuted and in order verdicts differ ({mode:?})", urls[i].1);
+            }
             for ((host, url), batched) in urls.iter().zip(batched) {
                 let got = classifier.answer(url.as_bytes(), &mut scratch, false).verdict;
                 assert_eq!(batched, got, "{url}: batched and single verdicts differ for agent {a} ({mode:?})");
@@ -113,4 +124,12 @@ fn crawl2019_verdicts_equal_the_oracle() {
         checked[3]
     );
     assert!(checked[1] > 0 && checked[0] > 0, "both verdicts must be exercised");
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
 }

@@ -22,6 +22,7 @@ use crate::format::{
 use crate::label::Label;
 use crate::preference::PreferenceLine;
 use crate::rules::{Prefilter, RuleList};
+use crate::runtime::{CompiledGroup, RunnerPart};
 use crate::walk::{self, Walk};
 use std::collections::HashMap;
 use std::fmt;
@@ -765,6 +766,26 @@ impl Artifact {
             let label = Label(labels.get(rank as usize).copied().unwrap_or(0));
             GroupOutcome { group, rank, label }
         }));
+    }
+
+    /// Group `group` with its parts read, to decide a run of paths with
+    /// ([`CompiledGroup::rank`] answers as [`Artifact::decide`] does).
+    pub fn compiled_group(&self, group: usize) -> CompiledGroup<'_> {
+        let view = self.group(group);
+        let mut compiled = CompiledGroup::new(view.labels().unwrap_or(&[0]));
+        for p in 0..view.head.parts as usize {
+            match view.part(p, Check::Validated) {
+                Ok(PartView::Comb(comb)) => compiled.push(RunnerPart::Comb(comb)),
+                Ok(PartView::Comb16(comb)) => compiled.push(RunnerPart::Comb16(comb)),
+                Ok(PartView::Dfa(dfa)) => compiled.push(RunnerPart::dense(dfa.walker())),
+                Ok(PartView::Rules { patterns, ends, ranks }) => {
+                    let prefilter = self.prefilter((group, p), patterns, ends);
+                    compiled.push(RunnerPart::Rules { patterns, ends, ranks, prefilter });
+                }
+                Err(_) => {}
+            }
+        }
+        compiled
     }
 
     /// The prefilter of a per-rule part, built on its first use.

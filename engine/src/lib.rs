@@ -14,10 +14,13 @@
 //!   many walks interleaved so that their cache misses overlap.
 //! - [`rules`]: the per-rule fallback for rules no automaton can hold cheaply.
 //! - [`matcher`]: a compiled group: its parts, combined by rank.
+//! - [`runtime`]: an artifact's group with its parts read once, for a run of paths.
 //! - [`verdict`]: the four answers for a URL.
 //! - [`preference`]: `Content-Signal` and `Content-Usage` lines, and which apply to a URL.
 //! - [`line`]: what makes a line of a URL list no URL at all (binary, too long).
-//! - [`filter`]: the parallel pipeline that streams a URL list through a classifier.
+//! - [`filter`]: the parallel pipeline that streams a URL list through a classifier into a sink.
+//! - [`output`]: what the pipeline writes through: the TSV outputs, and output files
+//!   that appear only when a run succeeds (and are removed on a signal).
 //! - [`artifact`]: the memory-mappable file of every origin's compiled rules.
 //! - [`format`]: the artifact's layout, each record's encode and decode side by side.
 //! - [`shards`]: shard sets: origins split by a published hash over N artifacts.
@@ -36,9 +39,11 @@ pub mod label;
 pub mod line;
 mod mapped;
 pub mod matcher;
+pub mod output;
 pub mod pattern;
 pub mod preference;
 pub mod rules;
+pub mod runtime;
 pub mod shards;
 pub mod url;
 pub mod verdict;

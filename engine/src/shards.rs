@@ -19,6 +19,7 @@ use crate::artifact::{
     Artifact, ArtifactError, ExplainedRule, FetchInfo, GroupOutcome, GroupStats, Meta, UnknownAgent,
 };
 use crate::preference::PreferenceLine;
+use crate::runtime::CompiledGroup;
 use crate::url::{origin_hash, OriginKey, UrlError};
 use std::path::{Path, PathBuf};
 
@@ -338,6 +339,13 @@ impl ShardSet {
                 outcomes[first + i] = GroupOutcome { group: outcome.group + self.group_base[k], ..*outcome };
             }
         }
+    }
+
+    /// [`Artifact::compiled_group`] of a set's group.
+    #[inline]
+    pub fn compiled_group(&self, group: usize) -> CompiledGroup<'_> {
+        let (k, g) = self.split_group(group);
+        self.shards[k].compiled_group(g)
     }
 
     /// The best rank among a set's group's rules for a prepared path.

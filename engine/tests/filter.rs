@@ -7,9 +7,10 @@
 
 use proptest::prelude::*;
 use robotsieve_engine::filter::{
-    Classifier, Config, FilterError, Input, Outputs, PendingFile, Pipeline, Progress, Report, Stats,
+    Classifier, Config, FilterError, Format, Input, Pipeline, Progress, Report, Sink, Stats,
 };
 use robotsieve_engine::line::{self, MAX_LINE};
+use robotsieve_engine::output::{Outputs, PendingFile};
 use robotsieve_engine::verdict::Verdict;
 use robotsieve_testkit::names_in;
 use std::io::{self, Cursor, Read, Write};
@@ -653,4 +654,84 @@ fn outputs_to_devices_are_written_in_place() {
     std::io::Write::write_all(&mut pending, b"allowed\thttps://a.example/\n").unwrap();
     pending.commit().unwrap();
     assert!(std::fs::metadata(null).unwrap().file_type().is_char_device(), "/dev/null is still a device");
+}
+
+/// A sink of no text format: every URL's verdict as a value, in the order
+/// the pipeline wrote the chunks, and how many chunks it wrote.
+#[derive(Default)]
+struct Collected {
+    verdicts: Vec<(Vec<u8>, Verdict)>,
+    chunks: usize,
+    finished: bool,
+}
+
+/// [`Collected`]'s format: the pairs of a chunk.
+struct Pairs;
+
+impl Sink for Collected {
+    type Chunk = Vec<(Vec<u8>, Verdict)>;
+    type Format = Pairs;
+
+    fn format(&self, _: &Config) -> Pairs {
+        Pairs
+    }
+
+    fn write(&mut self, chunk: &Self::Chunk) -> Result<(), FilterError> {
+        assert!(!self.finished, "a chunk after finish");
+        self.verdicts.extend_from_slice(chunk);
+        self.chunks += 1;
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), FilterError> {
+        self.finished = true;
+        Ok(())
+    }
+}
+
+impl Format for Pairs {
+    type Chunk = Vec<(Vec<u8>, Verdict)>;
+
+    fn wants_reasons(&self) -> bool {
+        false
+    }
+
+    fn start(&self, _: &mut Self::Chunk, _: usize) {}
+
+    fn record(&self, chunk: &mut Self::Chunk, url: &[u8], verdict: Verdict, reason: &[u8]) {
+        assert!(reason.is_empty(), "a reason nobody asked for");
+        chunk.push((url.to_vec(), verdict));
+    }
+
+    fn record_bad_line(&self, chunk: &mut Self::Chunk, line: &[u8], _: line::LineProblem) {
+        chunk.push((line.to_vec(), Verdict::Invalid));
+    }
+
+    fn reset(&self, chunk: &mut Self::Chunk, _: usize) {
+        chunk.clear();
+    }
+}
+
+#[test]
+fn any_sink_gets_every_verdict_in_input_order() {
+    let mut data = numbered_urls(5_000);
+    data.extend_from_slice(b"bin\0ary\n\nd/last");
+    let expected = model(&data, Verdict::Disallowed, false);
+    for feed in FEEDS {
+        let dir = tempfile::tempdir().unwrap();
+        let mut input = input_of(&data, feed, dir.path());
+        let mut sink = Collected::default();
+        let config = Config { unknown_as: Verdict::Disallowed, ..config(4, 100) };
+        let report = Pipeline::new(config).unwrap().run(&FirstByte, &mut input, &mut sink, None).unwrap();
+        assert!(sink.finished && sink.chunks > 10, "{feed:?}: {} chunks", sink.chunks);
+        // The verdicts output of the model, rebuilt from the pairs.
+        let mut verdicts = Vec::new();
+        for (url, verdict) in &sink.verdicts {
+            verdicts.extend_from_slice(format!("{verdict}\t").as_bytes());
+            verdicts.extend_from_slice(url);
+            verdicts.push(b'\n');
+        }
+        assert_eq!(verdicts, expected.verdicts, "{feed:?}");
+        assert_eq!(report.stats.counts, expected.counts, "{feed:?}");
+    }
 }

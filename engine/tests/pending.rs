@@ -2,7 +2,7 @@
 //! process's registry for good, so it has this test binary to itself: one
 //! test, one process.
 
-use robotsieve_engine::filter::{remove_pending_files, PendingFile};
+use robotsieve_engine::output::{remove_pending_files, PendingFile};
 use robotsieve_testkit::names_in;
 use std::io::Write;
 

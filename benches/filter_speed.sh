@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Wall and CPU time of `robotsieve filter` on the issue-15 workloads, with
+# and without the verdicts output, at 1 and 2 threads, and what `cat` takes
+# to write a file of the same size on the same file system, all in one run:
+#
+#   frontier x20   a synth_frontier.py frontier of 300,000 URLs (--seed 1) repeated 20 times
+#   sorted         the same 6 M URLs sorted by host
+#   crawl2019 x40  the 111,824 crawl2019 URLs repeated 40 times
+#
+# Usage: benches/filter_speed.sh [--robotsieve BIN] [--baseline BIN] [--data DIR] [--repeat R]
+#
+# The artifacts and base lists are those of callgrind.sh and same_verdicts.sh
+# (run both first; DIR defaults to target/callgrind-data), compiled by the
+# baseline when given (else BIN). Each figure is the fastest of R runs
+# (default 2); CPU is user + system seconds of that run. The load average is
+# printed first: on a busy machine compare CPU seconds.
+set -euo pipefail
+
+bin=target/release/robotsieve
+baseline=
+data=target/callgrind-data
+repeat=2
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --robotsieve) bin=$2; shift 2 ;;
+        --baseline) baseline=$2; shift 2 ;;
+        --data) data=$2; shift 2 ;;
+        --repeat) repeat=$2; shift 2 ;;
+        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+        *) echo "filter_speed.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+compiler=${baseline:-$bin}
+sum=$(sha1sum "$compiler" | cut -c1-12)
+for f in "$data/synthetic/frontier-300000.txt" "$data/crawl2019/urls.txt" \
+    "$data/synthetic/rules-$sum.rsv" "$data/crawl2019/rules-$sum.rsv"; do
+    [ -s "$f" ] || { echo "filter_speed.sh: $f is missing (run callgrind.sh and same_verdicts.sh first)" >&2; exit 2; }
+done
+lists=$data/speed
+mkdir -p "$lists"
+if [ ! -s "$lists/frontier-x20-sorted.txt" ]; then
+    for _ in $(seq 20); do cat "$data/synthetic/frontier-300000.txt"; done > "$lists/frontier-x20.txt"
+    for _ in $(seq 40); do cat "$data/crawl2019/urls.txt"; done > "$lists/crawl2019-x40.txt"
+    LC_ALL=C sort -t/ -k3,3 -s "$lists/frontier-x20.txt" > "$lists/frontier-x20-sorted.txt"
+fi
+out=$(mktemp -d "$data/speed-out.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+
+# best CMD...: "wall cpu" of the fastest of $repeat runs.
+best() {
+    local b=
+    for _ in $(seq "$repeat"); do
+        /usr/bin/time -f '%e %U %S' -o "$out/time" "$@" >/dev/null 2>"$out/err" ||
+            { echo "filter_speed.sh: failed: $*" >&2; cat "$out/err" >&2; exit 2; }
+        read -r wall user sys < "$out/time"
+        local line
+        line=$(awk -v w="$wall" -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f %.2f", w, u + s }')
+        if [ -z "$b" ] || awk -v a="${line% *}" -v b="${b% *}" 'BEGIN { exit !(a < b) }'; then b=$line; fi
+    done
+    echo "$b"
+}
+
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores"
+printf '%-24s %-14s %7s %6s %6s %8s %6s %6s %6s\n' binary workload threads wall cpu "M/s" verd-wall verd-cpu cat
+for run in $baseline "$bin"; do
+    for workload in frontier-x20 frontier-x20-sorted crawl2019-x40; do
+        case $workload in
+            crawl2019*) artifact=$data/crawl2019/rules-$sum.rsv ;;
+            *) artifact=$data/synthetic/rules-$sum.rsv ;;
+        esac
+        list=$lists/$workload.txt
+        urls=$(wc -l < "$list")
+        for threads in 1 2; do
+            plain=$(best "$run" filter --rules "$artifact" --agent mybot --urls "$list" --threads "$threads" --stats "$out/stats.json")
+            verdicts=$(best "$run" filter --rules "$artifact" --agent mybot --urls "$list" --threads "$threads" --verdicts "$out/verdicts.tsv")
+            copy=$(best sh -c "cat '$out/verdicts.tsv' > '$out/copy.tsv'")
+            rm -f "$out/copy.tsv"
+            awk -v r="$(basename "$run")" -v w="$workload" -v t="$threads" -v p="$plain" -v v="$verdicts" -v c="$copy" -v n="$urls" 'BEGIN {
+                split(p, a, " "); split(v, b, " "); split(c, d, " ")
+                printf "%-24s %-14s %7d %6.2f %6.2f %8.2f %6.2f %6.2f %6.2f\n", r, w, t, a[1], a[2], n / a[1] / 1e6, b[1], b[2], d[1] }'
+        done
+    done
+done

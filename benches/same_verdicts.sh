@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Checks that two robotsieve binaries give byte-identical `filter --verdicts`
+# (and `--stats` counts) on the two callgrind.sh workloads: every URL of
+# crawl2019, and a synth_frontier.py frontier (--seed 1, N URLs), each at 1
+# and 2 threads. Meant for "verdicts identical to main's": build main's
+# binary, then
+#
+#   benches/same_verdicts.sh --baseline MAIN_BIN [--robotsieve BIN] [--n N] [--data DIR] [--shared DIR]
+#
+# BIN defaults to target/release/robotsieve, N to 300000, DIR to
+# target/callgrind-data (the inputs callgrind.sh caches there are reused:
+# run callgrind.sh once first). The artifacts are compiled by the baseline
+# (cached per its checksum, as callgrind.sh does). Prints one line per
+# comparison; exit status 1 when any differ, 2 when something is missing.
+set -euo pipefail
+
+bin=target/release/robotsieve
+baseline=
+n=300000
+agent=mybot
+data=target/callgrind-data
+shared=${ROBOTSIEVE_SHARED:-}
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --robotsieve) bin=$2; shift 2 ;;
+        --baseline) baseline=$2; shift 2 ;;
+        --n) n=$2; shift 2 ;;
+        --data) data=$2; shift 2 ;;
+        --shared) shared=$2; shift 2 ;;
+        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+        *) echo "same_verdicts.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+[ -n "$baseline" ] || { echo "same_verdicts.sh: give --baseline BIN" >&2; exit 2; }
+if [ -z "$shared" ]; then
+    for d in ../shared /work/shared; do [ -d "$d" ] && { shared=$d; break; }; done
+fi
+for b in "$bin" "$baseline"; do
+    [ -x "$b" ] || { echo "same_verdicts.sh: $b is not an executable" >&2; exit 2; }
+done
+for f in "$data/crawl2019/corpus.jsonl" "$data/synthetic/corpus.jsonl"; do
+    [ -s "$f" ] || { echo "same_verdicts.sh: $f is missing (run benches/callgrind.sh first)" >&2; exit 2; }
+done
+sum=$(sha1sum "$baseline" | cut -c1-12)
+frontier=$data/synthetic/frontier-$n.txt
+if [ ! -s "$frontier" ]; then
+    python3 "$shared/realworld/synth_frontier.py" --root "$shared/realworld" --n "$n" --seed 1 |
+        tail -n +2 | cut -f2 > "$frontier.tmp" && mv "$frontier.tmp" "$frontier"
+fi
+out=$(mktemp -d "$data/same-verdicts.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+status=0
+for workload in crawl2019 synthetic; do
+    dir=$data/$workload
+    artifact=$dir/rules-$sum.rsv
+    if [ ! -s "$artifact" ]; then
+        nice -n 10 "$baseline" compile --agent "$agent" --corpus "$dir/corpus.jsonl" -o "$artifact" >"$out/compile.log" 2>&1 ||
+            { echo "same_verdicts.sh: compile failed:" >&2; cat "$out/compile.log" >&2; exit 2; }
+    fi
+    if [ "$workload" = crawl2019 ]; then list=$dir/urls.txt; else list=$frontier; fi
+    for threads in 1 2; do
+        for side in baseline bin; do
+            run=$baseline
+            [ "$side" = bin ] && run=$bin
+            "$run" filter --rules "$artifact" --agent "$agent" --urls "$list" --threads "$threads" \
+                --verdicts "$out/$side.tsv" --stats "$out/$side.json" 2>"$out/$side.log" ||
+                { echo "same_verdicts.sh: $run failed:" >&2; cat "$out/$side.log" >&2; exit 2; }
+            python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["counts"], sort_keys=True))' \
+                "$out/$side.json" > "$out/$side.counts"
+        done
+        urls=$(wc -l < "$out/bin.tsv")
+        if cmp -s "$out/baseline.tsv" "$out/bin.tsv" && cmp -s "$out/baseline.counts" "$out/bin.counts"; then
+            echo "$workload, $threads thread(s): $urls verdicts identical; counts $(cat "$out/bin.counts")"
+        else
+            echo "$workload, $threads thread(s): DIFFERENT verdicts or counts ($(cat "$out/baseline.counts") against $(cat "$out/bin.counts"))"
+            diff "$out/baseline.tsv" "$out/bin.tsv" | head -5 || true
+            status=1
+        fi
+    done
+done
+exit $status

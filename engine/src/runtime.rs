@@ -1,0 +1,135 @@
+//! A compiled group ready to decide many paths: its parts read once.
+//!
+//! [`crate::artifact::Artifact::decide_many`] makes a view of each query's
+//! group and each of its parts, then walks the queries side by side: right
+//! for a batch of unrelated queries, and wasted work when many paths go
+//! through the same group one after the other. The filter groups the URLs of
+//! a chunk by origin (see [`crate::classify`]), so each group is used for a
+//! run of paths; a [`CompiledGroup`] reads the group's head, its part records
+//! and its rank tables once for the run, and [`CompiledGroup::rank`] is then
+//! a scan per part, with the tables hot in the cache after the first path.
+
+use crate::comb::CombDfa;
+use crate::dfa::{Dense, Walker};
+use crate::format::GroupHead;
+use crate::label::Label;
+use crate::rules::{Prefilter, RuleList};
+use crate::walk;
+use std::sync::Arc;
+
+/// The most parts a stored group has ([`GroupHead::MAX_PARTS`]).
+const MAX_PARTS: usize = GroupHead::MAX_PARTS as usize;
+
+/// One part of a [`CompiledGroup`], with its table layout fixed.
+#[derive(Clone, Debug)]
+pub(crate) enum RunnerPart<'a> {
+    /// A dense automaton of 16-bit transitions.
+    Dense16(Dense<'a, u16>),
+    /// A dense automaton of 32-bit transitions.
+    Dense32(Dense<'a, u32>),
+    /// A comb of 32-bit state ids.
+    Comb(CombDfa<'a>),
+    /// A comb of 16-bit state ids.
+    Comb16(CombDfa<'a, u16>),
+    /// Rules one by one, behind the prefilter built on the part's first use.
+    Rules {
+        /// Concatenated patterns.
+        patterns: &'a [u8],
+        /// End of each pattern.
+        ends: &'a [u32],
+        /// Rank of each pattern.
+        ranks: &'a [u32],
+        /// Built from these tables ([`Prefilter::new_or_every_rule`]).
+        prefilter: Arc<Prefilter>,
+    },
+}
+
+impl<'a> RunnerPart<'a> {
+    /// The part of a dense automaton.
+    pub(crate) fn dense(walker: Walker<'a>) -> RunnerPart<'a> {
+        match walker {
+            Walker::U16(dense) => RunnerPart::Dense16(dense),
+            Walker::U32(dense) => RunnerPart::Dense32(dense),
+        }
+    }
+
+    fn is_rules(&self) -> bool {
+        matches!(self, RunnerPart::Rules { .. })
+    }
+
+    /// This part's rank for `path`; a rule list may answer 0 when no rule of
+    /// it beats `floor`.
+    #[inline]
+    fn rank(&self, path: &[u8], floor: u32) -> u32 {
+        match self {
+            RunnerPart::Dense16(dense) => walk::scan(dense, path),
+            RunnerPart::Dense32(dense) => walk::scan(dense, path),
+            RunnerPart::Comb(comb) => walk::scan(comb, path),
+            RunnerPart::Comb16(comb) => walk::scan(comb, path),
+            RunnerPart::Rules { patterns, ends, ranks, prefilter } => {
+                // Built from these very tables, so the sizes agree.
+                RuleList::with_prefilter(patterns, ends, ranks, prefilter).map_or(0, |rules| rules.best(path, floor))
+            }
+        }
+    }
+}
+
+/// A group of an artifact with its parts read, for deciding a run of paths
+/// ([`crate::artifact::Artifact::compiled_group`]). It answers exactly as
+/// [`crate::artifact::Artifact::decide`] does for every path: the best rank
+/// over the parts, the automata first and then the rule lists (whose
+/// prefilter skips the rules that cannot beat the rank found so far).
+#[derive(Clone, Debug)]
+pub struct CompiledGroup<'a> {
+    labels: &'a [u32],
+    /// Automata from the front, rule lists from the back.
+    parts: [Option<RunnerPart<'a>>; MAX_PARTS],
+    automata: usize,
+    rule_lists: usize,
+}
+
+impl<'a> CompiledGroup<'a> {
+    /// A group of no parts yet whose ranks stand for `labels` (`labels[rank]`).
+    pub(crate) fn new(labels: &'a [u32]) -> CompiledGroup<'a> {
+        CompiledGroup { labels, parts: Default::default(), automata: 0, rule_lists: 0 }
+    }
+
+    /// Adds a part; a group holds at most [`GroupHead::MAX_PARTS`] (checked
+    /// when the group was validated), and a part past that is dropped.
+    pub(crate) fn push(&mut self, part: RunnerPart<'a>) {
+        if self.automata + self.rule_lists == MAX_PARTS {
+            return;
+        }
+        if part.is_rules() {
+            self.rule_lists += 1;
+            self.parts[MAX_PARTS - self.rule_lists] = Some(part);
+        } else {
+            self.parts[self.automata] = Some(part);
+            self.automata += 1;
+        }
+    }
+
+    /// The winning rank for a prepared path (0: no rule matched).
+    #[inline]
+    pub fn rank(&self, path: &[u8]) -> u32 {
+        let mut best = 0;
+        let automata = self.parts[..self.automata].iter();
+        let rule_lists = self.parts[MAX_PARTS - self.rule_lists..].iter().rev();
+        for part in automata.chain(rule_lists).flatten() {
+            best = best.max(part.rank(path, best));
+        }
+        best
+    }
+
+    /// The label a rank stands for.
+    #[inline]
+    pub fn label(&self, rank: u32) -> Label {
+        Label(self.labels.get(rank as usize).copied().unwrap_or(0))
+    }
+
+    /// Whether a prepared path is allowed.
+    #[inline]
+    pub fn allows(&self, path: &[u8]) -> bool {
+        self.label(self.rank(path)).allows()
+    }
+}
