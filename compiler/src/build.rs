@@ -36,17 +36,21 @@ pub const BATCH_ORIGINS: usize = 4096;
 /// id, the map's own overhead), for the memory budget.
 pub const GROUP_MAP_BYTES_PER_GROUP: usize = 48;
 
-/// Bytes of one slot of the table of recently first-seen hashes (hash, id).
+/// Bytes of one entry of the table of recently first-seen hashes (hash, id).
 pub const RECENT_BYTES_PER_SLOT: usize = 20;
+
+/// Entries per bucket of the table of recently first-seen hashes.
+const RECENT_WAYS: usize = 4;
 
 /// The ids one shard has given to content hashes (of groups, or of lists of
 /// preference lines), in memory bounded whatever the number of distinct
-/// ones: a hash seen for the first time goes into a fixed table slot chosen
-/// by its low bits (taking the slot from whichever hash had it), and one seen
-/// again there moves into a map of repeated hashes, which is forgotten at
-/// once when it reaches its limit. A web crawl's shared groups (the empty
-/// file, `Disallow: /`, a CMS's default) recur soon and often, so they stay;
-/// the long tail of files seen once costs the fixed table only. What is kept
+/// ones: a hash seen for the first time goes into a fixed table, in a bucket
+/// of [`RECENT_WAYS`] entries chosen by its low bits (taking the entry of
+/// the oldest hash there when the bucket is full), and one seen again there
+/// moves into a map of repeated hashes, which is forgotten at once when it
+/// reaches its limit. A web crawl's shared groups (the empty file,
+/// `Disallow: /`, a CMS's default) recur soon and often, so they stay; the
+/// long tail of files seen once costs the fixed table only. What is kept
 /// depends only on the sequence of hashes the shard sees, so `--shard K/N`
 /// and `--shards N` give shard K the same ids.
 struct KnownIds {
@@ -54,7 +58,9 @@ struct KnownIds {
     repeated: HashMap<u128, u32>,
     /// Most entries of `repeated` before it is forgotten.
     limit: usize,
-    /// Per slot: the last hash first seen there, and its id (`u32::MAX`: none).
+    /// Per entry: a hash first seen, and its id (`u32::MAX`: none). Ids
+    /// grow in the order hashes are first seen, so the smallest id of a
+    /// bucket is its oldest entry.
     recent_hashes: Vec<u128>,
     recent_ids: Vec<u32>,
 }
@@ -62,21 +68,23 @@ struct KnownIds {
 impl KnownIds {
     /// Ids for a shard of a build with this memory budget split over
     /// `shards` shards: a quarter of its share for the repeated hashes, a
-    /// sixty-fourth for the table (a power of two of slots, 1,024 to 2^20).
+    /// sixty-fourth for the table (a power of two of entries, 1,024 to 2^20).
     fn new(memory: usize, shards: usize) -> KnownIds {
         let share = memory / shards.max(1);
-        let slots = (share / 64 / RECENT_BYTES_PER_SLOT).clamp(1024, 1 << 20);
-        let slots = if slots.is_power_of_two() { slots } else { slots.next_power_of_two() / 2 };
+        let entries = (share / 64 / RECENT_BYTES_PER_SLOT).clamp(1024, 1 << 20);
+        let entries = if entries.is_power_of_two() { entries } else { entries.next_power_of_two() / 2 };
         KnownIds {
             repeated: HashMap::new(),
             limit: (share / 4 / GROUP_MAP_BYTES_PER_GROUP).max(1024),
-            recent_hashes: vec![0; slots],
-            recent_ids: vec![u32::MAX; slots],
+            recent_hashes: vec![0; entries],
+            recent_ids: vec![u32::MAX; entries],
         }
     }
 
-    fn slot(&self, hash: u128) -> usize {
-        hash as usize & (self.recent_ids.len() - 1)
+    /// The entries of the bucket of `hash`.
+    fn bucket(&self, hash: u128) -> std::ops::Range<usize> {
+        let first = (hash as usize & (self.recent_ids.len() / RECENT_WAYS - 1)) * RECENT_WAYS;
+        first..first + RECENT_WAYS
     }
 
     /// The id given to `hash`, if it is still remembered.
@@ -84,11 +92,10 @@ impl KnownIds {
         if let Some(&id) = self.repeated.get(&hash) {
             return Some(id);
         }
-        let slot = self.slot(hash);
-        let id = self.recent_ids[slot];
-        if id == u32::MAX || self.recent_hashes[slot] != hash {
-            return None;
-        }
+        let at = self.bucket(hash).find(|&i| self.recent_ids[i] != u32::MAX && self.recent_hashes[i] == hash)?;
+        let id = self.recent_ids[at];
+        // Known from now on as a repeated hash: its entry is free for another.
+        self.recent_ids[at] = u32::MAX;
         if self.repeated.len() >= self.limit {
             self.repeated.clear();
         }
@@ -96,11 +103,12 @@ impl KnownIds {
         Some(id)
     }
 
-    /// Remembers the id of a hash [`KnownIds::get`] did not know.
+    /// Remembers the id of a hash [`KnownIds::get`] did not know, in place
+    /// of the oldest entry of its bucket (an empty one has the largest id).
     fn insert(&mut self, hash: u128, id: u32) {
-        let slot = self.slot(hash);
-        self.recent_hashes[slot] = hash;
-        self.recent_ids[slot] = id;
+        let at = self.bucket(hash).min_by_key(|&i| self.recent_ids[i].wrapping_add(1)).expect("a bucket has entries");
+        self.recent_hashes[at] = hash;
+        self.recent_ids[at] = id;
     }
 }
 
@@ -501,18 +509,23 @@ mod tests {
     #[test]
     fn known_ids_keep_repeated_hashes_in_bounded_memory() {
         let mut known = KnownIds::new(0, 1);
-        let slots = known.recent_ids.len() as u128;
-        assert_eq!(slots, 1024, "the smallest table");
+        assert_eq!(known.recent_ids.len(), 1024, "the smallest table");
+        let buckets = (1024 / RECENT_WAYS) as u128;
         assert_eq!(known.get(7), None);
         known.insert(7, 0);
         assert_eq!(known.get(7), Some(0), "found in the table, and now repeated");
-        // Another hash takes 7's slot: 7 is still known (it was seen twice),
-        // the first hash seen once in that slot is forgotten when a third comes.
-        known.insert(7 + slots, 1);
+        // Hashes of 7's bucket: while it has room (7's entry was freed when
+        // it became a repeated hash), each is kept; then the oldest goes.
+        for k in 1..=RECENT_WAYS as u128 {
+            known.insert(7 + k * buckets, k as u32);
+        }
         assert_eq!(known.get(7), Some(0));
-        known.insert(7 + 2 * slots, 2);
-        assert_eq!(known.get(7 + slots), None, "seen once, its slot taken");
-        assert_eq!(known.get(7 + 2 * slots), Some(2));
+        assert_eq!(known.get(7 + buckets), Some(1), "kept: the bucket had room");
+        known.insert(7 + 9 * buckets, 9);
+        known.insert(7 + 10 * buckets, 10);
+        assert_eq!(known.get(7 + 2 * buckets), None, "seen once, the oldest of a full bucket");
+        assert_eq!(known.get(7 + 3 * buckets), Some(3));
+        assert_eq!(known.get(7 + 10 * buckets), Some(10));
         // A million hashes seen once each leave the table its size and the
         // repeated map as it was.
         for h in 0..1_000_000u128 {
@@ -521,7 +534,7 @@ mod tests {
             }
         }
         assert_eq!(known.recent_ids.len(), 1024);
-        assert_eq!(known.repeated.len(), 2);
+        assert_eq!(known.repeated.len(), 4);
         // Past its limit the repeated map is forgotten at once, never grown.
         for h in 0..3000u128 {
             known.insert(h << 40, 5);
