@@ -12,9 +12,13 @@
 //!   [`seeds`] made from `shared/`.
 //! - [`url_oracle`]: robotsieve's URL parser against the `url` crate, and its
 //!   fast path against its complete parser.
+//! - [`conformance`]: the conformance cases of `shared/conformance`, read one
+//!   way for every test (the per-rule oracle, the automaton, the artifact,
+//!   the binary).
 
 use std::path::PathBuf;
 
+pub mod conformance;
 pub mod differential;
 pub mod fuzz_checks;
 pub mod seeds;
