@@ -67,6 +67,13 @@ fn gzip_zstd_and_plain_inputs_compile_together_as_one_plain_file() {
     );
     assert!(parts.status.success(), "{}", stderr(&parts));
     assert!(stderr(&parts).contains("compiled 300 origins"), "{}", stderr(&parts));
+    // One --corpus with several files, as a shell glob gives them.
+    let globbed = robotsieve(
+        d,
+        &["compile", "--agent", "mybot", "--corpus", "a.jsonl.gz", "b.jsonl.zst", "c.jsonl", "-o", "globbed.rsv"],
+    );
+    assert!(globbed.status.success(), "{}", stderr(&globbed));
+    assert_eq!(std::fs::read(d.join("globbed.rsv")).unwrap(), std::fs::read(d.join("parts.rsv")).unwrap());
     for i in [0, 99, 100, 199, 200, 299] {
         for (path, wanted) in [(format!("/private-{i}/x"), "disallowed"), (format!("/private-{}/x", i + 1), "allowed")]
         {
