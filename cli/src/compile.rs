@@ -37,11 +37,12 @@ pub struct Args {
     /// A directory of `<host>.txt` files, each the robots.txt of http://host and https://host.
     #[arg(long, value_name = "DIR")]
     robots_dir: Vec<PathBuf>,
-    /// A JSON Lines file of fetch records: {"url": ".../robots.txt", "status": 200, "body": "..."}
-    /// (or "body_b64"), with optional "fetched_at", "location", "error".
-    #[arg(long, value_name = "FILE.jsonl")]
+    /// JSON Lines files of fetch records: {"url": ".../robots.txt", "status": 200, "body": "..."}
+    /// (or "body_b64"), with optional "fetched_at", "location", "error"; plain, gzip or zstd
+    /// (told by their first bytes). Takes several (a shell glob), and repeats.
+    #[arg(long, value_name = "FILE.jsonl", num_args = 1..)]
     corpus: Vec<PathBuf>,
-    /// WARC files (gzip per record, or plain) of robots.txt captures.
+    /// WARC files (gzip per record, zstd without a dictionary, or plain) of robots.txt captures.
     #[arg(long, value_name = "FILE", num_args = 1..)]
     warc: Vec<PathBuf>,
     /// Keep the rules in the artifact, so verdicts can name the deciding line
@@ -61,9 +62,10 @@ pub struct Args {
     /// then only shard K's origins are kept.
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
     shard: Option<(u32, u32)>,
-    /// The memory budget in bytes (suffixes K, M, G): beyond it the origin
-    /// index spills to sorted temporary files beside the output, and the map
-    /// of distinct groups starts afresh.
+    /// The memory budget in bytes (suffixes K, M, G): it sizes the table of
+    /// first-seen groups (a sixty-fourth) and the map of repeated groups
+    /// (a quarter, then it starts afresh); the origin index spills to sorted
+    /// temporary files beside the output at 262,144 origins or a quarter of it.
     #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = parse_bytes)]
     memory: usize,
     /// Print every warning, not only the first 20.

@@ -47,7 +47,7 @@ use robotsieve_engine::matcher::{MatcherBuf, PartBuf};
 use robotsieve_engine::pattern;
 use robotsieve_engine::rules::RuleListBuf;
 use robotsieve_robotstxt::group::Group;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -76,7 +76,10 @@ impl Hasher for FxHasher {
     }
 
     fn finish(&self) -> u64 {
-        self.0
+        // The multiply leaves the low bits depending on the low bits of the
+        // input only, and the table's home slot is the low bits: thread ids
+        // are small numbers, so without this rotation lookups probed far.
+        self.0.rotate_left(26)
     }
 }
 
@@ -372,29 +375,30 @@ const END: u16 = 257;
 struct Positions {
     /// A literal byte, [`STAR`] or [`END`].
     what: Vec<u16>,
-    /// The item a position belongs to.
-    item: Vec<u32>,
+    /// The rank of the item a position belongs to (one load per thread in
+    /// [`normalise`], which runs for every transition).
     rank: Vec<u32>,
-    anchored: Vec<bool>,
+    /// Per position: whether it is the end of a pattern without `$` (which
+    /// matches whatever follows).
+    open_end: Vec<bool>,
     /// Each item's first position.
     first: Vec<u32>,
 }
 
 impl Positions {
     fn new(items: &[Item<'_>]) -> Positions {
-        let mut p =
-            Positions { what: Vec::new(), item: Vec::new(), rank: Vec::new(), anchored: Vec::new(), first: Vec::new() };
-        for (i, item) in items.iter().enumerate() {
+        let mut p = Positions { what: Vec::new(), rank: Vec::new(), open_end: Vec::new(), first: Vec::new() };
+        for item in items {
             let (body, anchored) = pattern::split_anchor(item.pattern);
             p.first.push(p.what.len() as u32);
-            p.rank.push(item.rank);
-            p.anchored.push(anchored);
             for &b in body {
                 p.what.push(if b == b'*' { STAR } else { u16::from(b) });
-                p.item.push(i as u32);
+                p.rank.push(item.rank);
+                p.open_end.push(false);
             }
             p.what.push(END);
-            p.item.push(i as u32);
+            p.rank.push(item.rank);
+            p.open_end.push(!anchored);
         }
         p
     }
@@ -409,9 +413,26 @@ impl Positions {
             at += 1;
         }
     }
+}
 
-    fn thread_rank(&self, at: u32) -> u32 {
-        self.rank[self.item[at as usize] as usize]
+/// The states of a subset construction: each thread set once, in an arena,
+/// numbered in order of discovery (which is also the breadth-first order in
+/// which their rows are made).
+#[derive(Default)]
+struct States {
+    /// Id of each `[best, threads...]` key.
+    ids: FxMap<Box<[u32]>, u32>,
+    /// The keys, one after another, and where each ends.
+    arena: Vec<u32>,
+    ends: Vec<usize>,
+    /// The key being looked up (reused, so that a hit allocates nothing).
+    key: Vec<u32>,
+}
+
+impl States {
+    /// The `[best, threads...]` key of state `id`.
+    fn key(&self, id: usize) -> &[u32] {
+        &self.arena[if id == 0 { 0 } else { self.ends[id - 1] }..self.ends[id]]
     }
 }
 
@@ -437,18 +458,20 @@ fn build(items: &[Item<'_>], budget: &Budget) -> Result<Built, OverBudget> {
     let mut work: u64 = 0;
     let mut table: Vec<u32> = Vec::new();
     let mut answers: Vec<u32> = Vec::new();
-    let mut ids: FxMap<(u32, Box<[u32]>), u32> = FxMap::default();
-    let mut queue: VecDeque<(u32, Box<[u32]>)> = VecDeque::new();
-    let mut intern = |best: u32,
-                      threads: &mut Vec<u32>,
-                      answers: &mut Vec<u32>,
-                      queue: &mut VecDeque<(u32, Box<[u32]>)>,
-                      work: &mut u64|
+    let mut states = States::default();
+    // `threads` is sorted and free of duplicates.
+    let intern = |best: u32,
+                  threads: &mut Vec<u32>,
+                  answers: &mut Vec<u32>,
+                  states: &mut States,
+                  work: &mut u64|
      -> Result<u32, OverBudget> {
         let (best, answer) = normalise(&positions, best, threads);
         *work += threads.len() as u64 + 1;
-        let key = (best, threads.as_slice().into());
-        if let Some(&id) = ids.get(&key) {
+        states.key.clear();
+        states.key.push(best);
+        states.key.extend_from_slice(threads);
+        if let Some(&id) = states.ids.get(states.key.as_slice()) {
             return Ok(id);
         }
         let id = answers.len() as u32;
@@ -456,8 +479,9 @@ fn build(items: &[Item<'_>], budget: &Budget) -> Result<Built, OverBudget> {
             return Err(OverBudget);
         }
         answers.push(answer);
-        queue.push_back(key.clone());
-        ids.insert(key, id);
+        states.arena.extend_from_slice(&states.key);
+        states.ends.push(states.arena.len());
+        states.ids.insert(states.key.as_slice().into(), id);
         Ok(id)
     };
 
@@ -465,11 +489,19 @@ fn build(items: &[Item<'_>], budget: &Budget) -> Result<Built, OverBudget> {
     for &first in &positions.first {
         positions.push_closed(first, &mut threads);
     }
-    intern(0, &mut threads, &mut answers, &mut queue, &mut work)?;
+    threads.sort_unstable();
+    threads.dedup();
+    intern(0, &mut threads, &mut answers, &mut states, &mut work)?;
     let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); nclasses];
     let mut stars = Vec::new();
     let mut row = vec![0u32; nclasses];
-    while let Some((best, state)) = queue.pop_front() {
+    let mut current: Vec<u32> = Vec::new();
+    let mut next = 0usize;
+    while next < answers.len() {
+        current.clear();
+        current.extend_from_slice(states.key(next));
+        next += 1;
+        let (best, state) = (current[0], &current[1..]);
         work += nclasses as u64 + state.len() as u64;
         if work > budget.max_work {
             return Err(OverBudget);
@@ -478,6 +510,10 @@ fn build(items: &[Item<'_>], budget: &Budget) -> Result<Built, OverBudget> {
         for bucket in &mut buckets {
             bucket.clear();
         }
+        // Each bucket comes out ascending and without duplicates (a state is
+        // sorted, and a closure after a literal cannot reach the next literal
+        // thread); the stars' closures can overlap, so they are sorted once
+        // here, not once per class.
         for &at in state.iter() {
             match positions.what[at as usize] {
                 STAR => positions.push_closed(at, &mut stars),
@@ -485,6 +521,8 @@ fn build(items: &[Item<'_>], budget: &Budget) -> Result<Built, OverBudget> {
                 b => positions.push_closed(at + 1, &mut buckets[usize::from(classes[usize::from(b)])]),
             }
         }
+        stars.sort_unstable();
+        stars.dedup();
         // Classes no thread reads all lead where the unmentioned bytes lead.
         let mut unread = None;
         for (target, bucket) in row.iter_mut().zip(&buckets) {
@@ -494,10 +532,8 @@ fn build(items: &[Item<'_>], budget: &Budget) -> Result<Built, OverBudget> {
                     continue;
                 }
             }
-            threads.clear();
-            threads.extend_from_slice(&stars);
-            threads.extend_from_slice(bucket);
-            let id = intern(best, &mut threads, &mut answers, &mut queue, &mut work)?;
+            merge_sorted(&stars, bucket, &mut threads);
+            let id = intern(best, &mut threads, &mut answers, &mut states, &mut work)?;
             if bucket.is_empty() {
                 unread = Some(id);
             }
@@ -510,25 +546,43 @@ fn build(items: &[Item<'_>], budget: &Budget) -> Result<Built, OverBudget> {
     Ok(Built { dfa, subset_states, classes: nclasses })
 }
 
-/// Sorts and deduplicates a thread set, folds completed patterns without `$`
-/// into `best`, drops threads that cannot beat it; returns `(best, answer)`.
+/// The union of two ascending lists without duplicates, ascending and
+/// without duplicates, into `out`.
+fn merge_sorted(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
+    out.clear();
+    out.reserve(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        out.push(x.min(y));
+        i += usize::from(x <= y);
+        j += usize::from(y <= x);
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+}
+
+/// Folds completed patterns without `$` of a sorted, duplicate-free thread
+/// set into `best`, drops threads that cannot beat it; returns `(best,
+/// answer)`.
 fn normalise(positions: &Positions, mut best: u32, threads: &mut Vec<u32>) -> (u32, u32) {
-    threads.sort_unstable();
-    threads.dedup();
+    debug_assert!(threads.windows(2).all(|w| w[0] < w[1]), "threads sorted and distinct");
     // A completed pattern without `$` matches whatever follows.
-    let matched =
-        |at: u32| positions.what[at as usize] == END && !positions.anchored[positions.item[at as usize] as usize];
     for &at in threads.iter() {
-        if matched(at) {
-            best = best.max(positions.thread_rank(at));
+        if positions.open_end[at as usize] {
+            best = best.max(positions.rank[at as usize]);
         }
     }
-    threads.retain(|&at| positions.thread_rank(at) > best && !matched(at));
-    let answer = threads
-        .iter()
-        .filter(|&&at| positions.what[at as usize] == END)
-        .map(|&at| positions.thread_rank(at))
-        .fold(best, u32::max);
+    // Keep the threads that can beat `best` (an open end never can now);
+    // the answer is the best of `best` and the completed `$` patterns kept.
+    let mut answer = best;
+    threads.retain(|&at| {
+        let (rank, keep) = (positions.rank[at as usize], positions.rank[at as usize] > best);
+        if keep && positions.what[at as usize] == END {
+            answer = answer.max(rank);
+        }
+        keep && !positions.open_end[at as usize]
+    });
     (best, answer)
 }
 

@@ -2,14 +2,17 @@
 //!
 //! Origins are taken in batches. In each batch, every distinct body is parsed
 //! once, and every group not seen before is compiled, encoded as a blob and
-//! appended to the artifact at once, on every core (rayon); what stays in
-//! memory between batches is one 128-bit hash and a group id per distinct
-//! group (about 48 bytes with the map's overhead), so that a group shared by
-//! many origins, in any batch, is compiled and stored once. Beyond a quarter
-//! of the memory budget that map is forgotten and started afresh: a group seen
-//! again after that is stored again, which costs bytes, never a verdict.
-//! Distinct lists of preference lines (`Content-Signal`, `Content-Usage`)
-//! are shared the same way, a hash and a set id each, and written at once.
+//! appended to the artifact at once, on every core (rayon), so that no
+//! automaton outlives its batch. A group shared by many origins, in any
+//! batch, is compiled and stored once: each shard remembers the id it gave a
+//! group's 128-bit content hash ([`KnownIds`]) in memory that does not grow
+//! with the number of distinct groups: a fixed table of recently first-seen
+//! hashes, and a map of the hashes seen at least twice (about 48 bytes each,
+//! forgotten at once beyond a quarter of the memory budget). A group seen
+//! again after its table slot was taken by another, or after the map was
+//! forgotten, is stored again, which costs bytes, never a verdict. Distinct
+//! lists of preference lines (`Content-Signal`, `Content-Usage`) are shared
+//! the same way, a hash and a set id each, and written at once.
 
 use crate::automaton::{self, BuildOptions};
 use crate::writer::{ArtifactWriter, WriteError, DEFAULT_MEMORY};
@@ -29,9 +32,85 @@ use std::time::{Duration, Instant};
 /// few enough that a batch's bodies and blobs are a few tens of megabytes.
 pub const BATCH_ORIGINS: usize = 4096;
 
-/// Bytes of memory one entry of the distinct-group map takes (hash, id,
-/// the map's own overhead), for the memory budget.
+/// Bytes of memory one entry of the map of groups seen twice takes (hash,
+/// id, the map's own overhead), for the memory budget.
 pub const GROUP_MAP_BYTES_PER_GROUP: usize = 48;
+
+/// Bytes of one entry of the table of recently first-seen hashes (hash, id).
+pub const RECENT_BYTES_PER_SLOT: usize = 20;
+
+/// Entries per bucket of the table of recently first-seen hashes.
+const RECENT_WAYS: usize = 4;
+
+/// The ids one shard has given to content hashes (of groups, or of lists of
+/// preference lines), in memory bounded whatever the number of distinct
+/// ones: a hash seen for the first time goes into a fixed table, in a bucket
+/// of [`RECENT_WAYS`] entries chosen by its low bits (taking the entry of
+/// the oldest hash there when the bucket is full), and one seen again there
+/// moves into a map of repeated hashes, which is forgotten at once when it
+/// reaches its limit. A web crawl's shared groups (the empty file,
+/// `Disallow: /`, a CMS's default) recur soon and often, so they stay; the
+/// long tail of files seen once costs the fixed table only. What is kept
+/// depends only on the sequence of hashes the shard sees, so `--shard K/N`
+/// and `--shards N` give shard K the same ids.
+struct KnownIds {
+    /// Hashes seen at least twice, and their ids.
+    repeated: HashMap<u128, u32>,
+    /// Most entries of `repeated` before it is forgotten.
+    limit: usize,
+    /// Per entry: a hash first seen, and its id (`u32::MAX`: none). Ids
+    /// grow in the order hashes are first seen, so the smallest id of a
+    /// bucket is its oldest entry.
+    recent_hashes: Vec<u128>,
+    recent_ids: Vec<u32>,
+}
+
+impl KnownIds {
+    /// Ids for a shard of a build with this memory budget split over
+    /// `shards` shards: a quarter of its share for the repeated hashes, a
+    /// sixty-fourth for the table (a power of two of entries, 1,024 to 2^20).
+    fn new(memory: usize, shards: usize) -> KnownIds {
+        let share = memory / shards.max(1);
+        let entries = (share / 64 / RECENT_BYTES_PER_SLOT).clamp(1024, 1 << 20);
+        let entries = if entries.is_power_of_two() { entries } else { entries.next_power_of_two() / 2 };
+        KnownIds {
+            repeated: HashMap::new(),
+            limit: (share / 4 / GROUP_MAP_BYTES_PER_GROUP).max(1024),
+            recent_hashes: vec![0; entries],
+            recent_ids: vec![u32::MAX; entries],
+        }
+    }
+
+    /// The entries of the bucket of `hash`.
+    fn bucket(&self, hash: u128) -> std::ops::Range<usize> {
+        let first = (hash as usize & (self.recent_ids.len() / RECENT_WAYS - 1)) * RECENT_WAYS;
+        first..first + RECENT_WAYS
+    }
+
+    /// The id given to `hash`, if it is still remembered.
+    fn get(&mut self, hash: u128) -> Option<u32> {
+        if let Some(&id) = self.repeated.get(&hash) {
+            return Some(id);
+        }
+        let at = self.bucket(hash).find(|&i| self.recent_ids[i] != u32::MAX && self.recent_hashes[i] == hash)?;
+        let id = self.recent_ids[at];
+        // Known from now on as a repeated hash: its entry is free for another.
+        self.recent_ids[at] = u32::MAX;
+        if self.repeated.len() >= self.limit {
+            self.repeated.clear();
+        }
+        self.repeated.insert(hash, id);
+        Some(id)
+    }
+
+    /// Remembers the id of a hash [`KnownIds::get`] did not know, in place
+    /// of the oldest entry of its bucket (an empty one has the largest id).
+    fn insert(&mut self, hash: u128, id: u32) {
+        let at = self.bucket(hash).min_by_key(|&i| self.recent_ids[i].wrapping_add(1)).expect("a bucket has entries");
+        self.recent_hashes[at] = hash;
+        self.recent_ids[at] = id;
+    }
+}
 
 /// What to build.
 #[derive(Clone, Debug)]
@@ -128,11 +207,13 @@ pub fn build_shards(
         preferences: Vec::new(),
     };
     let constant_hashes = (content_hash(&unrestricted), content_hash(&blocked));
-    let map_limit = (plan.memory / 4 / GROUP_MAP_BYTES_PER_GROUP / shards.max(1)).max(1024);
+    // Every shard of a set remembers the same amount, however many of the
+    // set's shards this build writes (one with `--shard K/N`).
+    let set_size = writers.first().and_then(|w| w.shard()).map_or(shards, |s| s.count as usize);
     // Per shard: the id of each group hash it holds.
-    let mut known: Vec<HashMap<u128, u32>> = vec![HashMap::new(); shards];
+    let mut known: Vec<KnownIds> = (0..shards).map(|_| KnownIds::new(plan.memory, set_size)).collect();
     // Per shard: the id of each preference set (by content hash) it holds.
-    let mut known_sets: Vec<HashMap<u128, u32>> = vec![HashMap::new(); shards];
+    let mut known_sets: Vec<KnownIds> = (0..shards).map(|_| KnownIds::new(plan.memory / 8, set_size)).collect();
     let mut report = BuildReport::default();
     let mut selections: Vec<Selection> = Vec::with_capacity(plan.agents.len());
     let mut origins = origins.into_iter();
@@ -178,11 +259,6 @@ pub fn build_shards(
 
         // Each origin's groups: known ones by id, new ones numbered in order
         // of first use (the order they are appended in).
-        for map in known.iter_mut().chain(&mut known_sets) {
-            if map.len() > map_limit {
-                map.clear();
-            }
-        }
         // New groups of the batch, compiled once each; and per shard, which
         // of them it appends, in order of first use there.
         let mut new_groups: Vec<(&Group, usize)> = Vec::new();
@@ -199,14 +275,19 @@ pub fn build_shards(
             };
             for (hash, group) in choices {
                 let first_new = writers[k].groups() as u32;
-                let id = *known[k].entry(hash).or_insert_with(|| {
-                    let slot = *batch_new.entry(hash).or_insert_with(|| {
-                        new_groups.push((group, i));
-                        new_groups.len() - 1
-                    });
-                    appended[k].push(slot);
-                    first_new + appended[k].len() as u32 - 1
-                });
+                let id = match known[k].get(hash) {
+                    Some(id) => id,
+                    None => {
+                        let slot = *batch_new.entry(hash).or_insert_with(|| {
+                            new_groups.push((group, i));
+                            new_groups.len() - 1
+                        });
+                        appended[k].push(slot);
+                        let id = first_new + appended[k].len() as u32 - 1;
+                        known[k].insert(hash, id);
+                        id
+                    }
+                };
                 origin_groups.push(id);
             }
         }
@@ -256,7 +337,7 @@ pub fn build_shards(
             for (_, s) in selected {
                 let set = if s.preferences.is_empty() {
                     None
-                } else if let Some(&id) = known_sets[k].get(&s.preferences_hash) {
+                } else if let Some(id) = known_sets[k].get(s.preferences_hash) {
                     Some(id)
                 } else {
                     let id = writers[k].add_preference_set(&s.preferences)?;
@@ -423,5 +504,42 @@ mod tests {
         // With explanations lines matter: mybot's line-6 rule is not the
         // blocked origin's synthetic rule.
         assert_eq!(artifact(true).groups(), 5);
+    }
+
+    #[test]
+    fn known_ids_keep_repeated_hashes_in_bounded_memory() {
+        let mut known = KnownIds::new(0, 1);
+        assert_eq!(known.recent_ids.len(), 1024, "the smallest table");
+        let buckets = (1024 / RECENT_WAYS) as u128;
+        assert_eq!(known.get(7), None);
+        known.insert(7, 0);
+        assert_eq!(known.get(7), Some(0), "found in the table, and now repeated");
+        // Hashes of 7's bucket: while it has room (7's entry was freed when
+        // it became a repeated hash), each is kept; then the oldest goes.
+        for k in 1..=RECENT_WAYS as u128 {
+            known.insert(7 + k * buckets, k as u32);
+        }
+        assert_eq!(known.get(7), Some(0));
+        assert_eq!(known.get(7 + buckets), Some(1), "kept: the bucket had room");
+        known.insert(7 + 9 * buckets, 9);
+        known.insert(7 + 10 * buckets, 10);
+        assert_eq!(known.get(7 + 2 * buckets), None, "seen once, the oldest of a full bucket");
+        assert_eq!(known.get(7 + 3 * buckets), Some(3));
+        assert_eq!(known.get(7 + 10 * buckets), Some(10));
+        // A million hashes seen once each leave the table its size and the
+        // repeated map as it was.
+        for h in 0..1_000_000u128 {
+            if known.get(h << 20 | 3).is_none() {
+                known.insert(h << 20 | 3, h as u32);
+            }
+        }
+        assert_eq!(known.recent_ids.len(), 1024);
+        assert_eq!(known.repeated.len(), 4);
+        // Past its limit the repeated map is forgotten at once, never grown.
+        for h in 0..3000u128 {
+            known.insert(h << 40, 5);
+            known.get(h << 40);
+        }
+        assert!(known.repeated.len() <= known.limit, "{} > {}", known.repeated.len(), known.limit);
     }
 }

@@ -6,8 +6,9 @@
 //! automaton stays in memory once written. What an origin leaves behind goes
 //! to temporary files at once (its key, its fixed-size record, and its group
 //! blob's offset for each distinct group); in memory stays only the origin
-//! index's `(hash, origin)` pair, 16 bytes per origin, and beyond the memory
-//! budget those are sorted and spilled to temporary files as well. At the
+//! index's `(hash, origin)` pairs, 16 bytes per origin, up to
+//! [`INDEX_RUN_PAIRS`] of them (fewer under a small memory budget): then
+//! they are sorted and spilled to a temporary file as a run. At the
 //! end, the side files are copied behind the groups, the hash table is
 //! built by merging the sorted runs (its home slot is a hash's top bits, so
 //! hash order is slot order), META is appended, and the header and section
@@ -38,6 +39,12 @@ pub const DEFAULT_MEMORY: usize = 1 << 30;
 
 /// Bytes of the origin index kept in memory per origin before spilling.
 pub const INDEX_BYTES_PER_ORIGIN: usize = 16;
+
+/// Most origin-index pairs held in memory (4 MiB) before they are sorted and
+/// spilled as a run: a fixed amount, so that memory stays flat from a
+/// hundred thousand origins to a billion (a run per 262,144 origins, merged
+/// at the end through a read buffer each).
+pub const INDEX_RUN_PAIRS: usize = 1 << 18;
 
 /// Why an artifact could not be written.
 #[derive(Debug)]
@@ -131,6 +138,8 @@ impl Spool {
 struct IndexRuns {
     pending: Vec<(u64, u64)>,
     limit: usize,
+    /// The memory budget, for the merge's read buffers.
+    budget: usize,
     runs: Vec<File>,
     dir: PathBuf,
 }
@@ -164,8 +173,10 @@ impl IndexRuns {
             self.spill()?;
         }
         self.pending.sort_unstable();
+        // Read buffers of 4 to 64 KiB, a sixteenth of the budget in all.
+        let buffer = (self.budget / 16 / self.runs.len().max(1)).clamp(1 << 12, 1 << 16);
         let mut readers: Vec<BufReader<File>> =
-            self.runs.into_iter().map(|f| BufReader::with_capacity(1 << 16, f)).collect();
+            self.runs.into_iter().map(|f| BufReader::with_capacity(buffer, f)).collect();
         let mut heap = BinaryHeap::new();
         for (r, reader) in readers.iter_mut().enumerate() {
             if let Some(pair) = read_pair(reader)? {
@@ -251,8 +262,8 @@ struct PreferenceSpools {
 impl ArtifactWriter {
     /// A writer of the artifact at `path` for these crawlers (each
     /// `TOKEN[,TOKEN...]`). With `explain`, group blobs carry their rules.
-    /// The origin index spills to temporary files (beside `path`) beyond a
-    /// quarter of `memory` bytes.
+    /// The origin index spills to temporary files (beside `path`) beyond
+    /// [`INDEX_RUN_PAIRS`] origins or a quarter of `memory` bytes.
     pub fn create(
         path: &Path,
         agents: Vec<String>,
@@ -293,7 +304,7 @@ impl ArtifactWriter {
     ) -> Result<ArtifactWriter, WriteError> {
         // Room for the header and section table, filled in last.
         target.file()?.write_all(&[0u8; GROUPS_START])?;
-        let limit = (memory / 4 / INDEX_BYTES_PER_ORIGIN).max(1024);
+        let limit = (memory / 4 / INDEX_BYTES_PER_ORIGIN).clamp(1024, INDEX_RUN_PAIRS);
         Ok(ArtifactWriter {
             target,
             name: "the artifact".into(),
@@ -303,7 +314,7 @@ impl ArtifactWriter {
             group_index: Spool::new(dir)?,
             keys: Spool::new(dir)?,
             records: Spool::new(dir)?,
-            index: IndexRuns { pending: Vec::new(), limit, runs: Vec::new(), dir: dir.to_path_buf() },
+            index: IndexRuns { pending: Vec::new(), limit, budget: memory, runs: Vec::new(), dir: dir.to_path_buf() },
             groups: 0,
             origins: 0,
             record: Vec::new(),
@@ -328,6 +339,11 @@ impl ArtifactWriter {
     /// Marks the artifact as one shard of a set (see `robotsieve_engine::shards`).
     pub fn set_shard(&mut self, shard: robotsieve_engine::artifact::ShardInfo) {
         self.meta.shard = Some(shard);
+    }
+
+    /// Which shard of a set the artifact is, when it is one.
+    pub fn shard(&self) -> Option<&robotsieve_engine::artifact::ShardInfo> {
+        self.meta.shard.as_ref()
     }
 
     /// Whether group blobs must carry explanations.

@@ -341,8 +341,7 @@ impl CombDfaBuf {
             let at = s << dense.stride2;
             row.clear();
             row.extend(dense.transitions[at..at + width].iter().map(|&t| t >> dense.stride2));
-            scratch.clone_from(&row);
-            let default = most_frequent(&mut scratch);
+            let default = most_frequent(&row, &mut scratch);
             defaults.push(default);
             entries.extend(row.iter().enumerate().filter(|&(_, &t)| t != default).map(|(c, &t)| (c as u8, t)));
             row_ends.push(entries.len());
@@ -359,21 +358,29 @@ impl CombDfaBuf {
         let mut taken = Taken::default();
         let mut bases = vec![0u32; states];
         let mut slots: Vec<[u32; 2]> = Vec::new();
+        let mut row_classes: Vec<usize> = Vec::with_capacity(width);
+        let mut past_shape: std::collections::HashMap<[u64; 4], usize> = std::collections::HashMap::new();
         for s in order {
             let row = row_of(s);
             let first = usize::from(row[0].0);
-            // Candidate bases put the row's first class on a free slot; the
-            // bitmap finds the next free slot, and tests the whole row, a
-            // word at a time.
-            let mut classes = [0u64; 4];
-            for &(c, _) in row {
-                classes[usize::from(c) / 64] |= 1 << (c % 64);
+            // The first base at which every class of the row lands on a free
+            // slot, at or after the one that puts the first class on the
+            // first free slot (every slot below that is taken).
+            // A row of the same classes as an earlier one cannot fit below
+            // where that one went (slots are only ever taken), so the
+            // search starts past it: rows of one shape do not rescan the
+            // table each.
+            row_classes.clear();
+            row_classes.extend(row.iter().map(|&(c, _)| usize::from(c)));
+            let mut shape = [0u64; 4];
+            for &c in &row_classes {
+                shape[c / 64] |= 1 << (c % 64);
             }
-            let mut pos = taken.next_free(taken.first_free.max(first));
-            while !taken.fits(pos - first, &classes) {
-                pos = taken.next_free(pos + 1);
+            let after = if row.len() > 1 { past_shape.get(&shape).copied().unwrap_or(0) } else { 0 };
+            let base = taken.first_fit(taken.first_free.saturating_sub(first).max(after), &row_classes);
+            if row.len() > 1 {
+                past_shape.insert(shape, base + 1);
             }
-            let base = pos - first;
             let end = base + usize::from(row[row.len() - 1].0) + 1;
             if slots.len() < end {
                 slots.resize(end, [FREE_SLOT, 0]);
@@ -517,8 +524,25 @@ fn stored_bytes(states: usize, slots: usize, narrow: bool) -> usize {
 }
 
 /// The most frequent value of `row` (the smallest among equally frequent
-/// ones, so the result does not depend on the row's order). Sorts `row`.
-fn most_frequent(row: &mut [u32]) -> u32 {
+/// ones, so the result does not depend on the row's order); `scratch` holds
+/// a sorted copy when there is no majority.
+fn most_frequent(row: &[u32], scratch: &mut Vec<u32>) -> u32 {
+    // Most rows have a target that takes more than half of them (a trie's
+    // "anything else"): then it is the most frequent, found without sorting
+    // by a majority vote (Boyer and Moore) and a count.
+    let (mut candidate, mut votes) = (row[0], 0usize);
+    for &t in row {
+        if votes == 0 {
+            candidate = t;
+        }
+        votes = if t == candidate { votes + 1 } else { votes - 1 };
+    }
+    if 2 * row.iter().filter(|&&t| t == candidate).count() > row.len() {
+        return candidate;
+    }
+    scratch.clear();
+    scratch.extend_from_slice(row);
+    let row = scratch.as_mut_slice();
     row.sort_unstable();
     let (mut best, mut best_count) = (row[0], 0);
     for run in row.chunk_by(|a, b| a == b) {
@@ -538,15 +562,33 @@ struct Taken {
 }
 
 impl Taken {
-    /// Whether slot `base + c` is free for every class `c` of `classes` (bit
-    /// `c % 64` of word `c / 64`).
-    fn fits(&self, base: usize, classes: &[u64; 4]) -> bool {
-        let (word, shift) = (base / 64, base % 64);
-        let at = |k: usize| self.bits.get(word + k).copied().unwrap_or(0);
-        (0..4).all(|k| {
-            let window = if shift == 0 { at(k) } else { at(k) >> shift | at(k + 1) << (64 - shift) };
-            window & classes[k] == 0
-        })
+    /// The 64 bits of the bitmap from slot `at` on: bit `j` is slot `at + j`
+    /// (slots past the bitmap are free).
+    #[inline(always)]
+    fn window(&self, at: usize) -> u64 {
+        let (word, shift) = (at / 64, at % 64);
+        let get = |k: usize| self.bits.get(k).copied().unwrap_or(0);
+        if shift == 0 {
+            get(word)
+        } else {
+            get(word) >> shift | get(word + 1) << (64 - shift)
+        }
+    }
+
+    /// The smallest base at or after `from` such that slot `base + c` is
+    /// free for every class `c` of `classes`: first fit, tested for 64
+    /// bases at once (one window per class), so that a search through a
+    /// nearly full table costs a few words per 64 candidates, not a test of
+    /// the whole row per free slot.
+    fn first_fit(&self, from: usize, classes: &[usize]) -> usize {
+        let mut block = from;
+        loop {
+            let taken = classes.iter().fold(0u64, |acc, &c| acc | self.window(block + c));
+            if taken != u64::MAX {
+                return block + (!taken).trailing_zeros() as usize;
+            }
+            block += 64;
+        }
     }
 
     fn take(&mut self, i: usize) {
@@ -874,6 +916,32 @@ mod tests {
     fn random_paths() -> impl Strategy<Value = Vec<Vec<u8>>> {
         let byte = prop_oneof![any::<u8>(), prop::sample::select(SPECIAL.to_vec())];
         proptest::collection::vec(proptest::collection::vec(byte, 0..30), 1..20)
+    }
+
+    proptest! {
+        /// The word-parallel first fit finds the base a slot-by-slot scan finds.
+        #[test]
+        fn first_fit_is_the_first_base_that_fits(
+            words in proptest::collection::vec(any::<u64>(), 0..6),
+            mut classes in proptest::collection::vec(0usize..256, 1..6),
+            from in 0usize..400,
+        ) {
+            classes.sort_unstable();
+            classes.dedup();
+            let taken = Taken { bits: words, first_free: 0 };
+            let is_taken = |i: usize| taken.bits.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1);
+            let naive = (from..).find(|&b| classes.iter().all(|&c| !is_taken(b + c))).unwrap();
+            prop_assert_eq!(taken.first_fit(from, &classes), naive);
+        }
+
+        /// The majority shortcut gives the value a full count gives (the
+        /// smallest of the most frequent).
+        #[test]
+        fn most_frequent_is_the_smallest_of_the_commonest(row in proptest::collection::vec(0u32..4, 1..40)) {
+            let count = |v: u32| row.iter().filter(|&&t| t == v).count();
+            let best = row.iter().copied().max_by_key(|&v| (count(v), std::cmp::Reverse(v))).unwrap();
+            prop_assert_eq!(most_frequent(&row, &mut Vec::new()), best);
+        }
     }
 
     proptest! {

@@ -481,12 +481,25 @@ impl Corpus {
         Ok(used)
     }
 
-    /// `--corpus FILE.jsonl`: one fetch record per line (blank lines skipped).
-    /// Returns the number of records read.
+    /// `--corpus FILE.jsonl`: one fetch record per line (blank lines
+    /// skipped), read as a stream; gzip- or zstd-compressed when the file's
+    /// first bytes say so (`.jsonl.gz`, `.jsonl.zst`, whatever the name).
+    /// Compressed data cut short or damaged is an error naming the file and
+    /// the line it reached. Returns the number of records read.
     pub fn add_jsonl(&mut self, path: &Path) -> Result<usize, CorpusError> {
-        let file = std::fs::File::open(path)
-            .map_err(|e| CorpusError::io(SourceRef { file: file_name(path), place: Place::File }, &e))?;
-        self.add_jsonl_from(file_name(path), BufReader::new(file))
+        let file_error =
+            |e: std::io::Error| CorpusError::io(SourceRef { file: file_name(path), place: Place::File }, &e);
+        let file = std::fs::File::open(path).map_err(file_error)?;
+        let (input, compression) =
+            warc::decompressed(BufReader::with_capacity(256 * 1024, file)).map_err(file_error)?;
+        self.add_jsonl_from(file_name(path), input).map_err(|mut e| {
+            if let (CorpusProblem::Read { message, .. }, true) =
+                (&mut e.problem, compression != warc::Compression::None)
+            {
+                message.push_str(&format!(" ({} data cut short or damaged)", compression.name()));
+            }
+            e
+        })
     }
 
     /// Reads JSON Lines fetch records from `input`, named `name` in messages.

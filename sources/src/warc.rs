@@ -246,16 +246,60 @@ impl<R: BufRead> Iterator for WarcReader<R> {
     }
 }
 
-/// Wraps `input` in a gzip decoder when it starts with the gzip magic bytes
-/// (`1f 8b`), and reads it as WARC.
-pub fn reader<'a, R: BufRead + 'a>(mut input: R) -> io::Result<WarcReader<Box<dyn BufRead + 'a>>> {
-    let gzip = input.fill_buf()?.starts_with(&[0x1f, 0x8b]);
-    let input: Box<dyn BufRead + 'a> =
-        if gzip { Box::new(BufReader::new(MultiGzDecoder::new(input))) } else { Box::new(input) };
-    Ok(WarcReader::new(input))
+/// How an input file is compressed, told by its first bytes (never by its
+/// name, which may lie or be a pipe's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compression {
+    /// Plain bytes.
+    None,
+    /// gzip (`1f 8b`), one member or many (as `.warc.gz` files are).
+    Gzip,
+    /// Zstandard (`28 b5 2f fd`), one frame or many.
+    Zstd,
 }
 
-/// Opens a WARC file, gzip-compressed or plain.
+impl Compression {
+    /// Its name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::None => "plain",
+            Compression::Gzip => "gzip",
+            Compression::Zstd => "zstd",
+        }
+    }
+
+    /// The compression of a stream that starts with `head`.
+    pub fn of(head: &[u8]) -> Compression {
+        if head.starts_with(&[0x1f, 0x8b]) {
+            Compression::Gzip
+        } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+            Compression::Zstd
+        } else {
+            Compression::None
+        }
+    }
+}
+
+/// `input` decompressed as its magic bytes say ([`Compression`]), as a
+/// stream: nothing is held but the decoders' buffers. Compressed data cut
+/// short or damaged is an error of the read that reaches it.
+pub fn decompressed<'a, R: BufRead + 'a>(mut input: R) -> io::Result<(Box<dyn BufRead + 'a>, Compression)> {
+    let compression = Compression::of(input.fill_buf()?);
+    let input: Box<dyn BufRead + 'a> = match compression {
+        Compression::None => Box::new(input),
+        Compression::Gzip => Box::new(BufReader::new(MultiGzDecoder::new(input))),
+        Compression::Zstd => Box::new(BufReader::new(zstd::stream::read::Decoder::with_buffer(input)?)),
+    };
+    Ok((input, compression))
+}
+
+/// Reads `input` as WARC, decompressed as its magic bytes say (gzip, zstd
+/// without a dictionary, or plain).
+pub fn reader<'a, R: BufRead + 'a>(input: R) -> io::Result<WarcReader<Box<dyn BufRead + 'a>>> {
+    Ok(WarcReader::new(decompressed(input)?.0))
+}
+
+/// Opens a WARC file, compressed (gzip, zstd) or plain.
 pub fn open(path: &Path) -> io::Result<WarcReader<Box<dyn BufRead>>> {
     reader(BufReader::with_capacity(256 * 1024, File::open(path)?))
 }

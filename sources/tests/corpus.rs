@@ -808,3 +808,56 @@ fn rfc3339_times() {
         assert_eq!(Timestamp::parse_rfc3339(s).unwrap().to_string(), s);
     }
 }
+
+/// `copies` fetch records as JSON Lines, each of its own host and body.
+fn jsonl_of(copies: usize) -> Vec<u8> {
+    let mut text = String::new();
+    for i in 0..copies {
+        let body = format!("user-agent: *\ndisallow: /private-{i}\n");
+        let record = json!({"url": format!("https://h{i}.example/robots.txt"), "status": 200, "body": body});
+        text.push_str(&format!("{record}\n"));
+    }
+    text.into_bytes()
+}
+
+#[test]
+fn gzip_and_zstd_json_lines_read_as_the_plain_file_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = jsonl_of(300);
+    let files = [
+        ("plain.jsonl", plain.clone()),
+        // Named to mislead: the magic bytes decide.
+        ("fetches.jsonl.gz", gzip(&plain)),
+        ("fetches.txt", zstd::encode_all(&plain[..], 3).unwrap()),
+    ];
+    let mut resolved = Vec::new();
+    for (name, bytes) in &files {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let mut corpus = Corpus::new();
+        assert_eq!(corpus.add_jsonl(&path).unwrap(), 300, "{name}");
+        resolved.push(corpus.resolve().origins.into_values().map(|g| (g.origin, g.robots)).collect::<Vec<_>>());
+    }
+    assert_eq!(resolved[0].len(), 300);
+    assert_eq!(resolved[1], resolved[0]);
+    assert_eq!(resolved[2], resolved[0]);
+}
+
+#[test]
+fn cut_short_compressed_json_lines_name_the_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    // Big enough for many zstd blocks (128 KiB each): a block cut short
+    // yields nothing, the ones before it their lines.
+    let plain = jsonl_of(20_000);
+    for (name, whole) in [("cut.jsonl.gz", gzip(&plain)), ("cut.jsonl.zst", zstd::encode_all(&plain[..], 3).unwrap())] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, &whole[..whole.len() / 2]).unwrap();
+        let mut corpus = Corpus::new();
+        let err = corpus.add_jsonl(&path).expect_err(name);
+        let Place::Line(line) = err.source.place else { panic!("{name}: {err}") };
+        assert!(line > 1 && line < 20_000, "{name}: line {line}");
+        let message = err.to_string();
+        assert!(message.starts_with(&format!("{}:{line}: cannot read", path.display())), "{message}");
+        assert!(message.contains("cut short or damaged"), "{message}");
+    }
+}

@@ -11,8 +11,13 @@
 //! `target/scale/`, in a child process per size, so that each peak RSS is its
 //! own (`wait4`). Nothing generated goes into the repository.
 //!
+//! With `--tiny`, each synthetic origin serves only its unique rule (no real
+//! file): every group is still distinct, but compiling it costs next to
+//! nothing, so a million origins measure what the build keeps per origin and
+//! per group (the origin index, the group ids) in minutes.
+//!
 //! Usage: `nice cargo run --release -p robotsieve-benches --bin compile_scale --
-//! [--sizes 100000,300000,1000000] [--memory BYTES] [--baseline PATH/robotsieve] [--no-cli]`
+//! [--sizes 100000,300000,1000000] [--memory BYTES] [--baseline PATH/robotsieve] [--no-cli] [--tiny]`
 //! (build `robotsieve` in release first: the CLI runs use the binary beside this one).
 
 use robotsieve_compiler::automaton::BuildOptions;
@@ -39,6 +44,7 @@ fn main() {
     let mut memory = DEFAULT_MEMORY;
     let mut baseline: Option<PathBuf> = None;
     let mut cli = true;
+    let mut tiny = false;
     let mut it = args.into_iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
@@ -51,6 +57,7 @@ fn main() {
                 baseline = Some(PathBuf::from(it.next().unwrap_or_else(|| fail("--baseline needs a path"))))
             }
             "--no-cli" => cli = false,
+            "--tiny" => tiny = true,
             other => fail(&format!("unknown argument {other:?}")),
         }
     }
@@ -100,19 +107,26 @@ fn main() {
     for n in sizes {
         let out = work.join(format!("synthetic-{n}.rsv"));
         let mut cmd = Command::new(&exe);
-        cmd.args(["synth-build", &n.to_string(), &out.display().to_string(), &memory.to_string()]);
+        let kind = if tiny { "tiny" } else { "real" };
+        cmd.args(["synth-build", &n.to_string(), &out.display().to_string(), &memory.to_string(), kind]);
         let run = measure(cmd);
         let text = String::from_utf8_lossy(&run.stdout);
         let groups = field_after(&text, "groups=");
         let bytes = field_after(&text, "bytes=");
-        row("synthetic distinct origins (library build)", "this branch", n, groups, &run, bytes as u64);
+        let input = if tiny {
+            "synthetic distinct origins, one rule each (library build)"
+        } else {
+            "synthetic distinct origins (library build)"
+        };
+        row(input, "this branch", n, groups, &run, bytes as u64);
         let _ = std::fs::remove_file(&out);
     }
 }
 
-/// Child mode: `synth-build N OUTPUT MEMORY`.
+/// Child mode: `synth-build N OUTPUT MEMORY real|tiny`.
 fn synth_build(args: &[String]) {
-    let [n, out, memory] = args else { fail("synth-build N OUTPUT MEMORY") };
+    let [n, out, memory, kind] = args else { fail("synth-build N OUTPUT MEMORY real|tiny") };
+    let tiny = kind == "tiny";
     let (n, memory) = (number(n), number(memory));
     let robots = shared_dir().map(|d| d.join("realworld/robots")).unwrap_or_else(|| fail("no shared dir"));
     let files = real_files(&robots);
@@ -129,7 +143,11 @@ fn synth_build(args: &[String]) {
         let mut corpus = Corpus::new();
         for i in next..(next + CHUNK).min(n) {
             let path = &files[i % files.len()];
-            let mut body = std::fs::read(path).unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+            let mut body = if tiny {
+                Vec::new()
+            } else {
+                std::fs::read(path).unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())))
+            };
             body.extend_from_slice(unique_rule(i).as_bytes());
             corpus.push(FetchRecord {
                 url: format!("https://h{i}.example/robots.txt"),
