@@ -12,11 +12,15 @@
 //!   [`seeds`] made from `shared/`.
 //! - [`url_oracle`]: robotsieve's URL parser against the `url` crate, and its
 //!   fast path against its complete parser.
+//! - [`regex_oracle`]: a third reading of patterns and precedence, by
+//!   regex-automata's DFA, against the per-rule oracle and the automaton
+//!   (a misreading the two share would pass every test between them).
 
 use std::path::PathBuf;
 
 pub mod differential;
 pub mod fuzz_checks;
+pub mod regex_oracle;
 pub mod seeds;
 pub mod url_oracle;
 
