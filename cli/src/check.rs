@@ -2,11 +2,11 @@
 
 use crate::failure::{fail, Context, Failure};
 use crate::input::read_all;
-use robotsieve_compiler::{Agent, Group, RobotsTxt};
 use robotsieve_engine::classify::{Reason, Scratch};
 use robotsieve_engine::line::{self, LineProblem};
 use robotsieve_engine::url::PathMode;
 use robotsieve_engine::verdict::Verdict;
+use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
 use std::borrow::Cow;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;

@@ -4,12 +4,12 @@ use crate::failure::{fail, Failure};
 use indicatif::{ProgressBar, ProgressStyle};
 use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build, build_shards, BuildPlan, BuildReport};
-use robotsieve_compiler::corpus::Corpus;
 use robotsieve_compiler::writer::ArtifactWriter;
-use robotsieve_compiler::Agent;
 use robotsieve_engine::artifact::ShardInfo;
 use robotsieve_engine::filter::PendingFile;
 use robotsieve_engine::shards::{shard_file_name, shard_of_hash, SHARD_SCHEME};
+use robotsieve_robotstxt::Agent;
+use robotsieve_sources::corpus::Corpus;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -121,7 +121,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     if args.skip_bad_records {
         corpus.skip_bad_records();
     }
-    let corpus_error = |e: robotsieve_compiler::corpus::CorpusError| fail!("{e}");
+    let corpus_error = |e: robotsieve_sources::corpus::CorpusError| fail!("{e}");
     for (file, origin) in args.robots.iter().zip(&args.origin) {
         corpus.add_robots_file(file, origin).map_err(corpus_error)?;
     }

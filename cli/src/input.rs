@@ -2,11 +2,11 @@
 //! and a crawler's view of an artifact or shard set.
 
 use crate::failure::{fail, Context, Failure};
-use robotsieve_compiler::group::UserAgent;
-use robotsieve_compiler::Agent;
 use robotsieve_engine::classify::AgentClassifier;
 use robotsieve_engine::shards::ShardSet;
 use robotsieve_engine::url::PathMode;
+use robotsieve_robotstxt::group::UserAgent;
+use robotsieve_robotstxt::Agent;
 use std::io::Read;
 use std::path::Path;
 

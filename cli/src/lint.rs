@@ -5,9 +5,9 @@
 use crate::failure::{fail, Context, Failure};
 use crate::input::read_all;
 use rayon::prelude::*;
-use robotsieve_compiler::group::Source;
-use robotsieve_compiler::lint::{self, AgentReport, Effect, EffectCache, Finding, Options, Report, Severity, CODES};
-use robotsieve_compiler::{Agent, RobotsTxt};
+use robotsieve_lint::{self as lint, AgentReport, Effect, EffectCache, Finding, Options, Report, Severity, CODES};
+use robotsieve_robotstxt::group::Source;
+use robotsieve_robotstxt::{Agent, RobotsTxt};
 use std::collections::HashMap;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};

@@ -4,10 +4,10 @@
 use crate::failure::{fail, Context, Failure};
 use crate::input::read_all;
 use rayon::prelude::*;
-use robotsieve_compiler::page::{Field, PageRules, Statement};
-use robotsieve_compiler::warc::{self, WarcRecord};
-use robotsieve_compiler::Agent;
 use robotsieve_engine::filter::PendingFile;
+use robotsieve_page::{Field, PageRules, Statement};
+use robotsieve_robotstxt::Agent;
+use robotsieve_sources::warc::{self, WarcRecord};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

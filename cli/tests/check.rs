@@ -1,8 +1,8 @@
 //! `robotsieve check` as users run it: every conformance case through the
 //! binary, from a robots.txt file and from a compiled artifact.
 
-use robotsieve_compiler::conformance::{conformance_file, read_verdict_cases, VerdictCase};
-use robotsieve_compiler::Agent;
+use robotsieve_robotstxt::Agent;
+use robotsieve_testkit::conformance::{conformance_file, read_verdict_cases, VerdictCase};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::{Command, Stdio};

@@ -3,11 +3,11 @@
 
 use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build_bytes, BuildPlan};
-use robotsieve_compiler::conformance::{check_verdict_file, conformance_file, read_origin_cases};
-use robotsieve_compiler::corpus::{Corpus, Governing};
-use robotsieve_compiler::Agent;
 use robotsieve_engine::artifact::{Artifact, PART_COMB16};
 use robotsieve_engine::format::Header;
+use robotsieve_robotstxt::Agent;
+use robotsieve_sources::corpus::{Corpus, Governing};
+use robotsieve_testkit::conformance::{check_verdict_file, conformance_file, read_origin_cases};
 const HEADER_LEN: usize = Header::LEN;
 use robotsieve_engine::url::{OriginKey, PathMode};
 
@@ -134,7 +134,7 @@ fn assert_agrees_with_the_oracle<'p>(
     paths: impl IntoIterator<Item = &'p str>,
     explain: bool,
 ) {
-    use robotsieve_compiler::{Group, RobotsTxt};
+    use robotsieve_robotstxt::{Group, RobotsTxt};
     let group = Group::select(&RobotsTxt::parse(body.as_bytes()), &Agent::parse("mybot").unwrap());
     let key = OriginKey::of_url("https://s.example").unwrap();
     let o = artifact.find_origin(key.as_bytes(), key.hash64()).unwrap();
@@ -308,8 +308,8 @@ fn a_shard_holding_another_shards_origin_is_refused() {
 /// no body has a line.
 #[test]
 fn preferences_through_the_artifact_equal_group_selection() {
-    use robotsieve_compiler::{Group, RobotsTxt};
     use robotsieve_engine::artifact::Section;
+    use robotsieve_robotstxt::{Group, RobotsTxt};
     let bodies = [
         "User-Agent: *\nContent-Signal: ai-train=no, search=yes, ai-input=yes\nAllow: /\n",
         "User-agent: *\nAllow: /\nContent-Usage: train-ai=n\nContent-Usage: /docs/ train-ai=y\n",
@@ -338,7 +338,7 @@ fn preferences_through_the_artifact_equal_group_selection() {
                     expected.iter_mut().for_each(|p| p.line = 0);
                 }
                 assert_eq!(artifact.preference_lines(origin, a), expected, "s{i} {agent} explain={explain}");
-                let named = Group::select(&robots, agent).source == robotsieve_compiler::group::Source::Specific;
+                let named = Group::select(&robots, agent).source == robotsieve_robotstxt::group::Source::Specific;
                 assert_eq!(artifact.names_agent(origin, a), named, "s{i} {agent}");
                 assert_eq!(named, i % bodies.len() == 2 && a == 0);
             }

@@ -16,17 +16,18 @@
 
 use robotsieve_compiler::automaton::{compile, Budget, BuildOptions};
 use robotsieve_compiler::build::{build_bytes, BuildPlan};
-use robotsieve_compiler::corpus::{Corpus, FetchRecord, Place, SourceRef};
-use robotsieve_compiler::lint::{lint, Options};
-use robotsieve_compiler::page::{parse_date, parse_directives, parse_x_robots_tag, scan_head, Field, PageRules};
-use robotsieve_compiler::warc::{self, HttpResponse};
-use robotsieve_compiler::{Agent, Group, RobotsTxt};
 use robotsieve_engine::artifact::Artifact;
 use robotsieve_engine::classify::{AgentClassifier, Scratch};
 use robotsieve_engine::format::reseal;
 use robotsieve_engine::shards::ShardSet;
 use robotsieve_engine::url::{KeyBuf, OriginKey, PathMode};
 use robotsieve_engine::verdict::Verdict;
+use robotsieve_lint::{lint, Options};
+use robotsieve_page::{parse_date, parse_directives, parse_x_robots_tag, scan_head, Field, PageRules};
+use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
+use robotsieve_sources::corpus::{Corpus, FetchRecord, Place, SourceRef};
+use robotsieve_sources::http::HttpResponse;
+use robotsieve_sources::warc;
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 

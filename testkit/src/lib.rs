@@ -12,12 +12,16 @@
 //!   [`seeds`] made from `shared/`.
 //! - [`url_oracle`]: robotsieve's URL parser against the `url` crate, and its
 //!   fast path against its complete parser.
+//! - [`conformance`]: the conformance cases of `shared/conformance`, read one
+//!   way for every test (the per-rule oracle, the automaton, the artifact,
+//!   the binary).
 //! - [`regex_oracle`]: a third reading of patterns and precedence, by
 //!   regex-automata's DFA, against the per-rule oracle and the automaton
 //!   (a misreading the two share would pass every test between them).
 
 use std::path::PathBuf;
 
+pub mod conformance;
 pub mod differential;
 pub mod fuzz_checks;
 pub mod regex_oracle;

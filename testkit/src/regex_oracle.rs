@@ -16,7 +16,7 @@
 //!   any prefix of it (`Anchored::Yes`, a match ending anywhere).
 //!
 //! Patterns and paths are taken as the per-rule oracle takes them: the rule's
-//! escaped pattern ([`robotsieve_compiler::Rule::pattern`]) and the path as
+//! escaped pattern ([`robotsieve_robotstxt::Rule::pattern`]) and the path as
 //! `PathMode::path_of` prepares it. The precedence is Google's, written here
 //! again: the longest pattern (in bytes, after escaping) wins, allow wins a tie
 //! of lengths, and among equal rules the first in the file decides.
@@ -24,7 +24,7 @@
 use regex_automata::dfa::{dense, Automaton};
 use regex_automata::nfa::thompson;
 use regex_automata::{util::syntax, Anchored, Input};
-use robotsieve_compiler::{Group, Verb};
+use robotsieve_robotstxt::{Group, Verb};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 

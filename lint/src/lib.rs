@@ -1,4 +1,4 @@
-//! `lint`: how Google's rules read a robots.txt, and where that differs from
+//! robotsieve-lint: how Google's rules read a robots.txt, and where that differs from
 //! what its author evidently meant.
 //!
 //! The linter is a second consumer of the one parse ([`RobotsTxt`]): it walks
@@ -10,17 +10,19 @@
 //! line after a rule starts a group; nothing else ends one), and the rules of
 //! each crawler named in the file are checked on the merged group that crawler
 //! really gets. Whether a rule can ever decide a verdict is computed from the
-//! automaton built for that merged group (see [`crate::automaton`]), not from
+//! automaton built for that merged group (see [`robotsieve_compiler::automaton`]), not from
 //! pattern heuristics.
 
-use crate::automaton::{self, Budget, BuildOptions};
-use crate::group::{Agent, Group, Rule, UserAgent, Verb};
-use crate::parse::{Field, Line, RobotsTxt, Spelling, MAX_BODY_BYTES, MAX_LINE_BYTES};
-use crate::preference::{self, Problem};
+#![warn(missing_docs)]
+
+use robotsieve_compiler::automaton::{self, Budget, BuildOptions};
 use robotsieve_engine::dfa::DfaBuf;
 use robotsieve_engine::matcher::{MatcherBuf, PartBuf};
 use robotsieve_engine::pattern;
 use robotsieve_engine::preference::PreferenceField;
+use robotsieve_robotstxt::group::{Agent, Group, Rule, UserAgent, Verb};
+use robotsieve_robotstxt::parse::{Field, Line, RobotsTxt, Spelling, MAX_BODY_BYTES, MAX_LINE_BYTES};
+use robotsieve_robotstxt::preference::{self, Problem};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::sync::Mutex;

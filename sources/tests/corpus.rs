@@ -3,11 +3,14 @@
 //! directories and WARC files.
 
 use flate2::write::GzEncoder;
-use robotsieve_compiler::conformance::{conformance_file, read_status_cases, shared_dir};
-use robotsieve_compiler::corpus::{Corpus, Place, Reason, Resolution, Robots, Timestamp};
-use robotsieve_compiler::warc::{self, HttpResponse};
-use robotsieve_compiler::{Agent, Group, RobotsTxt};
 use robotsieve_engine::url::{OriginKey, PathMode};
+use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
+use robotsieve_sources::corpus::{Corpus, Place, Reason, Resolution, Robots};
+use robotsieve_sources::http::{self, HttpResponse};
+use robotsieve_sources::time::Timestamp;
+use robotsieve_sources::warc;
+use robotsieve_testkit::conformance::{conformance_file, read_status_cases};
+use robotsieve_testkit::shared_dir;
 use serde_json::{json, Value};
 use std::io::{Cursor, Write};
 
@@ -692,11 +695,11 @@ fn bad_records_are_skipped_when_asked_and_named() {
     // A line longer than a record may be: named with its length, never held.
     let long = format!(
         "{}\n{}\n",
-        "x".repeat(robotsieve_compiler::corpus::MAX_RECORD_LINE + 10),
+        "x".repeat(robotsieve_sources::corpus::MAX_RECORD_LINE + 10),
         r#"{"url": "http://a.example/robots.txt", "status": 404}"#
     );
     let error = Corpus::new().add_jsonl_from("l.jsonl".into(), Cursor::new(long.clone())).unwrap_err();
-    let limit = robotsieve_compiler::corpus::MAX_RECORD_LINE;
+    let limit = robotsieve_sources::corpus::MAX_RECORD_LINE;
     assert_eq!(
         error.to_string(),
         format!("l.jsonl:1: a line of {} bytes, longer than the {limit} a record may have", limit + 10)
@@ -736,13 +739,13 @@ fn bad_records_are_skipped_when_asked_and_named() {
 fn warc_blocks_and_decoded_bodies_are_held_to_a_bounded_size() {
     // A block longer than MAX_BLOCK, then a good record: the first is cut,
     // the second read from the right place.
-    let big = vec![b'v'; warc::MAX_BLOCK as usize + 1000];
+    let big = vec![b'v'; http::MAX_BLOCK as usize + 1000];
     let mut bytes = warc_record("resource", "https://example.com/video", "2026-11-01T00:00:00Z", "video/mp4", &big);
     let second = bytes.len() as u64;
     bytes.extend(sample_records()[2].iter());
     let records: Vec<_> = warc::reader(Cursor::new(bytes)).unwrap().collect::<Result<_, _>>().unwrap();
     assert_eq!(records.len(), 2);
-    assert_eq!((records[0].block.len() as u64, records[0].length), (warc::MAX_BLOCK, big.len() as u64));
+    assert_eq!((records[0].block.len() as u64, records[0].length), (http::MAX_BLOCK, big.len() as u64));
     assert_eq!(records[1].offset, second);
     assert_eq!(records[1].block.len() as u64, records[1].length);
     // A gzip body of 100 MiB of zeros (a bomb of 100 KiB) decodes to MAX_BLOCK.
@@ -750,7 +753,7 @@ fn warc_blocks_and_decoded_bodies_are_held_to_a_bounded_size() {
     let mut block = b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n\r\n".to_vec();
     block.extend_from_slice(&bomb);
     let response = HttpResponse::parse(&block).unwrap();
-    assert_eq!(response.decoded_body().unwrap().len() as u64, warc::MAX_BLOCK);
+    assert_eq!(response.decoded_body().unwrap().len() as u64, http::MAX_BLOCK);
 }
 
 #[test]

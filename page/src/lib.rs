@@ -1,8 +1,8 @@
-//! Page-level rules: robots `<meta>` tags and `X-Robots-Tag` headers.
+//! robotsieve-page: page-level rules, robots `<meta>` tags and `X-Robots-Tag` headers.
 //!
 //! robots.txt says what a crawler may fetch; once a page is fetched, its
 //! robots meta tags and `X-Robots-Tag` response headers say whether it may be
-//! indexed, its links followed, a snippet or a cached copy shown. This module
+//! indexed, its links followed, a snippet or a cached copy shown. This crate
 //! reads both and combines them for one crawler:
 //!
 //! - [`parse_directives`] and [`parse_x_robots_tag`]: one directive parser for
@@ -73,11 +73,13 @@
 //! UTF-16 byte order mark is transcoded first (lossily). Nothing fails: the
 //! worst a malformed page gets is the defaults.
 
-use crate::calendar::{civil_from_days, days_from_civil};
-use crate::group::Agent;
-use crate::warc::HttpResponse;
+#![warn(missing_docs)]
+
 use html5gum::emitters::callback::{CallbackEmitter, CallbackEvent};
 use html5gum::{naive_next_state, Span, Tokenizer};
+use robotsieve_robotstxt::group::Agent;
+use robotsieve_sources::http::HttpResponse;
+use robotsieve_sources::time::{civil_from_days, days_from_civil};
 use std::fmt;
 
 /// How large a `max-image-preview` may be, smallest first (so `min` is the
