@@ -51,3 +51,17 @@ pub fn shared_dir() -> Option<PathBuf> {
 pub fn shared_path(relative: &str) -> Option<PathBuf> {
     Some(shared_dir()?.join(relative)).filter(|p| p.exists())
 }
+
+/// The robots.txt files of `shared/realworld/robots` (`*.txt`), sorted by
+/// name so that sampling by index is repeatable; `None` when the folder is
+/// absent (see [`shared_dir`] for CI).
+pub fn realworld_robots_files() -> Option<Vec<PathBuf>> {
+    let dir = shared_path("realworld/robots")?;
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap_or_else(|e| panic!("{}: {e}", dir.display())).path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    files.sort();
+    Some(files)
+}

@@ -9,8 +9,8 @@ use robotsieve_engine::url::PathMode;
 use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
 use robotsieve_testkit::conformance::{check_verdict_file, conformance_file, read_verdict_cases};
 use robotsieve_testkit::differential::{paths_for_group, Rng, TINY};
+use robotsieve_testkit::realworld_robots_files;
 use robotsieve_testkit::regex_oracle::{regex_disagreements, RegexOracle};
-use robotsieve_testkit::shared_path;
 
 fn group_of(body: &str, agent: &str) -> Group {
     Group::select(&RobotsTxt::parse(body.as_bytes()), &Agent::parse(agent).unwrap())
@@ -107,17 +107,11 @@ fn conformance_google_spec_test_jsonl_three_ways() {
 /// `*`-only bot's groups, paths from 40 of each group's rules, the automaton
 /// in verdict mode and, for every fourth file, in explain mode.
 fn realworld(take: impl Fn(usize, &std::path::Path) -> bool) {
-    let Some(dir) = shared_path("realworld/robots") else {
+    let Some(files) = realworld_robots_files() else {
         assert!(std::env::var("CI").map_or(true, |v| v != "true"), "CI=true but realworld/robots is absent");
         eprintln!("skipped: ../shared/realworld/robots is absent");
         return;
     };
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
-        .collect();
-    files.sort();
     let agents = [Agent::parse("googlebot").unwrap(), Agent::parse("mybot").unwrap()];
     let (mut used, mut checked, mut rules) = (0, 0, 0);
     let mut bad = Vec::new();
