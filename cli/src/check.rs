@@ -18,8 +18,9 @@ pub struct Args {
     /// The robots.txt file to check against (`-` for standard input).
     #[arg(long, value_name = "FILE", required_unless_present = "rules", conflicts_with = "rules")]
     robots: Option<PathBuf>,
-    /// A compiled artifact to answer from (`robotsieve compile`); URLs must
-    /// then be absolute, and each is looked up under its own origin.
+    /// The compiled artifact, or the directory of a shard set (`robotsieve compile`),
+    /// to answer from instead of --robots; URLs must then be absolute, and each
+    /// is looked up under its own origin.
     #[arg(long, value_name = "ARTIFACT")]
     rules: Option<PathBuf>,
     /// The crawler: its product tokens, comma-separated (`googlebot-news,googlebot`).
@@ -31,9 +32,11 @@ pub struct Args {
     /// The origin is the fetcher's either way.
     #[arg(long)]
     raw_urls: bool,
-    /// One JSON object per URL instead of tab-separated lines, with the
-    /// `Content-Signal` and `Content-Usage` preferences that apply to it
-    /// (`"preferences": [{"field", "lines", "values"}]`).
+    /// One JSON object per URL instead of tab-separated lines, every one
+    /// with the same keys (`url`, `verdict`, `allowed`, `line`, `rule`,
+    /// `reason`, and the `Content-Signal` and `Content-Usage` preferences
+    /// that apply, `"preferences": [{"field", "lines", "values"}]`), null
+    /// where there is no value.
     #[arg(long)]
     json: bool,
     /// URLs to check; one per line on standard input when none are given
@@ -175,19 +178,15 @@ fn print_line(out: &mut impl Write, line: &Line<'_>, json: bool) -> Result<(), F
             Verdict::Disallowed => Some(false),
             Verdict::Unknown | Verdict::Invalid => None,
         };
-        let mut object = serde_json::json!({
+        let object = serde_json::json!({
             "url": url,
+            "verdict": line.verdict.name(),
             "allowed": allowed,
             "line": line.rule.as_ref().map(|r| r.0),
             "rule": line.rule.as_ref().map(|r| &r.1),
+            "reason": line.note,
+            "preferences": line.preferences,
         });
-        if !matches!(line.verdict, Verdict::Allowed | Verdict::Disallowed) || line.note.is_some() {
-            object["verdict"] = line.verdict.name().into();
-            object["reason"] = line.note.clone().into();
-        }
-        if let Some(preferences) = &line.preferences {
-            object["preferences"] = preferences.clone();
-        }
         writeln!(out, "{object}")
     } else {
         let verdict = line.verdict.name();

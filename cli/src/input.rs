@@ -23,7 +23,7 @@ pub fn read_all(path: &Path) -> Result<Vec<u8>, Failure> {
 
 /// Opens the artifact file or shard-set directory at `path`.
 pub fn open_rules(path: &Path) -> Result<ShardSet, Failure> {
-    ShardSet::open(path).map_err(|e| fail!("{e}"))
+    ShardSet::open(path).map_err(Failure::from)
 }
 
 /// Reads a list of crawler names: a JSON object keyed by name (the format of

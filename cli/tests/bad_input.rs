@@ -407,7 +407,7 @@ fn a_warc_file_cut_mid_record_fails_naming_record_and_offset_or_is_skipped() {
         std::fs::remove_file(dir.path().join("w.rsv")).unwrap();
 
         // meta reads WARC files too: the same failure, and no --out file.
-        let out = run(dir.path(), &["meta", "--agent", "mybot", "--warc", name, "--out", "m.tsv"], None);
+        let out = run(dir.path(), &["meta", "--agent", "mybot", "--warc", name, "-o", "m.tsv"], None);
         assert_fails(&out, &[name, "record 3", &format!("offset {third}")]);
         assert!(!dir.path().join("m.tsv").exists());
     }
@@ -486,10 +486,8 @@ fn an_output_that_cannot_be_created_fails_before_the_work() {
         let out = fails_before_reading_stdin(dir.path(), &[&compile[..], &[path]].concat());
         assert_fails(&out, &[&format!("{path}: cannot write: {reason}")]);
     }
-    let out = fails_before_reading_stdin(
-        dir.path(),
-        &["meta", "--agent", "mybot", "--warc", "/dev/stdin", "--out", "no/m.tsv"],
-    );
+    let out =
+        fails_before_reading_stdin(dir.path(), &["meta", "--agent", "mybot", "--warc", "/dev/stdin", "-o", "no/m.tsv"]);
     assert_fails(&out, &["no/m.tsv: cannot write: No such file or directory"]);
     assert!(names_in(dir.path()).iter().all(|n| !n.contains("robotsieve")), "{:?}", names_in(dir.path()));
 }
@@ -579,7 +577,7 @@ fn an_artifact_of_another_format_version_says_which_and_what_to_do() {
         let commands: [&[&str]; 3] = [
             &["filter", "--rules", name, "--agent", "mybot", "--urls", "urls.txt", "--verdicts", "v.txt"],
             &["check", "--rules", name, "--agent", "mybot", "https://example.com/"],
-            &["inspect", name],
+            &["inspect", "--rules", name],
         ];
         for args in commands {
             let out = run(dir.path(), args, None);
@@ -597,7 +595,7 @@ fn a_missing_or_unreadable_input_names_the_file() {
         &["check", "--robots", "nope.txt", "--agent", "mybot", "https://example.com/"],
         &["check", "--rules", "nope.rsv", "--agent", "mybot", "https://example.com/"],
         &["filter", "--rules", "x.rsv", "--agent", "mybot", "--urls", "nope.txt", "--verdicts", "v.txt"],
-        &["inspect", "nope.rsv"],
+        &["inspect", "--rules", "nope.rsv"],
         &["lint", "robots.txt", "nope.txt"],
         &["meta", "--agent", "mybot", "nope.html"],
         &["compile", "--agent", "mybot", "--corpus", "nope.jsonl", "-o", "y.rsv"],

@@ -170,7 +170,8 @@ fn output_names_the_deciding_line() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         v,
-        serde_json::json!({"url": "https://example.com/b", "allowed": false, "line": 3, "rule": "disallow: /b", "preferences": []})
+        serde_json::json!({"url": "https://example.com/b", "verdict": "disallowed", "allowed": false, "line": 3,
+            "rule": "disallow: /b", "reason": null, "preferences": []})
     );
 }
 

@@ -235,7 +235,7 @@ fn binary_input_is_classified_not_a_crash() {
 #[test]
 fn user_errors_name_the_problem() {
     let dir = setup();
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["--urls", "missing.txt", "--allowed", "ok.txt"], "missing.txt"),
         (&["--urls", "urls.txt"], "nothing to write"),
         (&["--urls", "urls.txt", "--allowed", "a.txt", "--disallowed", "a.txt"], "--allowed and --disallowed"),
@@ -243,7 +243,6 @@ fn user_errors_name_the_problem() {
         (&["--urls", "urls.txt", "--allowed", "-", "--verdicts", "-"], "--allowed and --verdicts name the same file -"),
         (&["--urls", "urls.txt", "--explain", "--allowed", "a.txt"], "--verdicts"),
         (&["--urls", "urls.txt", "--unknown", "u.txt", "--unknown-as", "allowed"], "--unknown-as"),
-        (&["--urls", "urls.txt", "--threads", "0", "--allowed", "a.txt"], "--threads"),
     ];
     for (args, message) in cases {
         let out = filter(dir.path(), args);
