@@ -7,6 +7,7 @@ use rayon::prelude::*;
 use robotsieve_engine::filter::PendingFile;
 use robotsieve_page::{Field, PageRules, Statement};
 use robotsieve_robotstxt::Agent;
+use robotsieve_sources::http::HttpError;
 use robotsieve_sources::warc::{self, WarcRecord};
 use serde_json::Value;
 use std::io::{BufWriter, Write};
@@ -198,17 +199,17 @@ fn record_line(agent: &Agent, record: &WarcRecord, json: bool) -> Option<RecordR
     }
     let url = record.target_uri().unwrap_or("").replace(['\t', '\n', '\r'], " ");
     let empty_fields = "\t-".repeat(Field::ALL.len());
-    let failed = |status: &str, message: String| RecordResult {
-        line: format!("{url}\t{status}{empty_fields}\terror: {}", message.replace(['\t', '\n', '\r'], " ")),
+    let failed = |status: &str, error: HttpError| RecordResult {
+        line: format!("{url}\t{status}{empty_fields}\terror: {}", error.to_string().replace(['\t', '\n', '\r'], " ")),
         rules: None,
     };
     let response = match record.http_response() {
         Ok(response) => response,
-        Err(message) => return Some(failed("-", message)),
+        Err(error) => return Some(failed("-", error)),
     };
     let rules = match PageRules::evaluate_response(agent, &response) {
         Ok(rules) => rules,
-        Err(message) => return Some(failed(&response.status.to_string(), message)),
+        Err(error) => return Some(failed(&response.status.to_string(), error)),
     };
     let mut line = format!("{url}\t{}", response.status);
     for field in Field::ALL {
@@ -235,7 +236,7 @@ fn record_json(agent: &Agent, record: &WarcRecord) -> RecordResult {
     }
     object["url"] = record.target_uri().into();
     object["status"] = status.into();
-    object["error"] = evaluated.as_ref().err().cloned().into();
+    object["error"] = evaluated.as_ref().err().map(HttpError::to_string).into();
     RecordResult { line: object.to_string(), rules: evaluated.ok() }
 }
 

@@ -4,6 +4,7 @@
 //! output gets (exit status 2, a message naming the file and where, no file
 //! left under a final name).
 
+use robotsieve_testkit::names_in;
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
@@ -64,15 +65,6 @@ fn verdicts_of(out: &Output) -> Vec<String> {
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// The names in `dir`, sorted, hidden ones included: no output file and no
-/// temporary file may be left behind by a failed run.
-fn names_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> =
-        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    names.sort();
-    names
 }
 
 /// Asserts a failure as the catalogue promises: exit status 2 and a message

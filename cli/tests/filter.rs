@@ -1,6 +1,7 @@
 //! `robotsieve filter` as users run it: a tiny artifact compiled with
 //! `robotsieve compile`, then URL lists through the binary.
 
+use robotsieve_testkit::names_in;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -80,13 +81,6 @@ fn expected_list(verdict: &str, unknown_as: &str) -> String {
         .filter(|(_, v)| if *v == "unknown" { unknown_as == verdict } else { *v == verdict })
         .map(|(url, _)| format!("{url}\n"))
         .collect()
-}
-
-fn names_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> =
-        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    names.sort();
-    names
 }
 
 #[test]

@@ -3,7 +3,9 @@
 
 use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build_bytes, BuildPlan};
-use robotsieve_engine::artifact::{Artifact, PART_COMB16};
+use robotsieve_engine::artifact::{
+    Artifact, ArtifactError, VersionMismatch, Versioned, FORMAT_VERSION, PART_COMB16, SEMANTICS_VERSION,
+};
 use robotsieve_engine::format::Header;
 use robotsieve_robotstxt::Agent;
 use robotsieve_sources::corpus::{Corpus, Governing};
@@ -69,6 +71,39 @@ fn foreign_and_future_files_are_named_as_such() {
     let mut bytes = sample_bytes(false);
     bytes[12] = 42; // semantics version
     assert!(Artifact::from_bytes(&bytes).unwrap_err().to_string().contains("semantics version 42"));
+}
+
+#[test]
+fn a_version_mismatch_is_told_apart_from_damage() {
+    let mut older = sample_bytes(false);
+    older[8..12].copy_from_slice(&(FORMAT_VERSION - 1).to_ne_bytes());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.rsv");
+    std::fs::write(&path, &older).unwrap();
+    match Artifact::open(&path) {
+        Err(ArtifactError::Version { path: Some(named), mismatch }) => {
+            assert_eq!(named, path);
+            assert_eq!(
+                mismatch,
+                VersionMismatch { of: Versioned::Format, found: FORMAT_VERSION - 1, supported: FORMAT_VERSION }
+            );
+            assert!(!mismatch.is_newer());
+        }
+        other => panic!("expected a version mismatch, got {other:?}"),
+    }
+    let mut newer = sample_bytes(false);
+    newer[12..16].copy_from_slice(&(SEMANTICS_VERSION + 1).to_ne_bytes());
+    match Artifact::from_bytes(&newer) {
+        Err(ArtifactError::Version { path: None, mismatch }) => {
+            assert_eq!(mismatch.of, Versioned::Semantics);
+            assert!(mismatch.is_newer());
+        }
+        other => panic!("expected a version mismatch, got {other:?}"),
+    }
+    let mut damaged = sample_bytes(false);
+    let last = damaged.len() - 1;
+    damaged[last] ^= 0x40;
+    assert!(matches!(Artifact::from_bytes(&damaged), Err(ArtifactError::Invalid(_))));
 }
 
 #[test]

@@ -16,8 +16,8 @@
 
 use crate::dfa::Walker;
 use crate::format::{
-    checksum, Check, GroupView, Header, OriginRecord, PartView, PreferenceTable, SectionEntry, Slot, EMPTY_SLOT,
-    FLAG_EXPLAIN, GROUPS_START, MAX_SECTIONS, NO_RULE,
+    checksum, Check, GroupView, Header, HeaderError, OriginRecord, PartView, PreferenceTable, SectionEntry, Slot,
+    EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START, MAX_SECTIONS, NO_RULE,
 };
 use crate::label::Label;
 use crate::preference::PreferenceLine;
@@ -32,9 +32,11 @@ pub use crate::format::{
     FetchInfo, FetchKind, Section, BYTE_ORDER_MARK, FORMAT_VERSION, MAGIC, PART_COMB, PART_COMB16, PART_DFA16,
     PART_DFA32, PART_RULES, SEMANTICS_VERSION,
 };
+pub use crate::format::{VersionMismatch, Versioned};
 
 /// Why an artifact could not be opened.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum ArtifactError {
     /// The file could not be read or mapped.
     Io {
@@ -45,6 +47,14 @@ pub enum ArtifactError {
     },
     /// The file is not an artifact, or is damaged; the message says where.
     Invalid(String),
+    /// The file is an artifact of another version of robotsieve: not
+    /// damaged, but it wants compiling again (or a newer robotsieve).
+    Version {
+        /// The file, when the artifact was opened from one.
+        path: Option<PathBuf>,
+        /// Which version differs, and how.
+        mismatch: VersionMismatch,
+    },
 }
 
 impl fmt::Display for ArtifactError {
@@ -52,6 +62,10 @@ impl fmt::Display for ArtifactError {
         match self {
             ArtifactError::Io { path, error } => write!(f, "{}: {error}", path.display()),
             ArtifactError::Invalid(msg) => write!(f, "not a valid robotsieve artifact: {msg}"),
+            ArtifactError::Version { path: Some(path), mismatch } => {
+                write!(f, "not a valid robotsieve artifact: {}: {mismatch}", path.display())
+            }
+            ArtifactError::Version { path: None, mismatch } => write!(f, "not a valid robotsieve artifact: {mismatch}"),
         }
     }
 }
@@ -334,6 +348,9 @@ impl Artifact {
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
         let artifact = Artifact::validate(Backing::Mapped(map)).map_err(|e| match e {
             ArtifactError::Invalid(msg) => ArtifactError::Invalid(format!("{}: {msg}", path.display())),
+            ArtifactError::Version { path: None, mismatch } => {
+                ArtifactError::Version { path: Some(path.to_path_buf()), mismatch }
+            }
             other => other,
         })?;
         // The check read every page; lookups will read the few their origins need.
@@ -356,7 +373,10 @@ impl Artifact {
 
     fn validate(backing: Backing) -> Result<Artifact, ArtifactError> {
         let bytes = backing.bytes();
-        let header = Header::decode(bytes).map_err(ArtifactError::Invalid)?;
+        let header = Header::decode(bytes).map_err(|e| match e {
+            HeaderError::Version(mismatch) => ArtifactError::Version { path: None, mismatch },
+            other => ArtifactError::Invalid(other.to_string()),
+        })?;
         if header.file_len != bytes.len() as u64 {
             return invalid(format!(
                 "header says {} bytes but the file has {} (truncated?)",

@@ -2,10 +2,9 @@
 //! conflicts, headers, malformed markup and non-UTF-8 pages.
 
 use proptest::prelude::*;
-use robotsieve_page::{
-    parse_directives, scan_head, Directive, Field, ImagePreview, Instant, MetaTag, Origin, PageRules,
-};
+use robotsieve_page::{parse_directives, scan_head, Directive, Field, ImagePreview, MetaTag, Origin, PageRules};
 use robotsieve_robotstxt::Agent;
+use robotsieve_sources::Timestamp;
 
 fn agent(spec: &str) -> Agent {
     Agent::parse(spec).unwrap()
@@ -147,7 +146,7 @@ fn headers_with_and_without_agent_prefixes() {
         &["Content-Type: noindex", "X-Robots-Tag: unavailable_after: Fri, 25 Jun 2010 15:00:00 PST"],
     );
     assert!(r.index);
-    assert_eq!(r.unavailable_after, Some(Instant(1_277_506_800)));
+    assert_eq!(r.unavailable_after, Some(Timestamp::from_unix(1_277_506_800)));
     // Headers and tags combine.
     let r = with_headers("googlebot", &page("<meta name=robots content=nofollow>"), &["X-Robots-Tag: noindex"]);
     assert!(!r.index && !r.follow);

@@ -17,5 +17,5 @@ pub mod group;
 pub mod parse;
 pub mod preference;
 
-pub use group::{Agent, Decision, Group, Rule, Source, UserAgent, Verb};
+pub use group::{Agent, Decision, Group, Position, Rule, Segmenter, Source, UserAgent, Verb};
 pub use parse::RobotsTxt;

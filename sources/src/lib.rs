@@ -19,7 +19,7 @@ pub mod http;
 pub mod time;
 pub mod warc;
 
-pub use corpus::{Corpus, CorpusError, FetchRecord, Governing, Resolution, Robots};
-pub use http::HttpResponse;
-pub use time::Timestamp;
+pub use corpus::{Corpus, CorpusError, CorpusProblem, FetchRecord, Governing, RecordError, Resolution, Robots};
+pub use http::{HttpError, HttpResponse};
+pub use time::{TimeError, Timestamp};
 pub use warc::{WarcError, WarcReader, WarcRecord};

@@ -29,6 +29,24 @@ pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
     (yoe + era * 400 + i64::from(month <= 2), month, day)
 }
 
+/// A time that is not RFC 3339 ([`Timestamp::parse_rfc3339`]): the text and
+/// what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimeError {
+    /// The text as given.
+    pub text: String,
+    /// What is wrong (`no such date`, `digit expected`, ...).
+    pub why: String,
+}
+
+impl fmt::Display for TimeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "bad RFC 3339 time {:?}: {}", self.text, self.why)
+    }
+}
+
+impl std::error::Error for TimeError {}
+
 /// A point in time, UTC, to the nanosecond.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Timestamp {
@@ -57,10 +75,10 @@ impl Timestamp {
     /// Parses an RFC 3339 date-time: `YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)`
     /// (`t`, `z` and a space for `T` accepted, as RFC 3339 allows). WARC-Date
     /// uses the same form.
-    pub fn parse_rfc3339(text: &str) -> Result<Timestamp, String> {
-        let bad = |why: &str| format!("bad RFC 3339 time {text:?}: {why}");
+    pub fn parse_rfc3339(text: &str) -> Result<Timestamp, TimeError> {
+        let bad = |why: &str| TimeError { text: text.to_owned(), why: why.to_owned() };
         let b = text.as_bytes();
-        let digits = |range: std::ops::Range<usize>| -> Result<i64, String> {
+        let digits = |range: std::ops::Range<usize>| -> Result<i64, TimeError> {
             let part = b.get(range).ok_or_else(|| bad("too short"))?;
             if part.iter().all(u8::is_ascii_digit) {
                 Ok(part.iter().fold(0i64, |n, &d| n * 10 + i64::from(d - b'0')))
@@ -68,7 +86,7 @@ impl Timestamp {
                 Err(bad("digit expected"))
             }
         };
-        let expect = |at: usize, allowed: &[u8]| -> Result<(), String> {
+        let expect = |at: usize, allowed: &[u8]| -> Result<(), TimeError> {
             match b.get(at) {
                 Some(c) if allowed.contains(c) => Ok(()),
                 _ => Err(bad(&format!("{:?} expected at byte {at}", allowed[0] as char))),
@@ -145,11 +163,28 @@ fn is_leap(year: i64) -> bool {
     year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
 }
 
-fn days_in_month(year: i64, month: i64) -> i64 {
+/// The number of days of `month` (1 to 12) of `year`, proleptic Gregorian:
+/// what checks a date of a fetch record, a WARC record or a page rule.
+pub fn days_in_month(year: i64, month: i64) -> i64 {
     match month {
         2 if is_leap(year) => 29,
         2 => 28,
         4 | 6 | 9 | 11 => 30,
         _ => 31,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instants_print_as_iso_8601_and_round_trip() {
+        for days in [-719_468, -1, 0, 1, 11_016, 19_000, 2_932_896] {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), days);
+        }
+        assert_eq!(Timestamp::from_unix(0).to_string(), "1970-01-01T00:00:00Z");
+        assert_eq!(Timestamp::from_unix(951_782_400).to_string(), "2000-02-29T00:00:00Z");
     }
 }

@@ -20,8 +20,8 @@
 //!   content coding is undone up to that size too (no gzip bomb).
 //! - Offsets are counted in the decompressed stream.
 
-use crate::http::{truncate, HttpResponse, MAX_BLOCK};
-use crate::time::Timestamp;
+use crate::http::{truncate, HttpError, HttpResponse, MAX_BLOCK};
+use crate::time::{TimeError, Timestamp};
 use flate2::bufread::MultiGzDecoder;
 use std::fmt;
 use std::fs::File;
@@ -67,7 +67,7 @@ impl WarcRecord {
     }
 
     /// `WARC-Date`, parsed; `None` when absent, an error when malformed.
-    pub fn date(&self) -> Option<Result<Timestamp, String>> {
+    pub fn date(&self) -> Option<Result<Timestamp, TimeError>> {
         self.header("WARC-Date").map(|d| Timestamp::parse_rfc3339(d.trim()))
     }
 
@@ -81,7 +81,7 @@ impl WarcRecord {
     }
 
     /// The HTTP response in the block of a `response` record.
-    pub fn http_response(&self) -> Result<HttpResponse, String> {
+    pub fn http_response(&self) -> Result<HttpResponse, HttpError> {
         HttpResponse::parse(&self.block)
     }
 }

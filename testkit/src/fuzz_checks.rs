@@ -26,7 +26,7 @@ use robotsieve_lint::{lint, Options};
 use robotsieve_page::{parse_date, parse_directives, parse_x_robots_tag, scan_head, Field, PageRules};
 use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
 use robotsieve_sources::corpus::{Corpus, FetchRecord, Place, SourceRef};
-use robotsieve_sources::http::HttpResponse;
+use robotsieve_sources::http::{HttpError, HttpResponse};
 use robotsieve_sources::warc;
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
@@ -517,7 +517,7 @@ pub fn warc(data: &[u8]) {
 }
 
 /// Runs what readers do with a parsed HTTP response: headers, the decoded body.
-fn http_response(response: Result<HttpResponse, String>) {
+fn http_response(response: Result<HttpResponse, HttpError>) {
     if let Ok(response) = response {
         let _ = (response.header("Location"), response.header("Content-Encoding"));
         let _ = response.decoded_body();

@@ -10,6 +10,7 @@
 //!   [`differential`] (the compiled matcher against the per-rule oracle) and
 //!   [`fuzz_checks`] (one check per fuzz target of `fuzz/`), with their
 //!   [`seeds`] made from `shared/`.
+//! - [`names_in`]: the files a test's directory holds, sorted.
 //! - [`url_oracle`]: robotsieve's URL parser against the `url` crate, and its
 //!   fast path against its complete parser.
 //! - [`conformance`]: the conformance cases of `shared/conformance`, read one
@@ -19,7 +20,7 @@
 //!   regex-automata's DFA, against the per-rule oracle and the automaton
 //!   (a misreading the two share would pass every test between them).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub mod conformance;
 pub mod differential;
@@ -64,4 +65,17 @@ pub fn realworld_robots_files() -> Option<Vec<PathBuf>> {
         .collect();
     files.sort();
     Some(files)
+}
+
+/// The names of the entries of `dir`, sorted: what a test compares to say
+/// which files a run left behind (no temporary file, no partial output).
+///
+/// # Panics
+///
+/// When `dir` cannot be read: a test's own directory always can.
+pub fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
 }
