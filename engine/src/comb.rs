@@ -123,62 +123,61 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
     /// other byte.
     pub fn new(tables: CombTables<'a, T>) -> Result<CombDfa<'a, T>, DfaError> {
         let CombTables { classes, rows, slots, answers, accels, start, sinks } = tables;
-        let err = |msg: String| Err(DfaError(msg));
         let states = rows.len();
         if states == 0 {
-            return err("no states".into());
+            return Err(DfaError::NoStates);
         }
         if states > T::FREE.into() as usize {
-            return err(format!("{states} states do not fit {}-byte slot ids", std::mem::size_of::<T>()));
+            return Err(DfaError::StatesPastSlotIds { states, id_bytes: std::mem::size_of::<T>() });
         }
         let wanted = if T::ANSWER_IN_ROW { 0 } else { states };
         if answers.len() != wanted {
-            return err(format!("{} answers for {states} states (wanted {wanted})", answers.len()));
+            return Err(DfaError::AnswerCount { answers: answers.len(), states, wanted });
         }
         if start as usize >= states {
-            return err(format!("start state {start} out of range ({states} states)"));
+            return Err(DfaError::StartOutOfRange { start, states });
         }
         if sinks as usize > states {
-            return err(format!("{sinks} sinks but {states} states"));
+            return Err(DfaError::TooManySinks { sinks, states });
         }
         let max_class = u64::from(classes.iter().copied().max().unwrap_or(0));
         if let Some(s) = rows.iter().position(|&[_, base]| u64::from(base & !ACCEL) + max_class >= slots.len() as u64) {
-            return err(format!("row of state {s} at base {} does not fit {} slots", rows[s][1] & !ACCEL, slots.len()));
+            return Err(DfaError::RowPastSlots { state: s, base: rows[s][1] & !ACCEL, slots: slots.len() });
         }
         let is_state = |id: u32| (id as usize) < states;
         if let Some(s) = rows.iter().position(|&row| !is_state(default_of::<T>(row))) {
-            return err(format!("default of state {s} leads to {} which is not a state", default_of::<T>(rows[s])));
+            return Err(DfaError::DefaultNotState { state: s, target: default_of::<T>(rows[s]) });
         }
         if let Some(i) = slots.iter().position(|&[_, target]| !is_state(target.into())) {
-            return err(format!("slot {i} leads to {:?} which is not a state", slots[i][1]));
+            return Err(DfaError::SlotTargetNotState { slot: i, target: slots[i][1].into() });
         }
         if let Some(i) = slots.iter().position(|&[owner, _]| owner != T::FREE && !is_state(owner.into())) {
-            return err(format!("slot {i} is owned by {:?} which is not a state", slots[i][0]));
+            return Err(DfaError::SlotOwnerNotState { slot: i, owner: slots[i][0].into() });
         }
         let comb = CombDfa { classes, rows, slots, answers, accels, start, sinks };
-        comb.check_accels().map(|()| comb).map_err(DfaError)
+        comb.check_accels().map(|()| comb)
     }
 
     /// The acceleration invariants of [`CombDfa::new`] (the rest holds).
-    fn check_accels(&self) -> Result<(), String> {
+    fn check_accels(&self) -> Result<(), DfaError> {
         if let Some(w) = self.accels.windows(2).find(|w| w[0][0] >= w[1][0]) {
-            return Err(format!("accelerated states {} and {} out of order", w[0][0], w[1][0]));
+            return Err(DfaError::AccelsOutOfOrder { first: w[0][0], second: w[1][0] });
         }
         let marked = self.rows.iter().filter(|row| row[1] & ACCEL != 0).count();
         if marked != self.accels.len() {
-            return Err(format!("{marked} rows marked accelerated, {} listed", self.accels.len()));
+            return Err(DfaError::AccelCount { marked, listed: self.accels.len() });
         }
         for &[state, packed] in self.accels {
             if state < self.sinks || state as usize >= self.rows.len() || self.rows[state as usize][1] & ACCEL == 0 {
-                return Err(format!("accelerated state {state} is a sink, no state or not marked"));
+                return Err(DfaError::AccelNotMarkedState { state });
             }
             let (escapes, count) = escape_bytes(packed);
             if !(1..=3).contains(&count) {
-                return Err(format!("accelerated state {state} has {count} escape bytes"));
+                return Err(DfaError::AccelEscapeCount { state, count });
             }
             let escapes = &escapes[..count];
-            if let Some(b) = (0..=255u8).find(|b| !escapes.contains(b) && self.step(state, *b) != state) {
-                return Err(format!("accelerated state {state} leaves on byte {b}, not an escape byte"));
+            if let Some(byte) = (0..=255u8).find(|b| !escapes.contains(b) && self.step(state, *b) != state) {
+                return Err(DfaError::AccelLeaves { state, byte });
             }
         }
         Ok(())
@@ -679,23 +678,55 @@ mod tests {
     }
 
     #[test]
-    fn broken_accelerations_are_refused() {
+    fn broken_accelerations_are_refused_naming_the_problem() {
         let good = CombDfaBuf::from_dense(&slash_star_question());
+        let waits_for_question = u32::from(b'?') | 1 << 24;
         type Breakage = Box<dyn Fn(&mut CombDfaBuf)>;
-        let cases: Vec<(&str, Breakage)> = vec![
-            ("an escape byte missing", Box::new(|b| b.accels[0][1] = u32::from(b'x') | 1 << 24)),
-            ("no escape byte", Box::new(|b| b.accels[0][1] = 0)),
-            ("four escape bytes", Box::new(|b| b.accels[0][1] |= 4 << 24)),
-            ("listed, not marked", Box::new(|b| b.rows[3][1] &= !ACCEL)),
-            ("marked, not listed", Box::new(|b| b.rows[2][1] |= ACCEL)),
-            ("a sink", Box::new(|b| b.accels.insert(0, [1, u32::from(b'?') | 1 << 24]))),
-            ("no state", Box::new(|b| b.accels.push([9, u32::from(b'?') | 1 << 24]))),
-            ("out of order", Box::new(|b| b.accels.push([3, u32::from(b'?') | 1 << 24]))),
+        let cases: Vec<(&str, Breakage, DfaError)> = vec![
+            (
+                "an escape byte missing",
+                Box::new(|b| b.accels[0][1] = u32::from(b'x') | 1 << 24),
+                DfaError::AccelLeaves { state: 3, byte: b'?' },
+            ),
+            ("no escape byte", Box::new(|b| b.accels[0][1] = 0), DfaError::AccelEscapeCount { state: 3, count: 0 }),
+            (
+                "four escape bytes",
+                Box::new(|b| b.accels[0][1] |= 4 << 24),
+                DfaError::AccelEscapeCount { state: 3, count: 5 },
+            ),
+            ("listed, not marked", Box::new(|b| b.rows[3][1] &= !ACCEL), DfaError::AccelCount { marked: 0, listed: 1 }),
+            ("marked, not listed", Box::new(|b| b.rows[2][1] |= ACCEL), DfaError::AccelCount { marked: 2, listed: 1 }),
+            (
+                "listed, another marked",
+                Box::new(|b| {
+                    b.rows[3][1] &= !ACCEL;
+                    b.rows[2][1] |= ACCEL;
+                }),
+                DfaError::AccelNotMarkedState { state: 3 },
+            ),
+            (
+                "a sink",
+                Box::new(move |b| {
+                    b.rows[1][1] |= ACCEL;
+                    b.accels.insert(0, [1, waits_for_question]);
+                }),
+                DfaError::AccelNotMarkedState { state: 1 },
+            ),
+            (
+                "no state",
+                Box::new(move |b| b.accels.push([9, waits_for_question])),
+                DfaError::AccelCount { marked: 1, listed: 2 },
+            ),
+            (
+                "out of order",
+                Box::new(move |b| b.accels.push([3, waits_for_question])),
+                DfaError::AccelsOutOfOrder { first: 3, second: 3 },
+            ),
         ];
-        for (what, break_it) in cases {
+        for (what, break_it, expected) in cases {
             let mut buf = good.clone();
             break_it(&mut buf);
-            assert!(buf.as_comb().is_err(), "{what}");
+            assert_eq!(buf.as_comb().map(|_| ()), Err(expected), "{what}");
         }
     }
 
@@ -739,6 +770,12 @@ mod tests {
             let err = buf.as_comb().expect_err(what);
             assert!(err.to_string().starts_with("invalid automaton: "), "{what}: {err}");
         }
+        let mut buf = good.clone();
+        buf.slots[owned][1] = states + 5;
+        assert_eq!(buf.as_comb().map(|_| ()), Err(DfaError::SlotTargetNotState { slot: owned, target: states + 5 }));
+        let mut buf = good.clone();
+        buf.rows[2][0] = states;
+        assert_eq!(buf.as_comb().map(|_| ()), Err(DfaError::DefaultNotState { state: 2, target: states }));
         // The 16-bit form: rows carry the answers. Refused: a default or an
         // owner that is no state, an answers table besides, too many states.
         let NarrowTables { rows, mut slots } = good.narrow().unwrap();

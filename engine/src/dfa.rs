@@ -72,13 +72,196 @@ pub struct Dfa<'a> {
     sink_limit: u32,
 }
 
-/// Why a set of tables is not a valid automaton.
+/// Why a set of tables is not a valid automaton, dense ([`Dfa::new`]) or
+/// comb ([`crate::comb::CombDfa::new`]): which invariant is broken, and where.
+///
+/// State ids are as the tables store them: premultiplied in a dense
+/// automaton, plain in a comb.
+#[non_exhaustive]
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DfaError(pub String);
+pub enum DfaError {
+    /// The automaton has no state at all.
+    NoStates,
+    /// A dense row is wider than 512 entries (`stride2` above 9).
+    StrideTooLarge {
+        /// log2 of the row width.
+        stride2: u32,
+    },
+    /// The dense transition table does not have one row per state.
+    TransitionCount {
+        /// Entries in the transition table.
+        transitions: usize,
+        /// Number of states (answers).
+        states: usize,
+        /// Entries per row.
+        stride: usize,
+    },
+    /// A byte class is wider than a dense row.
+    ClassPastStride {
+        /// The class.
+        class: u8,
+        /// Entries per row.
+        stride: usize,
+    },
+    /// The dense start id is not a premultiplied state.
+    StartNotState {
+        /// The start id.
+        start: u32,
+    },
+    /// The comb start state is not a state.
+    StartOutOfRange {
+        /// The start state.
+        start: u32,
+        /// Number of states.
+        states: usize,
+    },
+    /// More sink states than states.
+    TooManySinks {
+        /// The number of sinks claimed.
+        sinks: u32,
+        /// Number of states.
+        states: usize,
+    },
+    /// A dense transition leads to an id that is not a (premultiplied) state.
+    TransitionNotState {
+        /// Index of the entry in the transition table.
+        index: usize,
+        /// The id it holds.
+        target: u32,
+    },
+    /// A comb has more states than its slot ids can name.
+    StatesPastSlotIds {
+        /// Number of states.
+        states: usize,
+        /// Bytes per slot id.
+        id_bytes: usize,
+    },
+    /// A comb's answers table has the wrong length (one per state, or none
+    /// when the rows carry the answers).
+    AnswerCount {
+        /// Entries in the answers table.
+        answers: usize,
+        /// Number of states.
+        states: usize,
+        /// The length wanted.
+        wanted: usize,
+    },
+    /// A comb row's slots run past the slot table.
+    RowPastSlots {
+        /// The state whose row it is.
+        state: usize,
+        /// Where the row starts in the slot table.
+        base: u32,
+        /// Entries in the slot table.
+        slots: usize,
+    },
+    /// A comb row's default transition leads to an id that is not a state.
+    DefaultNotState {
+        /// The state whose row it is.
+        state: usize,
+        /// The id it leads to.
+        target: u32,
+    },
+    /// A comb slot leads to an id that is not a state.
+    SlotTargetNotState {
+        /// Index of the slot.
+        slot: usize,
+        /// The id it leads to.
+        target: u32,
+    },
+    /// A comb slot is owned by an id that is neither a state nor free.
+    SlotOwnerNotState {
+        /// Index of the slot.
+        slot: usize,
+        /// The owner id.
+        owner: u32,
+    },
+    /// The accelerated states are not strictly ascending.
+    AccelsOutOfOrder {
+        /// The earlier entry's state.
+        first: u32,
+        /// The next entry's state, not above `first`.
+        second: u32,
+    },
+    /// The rows marked accelerated are not as many as the states listed.
+    AccelCount {
+        /// Rows with the accelerated mark.
+        marked: usize,
+        /// Accelerated states listed.
+        listed: usize,
+    },
+    /// A listed accelerated state is a sink, not a state, or its row is not marked.
+    AccelNotMarkedState {
+        /// The listed state.
+        state: u32,
+    },
+    /// An accelerated state has not one to three escape bytes.
+    AccelEscapeCount {
+        /// The accelerated state.
+        state: u32,
+        /// Its number of escape bytes.
+        count: usize,
+    },
+    /// An accelerated state leaves on a byte that is not one of its escapes,
+    /// so skipping to the next escape byte would be wrong.
+    AccelLeaves {
+        /// The accelerated state.
+        state: u32,
+        /// The byte it leaves on.
+        byte: u8,
+    },
+}
 
 impl fmt::Display for DfaError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid automaton: {}", self.0)
+        f.write_str("invalid automaton: ")?;
+        match *self {
+            DfaError::NoStates => f.write_str("no states"),
+            DfaError::StrideTooLarge { stride2 } => write!(f, "stride 2^{stride2} is larger than 512"),
+            DfaError::TransitionCount { transitions, states, stride } => {
+                write!(f, "{transitions} transitions for {states} states of stride {stride}")
+            }
+            DfaError::ClassPastStride { class, stride } => write!(f, "byte class {class} does not fit stride {stride}"),
+            DfaError::StartNotState { start } => write!(f, "start state {start} out of range"),
+            DfaError::StartOutOfRange { start, states } => {
+                write!(f, "start state {start} out of range ({states} states)")
+            }
+            DfaError::TooManySinks { sinks, states } => write!(f, "{sinks} sinks but {states} states"),
+            DfaError::TransitionNotState { index, target } => {
+                write!(f, "transition {index} leads to {target} which is not a state")
+            }
+            DfaError::StatesPastSlotIds { states, id_bytes } => {
+                write!(f, "{states} states do not fit {id_bytes}-byte slot ids")
+            }
+            DfaError::AnswerCount { answers, states, wanted } => {
+                write!(f, "{answers} answers for {states} states (wanted {wanted})")
+            }
+            DfaError::RowPastSlots { state, base, slots } => {
+                write!(f, "row of state {state} at base {base} does not fit {slots} slots")
+            }
+            DfaError::DefaultNotState { state, target } => {
+                write!(f, "default of state {state} leads to {target} which is not a state")
+            }
+            DfaError::SlotTargetNotState { slot, target } => {
+                write!(f, "slot {slot} leads to {target} which is not a state")
+            }
+            DfaError::SlotOwnerNotState { slot, owner } => {
+                write!(f, "slot {slot} is owned by {owner} which is not a state")
+            }
+            DfaError::AccelsOutOfOrder { first, second } => {
+                write!(f, "accelerated states {first} and {second} out of order")
+            }
+            DfaError::AccelCount { marked, listed } => write!(f, "{marked} rows marked accelerated, {listed} listed"),
+            DfaError::AccelNotMarkedState { state } => {
+                write!(f, "accelerated state {state} is a sink, no state or not marked")
+            }
+            DfaError::AccelEscapeCount { state, count } => {
+                write!(f, "accelerated state {state} has {count} escape bytes")
+            }
+            DfaError::AccelLeaves { state, byte } => {
+                write!(f, "accelerated state {state} leaves on byte {byte}, not an escape byte")
+            }
+        }
     }
 }
 
@@ -94,34 +277,33 @@ impl<'a> Dfa<'a> {
         start: u32,
         sinks: u32,
     ) -> Result<Dfa<'a>, DfaError> {
-        let err = |msg: String| Err(DfaError(msg));
         if stride2 > 9 {
-            return err(format!("stride 2^{stride2} is larger than 512"));
+            return Err(DfaError::StrideTooLarge { stride2 });
         }
         let stride = 1usize << stride2;
-        if answers.is_empty() {
-            return err("no states".into());
+        let states = answers.len();
+        if states == 0 {
+            return Err(DfaError::NoStates);
         }
-        let expected = answers.len().checked_mul(stride);
-        if expected != Some(transitions.len()) {
-            return err(format!("{} transitions for {} states of stride {stride}", transitions.len(), answers.len()));
+        if states.checked_mul(stride) != Some(transitions.len()) {
+            return Err(DfaError::TransitionCount { transitions: transitions.len(), states, stride });
         }
-        if let Some(c) = classes.iter().find(|&&c| usize::from(c) >= stride) {
-            return err(format!("byte class {c} does not fit stride {stride}"));
+        if let Some(&class) = classes.iter().find(|&&c| usize::from(c) >= stride) {
+            return Err(DfaError::ClassPastStride { class, stride });
         }
         let valid = |id: u32| (id as usize) < transitions.len() && (id as usize) % stride == 0;
         if !valid(start) {
-            return err(format!("start state {start} out of range"));
+            return Err(DfaError::StartNotState { start });
         }
-        if sinks as usize > answers.len() {
-            return err(format!("{sinks} sinks but {} states", answers.len()));
+        if sinks as usize > states {
+            return Err(DfaError::TooManySinks { sinks, states });
         }
         let bad = match transitions {
             Transitions::U16(t) => t.iter().position(|&id| !valid(u32::from(id))),
             Transitions::U32(t) => t.iter().position(|&id| !valid(id)),
         };
-        if let Some(i) = bad {
-            return err(format!("transition {i} leads to {} which is not a state", transitions.get(i)));
+        if let Some(index) = bad {
+            return Err(DfaError::TransitionNotState { index, target: transitions.get(index) });
         }
         Ok(Dfa { classes, stride2, transitions, answers, start, sink_limit: sinks << stride2 })
     }
@@ -332,24 +514,30 @@ mod tests {
     }
 
     #[test]
-    fn rejects_broken_tables() {
-        let mut buf = tiny();
-        buf.transitions[5] = 3; // not premultiplied
-        assert!(buf.as_dfa().is_err());
-        let mut buf = tiny();
-        buf.transitions[5] = 64; // out of range
-        assert!(buf.as_dfa().is_err());
-        let mut buf = tiny();
-        buf.start = 1;
-        assert!(buf.as_dfa().is_err());
-        let mut buf = tiny();
-        buf.sinks = 5;
-        assert!(buf.as_dfa().is_err());
-        let mut buf = tiny();
-        buf.classes[7] = 4;
-        assert!(buf.as_dfa().is_err());
-        let mut buf = tiny();
-        buf.transitions.pop();
-        assert!(buf.as_dfa().is_err());
+    fn rejects_broken_tables_naming_the_problem() {
+        let broken = |break_it: fn(&mut DfaBuf)| {
+            let mut buf = tiny();
+            break_it(&mut buf);
+            buf.as_dfa().expect_err("broken tables were accepted")
+        };
+        assert_eq!(broken(|b| b.transitions[5] = 3), DfaError::TransitionNotState { index: 5, target: 3 });
+        assert_eq!(broken(|b| b.transitions[5] = 64), DfaError::TransitionNotState { index: 5, target: 64 });
+        assert_eq!(broken(|b| b.start = 1), DfaError::StartNotState { start: 1 });
+        assert_eq!(broken(|b| b.sinks = 5), DfaError::TooManySinks { sinks: 5, states: 4 });
+        assert_eq!(broken(|b| b.classes[7] = 4), DfaError::ClassPastStride { class: 4, stride: 4 });
+        assert_eq!(
+            broken(|b| b.transitions.truncate(15)),
+            DfaError::TransitionCount { transitions: 15, states: 4, stride: 4 }
+        );
+        assert_eq!(broken(|b| b.stride2 = 10), DfaError::StrideTooLarge { stride2: 10 });
+        assert_eq!(
+            broken(|b| {
+                b.answers.clear();
+                b.transitions.clear();
+            }),
+            DfaError::NoStates
+        );
+        let out_of_range = broken(|b| b.transitions[14] = 64);
+        assert_eq!(out_of_range.to_string(), "invalid automaton: transition 14 leads to 64 which is not a state");
     }
 }

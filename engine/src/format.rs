@@ -58,7 +58,7 @@
 //! it is built from sorted runs), per-section checksums.
 
 use crate::comb::{Accel, CombDfa, CombDfaBuf, CombTables, NarrowTables, SlotId};
-use crate::dfa::{Dfa, DfaBuf, DfaError, Transitions};
+use crate::dfa::{Dfa, DfaBuf, Transitions};
 use crate::matcher::{MatcherBuf, PartBuf};
 use crate::preference::{Entry, PreferenceField, PreferenceLine};
 use crate::rules::RuleList;
@@ -662,13 +662,28 @@ pub struct RuleText<'a> {
     pub pattern: &'a [u8],
 }
 
-/// Why a group could not be encoded.
+/// Why a group or a preference set could not be encoded.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EncodeError(pub String);
+pub enum EncodeError {
+    /// A group has no parts or more than [`GroupHead::MAX_PARTS`].
+    PartCount {
+        /// The number of parts it has.
+        parts: usize,
+    },
+    /// A group's tables pass 4 GiB, past what a blob offset can address.
+    GroupTooLarge,
+    /// The preference text passes 4 GiB, past what a record offset can address.
+    PreferenceTextTooLarge,
+}
 
 impl std::fmt::Display for EncodeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            EncodeError::PartCount { parts } => write!(f, "a group of {parts} parts"),
+            EncodeError::GroupTooLarge => f.write_str("a group's tables exceed 4 GiB"),
+            EncodeError::PreferenceTextTooLarge => f.write_str("preference text past 4 GiB"),
+        }
     }
 }
 
@@ -682,7 +697,7 @@ struct BlobTables {
 impl BlobTables {
     fn bytes(&mut self, bytes: &[u8]) -> Result<u32, EncodeError> {
         self.data.resize(align8(self.data.len()), 0);
-        let off = u32::try_from(self.data.len()).map_err(|_| EncodeError("a group's tables exceed 4 GiB".into()))?;
+        let off = u32::try_from(self.data.len()).map_err(|_| EncodeError::GroupTooLarge)?;
         self.data.extend_from_slice(bytes);
         Ok(off)
     }
@@ -699,7 +714,7 @@ impl BlobTables {
 pub fn encode_group(matcher: &MatcherBuf, explain: bool, rules: &[RuleText<'_>]) -> Result<Vec<u8>, EncodeError> {
     let parts = matcher.parts.len();
     if parts == 0 || parts > GroupHead::MAX_PARTS as usize {
-        return Err(EncodeError(format!("a group of {parts} parts")));
+        return Err(EncodeError::PartCount { parts });
     }
     let records_end = GroupHead::LEN + parts * PartRecord::LEN;
     let mut t = BlobTables { data: vec![0; records_end] };
@@ -986,7 +1001,7 @@ impl<'a> GroupView<'a> {
                         Ok(Dfa::validated(classes, part.stride2, transitions, answers, part.start, part.sinks))
                     }
                 };
-                dfa.map(PartView::Dfa).map_err(|DfaError(e)| e)
+                dfa.map(PartView::Dfa).map_err(|e| e.to_string())
             }
             PART_COMB => self.comb(&part, check).map(PartView::Comb),
             PART_COMB16 => self.comb(&part, check).map(PartView::Comb16),
@@ -1020,7 +1035,7 @@ impl<'a> GroupView<'a> {
         let (start, sinks) = (part.start, part.sinks);
         let tables = CombTables { classes, rows, slots, answers, accels, start, sinks };
         match check {
-            Check::Full => CombDfa::new(tables).map_err(|DfaError(e)| e),
+            Check::Full => CombDfa::new(tables).map_err(|e| e.to_string()),
             Check::Validated => Ok(CombDfa::validated(tables)),
         }
     }
@@ -1133,9 +1148,8 @@ pub fn encode_preference_set(
     records: &mut Vec<u8>,
     text: &mut Vec<u8>,
 ) -> Result<(), EncodeError> {
-    let offset = |text: &Vec<u8>| {
-        u32::try_from(text_at + text.len() as u64).map_err(|_| EncodeError("preference text past 4 GiB".into()))
-    };
+    let offset =
+        |text: &Vec<u8>| u32::try_from(text_at + text.len() as u64).map_err(|_| EncodeError::PreferenceTextTooLarge);
     for line in set {
         let path_off = offset(text)?;
         text.extend_from_slice(&line.path);
@@ -1557,5 +1571,13 @@ mod tests {
         let stored = SectionEntry::decode(&b[Header::LEN..]).unwrap();
         assert_eq!(stored.checksum, checksum(&b[GROUPS_START..GROUPS_START + 20]));
         assert_eq!(Header::decode(&b).unwrap().checksum, Header::checksum_of(&b[..GROUPS_START]));
+    }
+
+    #[test]
+    fn encoding_a_group_without_parts_names_the_count() {
+        let empty = MatcherBuf { labels: vec![0], rules: vec![NO_RULE], parts: vec![] };
+        let e = encode_group(&empty, false, &[]).unwrap_err();
+        assert_eq!(e, EncodeError::PartCount { parts: 0 });
+        assert_eq!(e.to_string(), "a group of 0 parts");
     }
 }

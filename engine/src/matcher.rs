@@ -65,12 +65,14 @@ impl MatcherBuf {
     pub fn matcher(&self) -> Result<Matcher<'_>, MatcherError> {
         let mut parts: [Option<Part<'_>>; MAX_PARTS] = Default::default();
         if self.parts.len() > MAX_PARTS {
-            return Err(MatcherError(format!("{} parts, at most {MAX_PARTS} allowed", self.parts.len())));
+            return Err(MatcherError::TooManyParts { parts: self.parts.len() });
         }
-        for (slot, part) in parts.iter_mut().zip(&self.parts) {
+        for (n, (slot, part)) in parts.iter_mut().zip(&self.parts).enumerate() {
             *slot = Some(match part {
-                PartBuf::Dfa(dfa) => Part::Dfa(dfa.as_dfa()?),
-                PartBuf::Rules(rules) => Part::Rules(rules.as_rule_list()?),
+                PartBuf::Dfa(dfa) => Part::Dfa(dfa.as_dfa().map_err(|error| MatcherError::Dfa { part: n, error })?),
+                PartBuf::Rules(rules) => {
+                    Part::Rules(rules.as_rule_list().map_err(|error| MatcherError::Rules { part: n, error })?)
+                }
             });
         }
         Matcher::new(&self.labels, &self.rules, parts.into_iter().flatten())
@@ -106,26 +108,71 @@ impl Part<'_> {
 }
 
 /// Why tables are not a valid compiled group.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MatcherError(pub String);
+#[non_exhaustive]
+#[derive(Clone, Debug)]
+pub enum MatcherError {
+    /// More parts than a group may have ([`MAX_PARTS`]).
+    TooManyParts {
+        /// The number of parts given.
+        parts: usize,
+    },
+    /// The label and rule-index tables differ in length (one entry per rank each).
+    RankTablesDiffer {
+        /// Entries in the label table.
+        labels: usize,
+        /// Entries in the rule-index table.
+        rules: usize,
+    },
+    /// Rank 0 does not stand for label 0 ("no rule"), or there are no ranks.
+    RankZeroNotNoRule,
+    /// A part can answer a rank past the tables.
+    RankOutOfRange {
+        /// The part's index.
+        part: usize,
+        /// The highest rank it answers.
+        rank: u32,
+        /// The number of ranks in the tables.
+        ranks: usize,
+    },
+    /// An automaton part is invalid.
+    Dfa {
+        /// The part's index.
+        part: usize,
+        /// What is wrong with it.
+        error: DfaError,
+    },
+    /// A rule-list part is invalid.
+    Rules {
+        /// The part's index.
+        part: usize,
+        /// What is wrong with it.
+        error: RuleListError,
+    },
+}
 
 impl fmt::Display for MatcherError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid compiled group: {}", self.0)
+        f.write_str("invalid compiled group: ")?;
+        match self {
+            MatcherError::TooManyParts { parts } => write!(f, "{parts} parts, at most {MAX_PARTS} allowed"),
+            MatcherError::RankTablesDiffer { labels, rules } => write!(f, "{labels} labels but {rules} rule indexes"),
+            MatcherError::RankZeroNotNoRule => f.write_str("rank 0 must stand for label 0 (no rule)"),
+            MatcherError::RankOutOfRange { part, rank, ranks } => {
+                write!(f, "part {part} answers rank {rank} but there are {ranks} ranks")
+            }
+            MatcherError::Dfa { part, error } => write!(f, "part {part}: {error}"),
+            MatcherError::Rules { part, error } => write!(f, "part {part}: {error}"),
+        }
     }
 }
 
-impl std::error::Error for MatcherError {}
-
-impl From<DfaError> for MatcherError {
-    fn from(e: DfaError) -> Self {
-        MatcherError(e.to_string())
-    }
-}
-
-impl From<RuleListError> for MatcherError {
-    fn from(e: RuleListError) -> Self {
-        MatcherError(e.to_string())
+impl std::error::Error for MatcherError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            MatcherError::Dfa { error, .. } => Some(error),
+            MatcherError::Rules { error, .. } => Some(error),
+            _ => None,
+        }
     }
 }
 
@@ -167,21 +214,21 @@ impl<'a> Matcher<'a> {
         rules: &'a [u32],
         parts: impl IntoIterator<Item = Part<'a>>,
     ) -> Result<Matcher<'a>, MatcherError> {
-        let err = |msg: String| Err(MatcherError(msg));
         if labels.len() != rules.len() {
-            return err(format!("{} labels but {} rule indexes", labels.len(), rules.len()));
+            return Err(MatcherError::RankTablesDiffer { labels: labels.len(), rules: rules.len() });
         }
         if labels.first() != Some(&0) {
-            return err("rank 0 must stand for label 0 (no rule)".into());
+            return Err(MatcherError::RankZeroNotNoRule);
         }
         let mut slots: [Option<(Part<'a>, u32)>; MAX_PARTS] = Default::default();
-        for (n, part) in parts.into_iter().enumerate() {
+        let mut parts = parts.into_iter().enumerate();
+        for (n, part) in parts.by_ref() {
             if n == MAX_PARTS {
-                return err(format!("more than {MAX_PARTS} parts"));
+                return Err(MatcherError::TooManyParts { parts: n + 1 + parts.count() });
             }
             let max = part.max_answer();
             if max as usize >= labels.len() {
-                return err(format!("part {n} answers rank {max} but there are {} ranks", labels.len()));
+                return Err(MatcherError::RankOutOfRange { part: n, rank: max, ranks: labels.len() });
             }
             slots[n] = Some((part, max));
         }
@@ -265,5 +312,36 @@ mod tests {
         assert!(many.matcher().is_err());
         let empty = MatcherBuf { labels: vec![0], rules: vec![u32::MAX], parts: vec![] };
         assert_eq!(empty.matcher().unwrap().decide(b"/").rank, 0);
+    }
+
+    #[test]
+    fn each_inconsistency_gives_its_own_error() {
+        let buf = |labels: Vec<u32>, rules: Vec<u32>, parts: Vec<PartBuf>| MatcherBuf { labels, rules, parts };
+        let rank = |rank| vec![PartBuf::Dfa(constant(rank))];
+        let e = buf(vec![0, 2], vec![u32::MAX, 0], rank(2)).matcher().unwrap_err();
+        assert!(matches!(e, MatcherError::RankOutOfRange { part: 0, rank: 2, ranks: 2 }), "{e}");
+        let e = buf(vec![0, 2], vec![u32::MAX], rank(1)).matcher().unwrap_err();
+        assert!(matches!(e, MatcherError::RankTablesDiffer { labels: 2, rules: 1 }), "{e}");
+        let e = buf(vec![1, 2], vec![u32::MAX, 0], rank(1)).matcher().unwrap_err();
+        assert!(matches!(e, MatcherError::RankZeroNotNoRule), "{e}");
+        let e = buf(vec![0], vec![u32::MAX], vec![PartBuf::Dfa(constant(0)); 5]).matcher().unwrap_err();
+        assert!(matches!(e, MatcherError::TooManyParts { parts: 5 }), "{e}");
+        let parts = (0..5).map(|_| constant(0));
+        let dfas: Vec<DfaBuf> = parts.collect();
+        let e = Matcher::new(&[0], &[u32::MAX], dfas.iter().map(|d| Part::Dfa(d.as_dfa().unwrap()))).unwrap_err();
+        assert!(matches!(e, MatcherError::TooManyParts { parts: 5 }), "{e}");
+        // A damaged part names its index and keeps its own error as the source.
+        let mut damaged = constant(0);
+        damaged.start = 3;
+        let rules = PartBuf::Rules(RuleListBuf { patterns: b"/a".to_vec(), ends: vec![2], ranks: vec![0] });
+        let e = buf(vec![0, 1], vec![u32::MAX, 0], vec![PartBuf::Dfa(constant(1)), PartBuf::Dfa(damaged)])
+            .matcher()
+            .unwrap_err();
+        assert!(matches!(e, MatcherError::Dfa { part: 1, error: DfaError::StartNotState { start: 3 } }), "{e}");
+        assert_eq!(e.to_string(), "invalid compiled group: part 1: invalid automaton: start state 3 out of range");
+        let source = std::error::Error::source(&e).expect("the automaton's error");
+        assert_eq!(source.to_string(), "invalid automaton: start state 3 out of range");
+        let e = buf(vec![0, 1], vec![u32::MAX, 0], vec![rules]).matcher().unwrap_err();
+        assert!(matches!(e, MatcherError::Rules { part: 0, error: RuleListError::RankZero { pattern: 0 } }), "{e}");
     }
 }

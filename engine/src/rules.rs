@@ -52,17 +52,85 @@ impl RuleListBuf {
     }
 }
 
-/// Why three tables are not a valid rule list.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RuleListError(pub String);
+/// Why three tables are not a valid rule list, or its prefilter did not build.
+#[non_exhaustive]
+#[derive(Clone, Debug)]
+pub enum RuleListError {
+    /// `ends` and `ranks` differ in length.
+    CountMismatch {
+        /// Entries in `ends`.
+        ends: usize,
+        /// Entries in `ranks`.
+        ranks: usize,
+    },
+    /// A pattern ends before the previous one or past the pattern bytes.
+    PatternEndOutOfRange {
+        /// The pattern's index.
+        pattern: usize,
+        /// Where it ends.
+        end: usize,
+        /// Where it starts (the previous pattern's end).
+        start: usize,
+        /// Length of the pattern bytes.
+        pattern_bytes: usize,
+    },
+    /// A pattern has rank 0, which stands for "no rule".
+    RankZero {
+        /// The pattern's index.
+        pattern: usize,
+    },
+    /// A pattern's rank is above the previous one's (ranks go highest first).
+    RanksNotSorted {
+        /// The pattern's index.
+        pattern: usize,
+    },
+    /// A prefilter built for another number of rules was given.
+    PrefilterSize {
+        /// The number of rules it was built for.
+        built_for: usize,
+        /// The number of rules in the tables.
+        rules: usize,
+    },
+    /// The prefilter's automaton did not build.
+    Prefilter {
+        /// The number of distinct literal pieces it was built over.
+        pieces: usize,
+        /// Why it did not build.
+        error: aho_corasick::BuildError,
+    },
+}
 
 impl fmt::Display for RuleListError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid rule list: {}", self.0)
+        f.write_str("invalid rule list: ")?;
+        match self {
+            RuleListError::CountMismatch { ends, ranks } => write!(f, "{ends} pattern ends but {ranks} ranks"),
+            RuleListError::PatternEndOutOfRange { pattern, end, start, pattern_bytes } => write!(
+                f,
+                "pattern {pattern} ends at {end}, outside {start}..={pattern_bytes} (of {pattern_bytes} pattern bytes)"
+            ),
+            RuleListError::RankZero { pattern } => write!(f, "pattern {pattern} has rank 0, which means \"no rule\""),
+            RuleListError::RanksNotSorted { pattern } => {
+                write!(f, "ranks are not sorted highest first at pattern {pattern}")
+            }
+            RuleListError::PrefilterSize { built_for, rules } => {
+                write!(f, "prefilter built for {built_for} rules, tables have {rules}")
+            }
+            RuleListError::Prefilter { pieces, error } => {
+                write!(f, "cannot build the prefilter over {pieces} pieces: {error}")
+            }
+        }
     }
 }
 
-impl std::error::Error for RuleListError {}
+impl std::error::Error for RuleListError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RuleListError::Prefilter { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
 
 /// The candidates of a rule list: an aho-corasick automaton over each rule's
 /// longest literal piece, and which rules each piece stands for.
@@ -106,9 +174,7 @@ impl Prefilter {
             let ac = AhoCorasick::builder()
                 .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
                 .build(&distinct)
-                .map_err(|e| {
-                RuleListError(format!("cannot build the prefilter over {} pieces: {e}", distinct.len()))
-            })?;
+                .map_err(|error| RuleListError::Prefilter { pieces: distinct.len(), error })?;
             prefilter.ac = Some(ac);
         }
         Ok(prefilter)
@@ -160,11 +226,7 @@ impl<'a> RuleList<'a> {
         prefilter: &'a Prefilter,
     ) -> Result<RuleList<'a>, RuleListError> {
         if prefilter.rules != ends.len() {
-            return Err(RuleListError(format!(
-                "prefilter built for {} rules, tables have {}",
-                prefilter.rules,
-                ends.len()
-            )));
+            return Err(RuleListError::PrefilterSize { built_for: prefilter.rules, rules: ends.len() });
         }
         Ok(RuleList { patterns, ends, ranks, prefilter: Cow::Borrowed(prefilter) })
     }
@@ -173,27 +235,22 @@ impl<'a> RuleList<'a> {
     /// `patterns`; `ranks` must have one entry per pattern, be non-increasing
     /// and at least 1.
     pub fn check(patterns: &[u8], ends: &[u32], ranks: &[u32]) -> Result<(), RuleListError> {
-        let err = |msg: String| Err(RuleListError(msg));
         if ends.len() != ranks.len() {
-            return err(format!("{} pattern ends but {} ranks", ends.len(), ranks.len()));
+            return Err(RuleListError::CountMismatch { ends: ends.len(), ranks: ranks.len() });
         }
         let mut start = 0usize;
-        for (i, &end) in ends.iter().enumerate() {
+        for (pattern, &end) in ends.iter().enumerate() {
             let end = end as usize;
             if end < start || end > patterns.len() {
-                return err(format!(
-                    "pattern {i} ends at {end}, outside {start}..={} (of {} pattern bytes)",
-                    patterns.len(),
-                    patterns.len()
-                ));
+                return Err(RuleListError::PatternEndOutOfRange { pattern, end, start, pattern_bytes: patterns.len() });
             }
             start = end;
         }
-        if let Some(i) = ranks.iter().position(|&r| r == 0) {
-            return err(format!("pattern {i} has rank 0, which means \"no rule\""));
+        if let Some(pattern) = ranks.iter().position(|&r| r == 0) {
+            return Err(RuleListError::RankZero { pattern });
         }
         if let Some(i) = ranks.windows(2).position(|w| w[0] < w[1]) {
-            return err(format!("ranks are not sorted highest first at pattern {}", i + 1));
+            return Err(RuleListError::RanksNotSorted { pattern: i + 1 });
         }
         Ok(())
     }
@@ -306,5 +363,25 @@ mod tests {
         assert!(e.to_string().contains("pattern 1 ends at 5"), "{e}");
         assert!(RuleList::new(b"/a/b", &[2, 4], &[2, 2]).is_ok());
         assert_eq!(RuleList::new(b"", &[], &[]).unwrap().best(b"/x", 0), 0);
+    }
+
+    #[test]
+    fn each_broken_table_gives_its_own_error() {
+        let check = |ends: &[u32], ranks: &[u32]| RuleList::check(b"/a/b", ends, ranks).unwrap_err();
+        assert!(matches!(
+            check(&[2, 1], &[2, 1]),
+            RuleListError::PatternEndOutOfRange { pattern: 1, end: 1, start: 2, pattern_bytes: 4 }
+        ));
+        assert!(matches!(
+            check(&[2, 5], &[2, 1]),
+            RuleListError::PatternEndOutOfRange { pattern: 1, end: 5, start: 2, pattern_bytes: 4 }
+        ));
+        assert!(matches!(check(&[2, 4], &[1, 2]), RuleListError::RanksNotSorted { pattern: 1 }));
+        assert!(matches!(check(&[2, 4], &[1, 0]), RuleListError::RankZero { pattern: 1 }));
+        assert!(matches!(check(&[2, 4], &[1]), RuleListError::CountMismatch { ends: 2, ranks: 1 }));
+        let prefilter = Prefilter::new(b"/a/b", &[2]).unwrap();
+        let e = RuleList::with_prefilter(b"/a/b", &[2, 4], &[2, 1], &prefilter).unwrap_err();
+        assert!(matches!(e, RuleListError::PrefilterSize { built_for: 1, rules: 2 }), "{e}");
+        assert_eq!(e.to_string(), "invalid rule list: prefilter built for 1 rules, tables have 2");
     }
 }
