@@ -10,7 +10,7 @@ use robotsieve_engine::pattern;
 use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
 use robotsieve_testkit::conformance::check_verdict_file;
 use robotsieve_testkit::differential::{assert_agrees, disagreements, paths_for_group, Rng, TINY};
-use robotsieve_testkit::shared_dir;
+use robotsieve_testkit::realworld_robots_files;
 
 fn options(explain: bool, budget: Budget) -> BuildOptions {
     BuildOptions { explain, budget }
@@ -245,16 +245,10 @@ fn five_thousand_prefix_rules() {
 /// `*`-only bot in verdict mode, and one of them in explain mode for every
 /// fourth file, with paths drawn from each file's rules.
 fn realworld(take: impl Fn(usize, &std::path::Path) -> bool + Sync) {
-    let Some(dir) = shared_dir().map(|d| d.join("realworld/robots")).filter(|d| d.is_dir()) else {
+    let Some(files) = realworld_robots_files() else {
         eprintln!("skipped: ../shared/realworld/robots is absent");
         return;
     };
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
-        .collect();
-    files.sort();
     let files: Vec<_> = files.into_iter().enumerate().filter(|(n, f)| take(*n, f)).collect();
     for must in ["www.xuexi.cn.txt", "docs.oracle.com.txt"] {
         assert!(files.iter().any(|(_, f)| f.ends_with(must)), "{must} is checked");

@@ -104,6 +104,18 @@ class Artifact:
         return self._native.origins
 
     @property
+    def shard_files(self) -> List[tuple]:
+        """For a shard set, each file as ``(path, K, N, scheme)``, in K order,
+        as the file's META describes it (``scheme`` names the shard function);
+        empty for a whole artifact."""
+        return [(os.fspath(p), k, n, scheme) for p, k, n, scheme in self._native.shard_files]
+
+    @property
+    def files(self) -> int:
+        """How many files it was opened from: a shard set's N, 1 for one file."""
+        return self._native.files
+
+    @property
     def explains(self) -> bool:
         """Whether it keeps the rules (compiled with ``explain=True`` / ``--explain``)."""
         return self._native.explains

@@ -12,15 +12,18 @@ use pyo3::types::{PyBytes, PyCapsule};
 use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build, BuildPlan};
 use robotsieve_compiler::writer::{ArtifactWriter, WriteError};
+use robotsieve_engine::artifact::ShardInfo;
 use robotsieve_engine::classify::{AgentClassifier, Reason, Scratch};
 use robotsieve_engine::filter::BATCH;
-use robotsieve_engine::shards::ShardSet;
+use robotsieve_engine::shards::{shard_file_name, shard_of_hash, ShardSet, SHARD_SCHEME};
+use robotsieve_engine::url::OriginKey;
 use robotsieve_engine::url::PathMode;
 use robotsieve_engine::verdict::Verdict;
 use robotsieve_robotstxt::group::UserAgent;
 use robotsieve_robotstxt::parse::Field;
 use robotsieve_robotstxt::{Agent, Group};
-use robotsieve_sources::corpus::Corpus;
+use robotsieve_sources::corpus::{record_key, resolve_location, Corpus, StatusClass, MAX_REDIRECTS};
+use robotsieve_sources::Timestamp;
 use std::collections::HashMap;
 use std::io::Cursor;
 use std::path::PathBuf;
@@ -174,6 +177,24 @@ impl Artifact {
     #[getter]
     fn origins(&self) -> usize {
         self.artifact.origins()
+    }
+
+    /// For a shard set: each file's (path, K, N, the shard function's name),
+    /// as its META says, in K order; empty for a whole artifact.
+    #[getter]
+    fn shard_files(&self) -> Vec<(PathBuf, u32, u32, String)> {
+        self.artifact
+            .shards()
+            .iter()
+            .zip(self.artifact.paths())
+            .filter_map(|(a, p)| a.meta().shard.as_ref().map(|s| (p.clone(), s.index, s.count, s.scheme.clone())))
+            .collect()
+    }
+
+    /// How many artifact files it was opened from (a shard set's N; 1 for a file).
+    #[getter]
+    fn files(&self) -> usize {
+        self.artifact.shards().len()
     }
 
     /// Whether the artifact keeps the rules (compiled with explain).
@@ -334,18 +355,9 @@ fn product_token(user_agent: &str) -> String {
     }
 }
 
-/// Compiles fetch records (JSON Lines, as `compile --corpus` reads them) for
-/// `agents` into an artifact at `output`; returns the resolution's warnings
-/// and the number of origins.
-#[pyfunction]
-#[pyo3(signature = (records, agents, output, explain))]
-fn compile_jsonl(
-    py: Python<'_>,
-    records: Vec<u8>,
-    agents: Vec<String>,
-    output: PathBuf,
-    explain: bool,
-) -> PyResult<(usize, Vec<String>)> {
+/// The crawlers of a compile, as `--agent` reads them; AgentError when one
+/// is invalid or none is given.
+fn parse_agents(agents: &[String]) -> PyResult<Vec<Agent>> {
     let agents = agents
         .iter()
         .map(|a| Agent::parse(a).map_err(|e| AgentError::new_err(format!("agents: {e}"))))
@@ -353,12 +365,110 @@ fn compile_jsonl(
     if agents.is_empty() {
         return Err(AgentError::new_err("agents: give at least one crawler"));
     }
+    Ok(agents)
+}
+
+/// The crawlers' names as an artifact lists them (`TOKEN[,TOKEN...]`), so
+/// that a distributed compile fails on the driver, before any task, on an
+/// invalid agent.
+#[pyfunction]
+fn agent_names(agents: Vec<String>) -> PyResult<Vec<String>> {
+    Ok(parse_agents(&agents)?.iter().map(|a| a.to_string()).collect())
+}
+
+/// The shard (0..count) of the origin of `url`: the engine's shard function
+/// ([`shard_of_url`](robotsieve_engine::shards::shard_of_url)), as
+/// `robotsieve shard-of` prints it.
+#[pyfunction(name = "shard_of_url")]
+fn py_shard_of_url(url: &str, count: u32) -> PyResult<u32> {
+    if count == 0 {
+        return Err(pyo3::exceptions::PyValueError::new_err("a shard set has at least one shard"));
+    }
+    robotsieve_engine::shards::shard_of_url(url, count)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("{url}: {e}")))
+}
+
+/// The file name of shard `index` of `count` in a shard set's directory.
+#[pyfunction(name = "shard_file_name")]
+fn py_shard_file_name(index: u32, count: u32) -> String {
+    shard_file_name(index, count)
+}
+
+/// What a distributed resolution needs of each fetch record, computed as
+/// [`Corpus::resolve`] computes it:
+/// `key` (the [`record_key`] redirects find it by; None for a URL that cannot
+/// be parsed), `shard` (the shard of its origin when it is the origin's
+/// `/robots.txt`, else None), `target` (for a redirect, a 3xx status, the
+/// [`record_key`] of its `location` resolved against it; else None) and the fetch time as
+/// (`seconds`, `nanos`) (None when not given). A `fetched_at` that is not
+/// RFC 3339 raises CorpusError naming the URL, as `compile --corpus` fails.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn fetch_keys(
+    py: Python<'_>,
+    urls: Vec<String>,
+    statuses: Vec<Option<i64>>,
+    locations: Vec<Option<String>>,
+    fetched_at: Vec<Option<String>>,
+    shards: u32,
+) -> PyResult<(Vec<Option<Vec<u8>>>, Vec<Option<u32>>, Vec<Option<Vec<u8>>>, Vec<Option<i64>>, Vec<Option<u32>>)> {
+    if statuses.len() != urls.len() || locations.len() != urls.len() || fetched_at.len() != urls.len() {
+        return Err(pyo3::exceptions::PyValueError::new_err("the columns differ in length"));
+    }
+    let shards = shards.max(1);
+    py.allow_threads(|| {
+        let mut out = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (((url, status), location), time) in urls.iter().zip(&statuses).zip(&locations).zip(&fetched_at) {
+            let key = record_key(url.as_bytes());
+            let shard = OriginKey::of_robots_url(url).ok().map(|origin| shard_of_hash(origin.hash64(), shards));
+            let redirect =
+                status.and_then(|s| u16::try_from(s).ok()).is_some_and(|s| StatusClass::of(s) == StatusClass::Redirect);
+            let target = location.as_deref().filter(|_| redirect).and_then(|l| resolve_location(url, l));
+            let time = match time {
+                Some(text) => Some(
+                    Timestamp::parse_rfc3339(text)
+                        .map_err(|e| CorpusError::new_err(format!("{url}: fetched_at: {e}")))?,
+                ),
+                None => None,
+            };
+            out.0.push(key);
+            out.1.push(shard);
+            out.2.push(target);
+            out.3.push(time.map(Timestamp::unix_seconds));
+            out.4.push(time.map(Timestamp::subsec_nanos));
+        }
+        Ok(out)
+    })
+}
+
+/// Compiles fetch records (JSON Lines, as `compile --corpus` reads them) for
+/// `agents` into an artifact at `output`; returns the resolution's warnings
+/// and the number of origins. With `shard=(K, N)` the artifact is shard K of
+/// a set of N and keeps only the origins of shard K (as `compile --shard
+/// K/N`): redirect targets of other shards resolve its origins and are
+/// dropped; no records at all make an empty shard.
+#[pyfunction]
+#[pyo3(signature = (records, agents, output, explain, shard=None))]
+fn compile_jsonl(
+    py: Python<'_>,
+    records: Vec<u8>,
+    agents: Vec<String>,
+    output: PathBuf,
+    explain: bool,
+    shard: Option<(u32, u32)>,
+) -> PyResult<(usize, Vec<String>)> {
+    if let Some((k, n)) = shard {
+        if k >= n {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!("shard {k} of {n}: K must be below N")));
+        }
+    }
+    let agents = parse_agents(&agents)?;
     py.allow_threads(|| {
         let mut corpus = Corpus::new();
         corpus
             .add_jsonl_from("records".into(), Cursor::new(records))
             .map_err(|e| CorpusError::new_err(e.to_string()))?;
-        if corpus.records().is_empty() {
+        if corpus.records().is_empty() && shard.is_none() {
             return Err(CorpusError::new_err("records: no fetch record given"));
         }
         let resolution = corpus.resolve();
@@ -374,7 +484,16 @@ fn compile_jsonl(
         writer.build_info("robotsieve", env!("CARGO_PKG_VERSION"));
         writer.build_info("explain", if explain { "yes" } else { "no" });
         writer.build_info("sources", "python records");
-        let report = build(resolution.origins.into_values(), &plan, &mut writer, |_| {}).map_err(failed)?;
+        let origins = resolution.origins.into_values();
+        let report = match shard {
+            Some((index, count)) => {
+                writer.set_shard(ShardInfo { index, count, scheme: SHARD_SCHEME.to_string() });
+                let mine = origins.filter(move |o| shard_of_hash(o.origin.hash64(), count) == index);
+                build(mine, &plan, &mut writer, |_| {})
+            }
+            None => build(origins, &plan, &mut writer, |_| {}),
+        }
+        .map_err(failed)?;
         writer.finish().map_err(failed)?;
         Ok((report.origins, warnings))
     })
@@ -387,6 +506,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Robots>()?;
     m.add_function(wrap_pyfunction!(product_token, m)?)?;
     m.add_function(wrap_pyfunction!(compile_jsonl, m)?)?;
+    m.add_function(wrap_pyfunction!(fetch_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(agent_names, m)?)?;
+    m.add_function(wrap_pyfunction!(py_shard_of_url, m)?)?;
+    m.add_function(wrap_pyfunction!(py_shard_file_name, m)?)?;
+    m.add("SHARD_SCHEME", SHARD_SCHEME)?;
+    m.add("MAX_REDIRECTS", MAX_REDIRECTS)?;
     m.add("RobotsieveError", py.get_type::<RobotsieveError>())?;
     m.add("ArtifactError", py.get_type::<ArtifactError>())?;
     m.add("AgentError", py.get_type::<AgentError>())?;

@@ -182,3 +182,25 @@ def test_product_token():
     assert robotsieve.product_token("my-bot_2") == "my-bot_"
     assert robotsieve.product_token("*") == ""
     assert robotsieve.product_token("") == ""
+
+
+def test_shard_of_url_is_the_cli_shard_of(tmp_path):
+    """robotsieve.spark.shard_of_url and shard_file_name are the engine's,
+    as `robotsieve shard-of` prints them, for several set sizes."""
+    import subprocess
+
+    from test_spark import robotsieve_binary
+
+    from robotsieve.spark import shard_file_name, shard_of_url
+
+    urls = [f"https://host{i}.example/x" for i in range(40)] + ["HTTP://Host0.Example:80/", "https://[::1]:8443/"]
+    for shards in (1, 4, 64):
+        out = subprocess.run(
+            [robotsieve_binary(), "shard-of", "--shards", str(shards), *urls], check=True, capture_output=True, text=True
+        ).stdout
+        expected = [line.split("\t") for line in out.splitlines()]
+        got = [[str(shard_of_url(u, shards)), shard_file_name(shard_of_url(u, shards), shards), u] for u in urls]
+        assert got == expected
+        assert shards == 1 or len({k for k, _, _ in expected}) > 1
+    with pytest.raises(ValueError, match="not a url"):
+        shard_of_url("not a url", 4)

@@ -775,14 +775,24 @@ fn fetch_record(line: &[u8], source: SourceRef) -> Result<FetchRecord, RecordErr
     })
 }
 
+/// The key [`Corpus::resolve`] finds a fetched URL by when a redirect leads
+/// to it: its origin key and path-and-query, as [`KeyBuf`] normalises them
+/// (`None` for a URL that cannot be parsed).
+pub fn record_key(url: &[u8]) -> Option<Vec<u8>> {
+    let mut buf = KeyBuf::new();
+    let origin = buf.parse(url).ok()?;
+    Some([origin.key, origin.path].concat())
+}
+
 /// The absolute form (origin key + path) of a `Location` relative to `base`,
 /// resolved as a WHATWG fetcher resolves it against an http(s) base: tabs and
 /// newlines dropped; `//host` or `\\host` (slashes of either kind) keep only
 /// the scheme; `/path` or `\path` keep the origin; `?query` keeps the path; a
 /// `base-scheme:` without two slashes is relative; anything else is relative
 /// to the base path's last segment. The result goes through [`KeyBuf`], which
-/// resolves dot segments.
-fn resolve_location(base: &str, location: &str) -> Option<Vec<u8>> {
+/// resolves dot segments. It is the [`record_key`] of the target, public so
+/// that a distributed resolution (robotsieve.spark) joins redirects on it.
+pub fn resolve_location(base: &str, location: &str) -> Option<Vec<u8>> {
     let mut buf = KeyBuf::new();
     let location: String =
         location.trim_matches(|c| c <= ' ').chars().filter(|c| !matches!(c, '\t' | '\n' | '\r')).collect();
@@ -821,8 +831,7 @@ fn resolve_location(base: &str, location: &str) -> Option<Vec<u8>> {
             }
         }
     };
-    let origin = buf.parse(absolute.as_bytes()).ok()?;
-    Some([origin.key, origin.path].concat())
+    record_key(absolute.as_bytes())
 }
 
 /// The newest record wins, subject to the 30-day rule.

@@ -65,6 +65,13 @@ impl Timestamp {
         self.unix_seconds
     }
 
+    /// The nanoseconds past [`Timestamp::unix_seconds`] (0..1e9): with it,
+    /// tools that order records elsewhere (robotsieve.spark) order them as
+    /// `Corpus::resolve` does.
+    pub fn subsec_nanos(self) -> u32 {
+        self.nanos
+    }
+
     /// Parses an RFC 3339 date-time: `YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)`
     /// (`t`, `z` and a space for `T` accepted, as RFC 3339 allows). WARC-Date
     /// uses the same form.

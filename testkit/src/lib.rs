@@ -16,12 +16,16 @@
 //! - [`conformance`]: the conformance cases of `shared/conformance`, read one
 //!   way for every test (the per-rule oracle, the automaton, the artifact,
 //!   the binary).
+//! - [`regex_oracle`]: a third reading of patterns and precedence, by
+//!   regex-automata's DFA, against the per-rule oracle and the automaton
+//!   (a misreading the two share would pass every test between them).
 
 use std::path::{Path, PathBuf};
 
 pub mod conformance;
 pub mod differential;
 pub mod fuzz_checks;
+pub mod regex_oracle;
 pub mod seeds;
 pub mod url_oracle;
 
@@ -47,6 +51,20 @@ pub fn shared_dir() -> Option<PathBuf> {
 /// A path under [`shared_dir`], if both exist; the tests' usual way in.
 pub fn shared_path(relative: &str) -> Option<PathBuf> {
     Some(shared_dir()?.join(relative)).filter(|p| p.exists())
+}
+
+/// The robots.txt files of `shared/realworld/robots` (`*.txt`), sorted by
+/// name so that sampling by index is repeatable; `None` when the folder is
+/// absent (see [`shared_dir`] for CI).
+pub fn realworld_robots_files() -> Option<Vec<PathBuf>> {
+    let dir = shared_path("realworld/robots")?;
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap_or_else(|e| panic!("{}: {e}", dir.display())).path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    files.sort();
+    Some(files)
 }
 
 /// The names of the entries of `dir`, sorted: what a test compares to say
