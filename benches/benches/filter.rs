@@ -19,6 +19,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use robotsieve_compiler::conformance::shared_dir;
+use robotsieve_engine::artifact::ArtifactError;
 use robotsieve_engine::filter::{Classifier, Config, Input, Outputs, Pipeline};
 use robotsieve_engine::verdict::Verdict;
 use std::io::Write;
@@ -65,12 +66,8 @@ struct LengthParity;
 impl Classifier for LengthParity {
     type Scratch = ();
 
-    fn classify(&self, url: &[u8], _: &mut (), _: Option<&mut Vec<u8>>) -> Verdict {
-        if url.len() % 2 == 0 {
-            Verdict::Allowed
-        } else {
-            Verdict::Disallowed
-        }
+    fn classify(&self, url: &[u8], _: &mut (), _: Option<&mut Vec<u8>>) -> Result<Verdict, ArtifactError> {
+        Ok(if url.len() % 2 == 0 { Verdict::Allowed } else { Verdict::Disallowed })
     }
 }
 

@@ -69,14 +69,14 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         let classifier = crate::input::agent_classifier(&artifact, path, &args.agent, mode)?;
         let mut scratch = Scratch::default();
         for_each_url(&args.urls, &mut print, |url| {
-            let answer = classifier.answer(url, &mut scratch, true);
+            let answer = classifier.answer(url, &mut scratch, true).map_err(|e| fail!("{e}"))?;
             let (rule, note) = match answer.reason {
                 Reason::Rule(rule) => (Some((rule.line, rule.to_string())), None),
                 Reason::NoMatch => (None, None),
                 other => (None, Some(other.to_string())),
             };
             let preferences = Some(crate::preferences::to_json(&classifier.preferences(url, &mut scratch)));
-            Line { verdict: answer.verdict, rule, note, preferences, url }
+            Ok(Line { verdict: answer.verdict, rule, note, preferences, url })
         })?;
     } else {
         let path = args.robots.as_ref().expect("clap requires --robots or --rules");
@@ -91,7 +91,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             let rule = decision.rule.map(|i| &group.rules[i]).map(|r| (r.line, r.to_string()));
             let verdict = if decision.allowed() { Verdict::Allowed } else { Verdict::Disallowed };
             let preferences = Some(crate::preferences::to_json(&group.preferences_for(&mode.path_of(url))));
-            Line { verdict, rule, note: None, preferences, url }
+            Ok(Line { verdict, rule, note: None, preferences, url })
         })?;
     }
     out.flush().context("standard output")?;
@@ -106,11 +106,11 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
 fn for_each_url(
     urls: &[String],
     print: &mut impl FnMut(Line<'_>) -> Result<(), Failure>,
-    mut answer: impl FnMut(&[u8]) -> Line<'_>,
+    mut answer: impl FnMut(&[u8]) -> Result<Line<'_>, Failure>,
 ) -> Result<(), Failure> {
     let mut one = |url: &[u8]| match line::problem(url) {
         Some(problem) => print(bad_line(url, problem)),
-        None => print(answer(url)),
+        None => print(answer(url)?),
     };
     if !urls.is_empty() {
         return urls.iter().try_for_each(|url| one(url.as_bytes()));

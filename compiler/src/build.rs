@@ -382,7 +382,7 @@ mod tests {
         let key = OriginKey::of_url(key).unwrap();
         let origin = a.find_origin(key.as_bytes(), key.hash64())?;
         let path = PathMode::Escaped.path_of(path.as_bytes());
-        Some(a.decide(a.group_of(origin, agent), &path).allowed())
+        Some(a.decide(a.group_of(origin, agent), &path).unwrap().allowed())
     }
 
     #[test]
@@ -408,8 +408,8 @@ mod tests {
         assert!(a.explains());
         let key = OriginKey::of_url("https://a.example").unwrap();
         let origin = a.find_origin(key.as_bytes(), key.hash64()).unwrap();
-        let outcome = a.decide(a.group_of(origin, 0), b"/private/ok/x");
-        let rule = a.explain(&outcome).unwrap();
+        let outcome = a.decide(a.group_of(origin, 0), b"/private/ok/x").unwrap();
+        let rule = a.explain(&outcome).unwrap().unwrap();
         assert_eq!((rule.line, rule.allow, rule.pattern), (3, true, &b"/private/ok"[..]));
         assert_eq!(rule.to_string(), "allow: /private/ok");
     }

@@ -48,15 +48,45 @@ fn truncated_files_are_refused_with_a_reason() {
     }
 }
 
+/// Every flipped byte is caught: at open (header, index) or, inside a group
+/// blob, by `verify` and by the first lookup of that group, which gives an
+/// error naming the group, or exactly the undamaged answer (a lookup of
+/// another, sound group); never a different one.
 #[test]
 fn every_flipped_byte_is_detected() {
     let bytes = sample_bytes(true);
+    let original = Artifact::from_bytes(&bytes).unwrap();
+    let paths: [&[u8]; 5] = [b"/", b"/private", b"/private/ok", b"/private/ok/x", b"/x.php"];
+    let (mut at_open, mut at_lookup) = (0, 0);
     for i in 0..bytes.len() {
         let mut damaged = bytes.clone();
         damaged[i] ^= 0x40;
-        let err = Artifact::from_bytes(&damaged).expect_err(&format!("flip at byte {i} went unnoticed")).to_string();
-        assert!(!err.is_empty());
+        let artifact = match Artifact::from_bytes(&damaged) {
+            Err(e) => {
+                assert!(!e.to_string().is_empty());
+                at_open += 1;
+                continue;
+            }
+            Ok(artifact) => artifact,
+        };
+        let err = artifact.verify().expect_err(&format!("flip at byte {i} went unnoticed by verify"));
+        assert!(err.to_string().contains("damaged artifact: group"), "{err}");
+        let mut refused = false;
+        for g in 0..artifact.groups() {
+            for path in paths {
+                match artifact.decide(g, path) {
+                    Ok(got) => assert_eq!(got, original.decide(g, path).unwrap(), "flip at byte {i}: group {g}"),
+                    Err(e) => {
+                        assert!(e.to_string().contains(&format!("group {g}")), "{e}");
+                        refused = true;
+                    }
+                }
+            }
+        }
+        assert!(refused, "flip at byte {i}: no lookup noticed it");
+        at_lookup += 1;
     }
+    assert!(at_open > 0 && at_lookup > 0, "{at_open} caught at open, {at_lookup} at lookup");
 }
 
 #[test]
@@ -98,7 +128,7 @@ fn conformance_through_the_artifact() {
                 let robots = resolve(&[(origin.robots_url(), case.body.clone())]);
                 let artifact = Artifact::from_bytes(&build_bytes(robots, &plan).unwrap().0).unwrap();
                 let group = artifact.group_of(artifact.find_origin(origin.as_bytes(), origin.hash64()).unwrap(), 0);
-                move |path: &[u8]| artifact.decide(group, path).allowed()
+                move |path: &[u8]| artifact.decide(group, path).unwrap().allowed()
             });
         }
     }
@@ -143,15 +173,15 @@ fn assert_agrees_with_the_oracle<'p>(
     // All paths at once too: their walks interleave, and must answer as one at a time.
     let queries: Vec<(usize, &[u8])> = prepared.iter().map(|p| (artifact.group_of(o, 0), &p[..])).collect();
     let mut together = Vec::new();
-    artifact.decide_many(&queries, &mut together);
+    artifact.decide_many(&queries, &mut together).unwrap();
     assert_eq!(together.len(), paths.len());
     for ((path, prepared), together) in paths.iter().zip(&prepared).zip(together) {
         let want = group.decide(prepared);
-        let got = artifact.decide(artifact.group_of(o, 0), prepared);
+        let got = artifact.decide(artifact.group_of(o, 0), prepared).unwrap();
         assert_eq!(got.label, want.label, "{path} explain={explain}");
         assert_eq!(together, got, "{path}: decided with the others");
         if explain {
-            let rule = artifact.explain(&got).map(|r| r.line);
+            let rule = artifact.explain(&got).unwrap().map(|r| r.line);
             assert_eq!(rule, want.rule.map(|i| group.rules[i].line), "{path}");
         }
     }
@@ -192,7 +222,7 @@ fn split_groups_agree_with_the_oracle_through_the_artifact() {
         let (bytes, report) = build_bytes(origins, &plan).unwrap();
         assert_eq!(report.split_groups, 1, "the tiny budget must force a split");
         let artifact = Artifact::from_bytes(&bytes).unwrap();
-        assert!(artifact.group_stats(0).fallback_rules > 0, "some rules must be matched one by one");
+        assert!(artifact.group_stats(0).unwrap().fallback_rules > 0, "some rules must be matched one by one");
         assert_agrees_with_the_oracle(&artifact, body, paths.iter().copied(), explain);
     }
 }
@@ -222,7 +252,7 @@ fn long_literal_rules_are_stored_as_a_comb_and_agree_with_the_oracle() {
             BuildPlan::new(vec![Agent::parse("mybot").unwrap()], BuildOptions { explain, ..BuildOptions::default() });
         let origins = resolve(&[("https://s.example/robots.txt".to_string(), body.as_bytes().to_vec())]);
         let artifact = Artifact::from_bytes(&build_bytes(origins, &plan).unwrap().0).unwrap();
-        let stats = artifact.group_stats(0);
+        let stats = artifact.group_stats(0).unwrap();
         assert_eq!((stats.dfas, stats.combs), (1, 1), "explain={explain}: {stats:?}");
         assert!(stats.states > 5_000, "{stats:?}");
         // A dense row of this automaton alone is at least 16 u16 entries per state.
@@ -232,7 +262,8 @@ fn long_literal_rules_are_stored_as_a_comb_and_agree_with_the_oracle() {
 }
 
 /// Damage inside a comb part's tables is refused even when the group's
-/// checksum is made to match, so lookups never run on broken tables.
+/// checksum is made to match (by the group's check, on its first lookup or
+/// by `verify`), so lookups never run on broken tables.
 #[test]
 fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
     use robotsieve_engine::format::{checksum, GroupHead, PartRecord, GROUPS_START};
@@ -244,7 +275,7 @@ fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
     let origins = resolve(&[("https://s.example/robots.txt".to_string(), body.into_bytes())]);
     let bytes = build_bytes(origins, &plan).unwrap().0;
     let artifact = Artifact::from_bytes(&bytes).unwrap();
-    assert_eq!(artifact.group_stats(0).combs, 1);
+    assert_eq!(artifact.group_stats(0).unwrap().combs, 1);
     // The only group's blob starts the groups section; its only part record follows the head.
     let head = GroupHead::decode(&bytes[GROUPS_START..]);
     let blob = GROUPS_START..GROUPS_START + head.len as usize;
@@ -265,12 +296,16 @@ fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
         damaged[at..at + 4].copy_from_slice(&0x7fff_fff0u32.to_ne_bytes());
         let sum = checksum(&damaged[blob.start + 8..blob.end]);
         damaged[blob.start..blob.start + 8].copy_from_slice(&sum.to_ne_bytes());
-        match Artifact::from_bytes(&damaged) {
-            Err(_) => refused_in_comb += usize::from(comb.contains(&at)),
-            Ok(a) => {
-                assert!(!comb.contains(&at), "a huge value at byte {at} of the comb tables was accepted");
-                a.decide(a.group_of(0, 0), b"/a/very/long/unique/literal/rule/number/00042/end");
+        let opened = Artifact::from_bytes(&damaged).unwrap();
+        let path = b"/a/very/long/unique/literal/rule/number/00042/end";
+        let looked_up = opened.decide(opened.group_of(0, 0), path);
+        assert_eq!(looked_up.is_err(), opened.verify().is_err(), "byte {at}: verify and the first lookup disagree");
+        match looked_up {
+            Err(e) => {
+                assert!(e.to_string().contains("https://s.example"), "the error names the origin: {e}");
+                refused_in_comb += usize::from(comb.contains(&at));
             }
+            Ok(_) => assert!(!comb.contains(&at), "a huge value at byte {at} of the comb tables was accepted"),
         }
     }
     assert_eq!(refused_in_comb, comb.len() / 4);
@@ -388,7 +423,7 @@ fn damaged_preferences_are_refused() {
 
 /// A group blob of an artifact built without `--explain` that claims an
 /// explanation table (count 1, at an offset near `u32::MAX`, past the file,
-/// or at 0) is refused at open, checksums or not: `rule` would read any
+/// or at 0) is refused (on first use, or by `verify`), checksums or not: `rule` would read any
 /// group's table (found by the `artifact_file` fuzz target on format 3,
 /// fuzz/regressions/artifact_file/; format 4 refuses any explanation table
 /// in an artifact without explanations).
@@ -405,7 +440,9 @@ fn explanation_tables_out_of_range_are_refused_without_explain_too() {
             let mut damaged = bytes.clone();
             GroupHead { explain_count: 1, explain_off: off, ..head }.encode(&mut damaged[blob..]);
             reseal(&mut damaged);
-            let err = Artifact::from_bytes(&damaged).expect_err("an explanation table out of range was accepted");
+            let opened = Artifact::from_bytes(&damaged).unwrap();
+            let err = opened.verify().expect_err("an explanation table out of range was accepted");
+            assert!(opened.rule(group, 0).is_err() && opened.rule_count(group).is_err(), "group {group}, offset {off}");
             assert!(err.to_string().contains("explanation"), "group {group}, offset {off}: {err}");
         }
         blob += head.len as usize;

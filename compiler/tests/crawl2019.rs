@@ -84,10 +84,10 @@ fn crawl2019_verdicts_equal_the_oracle() {
             let lines: Vec<&[u8]> = urls.iter().map(|(_, url)| url.as_bytes()).collect();
             let mut batched = vec![Verdict::Invalid; lines.len()];
             for (batch, verdicts) in lines.chunks(BATCH).zip(batched.chunks_mut(BATCH)) {
-                classifier.verdicts(batch, &mut scratch, verdicts);
+                classifier.verdicts(batch, &mut scratch, verdicts).unwrap();
             }
             for ((host, url), batched) in urls.iter().zip(batched) {
-                let got = classifier.answer(url.as_bytes(), &mut scratch, false).verdict;
+                let got = classifier.answer(url.as_bytes(), &mut scratch, false).unwrap().verdict;
                 assert_eq!(batched, got, "{url}: batched and single verdicts differ for agent {a} ({mode:?})");
                 checked[got.index()] += 1;
                 let Some(group) = groups.get(&(host.as_str(), a)) else {

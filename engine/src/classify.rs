@@ -8,7 +8,7 @@
 //! through each of those steps side by side, so that their cache misses
 //! overlap.
 
-use crate::artifact::{ExplainedRule, FetchInfo, FetchKind, GroupOutcome};
+use crate::artifact::{ArtifactError, ExplainedRule, FetchInfo, FetchKind, GroupOutcome};
 use crate::filter::{Classifier, Reasons};
 use crate::preference::{applicable, describe, Applied, PreferenceField};
 use crate::shards::ShardSet;
@@ -198,24 +198,37 @@ pub struct Answer<'a> {
 impl<'a> AgentClassifier<'a> {
     /// The verdict of one URL, and why when `explain` (otherwise the reason
     /// of a decided URL is [`Reason::NotAsked`], which saves a table lookup).
-    pub fn answer(&self, url: &[u8], scratch: &mut Scratch, explain: bool) -> Answer<'a> {
-        self.answers(&[url], scratch, explain)[0]
+    /// An error when the URL's group is damaged ([`ArtifactError::DamagedGroup`]).
+    pub fn answer(&self, url: &[u8], scratch: &mut Scratch, explain: bool) -> Result<Answer<'a>, ArtifactError> {
+        Ok(self.answers(&[url], scratch, explain)?[0])
     }
 
     /// The verdicts of many URLs, in order: what [`AgentClassifier::answer`]
     /// gives each, without the reasons.
-    pub fn verdicts(&self, urls: &[&[u8]], scratch: &mut Scratch, verdicts: &mut [Verdict]) {
+    pub fn verdicts(
+        &self,
+        urls: &[&[u8]],
+        scratch: &mut Scratch,
+        verdicts: &mut [Verdict],
+    ) -> Result<(), ArtifactError> {
         assert_eq!(urls.len(), verdicts.len(), "one verdict per URL");
-        for (verdict, answer) in verdicts.iter_mut().zip(self.answers(urls, scratch, false)) {
+        for (verdict, answer) in verdicts.iter_mut().zip(self.answers(urls, scratch, false)?) {
             *verdict = answer.verdict;
         }
+        Ok(())
     }
 
     /// The answers for many URLs, in order (see [`AgentClassifier::answer`]).
     /// The URLs are taken through each step side by side (parse all, find
     /// all origins, decide all), so that the cache misses of different URLs
-    /// overlap; see [`crate::artifact::Artifact::decide_many`].
-    pub fn answers(&self, urls: &[&[u8]], scratch: &mut Scratch, explain: bool) -> Vec<Answer<'a>> {
+    /// overlap; see [`crate::artifact::Artifact::decide_many`]. An error
+    /// when a URL's group is damaged.
+    pub fn answers(
+        &self,
+        urls: &[&[u8]],
+        scratch: &mut Scratch,
+        explain: bool,
+    ) -> Result<Vec<Answer<'a>>, ArtifactError> {
         let mut answers = vec![Answer { verdict: Verdict::Invalid, reason: Reason::NotAsked }; urls.len()];
         locate(self.artifact, self.mode, urls, scratch, |i, e| answers[i].reason = Reason::Invalid(e));
         let Scratch { paths, lanes, origins, outcomes, urls_by_fetch, origins_hit, .. } = scratch;
@@ -232,13 +245,13 @@ impl<'a> AgentClassifier<'a> {
             }
         }
         outcomes.clear();
-        self.artifact.decide_many(&queries, outcomes);
+        self.artifact.decide_many(&queries, outcomes)?;
         for (&(url, info), outcome) in asked.iter().zip(outcomes.iter()) {
             let reason = match info.kind {
                 _ if !explain => Reason::NotAsked,
                 FetchKind::Blocked => Reason::Blocked(info.status),
                 FetchKind::Unrestricted => Reason::Unrestricted(info.status),
-                FetchKind::Rules => match self.artifact.explain(outcome) {
+                FetchKind::Rules => match self.artifact.explain(outcome)? {
                     Some(rule) => Reason::Rule(rule),
                     None if outcome.rank == 0 => Reason::NoMatch,
                     None => Reason::Unexplained,
@@ -246,7 +259,7 @@ impl<'a> AgentClassifier<'a> {
             };
             answers[url] = Answer { verdict: outcome.verdict(), reason };
         }
-        answers
+        Ok(answers)
     }
 }
 
@@ -322,13 +335,18 @@ impl Classifier for AgentClassifier<'_> {
     type Scratch = Scratch;
 
     #[inline]
-    fn classify(&self, url: &[u8], scratch: &mut Scratch, explain: Option<&mut Vec<u8>>) -> Verdict {
-        let answer = self.answer(url, scratch, explain.is_some());
+    fn classify(
+        &self,
+        url: &[u8],
+        scratch: &mut Scratch,
+        explain: Option<&mut Vec<u8>>,
+    ) -> Result<Verdict, ArtifactError> {
+        let answer = self.answer(url, scratch, explain.is_some())?;
         if let Some(out) = explain {
             let _ = write!(out, "{}", answer.reason);
             self.append_preferences(url, scratch, out);
         }
-        answer.verdict
+        Ok(answer.verdict)
     }
 
     fn classify_batch(
@@ -337,8 +355,8 @@ impl Classifier for AgentClassifier<'_> {
         scratch: &mut Scratch,
         verdicts: &mut [Verdict],
         mut reasons: Option<&mut Reasons>,
-    ) {
-        let answers = self.answers(urls, scratch, reasons.is_some());
+    ) -> Result<(), ArtifactError> {
+        let answers = self.answers(urls, scratch, reasons.is_some())?;
         for ((verdict, answer), url) in verdicts.iter_mut().zip(answers).zip(urls) {
             *verdict = answer.verdict;
             if let Some(reasons) = reasons.as_mut() {
@@ -347,6 +365,7 @@ impl Classifier for AgentClassifier<'_> {
                 self.append_preferences(url, scratch, out);
             }
         }
+        Ok(())
     }
 }
 
@@ -401,13 +420,14 @@ impl<'a> MatrixClassifier<'a> {
     /// crawlers + c]` is crawler `c`'s verdict on `urls[i]`, what an
     /// [`AgentClassifier`] of that crawler gives it. Also calls `origin` with
     /// each URL's index and origin number (for callers that tally per origin).
+    /// An error when a group the URLs reach is damaged.
     pub fn verdicts(
         &self,
         urls: &[&[u8]],
         scratch: &mut MatrixScratch,
         verdicts: &mut Vec<Verdict>,
         mut origin: impl FnMut(usize, Option<usize>),
-    ) {
+    ) -> Result<(), ArtifactError> {
         let n = self.agents.len();
         verdicts.clear();
         verdicts.resize(urls.len() * n, Verdict::Invalid);
@@ -446,7 +466,7 @@ impl<'a> MatrixClassifier<'a> {
             }
         }
         outcomes.clear();
-        self.artifact.decide_many(&walks, outcomes);
+        self.artifact.decide_many(&walks, outcomes)?;
         for (&(l, _), walk_of) in queries.iter().zip(walk_of.chunks_exact(n)) {
             let row = &mut verdicts[lanes[l].url * n..(lanes[l].url + 1) * n];
             for (verdict, &walk) in row.iter_mut().zip(walk_of) {
@@ -461,6 +481,7 @@ impl<'a> MatrixClassifier<'a> {
                 count[verdict.index()] += 1;
             }
         }
+        Ok(())
     }
 
     /// Merges the fetch tallies of every scratch of a run: URLs and distinct
@@ -502,15 +523,20 @@ impl Classifier for MatrixClassifier<'_> {
 
     /// The first crawler's verdict; with `explain`, the row: every crawler's
     /// verdict, tab-separated.
-    fn classify(&self, url: &[u8], scratch: &mut MatrixScratch, explain: Option<&mut Vec<u8>>) -> Verdict {
+    fn classify(
+        &self,
+        url: &[u8],
+        scratch: &mut MatrixScratch,
+        explain: Option<&mut Vec<u8>>,
+    ) -> Result<Verdict, ArtifactError> {
         let mut verdicts = std::mem::take(&mut scratch.verdicts);
-        self.verdicts(&[url], scratch, &mut verdicts, |_, _| {});
-        if let Some(out) = explain {
+        let result = self.verdicts(&[url], scratch, &mut verdicts, |_, _| {});
+        if let (Ok(()), Some(out)) = (&result, explain) {
             write_row(out, &verdicts);
         }
         let first = verdicts[0];
         scratch.verdicts = verdicts;
-        first
+        result.map(|()| first)
     }
 
     fn classify_batch(
@@ -519,9 +545,13 @@ impl Classifier for MatrixClassifier<'_> {
         scratch: &mut MatrixScratch,
         verdicts: &mut [Verdict],
         mut reasons: Option<&mut Reasons>,
-    ) {
+    ) -> Result<(), ArtifactError> {
         let mut matrix = std::mem::take(&mut scratch.verdicts);
-        self.verdicts(urls, scratch, &mut matrix, |_, _| {});
+        let result = self.verdicts(urls, scratch, &mut matrix, |_, _| {});
+        if result.is_err() {
+            scratch.verdicts = matrix;
+            return result;
+        }
         for (verdict, row) in verdicts.iter_mut().zip(matrix.chunks_exact(self.agents.len())) {
             *verdict = row[0];
             if let Some(reasons) = reasons.as_mut() {
@@ -529,6 +559,7 @@ impl Classifier for MatrixClassifier<'_> {
             }
         }
         scratch.verdicts = matrix;
+        Ok(())
     }
 }
 

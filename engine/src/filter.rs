@@ -34,6 +34,7 @@
 //! newline search, a call the compiler inlines, and appends to buffers that
 //! are reused from chunk to chunk: no allocation per URL.
 
+use crate::artifact::ArtifactError;
 use crate::line::{self, LineProblem, MAX_LINE};
 use crate::verdict::Verdict;
 use memmap2::Mmap;
@@ -59,7 +60,13 @@ pub trait Classifier: Sync {
 
     /// The verdict for one URL (the line without its line end). When `explain` is Some, append a short
     /// tab-free reason (e.g. `4: disallow: /b`, or `robots.txt answered 503`) to it.
-    fn classify(&self, url: &[u8], scratch: &mut Self::Scratch, explain: Option<&mut Vec<u8>>) -> Verdict;
+    /// An error (a damaged group of an artifact) stops the run.
+    fn classify(
+        &self,
+        url: &[u8],
+        scratch: &mut Self::Scratch,
+        explain: Option<&mut Vec<u8>>,
+    ) -> Result<Verdict, ArtifactError>;
 
     /// The verdicts of a batch of URLs (each a line without its line end), in
     /// order: `verdicts[i]` is what [`Classifier::classify`] gives `urls[i]`,
@@ -74,10 +81,11 @@ pub trait Classifier: Sync {
         scratch: &mut Self::Scratch,
         verdicts: &mut [Verdict],
         mut reasons: Option<&mut Reasons>,
-    ) {
+    ) -> Result<(), ArtifactError> {
         for (url, verdict) in urls.iter().zip(verdicts) {
-            *verdict = self.classify(url, scratch, reasons.as_mut().map(|r| r.start_next()));
+            *verdict = self.classify(url, scratch, reasons.as_mut().map(|r| r.start_next()))?;
         }
+        Ok(())
     }
 }
 
@@ -179,6 +187,9 @@ pub enum FilterError {
     },
     /// The worker threads could not be started.
     ThreadPool(String),
+    /// The classifier could not answer: a group of the artifact is damaged.
+    /// Nothing of the chunk it was classifying was written.
+    Artifact(ArtifactError),
 }
 
 impl fmt::Display for FilterError {
@@ -190,6 +201,7 @@ impl fmt::Display for FilterError {
                 write!(f, "internal error: the classifier panicked: {message}")
             }
             FilterError::ThreadPool(message) => write!(f, "cannot start worker threads: {message}"),
+            FilterError::Artifact(error) => write!(f, "{error}"),
         }
     }
 }
@@ -198,6 +210,7 @@ impl std::error::Error for FilterError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             FilterError::Input { source, .. } | FilterError::Output { source, .. } => Some(source),
+            FilterError::Artifact(error) => Some(error),
             _ => None,
         }
     }
@@ -938,7 +951,8 @@ impl Pipeline {
         let mut stats = Stats { threads: self.threads(), ..Stats::default() };
         let mut spare: Vec<Workspace<C::Scratch>> = Vec::new();
         let mut spare_buffers = std::mem::take(&mut *self.spare_buffers.lock().unwrap_or_else(|e| e.into_inner()));
-        let (sender, receiver) = mpsc::channel::<(u64, std::thread::Result<Workspace<C::Scratch>>)>();
+        type Classified<S> = (Workspace<S>, Result<(), ArtifactError>);
+        let (sender, receiver) = mpsc::channel::<(u64, std::thread::Result<Classified<C::Scratch>>)>();
 
         let outcome = self.pool.in_place_scope_fifo(|scope| -> Result<(), FilterError> {
             // Chunks are numbered in input order; `written` is the next to write.
@@ -976,9 +990,9 @@ impl Pipeline {
                             let input = std::mem::take(&mut buffers.input);
                             let data = mapped_chunk.unwrap_or(&input);
                             buffers.input_len = data.len() + skipped;
-                            classify_chunk(classifier, data, wanted, buffers, scratch);
+                            let classified = classify_chunk(classifier, data, wanted, buffers, scratch);
                             buffers.input = input;
-                            workspace
+                            (workspace, classified)
                         }));
                         // The receiver is gone only when the run already failed.
                         let _ = sender.send((seq, result));
@@ -988,8 +1002,12 @@ impl Pipeline {
                     return Ok(());
                 }
                 let (seq, result) = receiver.recv().expect("a sender lives while chunks are in flight");
-                let workspace = result
+                let (workspace, classified) = result
                     .map_err(|panic| FilterError::ClassifierPanicked { message: panic_message(panic.as_ref()) })?;
+                if let Err(error) = classified {
+                    spare.push(workspace);
+                    return Err(FilterError::Artifact(error));
+                }
                 let slot = (seq - written) as usize;
                 if done.len() <= slot {
                     done.resize_with(slot + 1, || None);
@@ -1055,14 +1073,15 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// Classifies every non-blank line of `data` into `buffers`.
+/// Classifies every non-blank line of `data` into `buffers`; stops at the
+/// classifier's first error.
 fn classify_chunk<C: Classifier>(
     classifier: &C,
     data: &[u8],
     wanted: Wanted,
     buffers: &mut ChunkBuffers,
     scratch: &mut C::Scratch,
-) {
+) -> Result<(), ArtifactError> {
     // Room for the whole chunk's output up front: growing a buffer line by
     // line would copy it over and over. A list holds at most the chunk (plus
     // a final newline); a verdicts line adds at most a dozen bytes to a URL,
@@ -1085,10 +1104,11 @@ fn classify_chunk<C: Classifier>(
     let mut run = |batch: &mut Vec<&[u8]>, buffers: &mut ChunkBuffers| {
         let verdicts = &mut verdicts[..batch.len()];
         reasons.clear();
-        classifier.classify_batch(batch, scratch, verdicts, (wanted.explain || wanted.rows).then_some(&mut reasons));
+        classifier.classify_batch(batch, scratch, verdicts, (wanted.explain || wanted.rows).then_some(&mut reasons))?;
         for (i, (url, &verdict)) in batch.drain(..).zip(verdicts.iter()).enumerate() {
             record(url, verdict, wanted, buffers, reasons.get(i));
         }
+        Ok(())
     };
     let mut lines = Newlines::new(data);
     let mut start = 0;
@@ -1109,18 +1129,19 @@ fn classify_chunk<C: Classifier>(
         if odd || url.len() > MAX_LINE {
             if let Some(problem) = line::problem(url) {
                 // The batch so far first: verdicts are written in input order.
-                run(&mut batch, buffers);
+                run(&mut batch, buffers)?;
                 record_bad_line(url, problem, wanted, buffers);
                 continue;
             }
         }
         batch.push(url);
         if batch.len() == BATCH {
-            run(&mut batch, buffers);
+            run(&mut batch, buffers)?;
         }
     }
-    run(&mut batch, buffers);
+    run(&mut batch, buffers)?;
     buffers.reasons = reasons;
+    Ok(())
 }
 
 /// Counts a line that is no URL ([`line::problem`]): `invalid`, with the
