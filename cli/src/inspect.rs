@@ -154,6 +154,13 @@ fn show_origin(set: &ShardSet, url: &str) -> Result<(), Failure> {
         FetchKind::Blocked => format!("everything disallowed (status {})", info.status),
     };
     println!("{key}: {fetch}");
+    let sitemaps = artifact.sitemaps(origin);
+    if sitemaps.is_empty() {
+        println!("  sitemaps: none");
+    }
+    for sitemap in sitemaps {
+        println!("  sitemap: {}", String::from_utf8_lossy(sitemap));
+    }
     for (a, agent) in artifact.meta().agents.iter().enumerate() {
         let g = artifact.group_of(origin, a);
         let s = artifact.group_stats(g).map_err(|e| fail!("{e}"))?;
@@ -161,6 +168,9 @@ fn show_origin(set: &ShardSet, url: &str) -> Result<(), Failure> {
             "  agent {agent}: group {g} ({} states, {} automata, {} fallback rules)",
             s.states, s.dfas, s.fallback_rules
         );
+        if let Some(delay) = artifact.crawl_delay(origin, a) {
+            println!("    crawl-delay: {} (kept, never used for verdicts)", String::from_utf8_lossy(delay));
+        }
         if artifact.explains() {
             for i in 0..artifact.rule_count(g).map_err(|e| fail!("{e}"))? {
                 if let Some(rule) = artifact.rule(g, i).map_err(|e| fail!("{e}"))? {

@@ -386,6 +386,56 @@ fn preferences_through_the_artifact_equal_group_selection() {
     assert!(artifact.section_sizes().contains(&(Section::Preferences, 0)));
 }
 
+/// Each origin's sitemaps and each crawler's crawl-delay through the
+/// artifact equal what the file says (`RobotsTxt::sitemaps`,
+/// `Group::crawl_delay`), shared lists are stored once, a blocked or
+/// unrestricted origin has none, verdicts do not depend on them, and an
+/// artifact of files without any has no such section.
+#[test]
+fn sitemaps_and_crawl_delays_through_the_artifact_equal_the_file() {
+    use robotsieve_compiler::{Group, RobotsTxt};
+    use robotsieve_engine::artifact::Section;
+    let bodies = [
+        "User-agent: *\nCrawl-delay: 10\nDisallow: /x\nSitemap: https://a.example/sitemap.xml\n",
+        "Sitemap: https://b.example/1.xml\nsitemap: https://b.example/2.xml\nUser-agent: gptbot\nCrawl-delay: 0.5\ncrawl-delay: 3\nDisallow: /\n\nUser-agent: *\nDisallow: /private\n",
+        "User-agent: *\nDisallow: /x\n",
+        "User-agent: *\nCrawl-delay: 10\nDisallow: /y\n",
+    ];
+    let mut records: Vec<_> = (0..12)
+        .map(|i| (format!("https://s{i}.example/robots.txt"), bodies[i % bodies.len()].as_bytes().to_vec()))
+        .collect();
+    records.push(("https://gone.example/robots.txt".into(), Vec::new()));
+    let agents = vec![Agent::parse("gptbot").unwrap(), Agent::parse("ccbot").unwrap()];
+    let plan = BuildPlan::new(agents.clone(), BuildOptions::default());
+    let artifact = Artifact::from_bytes(&build_bytes(resolve(&records), &plan).unwrap().0).unwrap();
+    let (_, crawl_bytes) = artifact.section_sizes().into_iter().find(|(s, _)| *s == Section::Crawl).unwrap();
+    assert!(crawl_bytes > 0);
+    for i in 0..12 {
+        let key = OriginKey::of_url(format!("https://s{i}.example/")).unwrap();
+        let origin = artifact.find_origin(key.as_bytes(), key.hash64()).unwrap();
+        let robots = RobotsTxt::parse(bodies[i % bodies.len()].as_bytes());
+        assert_eq!(artifact.sitemaps(origin), robots.sitemaps(), "s{i}");
+        for (a, agent) in agents.iter().enumerate() {
+            assert_eq!(artifact.crawl_delay(origin, a), Group::crawl_delay(&robots, agent), "s{i} {agent}");
+        }
+    }
+    let key = OriginKey::of_url("https://s1.example/").unwrap();
+    let s1 = artifact.find_origin(key.as_bytes(), key.hash64()).unwrap();
+    assert_eq!(artifact.crawl_delay(s1, 0), Some(&b"0.5"[..]), "the first of the crawler's group");
+    assert_eq!(artifact.crawl_delay(s1, 1), None, "the * group has none");
+    // Lists are shared: 2 sitemap lists and 2 distinct crawl-delays ("10", "0.5") for 12 origins.
+    let text = ["https://a.example/sitemap.xml", "https://b.example/1.xml", "https://b.example/2.xml", "10", "0.5"];
+    let expected = 24 + 13 * 3 * 4 + 4 * 4 + 5 * 8 + text.iter().map(|t| t.len()).sum::<usize>();
+    assert_eq!(crawl_bytes, expected, "each distinct list once");
+    let key = OriginKey::of_url("https://gone.example/").unwrap();
+    let gone = artifact.find_origin(key.as_bytes(), key.hash64()).unwrap();
+    assert!(artifact.sitemaps(gone).is_empty() && artifact.crawl_delay(gone, 1).is_none());
+    // No sitemap, no crawl-delay: no section.
+    let without = resolve(&[("https://c.example/robots.txt".to_string(), bodies[2].as_bytes().to_vec())]);
+    let artifact = Artifact::from_bytes(&build_bytes(without, &plan).unwrap().0).unwrap();
+    assert!(artifact.section_sizes().contains(&(Section::Crawl, 0)));
+}
+
 /// Flipped bytes inside the preferences section are caught (by the section's
 /// checksum, and by the section's own checks when the checksums are made to match).
 #[test]

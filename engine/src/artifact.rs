@@ -26,8 +26,8 @@
 
 use crate::dfa::Walker;
 use crate::format::{
-    checksum, Check, GroupHead, GroupView, Header, OriginRecord, PartView, PreferenceTable, SectionEntry, Slot,
-    EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START, MAX_SECTIONS, NO_RULE,
+    checksum, Check, CrawlTable, GroupHead, GroupView, Header, OriginRecord, PartView, PreferenceTable, SectionEntry,
+    Slot, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START, MAX_SECTIONS, NO_RULE,
 };
 use crate::label::Label;
 use crate::preference::PreferenceLine;
@@ -512,6 +512,9 @@ impl Artifact {
         if seen[Section::Preferences.index()] {
             PreferenceTable::parse(section(Section::Preferences), origins, agents).map_err(ArtifactError::Invalid)?;
         }
+        if seen[Section::Crawl.index()] {
+            CrawlTable::parse(section(Section::Crawl), origins, agents).map_err(ArtifactError::Invalid)?;
+        }
         let slots = section(Section::Slots);
         let slot_count = slots.len() / Slot::LEN;
         if slots.len() % Slot::LEN != 0 || !slot_count.is_power_of_two() || slot_count < origins {
@@ -682,6 +685,27 @@ impl Artifact {
     /// group for agent `agent` (empty when it has none).
     pub fn preference_lines(&self, origin: usize, agent: usize) -> Vec<PreferenceLine> {
         self.preferences().and_then(|t| t.set_of(origin, agent).map(|s| t.lines(s))).unwrap_or_default()
+    }
+
+    /// The sitemaps and crawl-delays of the artifact, if any robots.txt had them.
+    fn crawl(&self) -> Option<CrawlTable<'_>> {
+        let (_, len) = self.sections[Section::Crawl.index()];
+        (len > 0).then(|| {
+            CrawlTable::layout(self.section(Section::Crawl), self.origins, self.agents).expect("checked when opened")
+        })
+    }
+
+    /// The `sitemap` URLs of origin `origin`'s robots.txt, in file order
+    /// (kept for the crawl loop; they never change a verdict).
+    pub fn sitemaps(&self, origin: usize) -> Vec<&[u8]> {
+        self.crawl().map(|t| t.sitemaps(origin)).unwrap_or_default()
+    }
+
+    /// The `crawl-delay` value, as written, of the group that applies to
+    /// agent `agent` at origin `origin` (the first, if it has several).
+    /// Read, never used for verdicts: Google ignores crawl-delay.
+    pub fn crawl_delay(&self, origin: usize, agent: usize) -> Option<&[u8]> {
+        self.crawl().and_then(|t| t.crawl_delay(origin, agent))
     }
 
     /// Whether a group of origin `origin`'s robots.txt names agent `agent`

@@ -411,6 +411,18 @@ impl ShardSet {
         self.shards[k].preference_lines(o, agent)
     }
 
+    /// [`Artifact::sitemaps`] of a set's origin.
+    pub fn sitemaps(&self, origin: usize) -> Vec<&[u8]> {
+        let (k, o) = self.split_origin(origin);
+        self.shards[k].sitemaps(o)
+    }
+
+    /// [`Artifact::crawl_delay`] of a set's origin.
+    pub fn crawl_delay(&self, origin: usize, agent: usize) -> Option<&[u8]> {
+        let (k, o) = self.split_origin(origin);
+        self.shards[k].crawl_delay(o, agent)
+    }
+
     /// [`Artifact::names_agent`] of a set's origin.
     pub fn names_agent(&self, origin: usize, agent: usize) -> bool {
         let (k, o) = self.split_origin(origin);
