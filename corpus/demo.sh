@@ -15,8 +15,8 @@ echo "== compile: fetch records -> artifact (two crawlers, with explanations)"
 
 echo
 echo "== inspect"
-"$bin" inspect "$out/rules.rsv" --largest 3
-"$bin" inspect "$out/rules.rsv" --origin https://shop.example
+"$bin" inspect --rules "$out/rules.rsv" --largest 3
+"$bin" inspect --rules "$out/rules.rsv" --origin https://shop.example
 
 echo
 echo "== filter: the frontier, sorted into four lists and a verdicts file"

@@ -18,10 +18,10 @@
 //! bench skips when that is absent.
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use robotsieve_compiler::conformance::shared_dir;
 use robotsieve_engine::artifact::ArtifactError;
 use robotsieve_engine::filter::{Classifier, Config, Input, Outputs, Pipeline};
 use robotsieve_engine::verdict::Verdict;
+use robotsieve_testkit::shared_dir;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

@@ -12,9 +12,9 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use robotsieve_compiler::automaton::{compile, BuildOptions};
-use robotsieve_compiler::conformance::shared_dir;
-use robotsieve_compiler::{Agent, Group, RobotsTxt};
 use robotsieve_engine::pattern;
+use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
+use robotsieve_testkit::shared_dir;
 use std::path::{Path, PathBuf};
 
 /// Paths per file.

@@ -17,9 +17,7 @@ use robotsieve_engine::url::{origin_hash, path_params_query, KeyBuf};
 use std::path::PathBuf;
 
 fn urls() -> Option<Vec<String>> {
-    let shared = std::env::var_os("ROBOTSIEVE_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"));
+    let shared = robotsieve_testkit::shared_dir()?;
     let text = std::fs::read_to_string(shared.join("realworld/urls/crawl2019-linkgraph.tsv")).ok()?;
     Some(text.lines().skip(1).filter_map(|l| l.split('\t').nth(1)).map(str::to_owned).collect())
 }

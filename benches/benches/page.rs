@@ -1,4 +1,4 @@
-//! Pages per second for page-level rules (`robotsieve_compiler::page`): the
+//! Pages per second for page-level rules (`robotsieve_page`): the
 //! head scan plus combination for one crawler, on generated pages of
 //! realistic shape, against a baseline measured in the same run: the same
 //! tokenizer (html5gum) reading the whole page with its default token
@@ -6,14 +6,14 @@
 //! head costs.
 //!
 //! Bulk: an in-memory WARC of HTTP responses (the three page shapes, with
-//! `X-Robots-Tag` headers on some), read with `robotsieve_compiler::warc` and
+//! `X-Robots-Tag` headers on some), read with `robotsieve_sources::warc` and
 //! evaluated per record, on one thread and split over all cores; the baseline
 //! is reading the records alone.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use robotsieve_compiler::page::PageRules;
-use robotsieve_compiler::warc::{self, WarcRecord};
-use robotsieve_compiler::Agent;
+use robotsieve_page::PageRules;
+use robotsieve_robotstxt::Agent;
+use robotsieve_sources::warc::{self, WarcRecord};
 
 /// About 30 KB with a big head (about 17 KB: metadata, preloads, JSON-LD, an
 /// inline stylesheet and script) and the robots tags at its end, then a body.

@@ -2,11 +2,11 @@
 
 use crate::failure::{fail, Context, Failure};
 use crate::input::read_all;
-use robotsieve_compiler::{Agent, Group, RobotsTxt};
 use robotsieve_engine::classify::{Reason, Scratch};
 use robotsieve_engine::line::{self, LineProblem};
 use robotsieve_engine::url::{origin_hash, KeyBuf, PathMode};
 use robotsieve_engine::verdict::Verdict;
+use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
 use std::borrow::Cow;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -18,8 +18,9 @@ pub struct Args {
     /// The robots.txt file to check against (`-` for standard input).
     #[arg(long, value_name = "FILE", required_unless_present = "rules", conflicts_with = "rules")]
     robots: Option<PathBuf>,
-    /// A compiled artifact to answer from (`robotsieve compile`); URLs must
-    /// then be absolute, and each is looked up under its own origin.
+    /// The compiled artifact, or the directory of a shard set (`robotsieve compile`),
+    /// to answer from instead of --robots; URLs must then be absolute, and each
+    /// is looked up under its own origin.
     #[arg(long, value_name = "ARTIFACT")]
     rules: Option<PathBuf>,
     /// The crawler: its product tokens, comma-separated (`googlebot-news,googlebot`).
@@ -31,9 +32,11 @@ pub struct Args {
     /// The origin is the fetcher's either way.
     #[arg(long)]
     raw_urls: bool,
-    /// One JSON object per URL instead of tab-separated lines, with the
-    /// `Content-Signal` and `Content-Usage` preferences that apply to it
-    /// (`"preferences": [{"field", "lines", "values"}]`).
+    /// One JSON object per URL instead of tab-separated lines, every one
+    /// with the same keys (`url`, `verdict`, `allowed`, `line`, `rule`,
+    /// `reason`, and the `Content-Signal` and `Content-Usage` preferences
+    /// that apply, `"preferences": [{"field", "lines", "values"}]`), null
+    /// where there is no value.
     #[arg(long)]
     json: bool,
     /// URLs to check; one per line on standard input when none are given
@@ -200,23 +203,17 @@ fn print_line(out: &mut impl Write, line: &Line<'_>, json: bool) -> Result<(), F
             Verdict::Disallowed => Some(false),
             Verdict::Unknown | Verdict::Invalid => None,
         };
-        let mut object = serde_json::json!({
+        let object = serde_json::json!({
             "url": url,
+            "verdict": line.verdict.name(),
             "allowed": allowed,
             "line": line.rule.as_ref().map(|r| r.0),
             "rule": line.rule.as_ref().map(|r| &r.1),
+            "reason": line.note,
+            "preferences": line.preferences,
+            "sitemaps": line.crawl.as_ref().map(|c| &c.sitemaps),
+            "crawl_delay": line.crawl.as_ref().map(|c| &c.crawl_delay),
         });
-        if !matches!(line.verdict, Verdict::Allowed | Verdict::Disallowed) || line.note.is_some() {
-            object["verdict"] = line.verdict.name().into();
-            object["reason"] = line.note.clone().into();
-        }
-        if let Some(preferences) = &line.preferences {
-            object["preferences"] = preferences.clone();
-        }
-        if let Some(crawl) = &line.crawl {
-            object["sitemaps"] = crawl.sitemaps.clone().into();
-            object["crawl_delay"] = crawl.crawl_delay.clone().into();
-        }
         writeln!(out, "{object}")
     } else {
         let verdict = line.verdict.name();

@@ -4,12 +4,12 @@ use crate::failure::{fail, Failure};
 use indicatif::{ProgressBar, ProgressStyle};
 use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build, build_shards, BuildPlan, BuildReport};
-use robotsieve_compiler::corpus::Corpus;
 use robotsieve_compiler::writer::ArtifactWriter;
-use robotsieve_compiler::Agent;
 use robotsieve_engine::artifact::ShardInfo;
 use robotsieve_engine::filter::PendingFile;
 use robotsieve_engine::shards::{shard_file_name, shard_of_hash, SHARD_SCHEME};
+use robotsieve_robotstxt::Agent;
+use robotsieve_sources::corpus::Corpus;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -74,14 +74,22 @@ pub struct Args {
     /// failing: the summary counts them, and the first few are named.
     #[arg(long)]
     skip_bad_records: bool,
+    // The threads the automata are built on.
+    #[command(flatten)]
+    threads: crate::flags::Threads,
 }
 
 /// How many skipped records `compile --skip-bad-records` names on standard
 /// error (all are counted).
 const SKIPPED_SHOWN: usize = 5;
 
-/// Runs `compile`.
+/// Runs `compile` on `--threads` threads.
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
+    args.threads.install(|| compile(args))?
+}
+
+/// Compiles what `args` names.
+fn compile(args: Args) -> Result<ExitCode, Failure> {
     let mut agents =
         args.agent.iter().map(|a| Agent::parse(a).map_err(|e| fail!("--agent: {e}"))).collect::<Result<Vec<_>, _>>()?;
     if let Some(path) = &args.agents_file {
@@ -114,14 +122,14 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     // Fail before the work when an output cannot be created (no such
     // directory, not writable, a directory): the probe leaves nothing behind.
     for path in &paths {
-        drop(PendingFile::create(path).map_err(|e| fail!("{e}"))?);
+        drop(PendingFile::create(path).map_err(Failure::from)?);
     }
     let started = Instant::now();
     let mut corpus = Corpus::new();
     if args.skip_bad_records {
         corpus.skip_bad_records();
     }
-    let corpus_error = |e: robotsieve_compiler::corpus::CorpusError| fail!("{e}");
+    let corpus_error = |e: robotsieve_sources::corpus::CorpusError| fail!("{e}");
     for (file, origin) in args.robots.iter().zip(&args.origin) {
         corpus.add_robots_file(file, origin).map_err(corpus_error)?;
     }
@@ -172,7 +180,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     for (i, path) in paths.iter().enumerate() {
         let agent_names = plan.agents.iter().map(|a| a.to_string()).collect();
         let mut writer = ArtifactWriter::create(path, agent_names, args.explain, args.memory / paths.len())
-            .map_err(|e| fail!("{e}"))?;
+            .map_err(Failure::from)?;
         writer.build_info("robotsieve", env!("CARGO_PKG_VERSION"));
         writer.build_info("explain", if args.explain { "yes" } else { "no" });
         writer.build_info("sources", &sources.join(" "));
@@ -205,11 +213,11 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let writing = Instant::now();
     let mut bytes = 0;
     for writer in writers {
-        bytes += writer.finish().map_err(|e| fail!("{e}"))?;
+        bytes += writer.finish().map_err(Failure::from)?;
     }
     let skipped = if args.skip_bad_records { format!(", {skipped} bad records skipped") } else { String::new() };
     eprintln!(
-        "compiled {} origins ({} distinct files, {} distinct groups, {} states, {} split{skipped}) into {} ({} bytes, {} bytes per origin) in {:.2?}: read {:.2?}, automata {:.2?}, written {:.2?}",
+        "compiled {} origins ({} distinct files, {} distinct groups, {} states, {} split{skipped}) into {} ({} bytes, {} bytes per origin) in {:.2?} on {} threads: read {:.2?}, automata {:.2?}, written {:.2?}",
         report.origins,
         report.bodies,
         report.groups,
@@ -219,6 +227,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         bytes,
         bytes / report.origins.max(1) as u64,
         started.elapsed(),
+        rayon::current_num_threads(),
         read,
         report.elapsed,
         writing.elapsed(),

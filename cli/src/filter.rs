@@ -30,8 +30,8 @@ SIGINT, SIGTERM and SIGHUP remove the hidden `.NAME.robotsieve-PID-N.tmp` files 
 a run killed outright (SIGKILL, a crash) may leave one beside an output. \
 A regular input file is memory-mapped: do not truncate it while robotsieve reads it.")]
 pub struct Args {
-    /// The compiled artifact (`robotsieve compile`).
-    #[arg(long, value_name = "FILE")]
+    /// The compiled artifact, or the directory of a shard set (`robotsieve compile`).
+    #[arg(long, value_name = "ARTIFACT")]
     rules: PathBuf,
     /// The crawler to decide for: one of the agents the artifact was compiled
     /// for. Repeat it with --matrix for several crawlers in one pass.
@@ -86,9 +86,8 @@ pub struct Args {
     /// Write counts per verdict and speed as JSON here.
     #[arg(long, value_name = "FILE")]
     stats: Option<PathBuf>,
-    /// Worker threads (default: one per core).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
-    threads: Option<u16>,
+    #[command(flatten)]
+    threads: crate::flags::Threads,
     /// Match each URL's path byte for byte as Google's library reads it,
     /// instead of the path the fetcher requests (dot segments resolved,
     /// percent-encoded as the URL Standard does, escaped like patterns).
@@ -172,7 +171,10 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     }
     let classifier = crate::input::agent_classifier(&artifact, &args.rules, &args.agent[0], mode)?
         .explaining_preferences(args.explain_preferences);
-    filter_with(&classifier, &args, b"", |scratches| vec![("by_robots_fetch", fetch_stats(&classifier, scratches))])?;
+    // `by_agent` is the matrix's; null here, so that both documents have the same keys.
+    filter_with(&classifier, &args, b"", |scratches| {
+        vec![("by_robots_fetch", fetch_stats(&classifier, scratches)), ("by_agent", serde_json::Value::Null)]
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -299,7 +301,7 @@ fn filter_with<C: Classifier>(
 ) -> Result<Stats, Failure> {
     let mut input = open_input(&args.urls)?;
     let config = Config {
-        threads: args.threads.map_or(0, usize::from),
+        threads: args.threads.count(),
         unknown_as: unknown_as(args),
         explain: args.explain,
         ..Config::default()
@@ -343,7 +345,7 @@ fn filter_with<C: Classifier>(
 
     let progress = Progress::new();
     let report = with_progress_bar(&progress, || pipeline.run(classifier, &mut input, &mut outputs, Some(&progress)))
-        .map_err(|e| fail!("{e}"))?;
+        .map_err(Failure::from)?;
     drop(outputs);
     if let (Some(collector), Some(path)) = (collector, &args.unknown_origins) {
         collector.finish().map_err(|e| fail!("{}: cannot write: {e}", path.display()))?;
@@ -356,10 +358,11 @@ fn filter_with<C: Classifier>(
         }
         let mut json = serde_json::to_vec_pretty(&document).expect("stats are plain numbers");
         json.push(b'\n');
-        file.write_all(&json).map_err(|e| fail!("{}: cannot write: {e}", file.path().display()))?;
+        let name = format!("{}: cannot write", file.path().display());
+        file.write_all(&json).context(name)?;
     }
     for file in files.into_iter().chain(stats_file).chain(origins_file) {
-        file.commit().map_err(|e| fail!("{e}"))?;
+        file.commit().map_err(Failure::from)?;
     }
     Ok(stats)
 }

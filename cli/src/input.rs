@@ -2,11 +2,11 @@
 //! and a crawler's view of an artifact or shard set.
 
 use crate::failure::{fail, Context, Failure};
-use robotsieve_compiler::group::UserAgent;
-use robotsieve_compiler::Agent;
 use robotsieve_engine::classify::AgentClassifier;
 use robotsieve_engine::shards::ShardSet;
 use robotsieve_engine::url::PathMode;
+use robotsieve_robotstxt::group::UserAgent;
+use robotsieve_robotstxt::Agent;
 use std::io::Read;
 use std::path::Path;
 
@@ -23,7 +23,7 @@ pub fn read_all(path: &Path) -> Result<Vec<u8>, Failure> {
 
 /// Opens the artifact file or shard-set directory at `path`.
 pub fn open_rules(path: &Path) -> Result<ShardSet, Failure> {
-    ShardSet::open(path).map_err(|e| fail!("{e}"))
+    ShardSet::open(path).map_err(Failure::from)
 }
 
 /// Reads a list of crawler names: a JSON object keyed by name (the format of

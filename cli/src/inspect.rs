@@ -1,25 +1,36 @@
 //! `robotsieve inspect`: what an artifact holds, and one origin's rules.
 
-use crate::failure::{fail, Failure};
-use robotsieve_engine::artifact::{Artifact, FetchKind, Section};
+use crate::failure::{fail, Context, Failure};
+use robotsieve_engine::artifact::{Artifact, ArtifactError, FetchKind, GroupStats, Section};
 use robotsieve_engine::preference::format_entries;
 use robotsieve_engine::shards::ShardSet;
 use robotsieve_engine::url::OriginKey;
-use std::path::PathBuf;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Arguments of `robotsieve inspect`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The artifact, or the directory of a shard set.
-    artifact: PathBuf,
+    /// The compiled artifact, or the directory of a shard set (`robotsieve compile`).
+    #[arg(long, value_name = "ARTIFACT", required_unless_present = "artifact")]
+    rules: Option<PathBuf>,
+    /// The old spelling of --rules: the artifact as the first argument.
+    #[arg(value_name = "ARTIFACT", conflicts_with = "rules", hide = true)]
+    artifact: Option<PathBuf>,
     /// Show the group of this origin (a URL or `scheme://host[:port]`) for each agent, with its rules.
     #[arg(long, value_name = "URL")]
     origin: Option<String>,
     /// How many of the largest groups to list.
     #[arg(long, default_value_t = 10)]
     largest: usize,
+    /// One JSON object instead of text: `{"rules", "origins", "groups",
+    /// "bytes", "opened_seconds", "shards": [...]}` with a summary per shard
+    /// (one for a single artifact); with --origin, `{"rules", "origin",
+    /// "known", "fetch", "sitemaps", "agents": [...]}`.
+    #[arg(long)]
+    json: bool,
     /// Check every byte of the artifact or shard set (every group's
     /// checksum and tables, every origin through the index), not only the
     /// header and index that opening checks; exit 2 naming the first damage.
@@ -27,124 +38,364 @@ pub struct Args {
     verify: bool,
 }
 
+/// Why a view could not be written: the output failed, or a group of the
+/// artifact is damaged (groups are checked when first read).
+enum ViewError {
+    Output(io::Error),
+    Artifact(ArtifactError),
+}
+
+impl From<io::Error> for ViewError {
+    fn from(e: io::Error) -> ViewError {
+        ViewError::Output(e)
+    }
+}
+
+impl From<ArtifactError> for ViewError {
+    fn from(e: ArtifactError) -> ViewError {
+        ViewError::Artifact(e)
+    }
+}
+
 /// Runs `inspect`.
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
+    if args.artifact.is_some() {
+        crate::flags::deprecated("the artifact as an argument", "--rules ARTIFACT");
+    }
+    let path = args.rules.as_ref().or(args.artifact.as_ref()).expect("clap requires --rules or the argument");
     let started = Instant::now();
-    let set = crate::input::open_rules(&args.artifact)?;
+    let set = crate::input::open_rules(path)?;
     let opened = started.elapsed();
     if args.verify {
         let started = Instant::now();
         set.verify().map_err(|e| fail!("{e}"))?;
-        println!("verified      {} in {:.2?} (every byte checked)", args.artifact.display(), started.elapsed());
-    }
-    match &args.origin {
-        Some(url) => show_origin(&set, url)?,
-        None if set.shards().len() == 1 => summary(&set.shards()[0], &args.artifact, &args, opened)?,
-        None => {
-            let shards = set.shards();
-            println!("shard set     {} ({} shards)", args.artifact.display(), shards.len());
-            println!("origins       {}", set.origins());
-            println!("groups        {} (distinct within each shard)", set.groups());
-            println!("bytes         {}", shards.iter().map(Artifact::len).sum::<usize>());
-            println!(
-                "opened in     {opened:.2?} (each shard's header and index checked, each holds only its own origins)"
-            );
-            for (artifact, path) in shards.iter().zip(set.paths()) {
-                println!();
-                summary(artifact, path, &args, opened)?;
-            }
+        if !args.json {
+            println!("verified      {} in {:.2?} (every byte checked)", path.display(), started.elapsed());
         }
     }
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let written = match &args.origin {
+        Some(url) => {
+            let key = OriginKey::of_url(url).map_err(|e| fail!("--origin {url}: {e}"))?;
+            if args.json {
+                origin_json(&set, path, &key).map_err(ViewError::from).and_then(|v| Ok(writeln!(out, "{v}")?))
+            } else {
+                show_origin(&mut out, &set, &key)
+            }
+        }
+        None if args.json => {
+            overview_json(&set, path, &args, opened).map_err(ViewError::from).and_then(|v| Ok(writeln!(out, "{v}")?))
+        }
+        None => overview(&mut out, &set, path, &args, opened),
+    };
+    match written {
+        Err(ViewError::Artifact(e)) => return Err(fail!("{e}")),
+        Err(ViewError::Output(e)) => Err::<(), _>(e).context("standard output")?,
+        Ok(()) => {}
+    }
+    out.flush().context("standard output")?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// What one artifact holds; reading every group's statistics checks every
-/// group, so a damaged one fails here.
-fn summary(
-    artifact: &Artifact,
-    path: &std::path::Path,
-    args: &Args,
-    opened: std::time::Duration,
-) -> Result<(), Failure> {
-    let meta = artifact.meta();
-    println!("artifact      {}", path.display());
-    if let Some(shard) = &meta.shard {
-        println!("shard         {} of {} (by {})", shard.index, shard.count, shard.scheme);
+/// The summary of an artifact, or of a shard set and then each of its shards.
+fn overview(out: &mut impl Write, set: &ShardSet, path: &Path, args: &Args, opened: Duration) -> Result<(), ViewError> {
+    let shards = set.shards();
+    if let [artifact] = shards {
+        return summary(out, artifact, path, args, opened);
     }
-    println!(
+    writeln!(out, "shard set     {} ({} shards)", path.display(), shards.len())?;
+    writeln!(out, "origins       {}", set.origins())?;
+    writeln!(out, "groups        {} (distinct within each shard)", set.groups())?;
+    writeln!(out, "bytes         {}", shards.iter().map(Artifact::len).sum::<usize>())?;
+    writeln!(
+        out,
+        "opened in     {opened:.2?} (each shard's header and index checked, each holds only its own origins)"
+    )?;
+    for (artifact, path) in shards.iter().zip(set.paths()) {
+        writeln!(out)?;
+        summary(out, artifact, path, args, opened)?;
+    }
+    Ok(())
+}
+
+/// One artifact's summary; reading every group's sizes checks every group,
+/// so a damaged one fails here.
+fn summary(
+    out: &mut impl Write,
+    artifact: &Artifact,
+    path: &Path,
+    args: &Args,
+    opened: Duration,
+) -> Result<(), ViewError> {
+    let meta = artifact.meta();
+    writeln!(out, "artifact      {}", path.display())?;
+    if let Some(shard) = &meta.shard {
+        writeln!(out, "shard         {} of {} (by {})", shard.index, shard.count, shard.scheme)?;
+    }
+    writeln!(
+        out,
         "format        version {}, semantics version {}",
         robotsieve_engine::artifact::FORMAT_VERSION,
         robotsieve_engine::artifact::SEMANTICS_VERSION
-    );
-    println!("agents        {}", meta.agents.join("  "));
+    )?;
+    writeln!(out, "agents        {}", meta.agents.join("  "))?;
     for (k, v) in &meta.build {
-        println!("build         {k}: {v}");
+        writeln!(out, "build         {k}: {v}")?;
     }
-    println!("explain       {}", if artifact.explains() { "yes (verdicts name their rule)" } else { "no" });
-    println!("opened in     {opened:.2?} (header and index checked; each group on first use)");
-    println!("size          {} bytes", artifact.len());
-    println!("origins       {}", artifact.origins());
-    println!("groups        {} distinct", artifact.groups());
-    println!("bytes/origin  {}", artifact.len() / artifact.origins().max(1));
-    let mut kinds = [0usize; 3];
-    for o in 0..artifact.origins() {
-        kinds[artifact.fetch_info(o).kind as usize] += 1;
-    }
-    println!("fetch         {} rules, {} unrestricted, {} blocked", kinds[0], kinds[1], kinds[2]);
-    println!("sections");
+    writeln!(out, "explain       {}", if artifact.explains() { "yes (verdicts name their rule)" } else { "no" })?;
+    writeln!(out, "opened in     {opened:.2?} (header and index checked; each group on first use)")?;
+    writeln!(out, "size          {} bytes", artifact.len())?;
+    writeln!(out, "origins       {}", artifact.origins())?;
+    writeln!(out, "groups        {} distinct", artifact.groups())?;
+    writeln!(out, "bytes/origin  {}", artifact.len() / artifact.origins().max(1))?;
+    let figures = Figures::of(artifact)?;
+    let [rules, unrestricted, blocked] = figures.fetch;
+    writeln!(out, "fetch         {rules} rules, {unrestricted} unrestricted, {blocked} blocked")?;
+    writeln!(out, "sections")?;
     for (section, size) in artifact.section_sizes() {
-        println!("  {:<18} {size:>14} bytes", section_name(section));
+        writeln!(out, "  {:<18} {size:>14} bytes", section_name(section))?;
     }
-    // Users per group, for the largest-groups table.
-    let mut users = vec![(0usize, usize::MAX); artifact.groups()];
-    for o in 0..artifact.origins() {
-        for a in 0..meta.agents.len() {
-            let g = artifact.group_of(o, a);
-            users[g].0 += 1;
-            users[g].1 = users[g].1.min(o);
-        }
-    }
-    let first_user = |origin: usize| match origin {
-        usize::MAX => "-".to_string(),
-        o => String::from_utf8_lossy(artifact.origin_key(o)).into_owned(),
-    };
-    let stats = (0..artifact.groups()).map(|g| artifact.group_stats(g)).collect::<Result<Vec<_>, _>>();
-    let stats = stats.map_err(|e| fail!("{e}"))?;
-    let states: usize = stats.iter().map(|s| s.states).sum();
-    let split: Vec<usize> = (0..stats.len()).filter(|&g| stats[g].dfas > 1 || stats[g].fallback_rules > 0).collect();
-    println!("states        {states}");
+    let stats = &figures.stats;
+    let first_user = |g: usize| figures.first_user(g).unwrap_or_else(|| "-".to_string());
+    writeln!(out, "states        {}", stats.iter().map(|s| s.states).sum::<usize>())?;
     let combs: usize = stats.iter().map(|s| s.combs).sum();
     let dfas: usize = stats.iter().map(|s| s.dfas).sum();
-    println!("automata      {dfas} ({combs} stored as comb tables)");
-    let mut order: Vec<usize> = (0..stats.len()).collect();
-    order.sort_by_key(|&g| std::cmp::Reverse(stats[g].bytes));
-    println!("largest groups (bytes, states, automata, fallback rules, origins using it, first origin)");
-    for &g in order.iter().take(args.largest) {
+    writeln!(out, "automata      {dfas} ({combs} stored as comb tables)")?;
+    writeln!(out, "largest groups (bytes, states, automata, fallback rules, origins using it, first origin)")?;
+    for &g in figures.by_size.iter().take(args.largest) {
         let s = stats[g];
-        let origin = first_user(users[g].1);
-        println!(
-            "  group {g:<7} {:>12} {:>9} {:>2} {:>6} {:>7}  {origin}",
-            s.bytes, s.states, s.dfas, s.fallback_rules, users[g].0
-        );
+        writeln!(
+            out,
+            "  group {g:<7} {:>12} {:>9} {:>2} {:>6} {:>7}  {}",
+            s.bytes,
+            s.states,
+            s.dfas,
+            s.fallback_rules,
+            figures.users[g].0,
+            first_user(g)
+        )?;
     }
-    println!("groups needing a split or per-rule fallback: {}", split.len());
-    for &g in split.iter().take(args.largest) {
+    writeln!(out, "groups needing a split or per-rule fallback: {}", figures.split.len())?;
+    for &g in figures.split.iter().take(args.largest) {
         let s = stats[g];
-        let origin = first_user(users[g].1);
-        println!("  group {g:<7} {} automata, {} rules matched one by one  {origin}", s.dfas, s.fallback_rules);
+        let origin = first_user(g);
+        writeln!(out, "  group {g:<7} {} automata, {} rules matched one by one  {origin}", s.dfas, s.fallback_rules)?;
     }
     Ok(())
+}
+
+/// What the summary shows of one artifact's origins and groups, computed
+/// once for the text and the JSON.
+struct Figures<'a> {
+    artifact: &'a Artifact,
+    /// Origins by fetch result: rules, unrestricted, blocked.
+    fetch: [usize; 3],
+    /// Each group's sizes.
+    stats: Vec<GroupStats>,
+    /// Per group: the (origin, agent) pairs that use it, and the first
+    /// origin using it (`usize::MAX`: none).
+    users: Vec<(usize, usize)>,
+    /// The groups, largest first.
+    by_size: Vec<usize>,
+    /// The groups that needed a split into several automata or a per-rule fallback.
+    split: Vec<usize>,
+}
+
+impl<'a> Figures<'a> {
+    fn of(artifact: &'a Artifact) -> Result<Figures<'a>, ArtifactError> {
+        let mut fetch = [0usize; 3];
+        let mut users = vec![(0usize, usize::MAX); artifact.groups()];
+        for o in 0..artifact.origins() {
+            fetch[artifact.fetch_info(o).kind as usize] += 1;
+            for a in 0..artifact.meta().agents.len() {
+                let g = artifact.group_of(o, a);
+                users[g].0 += 1;
+                users[g].1 = users[g].1.min(o);
+            }
+        }
+        let stats = (0..artifact.groups()).map(|g| artifact.group_stats(g)).collect::<Result<Vec<GroupStats>, _>>()?;
+        let split = (0..stats.len()).filter(|&g| stats[g].dfas > 1 || stats[g].fallback_rules > 0).collect();
+        let mut by_size: Vec<usize> = (0..stats.len()).collect();
+        by_size.sort_by_key(|&g| std::cmp::Reverse(stats[g].bytes));
+        Ok(Figures { artifact, fetch, stats, users, by_size, split })
+    }
+
+    /// Group `g` as JSON: its sizes and its users, as the text's tables show them.
+    fn group_json(&self, g: usize) -> serde_json::Value {
+        let s = self.stats[g];
+        serde_json::json!({
+            "group": g,
+            "bytes": s.bytes,
+            "states": s.states,
+            "automata": s.dfas,
+            "fallback_rules": s.fallback_rules,
+            "origins": self.users[g].0,
+            "first_origin": self.first_user(g),
+        })
+    }
+
+    /// The key of the first origin using group `g`, if any does.
+    fn first_user(&self, g: usize) -> Option<String> {
+        match self.users[g].1 {
+            usize::MAX => None,
+            o => Some(String::from_utf8_lossy(self.artifact.origin_key(o)).into_owned()),
+        }
+    }
+}
+
+/// `inspect --json`: the set's totals and each shard's summary (one for a
+/// single artifact), every shard's object with the same keys.
+fn overview_json(
+    set: &ShardSet,
+    path: &Path,
+    args: &Args,
+    opened: Duration,
+) -> Result<serde_json::Value, ArtifactError> {
+    let shards = set
+        .shards()
+        .iter()
+        .zip(set.paths())
+        .map(|(artifact, path)| summary_json(artifact, path, args))
+        .collect::<Result<Vec<serde_json::Value>, _>>()?;
+    Ok(serde_json::json!({
+        "rules": path.display().to_string(),
+        "origins": set.origins(),
+        "groups": set.groups(),
+        "bytes": set.shards().iter().map(Artifact::len).sum::<usize>(),
+        "opened_seconds": opened.as_secs_f64(),
+        "shards": shards,
+    }))
+}
+
+/// One artifact's summary as JSON: what the text summary shows.
+fn summary_json(artifact: &Artifact, path: &Path, args: &Args) -> Result<serde_json::Value, ArtifactError> {
+    let meta = artifact.meta();
+    let figures = Figures::of(artifact)?;
+    let stats = &figures.stats;
+    let groups = |list: &[usize]| -> Vec<serde_json::Value> {
+        list.iter().take(args.largest).map(|&g| figures.group_json(g)).collect()
+    };
+    let sections: Vec<serde_json::Value> = artifact
+        .section_sizes()
+        .into_iter()
+        .map(|(section, bytes)| serde_json::json!({"section": section_name(section), "bytes": bytes}))
+        .collect();
+    let [rules, unrestricted, blocked] = figures.fetch;
+    Ok(serde_json::json!({
+        "artifact": path.display().to_string(),
+        "shard": meta.shard.as_ref().map(|s| serde_json::json!({"index": s.index, "count": s.count, "scheme": s.scheme})),
+        "format_version": robotsieve_engine::artifact::FORMAT_VERSION,
+        "semantics_version": robotsieve_engine::artifact::SEMANTICS_VERSION,
+        "agents": meta.agents,
+        "build": meta.build.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(v.as_str()))).collect::<serde_json::Map<_, _>>(),
+        "explain": artifact.explains(),
+        "bytes": artifact.len(),
+        "origins": artifact.origins(),
+        "groups": artifact.groups(),
+        "fetch": {"rules": rules, "unrestricted": unrestricted, "blocked": blocked},
+        "sections": sections,
+        "states": stats.iter().map(|s| s.states).sum::<usize>(),
+        "automata": stats.iter().map(|s| s.dfas).sum::<usize>(),
+        "comb_tables": stats.iter().map(|s| s.combs).sum::<usize>(),
+        "largest_groups": groups(&figures.by_size),
+        "split_groups": figures.split.len(),
+        "split": groups(&figures.split),
+    }))
 }
 
 fn section_name(section: Section) -> &'static str {
     section.name()
 }
 
-fn show_origin(set: &ShardSet, url: &str) -> Result<(), Failure> {
-    let key = OriginKey::of_url(url).map_err(|e| fail!("--origin {url}: {e}"))?;
+/// The name of a fetch result in JSON (as `survey` names them).
+fn fetch_kind_name(kind: FetchKind) -> &'static str {
+    match kind {
+        FetchKind::Rules => "rules",
+        FetchKind::Unrestricted => "unrestricted",
+        FetchKind::Blocked => "blocked",
+    }
+}
+
+/// `inspect --origin URL --json`: what the text shows, with the same keys
+/// whether the origin is known (`fetch` and `agents` are then null and
+/// empty) and whether the artifact kept its rules (`rules` null if not).
+fn origin_json(set: &ShardSet, path: &Path, key: &OriginKey) -> Result<serde_json::Value, ArtifactError> {
+    let artifact = &set.shards()[set.shard_of(key.hash64())];
+    let origin = artifact.find_origin(key.as_bytes(), key.hash64());
+    let agents = origin
+        .into_iter()
+        .flat_map(|origin| artifact.meta().agents.iter().enumerate().map(move |(a, agent)| (origin, a, agent)))
+        .map(|(origin, a, agent)| {
+            let g = artifact.group_of(origin, a);
+            let s = artifact.group_stats(g)?;
+            let rules = match artifact.explains() {
+                false => None,
+                true => {
+                    let mut rules = Vec::new();
+                    for i in 0..artifact.rule_count(g)? {
+                        if let Some(rule) = artifact.rule(g, i)? {
+                            rules.push(serde_json::json!({
+                                "line": rule.line,
+                                "rule": rule.to_string(),
+                                "index_directory": rule.index_directory,
+                            }));
+                        }
+                    }
+                    Some(rules)
+                }
+            };
+            let preferences: Vec<serde_json::Value> = artifact
+                .preference_lines(origin, a)
+                .iter()
+                .map(|line| {
+                    let values: serde_json::Map<String, serde_json::Value> = line
+                        .entries
+                        .iter()
+                        .map(|e| {
+                            (String::from_utf8_lossy(&e.key).into_owned(), String::from_utf8_lossy(&e.value).into())
+                        })
+                        .collect();
+                    serde_json::json!({
+                        "line": artifact.explains().then_some(line.line),
+                        "field": line.field.name(),
+                        "path": String::from_utf8_lossy(&line.path),
+                        "values": values,
+                    })
+                })
+                .collect();
+            let crawl_delay = artifact.crawl_delay(origin, a).map(|d| String::from_utf8_lossy(d).into_owned());
+            Ok(serde_json::json!({
+                "agent": agent,
+                "group": g,
+                "states": s.states,
+                "automata": s.dfas,
+                "fallback_rules": s.fallback_rules,
+                "rules": rules,
+                "preferences": preferences,
+                "crawl_delay": crawl_delay,
+            }))
+        })
+        .collect::<Result<Vec<serde_json::Value>, ArtifactError>>()?;
+    let sitemaps: Option<Vec<String>> =
+        origin.map(|o| artifact.sitemaps(o).iter().map(|s| String::from_utf8_lossy(s).into_owned()).collect());
+    let fetch = origin
+        .map(|o| artifact.fetch_info(o))
+        .map(|info| serde_json::json!({"kind": fetch_kind_name(info.kind), "status": info.status}));
+    Ok(serde_json::json!({
+        "rules": path.display().to_string(),
+        "origin": key.to_string(),
+        "known": origin.is_some(),
+        "fetch": fetch,
+        "sitemaps": sitemaps,
+        "agents": agents,
+    }))
+}
+
+fn show_origin(out: &mut impl Write, set: &ShardSet, key: &OriginKey) -> Result<(), ViewError> {
     let artifact = &set.shards()[set.shard_of(key.hash64())];
     let Some(origin) = artifact.find_origin(key.as_bytes(), key.hash64()) else {
-        println!("{key}: not in the artifact (its URLs are 'unknown')");
+        writeln!(out, "{key}: not in the artifact (its URLs are 'unknown')")?;
         return Ok(());
     };
     let info = artifact.fetch_info(origin);
@@ -153,38 +404,39 @@ fn show_origin(set: &ShardSet, url: &str) -> Result<(), Failure> {
         FetchKind::Unrestricted => format!("no restrictions (status {})", info.status),
         FetchKind::Blocked => format!("everything disallowed (status {})", info.status),
     };
-    println!("{key}: {fetch}");
+    writeln!(out, "{key}: {fetch}")?;
     let sitemaps = artifact.sitemaps(origin);
     if sitemaps.is_empty() {
-        println!("  sitemaps: none");
+        writeln!(out, "  sitemaps: none")?;
     }
     for sitemap in sitemaps {
-        println!("  sitemap: {}", String::from_utf8_lossy(sitemap));
+        writeln!(out, "  sitemap: {}", String::from_utf8_lossy(sitemap))?;
     }
     for (a, agent) in artifact.meta().agents.iter().enumerate() {
         let g = artifact.group_of(origin, a);
-        let s = artifact.group_stats(g).map_err(|e| fail!("{e}"))?;
-        println!(
+        let s = artifact.group_stats(g)?;
+        writeln!(
+            out,
             "  agent {agent}: group {g} ({} states, {} automata, {} fallback rules)",
             s.states, s.dfas, s.fallback_rules
-        );
+        )?;
         if let Some(delay) = artifact.crawl_delay(origin, a) {
-            println!("    crawl-delay: {} (kept, never used for verdicts)", String::from_utf8_lossy(delay));
+            writeln!(out, "    crawl-delay: {} (kept, never used for verdicts)", String::from_utf8_lossy(delay))?;
         }
         if artifact.explains() {
-            for i in 0..artifact.rule_count(g).map_err(|e| fail!("{e}"))? {
-                if let Some(rule) = artifact.rule(g, i).map_err(|e| fail!("{e}"))? {
+            for i in 0..artifact.rule_count(g)? {
+                if let Some(rule) = artifact.rule(g, i)? {
                     let note = if rule.index_directory { "  (directory of an index.htm allow)" } else { "" };
-                    println!("    {:>6}: {rule}{note}", rule.line);
+                    writeln!(out, "    {:>6}: {rule}{note}", rule.line)?;
                 }
             }
         } else {
-            println!("    (rules not kept: compile with --explain to list them)");
+            writeln!(out, "    (rules not kept: compile with --explain to list them)")?;
         }
         for line in artifact.preference_lines(origin, a) {
             let number = if artifact.explains() { line.line.to_string() } else { "-".into() };
             let path = String::from_utf8_lossy(&line.path);
-            println!("    {number:>6}: {}: {path} {}", line.field.name(), format_entries(&line.entries));
+            writeln!(out, "    {number:>6}: {}: {path} {}", line.field.name(), format_entries(&line.entries))?;
         }
     }
     Ok(())

@@ -5,9 +5,9 @@
 use crate::failure::{fail, Context, Failure};
 use crate::input::read_all;
 use rayon::prelude::*;
-use robotsieve_compiler::group::Source;
-use robotsieve_compiler::lint::{self, AgentReport, Effect, EffectCache, Finding, Options, Report, Severity, CODES};
-use robotsieve_compiler::{Agent, RobotsTxt};
+use robotsieve_lint::{self as lint, AgentReport, Effect, EffectCache, Finding, Options, Report, Severity, CODES};
+use robotsieve_robotstxt::group::Source;
+use robotsieve_robotstxt::{Agent, RobotsTxt};
 use std::collections::HashMap;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -24,9 +24,13 @@ pub struct Args {
     /// and check the rules only as this crawler sees them.
     #[arg(long, value_name = "TOKEN[,TOKEN...]")]
     agent: Option<String>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    format: Format,
+    /// One JSON object per file (per run with --summary or --list-codes)
+    /// instead of text.
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
+    /// The old spelling of --json (`--format json`; `--format human` is the default).
+    #[arg(long, value_enum, hide = true)]
+    format: Option<Format>,
     /// Lint every file under DIR in parallel and print counts per finding
     /// (files affected and occurrences) instead of the findings.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["files", "agent"])]
@@ -34,9 +38,12 @@ pub struct Args {
     /// Print the table of finding codes and exit.
     #[arg(long, conflicts_with_all = ["files", "agent", "summary"])]
     list_codes: bool,
+    // With --summary: the threads the files are linted on.
+    #[command(flatten)]
+    threads: crate::flags::Threads,
 }
 
-/// How findings are printed.
+/// How findings are printed (`--json`, or the old `--format`).
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Format {
     /// `file:line: severity[code]: message`, with the fix on the next line.
@@ -48,16 +55,21 @@ enum Format {
 /// Runs `lint`: exit status 0 without errors, 1 with errors, 2 (a
 /// [`Failure`]) when a file cannot be read.
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
+    if let Some(format) = args.format {
+        let old = if format == Format::Json { "--format json" } else { "--format human" };
+        crate::flags::deprecated(old, if format == Format::Json { "--json" } else { "no flag (text is the default)" });
+    }
+    let format = if args.json { Format::Json } else { args.format.unwrap_or(Format::Human) };
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     if args.list_codes {
-        list_codes(&mut out, args.format).context("standard output")?;
+        list_codes(&mut out, format).context("standard output")?;
         out.flush().context("standard output")?;
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(dir) = &args.summary {
-        let summary = summarise(dir)?;
-        summary.write(&mut out, args.format).context("standard output")?;
+        let summary = args.threads.install(|| summarise(dir))??;
+        summary.write(&mut out, format).context("standard output")?;
         out.flush().context("standard output")?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -73,7 +85,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         let report = lint::lint(&robots, &options);
         errors |= report.has_errors();
         let name = path.display().to_string();
-        match args.format {
+        match format {
             Format::Human => write_human(&mut out, &name, &report),
             Format::Json => write_json(&mut out, &name, &report),
         }
@@ -167,6 +179,8 @@ fn write_json(out: &mut impl Write, name: &str, report: &Report) -> std::io::Res
         "warnings": report.count(Severity::Warning),
         "notes": report.count(Severity::Note),
         "findings": report.findings.iter().map(finding_json).collect::<Vec<_>>(),
+        // Null without --agent, so that every object has the same keys.
+        "agent": null,
     });
     if let Some(agent) = &report.agent {
         let source = match agent.group.source {

@@ -5,11 +5,14 @@
 //! a message naming the file, line or URL and exit status 2. SIGINT, SIGTERM
 //! and SIGHUP remove the unfinished outputs and exit with 128 + the signal's
 //! number (130, 143, 129), as a shell reports a process the signal killed.
+//! When the reader of standard output goes away (`| head -1`), the run ends
+//! quietly with status 0, as ripgrep's does.
 
 mod check;
 mod compile;
 mod failure;
 mod filter;
+mod flags;
 mod input;
 mod inspect;
 mod lint;
@@ -67,7 +70,9 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(failure) => {
-            eprintln!("robotsieve: {failure}");
+            if !failure.reader_gone() {
+                eprintln!("robotsieve: {failure}");
+            }
             failure.exit_code()
         }
     }

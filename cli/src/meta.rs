@@ -4,10 +4,12 @@
 use crate::failure::{fail, Context, Failure};
 use crate::input::read_all;
 use rayon::prelude::*;
-use robotsieve_compiler::page::{Field, PageRules, Statement};
-use robotsieve_compiler::warc::{self, WarcRecord};
-use robotsieve_compiler::Agent;
 use robotsieve_engine::filter::PendingFile;
+use robotsieve_page::{Field, PageRules, Statement};
+use robotsieve_robotstxt::Agent;
+use robotsieve_sources::http::HttpError;
+use robotsieve_sources::warc::{self, WarcRecord};
+use serde_json::Value;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -24,19 +26,28 @@ pub struct Args {
     /// `X-Robots-Tag` headers are read: `--header "X-Robots-Tag: googlebot: noindex"`.
     #[arg(long, value_name = "NAME: VALUE")]
     header: Vec<String>,
-    /// One JSON object per page instead of a line of `field=value`.
+    /// One JSON object per page instead of a line of `field=value`; with
+    /// --warc, one per HTTP response instead of a tab-separated line, with its
+    /// `url`, `status` and `error` (null unless the record could not be read,
+    /// and then every other value null).
     #[arg(long)]
     json: bool,
     /// Evaluate every HTTP response record of a WARC file (gzip or plain) in
     /// parallel: one tab-separated line per record, in input order, and a
     /// summary on standard error.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["pages", "header", "json"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["pages", "header"])]
     warc: Option<PathBuf>,
     /// With --warc: where to write the lines (through a temporary file and a
     /// rename, so a failed run leaves nothing under the name); standard output
     /// when not given.
-    #[arg(long, value_name = "FILE", requires = "warc")]
+    #[arg(short, long, value_name = "FILE", requires = "warc")]
+    output: Option<PathBuf>,
+    /// The old spelling of -o/--output.
+    #[arg(long, value_name = "FILE", requires = "warc", conflicts_with = "output", hide = true)]
     out: Option<PathBuf>,
+    // With --warc: the threads the records are evaluated on.
+    #[command(flatten)]
+    threads: crate::flags::Threads,
     /// HTML pages to read (`-` for standard input). Only the head is read.
     #[arg(required_unless_present = "warc")]
     pages: Vec<PathBuf>,
@@ -45,8 +56,12 @@ pub struct Args {
 /// Runs `meta`.
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let agent = Agent::parse(&args.agent).map_err(|e| fail!("--agent: {e}"))?;
+    if args.out.is_some() {
+        crate::flags::deprecated("--out", "-o/--output");
+    }
     if let Some(warc) = &args.warc {
-        return run_warc(&agent, warc, args.out.as_deref());
+        let output = args.output.as_deref().or(args.out.as_deref());
+        return args.threads.install(|| run_warc(&agent, warc, output, args.json))?;
     }
     let headers = parse_headers(&args.header)?;
     let header_refs: Vec<(&[u8], &[u8])> = headers.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes())).collect();
@@ -172,25 +187,29 @@ struct RecordResult {
     rules: Option<PageRules>,
 }
 
-/// The line for one WARC record, or `None` for records that are not HTTP
-/// responses (requests, metadata, warcinfo, revisits, DNS).
-fn record_line(agent: &Agent, record: &WarcRecord) -> Option<RecordResult> {
+/// The line for one WARC record (a JSON object with `json`), or `None` for
+/// records that are not HTTP responses (requests, metadata, warcinfo,
+/// revisits, DNS).
+fn record_line(agent: &Agent, record: &WarcRecord, json: bool) -> Option<RecordResult> {
     if record.record_type().map(str::trim) != Some("response") || !record.is_http() {
         return None;
     }
+    if json {
+        return Some(record_json(agent, record));
+    }
     let url = record.target_uri().unwrap_or("").replace(['\t', '\n', '\r'], " ");
     let empty_fields = "\t-".repeat(Field::ALL.len());
-    let failed = |status: &str, message: String| RecordResult {
-        line: format!("{url}\t{status}{empty_fields}\terror: {}", message.replace(['\t', '\n', '\r'], " ")),
+    let failed = |status: &str, error: HttpError| RecordResult {
+        line: format!("{url}\t{status}{empty_fields}\terror: {}", error.to_string().replace(['\t', '\n', '\r'], " ")),
         rules: None,
     };
     let response = match record.http_response() {
         Ok(response) => response,
-        Err(message) => return Some(failed("-", message)),
+        Err(error) => return Some(failed("-", error)),
     };
     let rules = match PageRules::evaluate_response(agent, &response) {
         Ok(rules) => rules,
-        Err(message) => return Some(failed(&response.status.to_string(), message)),
+        Err(error) => return Some(failed(&response.status.to_string(), error)),
     };
     let mut line = format!("{url}\t{}", response.status);
     for field in Field::ALL {
@@ -203,21 +222,41 @@ fn record_line(agent: &Agent, record: &WarcRecord) -> Option<RecordResult> {
     Some(RecordResult { line, rules: Some(rules) })
 }
 
+/// The JSON object of one HTTP response record: the page's rules as for a
+/// page (every value null when the record cannot be evaluated), its `url`,
+/// `status` (null without a status line) and `error` (null, or why not).
+fn record_json(agent: &Agent, record: &WarcRecord) -> RecordResult {
+    let (status, evaluated) = match record.http_response() {
+        Ok(response) => (Some(response.status), PageRules::evaluate_response(agent, &response)),
+        Err(message) => (None, Err(message)),
+    };
+    let mut object = rules_json(evaluated.as_ref().unwrap_or(&PageRules::default()));
+    if evaluated.is_err() {
+        object.as_object_mut().expect("rules_json makes an object").values_mut().for_each(|v| *v = Value::Null);
+    }
+    object["url"] = record.target_uri().into();
+    object["status"] = status.into();
+    object["error"] = evaluated.as_ref().err().map(HttpError::to_string).into();
+    RecordResult { line: object.to_string(), rules: evaluated.ok() }
+}
+
 /// `meta --warc`: reads records on one thread in batches, evaluates each
 /// batch on all cores, writes lines in input order.
-fn run_warc(agent: &Agent, path: &Path, out_path: Option<&Path>) -> Result<ExitCode, Failure> {
+fn run_warc(agent: &Agent, path: &Path, out_path: Option<&Path>, json: bool) -> Result<ExitCode, Failure> {
     let started = Instant::now();
     let mut summary = Summary::default();
-    // With --out, lines go to a temporary file renamed into place only when
+    // With --output, lines go to a temporary file renamed into place only when
     // every record was read; a failed run leaves nothing under the name.
-    let mut pending = out_path.map(PendingFile::create).transpose().map_err(|e| fail!("{e}"))?;
+    let mut pending = out_path.map(PendingFile::create).transpose().map_err(Failure::from)?;
     let out_name = out_path.map_or_else(|| "standard output".to_string(), |p| p.display().to_string());
     let stdout = std::io::stdout();
     let mut output: BufWriter<Box<dyn Write + '_>> = match pending.as_mut() {
         Some(file) => BufWriter::with_capacity(1 << 20, Box::new(file)),
         None => BufWriter::with_capacity(1 << 20, Box::new(stdout.lock())),
     };
-    writeln!(output, "{TSV_HEADER}").context(&out_name)?;
+    if !json {
+        writeln!(output, "{TSV_HEADER}").context(&out_name)?;
+    }
     let (sender, receiver) = std::sync::mpsc::sync_channel::<Result<Vec<WarcRecord>, String>>(2);
     std::thread::scope(|scope| -> Result<(), Failure> {
         scope.spawn(move || {
@@ -255,7 +294,7 @@ fn run_warc(agent: &Agent, path: &Path, out_path: Option<&Path>) -> Result<ExitC
         for batch in receiver {
             let batch = batch.map_err(|e| fail!("{}: {e}", path.display()))?;
             summary.records += batch.len() as u64;
-            let results: Vec<Option<RecordResult>> = batch.par_iter().map(|r| record_line(agent, r)).collect();
+            let results: Vec<Option<RecordResult>> = batch.par_iter().map(|r| record_line(agent, r, json)).collect();
             for result in results.into_iter().flatten() {
                 summary.responses += 1;
                 match &result.rules {
@@ -274,12 +313,12 @@ fn run_warc(agent: &Agent, path: &Path, out_path: Option<&Path>) -> Result<ExitC
     output.flush().context(&out_name)?;
     drop(output);
     if let Some(file) = pending {
-        file.commit().map_err(|e| fail!("{e}"))?;
+        file.commit().map_err(Failure::from)?;
     }
     let seconds = started.elapsed().as_secs_f64();
     eprintln!(
         "robotsieve: {}: {} records, {} HTTP responses: {} noindex, {} nofollow, {} with unknown or invalid \
-         directives, {} unreadable; {:.0} responses/s over {:.2} s",
+         directives, {} unreadable; {:.0} responses/s over {:.2} s on {} threads",
         path.display(),
         summary.records,
         summary.responses,
@@ -289,6 +328,7 @@ fn run_warc(agent: &Agent, path: &Path, out_path: Option<&Path>) -> Result<ExitC
         summary.errors,
         summary.responses as f64 / seconds.max(1e-9),
         seconds,
+        rayon::current_num_threads(),
     );
     Ok(ExitCode::SUCCESS)
 }

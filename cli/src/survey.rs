@@ -27,8 +27,8 @@ use std::process::ExitCode;
 /// Arguments of `robotsieve survey`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The compiled artifact (`robotsieve compile`).
-    #[arg(long, value_name = "FILE")]
+    /// The compiled artifact, or the directory of a shard set (`robotsieve compile`).
+    #[arg(long, value_name = "ARTIFACT")]
     rules: PathBuf,
     /// The URL list, one per line (as `filter` reads it; `.gz`, `.zst` and `-` too).
     #[arg(long, value_name = "FILE")]
@@ -50,9 +50,8 @@ pub struct Args {
     /// Draw the figures as an SVG bar chart here.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
-    /// Worker threads (default: one per core).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
-    threads: Option<u16>,
+    #[command(flatten)]
+    threads: crate::flags::Threads,
     /// Match URL paths byte for byte instead of escaping them first.
     #[arg(long)]
     raw_urls: bool,
@@ -181,12 +180,13 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         Survey { matrix: MatrixClassifier::new(&artifact, agents, mode, Verdict::Unknown), artifact: &artifact, mode };
 
     let mut input = crate::filter::open_input(&args.urls)?;
-    let config = Config { threads: args.threads.map_or(0, usize::from), ..Config::default() };
-    let pipeline = Pipeline::new(config).map_err(|e| fail!("{e}"))?;
-    let report = pipeline.run(&survey, &mut input, &mut Outputs::new(), None).map_err(|e| fail!("{e}"))?;
+    let config = Config { threads: args.threads.count(), ..Config::default() };
+    let pipeline = Pipeline::new(config).map_err(Failure::from)?;
+    let report = pipeline.run(&survey, &mut input, &mut Outputs::new(), None).map_err(Failure::from)?;
     let scratches = report.scratches;
 
-    let document = figures(&survey, &names, &scratches, report.stats.urls()).map_err(|e| fail!("{e}"))?;
+    let mut document = figures(&survey, &names, &scratches, report.stats.urls()).map_err(|e| fail!("{e}"))?;
+    document["threads"] = report.stats.threads.into();
     let text = if args.json {
         let mut text = serde_json::to_string_pretty(&document).expect("plain values");
         text.push('\n');
@@ -197,20 +197,20 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let plot = args.plot.as_ref().map(|path| (path, svg(&document)));
     let mut pending = Vec::new();
     if let Some((path, svg)) = &plot {
-        let mut file = PendingFile::create(path).map_err(|e| fail!("{e}"))?;
+        let mut file = PendingFile::create(path).map_err(Failure::from)?;
         file.write_all(svg.as_bytes()).context(path.display())?;
         pending.push(file);
     }
     match &args.output {
         Some(path) => {
-            let mut file = PendingFile::create(path).map_err(|e| fail!("{e}"))?;
+            let mut file = PendingFile::create(path).map_err(Failure::from)?;
             file.write_all(text.as_bytes()).context(path.display())?;
             pending.push(file);
         }
         None => std::io::stdout().write_all(text.as_bytes()).context("standard output")?,
     }
     for file in pending {
-        file.commit().map_err(|e| fail!("{e}"))?;
+        file.commit().map_err(Failure::from)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -4,6 +4,7 @@
 //! output gets (exit status 2, a message naming the file and where, no file
 //! left under a final name).
 
+use robotsieve_testkit::names_in;
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
@@ -64,15 +65,6 @@ fn verdicts_of(out: &Output) -> Vec<String> {
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// The names in `dir`, sorted, hidden ones included: no output file and no
-/// temporary file may be left behind by a failed run.
-fn names_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> =
-        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    names.sort();
-    names
 }
 
 /// Asserts a failure as the catalogue promises: exit status 2 and a message
@@ -407,7 +399,7 @@ fn a_warc_file_cut_mid_record_fails_naming_record_and_offset_or_is_skipped() {
         std::fs::remove_file(dir.path().join("w.rsv")).unwrap();
 
         // meta reads WARC files too: the same failure, and no --out file.
-        let out = run(dir.path(), &["meta", "--agent", "mybot", "--warc", name, "--out", "m.tsv"], None);
+        let out = run(dir.path(), &["meta", "--agent", "mybot", "--warc", name, "-o", "m.tsv"], None);
         assert_fails(&out, &[name, "record 3", &format!("offset {third}")]);
         assert!(!dir.path().join("m.tsv").exists());
     }
@@ -486,10 +478,8 @@ fn an_output_that_cannot_be_created_fails_before_the_work() {
         let out = fails_before_reading_stdin(dir.path(), &[&compile[..], &[path]].concat());
         assert_fails(&out, &[&format!("{path}: cannot write: {reason}")]);
     }
-    let out = fails_before_reading_stdin(
-        dir.path(),
-        &["meta", "--agent", "mybot", "--warc", "/dev/stdin", "--out", "no/m.tsv"],
-    );
+    let out =
+        fails_before_reading_stdin(dir.path(), &["meta", "--agent", "mybot", "--warc", "/dev/stdin", "-o", "no/m.tsv"]);
     assert_fails(&out, &["no/m.tsv: cannot write: No such file or directory"]);
     assert!(names_in(dir.path()).iter().all(|n| !n.contains("robotsieve")), "{:?}", names_in(dir.path()));
 }
@@ -579,7 +569,7 @@ fn an_artifact_of_another_format_version_says_which_and_what_to_do() {
         let commands: [&[&str]; 3] = [
             &["filter", "--rules", name, "--agent", "mybot", "--urls", "urls.txt", "--verdicts", "v.txt"],
             &["check", "--rules", name, "--agent", "mybot", "https://example.com/"],
-            &["inspect", name],
+            &["inspect", "--rules", name],
         ];
         for args in commands {
             let out = run(dir.path(), args, None);
@@ -606,8 +596,8 @@ fn a_damaged_group_fails_the_commands_that_reach_it_naming_the_origin() {
     let commands: [&[&str]; 4] = [
         &["filter", "--rules", "damaged.rsv", "--agent", "mybot", "--urls", "urls.txt", "--verdicts", "v.txt"],
         &["check", "--rules", "damaged.rsv", "--agent", "mybot", "https://example.com/"],
-        &["inspect", "--verify", "damaged.rsv"],
-        &["inspect", "damaged.rsv", "--origin", "https://example.com"],
+        &["inspect", "--verify", "--rules", "damaged.rsv"],
+        &["inspect", "--rules", "damaged.rsv", "--origin", "https://example.com"],
     ];
     for args in commands {
         let out = run(dir.path(), args, None);
@@ -618,7 +608,7 @@ fn a_damaged_group_fails_the_commands_that_reach_it_naming_the_origin() {
     let out = run(dir.path(), &args, None);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(std::fs::read_to_string(dir.path().join("v.txt")).unwrap(), "unknown\thttps://other.example/private\n");
-    let out = run(dir.path(), &["inspect", "--verify", "x.rsv"], None);
+    let out = run(dir.path(), &["inspect", "--verify", "--rules", "x.rsv"], None);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("(every byte checked)"));
 }
@@ -631,7 +621,7 @@ fn a_missing_or_unreadable_input_names_the_file() {
         &["check", "--robots", "nope.txt", "--agent", "mybot", "https://example.com/"],
         &["check", "--rules", "nope.rsv", "--agent", "mybot", "https://example.com/"],
         &["filter", "--rules", "x.rsv", "--agent", "mybot", "--urls", "nope.txt", "--verdicts", "v.txt"],
-        &["inspect", "nope.rsv"],
+        &["inspect", "--rules", "nope.rsv"],
         &["lint", "robots.txt", "nope.txt"],
         &["meta", "--agent", "mybot", "nope.html"],
         &["compile", "--agent", "mybot", "--corpus", "nope.jsonl", "-o", "y.rsv"],

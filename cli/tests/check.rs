@@ -1,8 +1,8 @@
 //! `robotsieve check` as users run it: every conformance case through the
 //! binary, from a robots.txt file and from a compiled artifact.
 
-use robotsieve_compiler::conformance::{conformance_file, read_verdict_cases, VerdictCase};
-use robotsieve_compiler::Agent;
+use robotsieve_robotstxt::Agent;
+use robotsieve_testkit::conformance::{conformance_file, read_verdict_cases, VerdictCase};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -170,7 +170,8 @@ fn output_names_the_deciding_line() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         v,
-        serde_json::json!({"url": "https://example.com/b", "allowed": false, "line": 3, "rule": "disallow: /b", "preferences": [], "sitemaps": [], "crawl_delay": null})
+        serde_json::json!({"url": "https://example.com/b", "verdict": "disallowed", "allowed": false, "line": 3,
+            "rule": "disallow: /b", "reason": null, "preferences": [], "sitemaps": [], "crawl_delay": null})
     );
 }
 
@@ -333,7 +334,8 @@ fn json_and_inspect_show_sitemaps_and_crawl_delays() {
             assert_eq!(line["allowed"], agent != "gptbot", "{agent} {source}: the verdict is the rules'");
         }
     }
-    let out = robotsieve().arg("inspect").arg(&rules).args(["--origin", "https://ex.com"]).output().unwrap();
+    let out =
+        robotsieve().args(["inspect", "--rules"]).arg(&rules).args(["--origin", "https://ex.com"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success());
     for expected in ["sitemap: https://ex.com/a.xml", "sitemap: https://ex.com/b.xml", "crawl-delay: 2.5"] {

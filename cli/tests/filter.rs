@@ -1,6 +1,7 @@
 //! `robotsieve filter` as users run it: a tiny artifact compiled with
 //! `robotsieve compile`, then URL lists through the binary.
 
+use robotsieve_testkit::names_in;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -80,13 +81,6 @@ fn expected_list(verdict: &str, unknown_as: &str) -> String {
         .filter(|(_, v)| if *v == "unknown" { unknown_as == verdict } else { *v == verdict })
         .map(|(url, _)| format!("{url}\n"))
         .collect()
-}
-
-fn names_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> =
-        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    names.sort();
-    names
 }
 
 #[test]
@@ -235,7 +229,7 @@ fn binary_input_is_classified_not_a_crash() {
 #[test]
 fn user_errors_name_the_problem() {
     let dir = setup();
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["--urls", "missing.txt", "--allowed", "ok.txt"], "missing.txt"),
         (&["--urls", "urls.txt"], "nothing to write"),
         (&["--urls", "urls.txt", "--allowed", "a.txt", "--disallowed", "a.txt"], "--allowed and --disallowed"),
@@ -243,7 +237,6 @@ fn user_errors_name_the_problem() {
         (&["--urls", "urls.txt", "--allowed", "-", "--verdicts", "-"], "--allowed and --verdicts name the same file -"),
         (&["--urls", "urls.txt", "--explain", "--allowed", "a.txt"], "--verdicts"),
         (&["--urls", "urls.txt", "--unknown", "u.txt", "--unknown-as", "allowed"], "--unknown-as"),
-        (&["--urls", "urls.txt", "--threads", "0", "--allowed", "a.txt"], "--threads"),
     ];
     for (args, message) in cases {
         let out = filter(dir.path(), args);

@@ -68,7 +68,7 @@ fn json_output() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "robots.txt", ISSUE_EXAMPLE);
     let html = write(dir.path(), "page.txt", "<!DOCTYPE html><html><body>404</body></html>\n");
-    let out = robotsieve(&["lint", "--format", "json", &file, &html]);
+    let out = robotsieve(&["lint", "--json", &file, &html]);
     assert_eq!(out.status.code(), Some(1));
     let text = stdout(&out);
     let docs: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
@@ -102,7 +102,7 @@ fn agent_view() {
     assert!(text.contains(&format!("    {file}:6: disallow: /a/b    (same verdict without it)\n")), "{text}");
     assert!(text.contains(&format!("    {file}:7: allow: /a/c\n")), "{text}");
     // A crawler no group names gets the `*` group.
-    let out = robotsieve(&["lint", "--agent", "bingbot", "--format", "json", &file]);
+    let out = robotsieve(&["lint", "--agent", "bingbot", "--json", &file]);
     let doc: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     assert_eq!(doc["agent"]["source"], "global");
     assert_eq!(doc["agent"]["agent_lines"], serde_json::json!([1]));
@@ -121,7 +121,7 @@ fn list_codes() {
     for code in ["group-joined", "path-not-slash", "never-decides", "agent-unrestricted", "body-too-large"] {
         assert!(text.lines().any(|l| l.starts_with(code)), "{code}");
     }
-    let out = robotsieve(&["lint", "--list-codes", "--format", "json"]);
+    let out = robotsieve(&["lint", "--list-codes", "--json"]);
     let codes: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     assert_eq!(codes.as_array().unwrap().len(), text.lines().count());
 }
@@ -133,7 +133,7 @@ fn summary_counts_files_and_occurrences() {
     write(dir.path(), "b.txt", "User-agent: *\nDisallow: img\nCrawl-delay: 3\n");
     std::fs::create_dir(dir.path().join("sub")).unwrap();
     write(&dir.path().join("sub"), "c.txt", "User-agent: *\nDisallow: /ok\n");
-    let out = robotsieve(&["lint", "--summary", dir.path().to_str().unwrap(), "--format", "json"]);
+    let out = robotsieve(&["lint", "--summary", dir.path().to_str().unwrap(), "--json"]);
     assert_eq!(out.status.code(), Some(0));
     let doc: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     assert_eq!(doc["files"], 3);

@@ -3,7 +3,7 @@
 //! its own robots.txt files, and on a synthetic frontier (20,000 URLs here;
 //! benches/scripts/matrix.sh compares a million and measures the cost).
 
-use robotsieve_compiler::conformance::shared_dir;
+use robotsieve_testkit::shared_dir;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -130,7 +130,7 @@ fn bulk_warc_lines_in_input_order_with_a_summary() {
         "googlebot",
         "--warc",
         warc_path.to_str().unwrap(),
-        "--out",
+        "--output",
         out_path.to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -161,7 +161,7 @@ fn bulk_warc_lines_in_input_order_with_a_summary() {
         "googlebot",
         "--warc",
         truncated.to_str().unwrap(),
-        "--out",
+        "--output",
         out_path.to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(2));

@@ -206,7 +206,7 @@ fn missing_duplicated_and_foreign_shards_are_refused_naming_the_file() {
         .output()
         .unwrap();
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
-    let shown = run(&["inspect"], &[&set]);
+    let shown = run(&["inspect", "--rules"], &[&set]);
     assert!(shown.status.success());
     assert!(String::from_utf8_lossy(&shown.stdout).contains("7 shards"));
 }

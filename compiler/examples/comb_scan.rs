@@ -7,9 +7,9 @@
 //! literal rules make a trie-like automaton).
 
 use robotsieve_compiler::automaton::{compile, BuildOptions};
-use robotsieve_compiler::{Agent, Group, RobotsTxt};
 use robotsieve_engine::comb::CombDfaBuf;
 use robotsieve_engine::matcher::PartBuf;
+use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
 use std::hint::black_box;
 use std::time::Instant;
 

@@ -42,11 +42,11 @@
 //! per-rule list ([`RuleListBuf`]). So a build costs at most three budgets,
 //! whatever the input.
 
-use crate::group::Group;
 use robotsieve_engine::dfa::DfaBuf;
 use robotsieve_engine::matcher::{MatcherBuf, PartBuf};
 use robotsieve_engine::pattern;
 use robotsieve_engine::rules::RuleListBuf;
+use robotsieve_robotstxt::group::Group;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};

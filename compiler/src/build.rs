@@ -14,15 +14,15 @@
 //! for the crawl loop, never used for a verdict).
 
 use crate::automaton::{self, BuildOptions};
-use crate::corpus::{Governing, Robots};
-use crate::group::{Agent, Group, Rule, Source, Verb};
-use crate::parse::RobotsTxt;
 use crate::writer::{ArtifactWriter, WriteError, DEFAULT_MEMORY};
 use rayon::prelude::*;
 use robotsieve_engine::artifact::{FetchInfo, FetchKind};
 use robotsieve_engine::format::{encode_group, CrawlRefs, RuleText, Selection};
 use robotsieve_engine::preference::PreferenceLine;
 use robotsieve_engine::shards::shard_of_hash;
+use robotsieve_robotstxt::group::{Agent, Group, Rule, Source, Verb};
+use robotsieve_robotstxt::parse::RobotsTxt;
+use robotsieve_sources::corpus::{Governing, Robots};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::time::{Duration, Instant};
@@ -398,7 +398,7 @@ mod tests {
 
     /// Resolves one fetch record per origin, as `compile --corpus` would.
     pub(crate) fn resolve(records: &[(&str, u16, &str)]) -> Vec<Governing> {
-        let mut corpus = crate::corpus::Corpus::new();
+        let mut corpus = robotsieve_sources::corpus::Corpus::new();
         let lines: String = records
             .iter()
             .map(|(origin, status, body)| {

@@ -802,8 +802,8 @@ mod tests {
 
     /// The blob of the group of an empty robots.txt.
     fn automaton_free_group() -> Vec<u8> {
-        let group = crate::group::Group {
-            source: crate::group::Source::Nothing,
+        let group = robotsieve_robotstxt::group::Group {
+            source: robotsieve_robotstxt::group::Source::Nothing,
             agent_lines: Vec::new(),
             rules: Vec::new(),
             preferences: Vec::new(),

@@ -3,11 +3,13 @@
 
 use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build_bytes, BuildPlan};
-use robotsieve_compiler::conformance::{check_verdict_file, conformance_file, read_origin_cases};
-use robotsieve_compiler::corpus::{Corpus, Governing};
-use robotsieve_compiler::Agent;
-use robotsieve_engine::artifact::{Artifact, PART_COMB16};
+use robotsieve_engine::artifact::{
+    Artifact, ArtifactError, VersionMismatch, Versioned, FORMAT_VERSION, PART_COMB16, SEMANTICS_VERSION,
+};
 use robotsieve_engine::format::Header;
+use robotsieve_robotstxt::Agent;
+use robotsieve_sources::corpus::{Corpus, Governing};
+use robotsieve_testkit::conformance::{check_verdict_file, conformance_file, read_origin_cases};
 const HEADER_LEN: usize = Header::LEN;
 use robotsieve_engine::url::{OriginKey, PathMode};
 
@@ -102,6 +104,39 @@ fn foreign_and_future_files_are_named_as_such() {
 }
 
 #[test]
+fn a_version_mismatch_is_told_apart_from_damage() {
+    let mut older = sample_bytes(false);
+    older[8..12].copy_from_slice(&(FORMAT_VERSION - 1).to_ne_bytes());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.rsv");
+    std::fs::write(&path, &older).unwrap();
+    match Artifact::open(&path) {
+        Err(ArtifactError::Version { path: Some(named), mismatch }) => {
+            assert_eq!(named, path);
+            assert_eq!(
+                mismatch,
+                VersionMismatch { of: Versioned::Format, found: FORMAT_VERSION - 1, supported: FORMAT_VERSION }
+            );
+            assert!(!mismatch.is_newer());
+        }
+        other => panic!("expected a version mismatch, got {other:?}"),
+    }
+    let mut newer = sample_bytes(false);
+    newer[12..16].copy_from_slice(&(SEMANTICS_VERSION + 1).to_ne_bytes());
+    match Artifact::from_bytes(&newer) {
+        Err(ArtifactError::Version { path: None, mismatch }) => {
+            assert_eq!(mismatch.of, Versioned::Semantics);
+            assert!(mismatch.is_newer());
+        }
+        other => panic!("expected a version mismatch, got {other:?}"),
+    }
+    let mut damaged = sample_bytes(false);
+    let last = damaged.len() - 1;
+    damaged[last] ^= 0x40;
+    assert!(matches!(Artifact::from_bytes(&damaged), Err(ArtifactError::Invalid(_))));
+}
+
+#[test]
 fn opening_a_file_maps_it() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("rules.rsv");
@@ -164,7 +199,7 @@ fn assert_agrees_with_the_oracle<'p>(
     paths: impl IntoIterator<Item = &'p str>,
     explain: bool,
 ) {
-    use robotsieve_compiler::{Group, RobotsTxt};
+    use robotsieve_robotstxt::{Group, RobotsTxt};
     let group = Group::select(&RobotsTxt::parse(body.as_bytes()), &Agent::parse("mybot").unwrap());
     let key = OriginKey::of_url("https://s.example").unwrap();
     let o = artifact.find_origin(key.as_bytes(), key.hash64()).unwrap();
@@ -343,8 +378,8 @@ fn a_shard_holding_another_shards_origin_is_refused() {
 /// no body has a line.
 #[test]
 fn preferences_through_the_artifact_equal_group_selection() {
-    use robotsieve_compiler::{Group, RobotsTxt};
     use robotsieve_engine::artifact::Section;
+    use robotsieve_robotstxt::{Group, RobotsTxt};
     let bodies = [
         "User-Agent: *\nContent-Signal: ai-train=no, search=yes, ai-input=yes\nAllow: /\n",
         "User-agent: *\nAllow: /\nContent-Usage: train-ai=n\nContent-Usage: /docs/ train-ai=y\n",
@@ -373,7 +408,7 @@ fn preferences_through_the_artifact_equal_group_selection() {
                     expected.iter_mut().for_each(|p| p.line = 0);
                 }
                 assert_eq!(artifact.preference_lines(origin, a), expected, "s{i} {agent} explain={explain}");
-                let named = Group::select(&robots, agent).source == robotsieve_compiler::group::Source::Specific;
+                let named = Group::select(&robots, agent).source == robotsieve_robotstxt::group::Source::Specific;
                 assert_eq!(artifact.names_agent(origin, a), named, "s{i} {agent}");
                 assert_eq!(named, i % bodies.len() == 2 && a == 0);
             }
@@ -393,8 +428,8 @@ fn preferences_through_the_artifact_equal_group_selection() {
 /// artifact of files without any has no such section.
 #[test]
 fn sitemaps_and_crawl_delays_through_the_artifact_equal_the_file() {
-    use robotsieve_compiler::{Group, RobotsTxt};
     use robotsieve_engine::artifact::Section;
+    use robotsieve_robotstxt::{Group, RobotsTxt};
     let bodies = [
         "User-agent: *\nCrawl-delay: 10\nDisallow: /x\nSitemap: https://a.example/sitemap.xml\n",
         "Sitemap: https://b.example/1.xml\nsitemap: https://b.example/2.xml\nUser-agent: gptbot\nCrawl-delay: 0.5\ncrawl-delay: 3\nDisallow: /\n\nUser-agent: *\nDisallow: /private\n",

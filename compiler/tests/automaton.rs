@@ -6,10 +6,11 @@
 use proptest::prelude::*;
 use rayon::prelude::*;
 use robotsieve_compiler::automaton::{compile, Budget, BuildOptions, PartKind};
-use robotsieve_compiler::conformance::{check_verdict_file, shared_dir};
-use robotsieve_compiler::{Agent, Group, RobotsTxt};
 use robotsieve_engine::pattern;
+use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
+use robotsieve_testkit::conformance::check_verdict_file;
 use robotsieve_testkit::differential::{assert_agrees, disagreements, paths_for_group, Rng, TINY};
+use robotsieve_testkit::shared_dir;
 
 fn options(explain: bool, budget: Budget) -> BuildOptions {
     BuildOptions { explain, budget }

@@ -6,10 +6,7 @@
 
 use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build_bytes, build_shards, BuildPlan};
-use robotsieve_compiler::conformance::shared_dir;
-use robotsieve_compiler::corpus::Corpus;
 use robotsieve_compiler::writer::ArtifactWriter;
-use robotsieve_compiler::{Agent, Group, RobotsTxt};
 use robotsieve_engine::artifact::{Artifact, ArtifactError, ShardInfo};
 use robotsieve_engine::classify::{AgentClassifier, Scratch};
 use robotsieve_engine::filter::BATCH;
@@ -17,7 +14,10 @@ use robotsieve_engine::format::{GroupHead, GROUPS_START};
 use robotsieve_engine::shards::{ShardSet, SHARD_SCHEME};
 use robotsieve_engine::url::{KeyBuf, PathMode};
 use robotsieve_engine::verdict::Verdict;
+use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
+use robotsieve_sources::corpus::Corpus;
 use robotsieve_testkit::differential::Rng;
+use robotsieve_testkit::shared_dir;
 use std::collections::BTreeMap;
 
 /// The crawl2019 list: its hosts' robots.txt files, the URLs in list order

@@ -26,8 +26,8 @@
 
 use crate::dfa::Walker;
 use crate::format::{
-    checksum, Check, CrawlTable, GroupHead, GroupView, Header, OriginRecord, PartView, PreferenceTable, SectionEntry,
-    Slot, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START, MAX_SECTIONS, NO_RULE,
+    checksum, Check, CrawlTable, GroupHead, GroupView, Header, HeaderError, OriginRecord, PartView, PreferenceTable,
+    SectionEntry, Slot, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START, MAX_SECTIONS, NO_RULE,
 };
 use crate::label::Label;
 use crate::preference::PreferenceLine;
@@ -43,9 +43,11 @@ pub use crate::format::{
     FetchInfo, FetchKind, Section, BYTE_ORDER_MARK, FORMAT_VERSION, MAGIC, PART_COMB, PART_COMB16, PART_DFA16,
     PART_DFA32, PART_RULES, SEMANTICS_VERSION,
 };
+pub use crate::format::{VersionMismatch, Versioned};
 
 /// Why an artifact could not be opened.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum ArtifactError {
     /// The file could not be read or mapped.
     Io {
@@ -77,6 +79,14 @@ pub enum ArtifactError {
         /// How many the artifact has.
         groups: usize,
     },
+    /// The file is an artifact of another version of robotsieve: not
+    /// damaged, but it wants compiling again (or a newer robotsieve).
+    Version {
+        /// The file, when the artifact was opened from one.
+        path: Option<PathBuf>,
+        /// Which version differs, and how.
+        mismatch: VersionMismatch,
+    },
 }
 
 impl fmt::Display for ArtifactError {
@@ -97,6 +107,10 @@ impl fmt::Display for ArtifactError {
                 write!(f, ": {problem}: compile the artifact again")
             }
             ArtifactError::NoSuchGroup { group, groups } => write!(f, "no group {group}: the artifact has {groups}"),
+            ArtifactError::Version { path: Some(path), mismatch } => {
+                write!(f, "not a valid robotsieve artifact: {}: {mismatch}", path.display())
+            }
+            ArtifactError::Version { path: None, mismatch } => write!(f, "not a valid robotsieve artifact: {mismatch}"),
         }
     }
 }
@@ -389,6 +403,9 @@ impl Artifact {
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
         Artifact::validate(Backing::Mapped(map), path.to_path_buf()).map_err(|e| match e {
             ArtifactError::Invalid(msg) => ArtifactError::Invalid(format!("{}: {msg}", path.display())),
+            ArtifactError::Version { path: None, mismatch } => {
+                ArtifactError::Version { path: Some(path.to_path_buf()), mismatch }
+            }
             other => other,
         })
     }
@@ -409,7 +426,10 @@ impl Artifact {
     /// keys, origin records, slots, preferences; no group blob.
     fn validate(backing: Backing, path: PathBuf) -> Result<Artifact, ArtifactError> {
         let bytes = backing.bytes();
-        let header = Header::decode(bytes).map_err(ArtifactError::Invalid)?;
+        let header = Header::decode(bytes).map_err(|e| match e {
+            HeaderError::Version(mismatch) => ArtifactError::Version { path: None, mismatch },
+            other => ArtifactError::Invalid(other.to_string()),
+        })?;
         if header.file_len != bytes.len() as u64 {
             return invalid(format!(
                 "header says {} bytes but the file has {} (truncated?)",

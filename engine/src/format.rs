@@ -65,6 +65,7 @@ use crate::dfa::{Dfa, DfaBuf, DfaError, Transitions};
 use crate::matcher::{MatcherBuf, PartBuf};
 use crate::preference::{Entry, PreferenceField, PreferenceLine};
 use crate::rules::RuleList;
+use std::fmt;
 
 /// The first eight bytes of every artifact. The CR LF catches text-mode
 /// mangling, as in PNG.
@@ -143,41 +144,34 @@ impl Header {
     }
 
     /// Decodes and checks magic, byte order, versions and flags; an older
-    /// or newer file is named by its version.
-    pub fn decode(b: &[u8]) -> Result<Header, String> {
+    /// or newer file is a [`HeaderError::Version`], named by its version.
+    pub fn decode(b: &[u8]) -> Result<Header, HeaderError> {
+        let damaged = |why: String| Err(HeaderError::Invalid(why));
         if b.len() < Header::LEN {
-            return Err(format!("{} bytes is shorter than the {}-byte header", b.len(), Header::LEN));
+            return damaged(format!("{} bytes is shorter than the {}-byte header", b.len(), Header::LEN));
         }
         if b[..8] != MAGIC {
-            return Err("wrong magic bytes: this is not a robotsieve artifact".into());
+            return damaged("wrong magic bytes: this is not a robotsieve artifact".into());
         }
         if ne32(b, 16) != BYTE_ORDER_MARK {
-            return Err("written on a machine of the other byte order".into());
+            return damaged("written on a machine of the other byte order".into());
         }
         let (format, semantics) = (ne32(b, 8), ne32(b, 12));
-        if format > FORMAT_VERSION {
-            return Err(format!(
-                "format version {format}, written by a newer robotsieve; this one reads version {FORMAT_VERSION}: upgrade robotsieve, or compile the artifact again with this one"
-            ));
-        }
-        if format < FORMAT_VERSION {
-            return Err(format!(
-                "format version {format}, written by an older robotsieve; this one reads version {FORMAT_VERSION}: compile the artifact again"
-            ));
+        if format != FORMAT_VERSION {
+            let supported = FORMAT_VERSION;
+            return Err(HeaderError::Version(VersionMismatch { of: Versioned::Format, found: format, supported }));
         }
         if semantics != SEMANTICS_VERSION {
-            let (age, advice) = if semantics > SEMANTICS_VERSION {
-                ("a newer", "upgrade robotsieve, or compile the artifact again with this one")
-            } else {
-                ("an older", "compile the artifact again")
-            };
-            return Err(format!(
-                "semantics version {semantics}, built by {age} robotsieve; this one has version {SEMANTICS_VERSION}: {advice}"
-            ));
+            let supported = SEMANTICS_VERSION;
+            return Err(HeaderError::Version(VersionMismatch {
+                of: Versioned::Semantics,
+                found: semantics,
+                supported,
+            }));
         }
         let flags = ne32(b, 20);
         if flags & !FLAG_EXPLAIN != 0 {
-            return Err(format!("unknown flags {flags:#x}: written by a newer robotsieve?"));
+            return damaged(format!("unknown flags {flags:#x}: written by a newer robotsieve?"));
         }
         Ok(Header { flags, file_len: ne64(b, 24), checksum: ne64(b, 32), sections: ne32(b, 40) })
     }
@@ -191,6 +185,77 @@ impl Header {
         sum.update(&[0; 8]);
         sum.update(&header_and_table[Header::CHECKSUM_AT.end..]);
         sum.finish()
+    }
+}
+
+/// Why a header was refused ([`Header::decode`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HeaderError {
+    /// Another version of robotsieve wrote the file: nothing is damaged,
+    /// it wants compiling again (or a newer robotsieve).
+    Version(VersionMismatch),
+    /// Not an artifact, or a damaged one; the message says what is wrong.
+    Invalid(String),
+}
+
+impl fmt::Display for HeaderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HeaderError::Version(mismatch) => mismatch.fmt(f),
+            HeaderError::Invalid(why) => f.write_str(why),
+        }
+    }
+}
+
+/// Which version of an artifact differs from this build's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Versioned {
+    /// The layout ([`FORMAT_VERSION`]).
+    Format,
+    /// The matching semantics the automata were built with ([`SEMANTICS_VERSION`]).
+    Semantics,
+}
+
+/// An artifact written by another version of robotsieve than this one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VersionMismatch {
+    /// The layout or the semantics.
+    pub of: Versioned,
+    /// The file's version.
+    pub found: u32,
+    /// The one this build reads.
+    pub supported: u32,
+}
+
+impl VersionMismatch {
+    /// Whether a newer robotsieve wrote the file (else an older one did).
+    pub fn is_newer(&self) -> bool {
+        self.found > self.supported
+    }
+}
+
+impl fmt::Display for VersionMismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (found, supported) = (self.found, self.supported);
+        match (self.of, self.is_newer()) {
+            (Versioned::Format, true) => write!(
+                f,
+                "format version {found}, written by a newer robotsieve; this one reads version {supported}: upgrade robotsieve, or compile the artifact again with this one"
+            ),
+            (Versioned::Format, false) => write!(
+                f,
+                "format version {found}, written by an older robotsieve; this one reads version {supported}: compile the artifact again"
+            ),
+            (Versioned::Semantics, newer) => {
+                let (age, advice) = if newer {
+                    ("a newer", "upgrade robotsieve, or compile the artifact again with this one")
+                } else {
+                    ("an older", "compile the artifact again")
+                };
+                write!(f, "semantics version {found}, built by {age} robotsieve; this one has version {supported}: {advice}")
+            }
+        }
     }
 }
 
@@ -1664,6 +1729,8 @@ mod tests {
         let mut b = Header { flags: 0, file_len: 0, checksum: 0, sections: 0 }.encode();
         put32(&mut b, 8, 3);
         let err = Header::decode(&b).unwrap_err();
+        assert!(matches!(err, HeaderError::Version(VersionMismatch { of: Versioned::Format, found: 3, .. })), "{err}");
+        let err = err.to_string();
         assert!(
             err.contains("format version 3, written by an older robotsieve")
                 && err.contains("compile the artifact again"),

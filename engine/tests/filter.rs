@@ -12,6 +12,7 @@ use robotsieve_engine::filter::{
 };
 use robotsieve_engine::line::{self, MAX_LINE};
 use robotsieve_engine::verdict::Verdict;
+use robotsieve_testkit::names_in;
 use std::io::{self, Cursor, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -424,14 +425,6 @@ fn outputs_nobody_asked_for_are_not_written() {
     drop(outputs);
     assert_eq!(disallowed, expected.lists[Verdict::Disallowed.index()]);
     assert_eq!(report.stats.counts, expected.counts);
-}
-
-/// The names in `dir`, sorted.
-fn names_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> =
-        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    names.sort();
-    names
 }
 
 /// Pending files for the four lists and the verdicts, in `dir`.

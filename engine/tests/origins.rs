@@ -3,17 +3,8 @@
 //! corner cases of URL syntax.
 
 use robotsieve_engine::url::{origin_hash, path_params_query, KeyBuf, OriginKey, Scheme, UrlError};
+use robotsieve_testkit::shared_dir;
 use std::collections::HashMap;
-use std::path::PathBuf;
-
-/// `../shared` beside the workspace (or `$ROBOTSIEVE_SHARED`), if present.
-/// The engine cannot use the compiler's reader, so it looks for it itself.
-fn shared_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("ROBOTSIEVE_SHARED") {
-        return Some(PathBuf::from(dir)).filter(|d| d.is_dir());
-    }
-    Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared")).filter(|d| d.is_dir())
-}
 
 fn key(url: &str) -> Result<String, UrlError> {
     OriginKey::of_url(url).map(|k| k.to_string())

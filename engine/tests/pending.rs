@@ -3,15 +3,8 @@
 //! test, one process.
 
 use robotsieve_engine::filter::{remove_pending_files, PendingFile};
+use robotsieve_testkit::names_in;
 use std::io::Write;
-use std::path::Path;
-
-fn names_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> =
-        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    names.sort();
-    names
-}
 
 #[test]
 fn removes_live_temporary_files_only_and_then_refuses_new_ones() {

@@ -11,16 +11,16 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule};
 use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build, BuildPlan};
-use robotsieve_compiler::corpus::Corpus;
-use robotsieve_compiler::group::UserAgent;
-use robotsieve_compiler::parse::Field;
 use robotsieve_compiler::writer::{ArtifactWriter, WriteError};
-use robotsieve_compiler::{Agent, Group};
 use robotsieve_engine::classify::{AgentClassifier, Reason, Scratch};
 use robotsieve_engine::filter::BATCH;
 use robotsieve_engine::shards::ShardSet;
 use robotsieve_engine::url::PathMode;
 use robotsieve_engine::verdict::Verdict;
+use robotsieve_robotstxt::group::UserAgent;
+use robotsieve_robotstxt::parse::Field;
+use robotsieve_robotstxt::{Agent, Group};
+use robotsieve_sources::corpus::Corpus;
 use std::collections::HashMap;
 use std::io::Cursor;
 use std::path::PathBuf;
@@ -276,7 +276,7 @@ impl Robots {
         groups
             .entry(agent.tokens().to_vec())
             .or_insert_with(|| {
-                let robots = robotsieve_compiler::RobotsTxt::parse(&self.body);
+                let robots = robotsieve_robotstxt::RobotsTxt::parse(&self.body);
                 Arc::new(Group::select(&robots, &agent))
             })
             .clone()
@@ -303,7 +303,7 @@ impl Robots {
     /// The fields Google ignores in the crawler's group: (line, key in lower
     /// case, value).
     fn other_fields(&self, tokens: Vec<String>) -> Vec<(u32, String, String)> {
-        let robots = robotsieve_compiler::RobotsTxt::parse(&self.body);
+        let robots = robotsieve_robotstxt::RobotsTxt::parse(&self.body);
         Group::other_fields(&robots, &Agent::from_raw_tokens(&tokens))
             .iter()
             .map(|f| {
@@ -326,7 +326,7 @@ impl Robots {
 
 impl Robots {
     fn fields_named(&self, field: Field, key: Option<&str>) -> Vec<String> {
-        let robots = robotsieve_compiler::RobotsTxt::parse(&self.body);
+        let robots = robotsieve_robotstxt::RobotsTxt::parse(&self.body);
         robots
             .directives()
             .filter(|(_, d)| d.field == field && key.is_none_or(|k| d.key.eq_ignore_ascii_case(k.as_bytes())))

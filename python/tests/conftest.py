@@ -1,5 +1,5 @@
 """What the tests share: the conformance cases of ../shared, read as
-compiler/src/conformance.rs reads them."""
+testkit/src/conformance.rs reads them."""
 
 import base64
 import json

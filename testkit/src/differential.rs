@@ -3,10 +3,10 @@
 //! replay all make, and the paths they make it on.
 
 use robotsieve_compiler::automaton::{compile, Budget, BuildOptions, Compiled};
-use robotsieve_compiler::Group;
 use robotsieve_engine::comb::{CombDfa, CombDfaBuf};
 use robotsieve_engine::matcher::PartBuf;
 use robotsieve_engine::pattern;
+use robotsieve_robotstxt::Group;
 
 /// A budget so small that almost every group is split into automata and
 /// the per-rule fallback: the differential tests compile with it as well as

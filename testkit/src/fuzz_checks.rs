@@ -16,17 +16,18 @@
 
 use robotsieve_compiler::automaton::{compile, Budget, BuildOptions};
 use robotsieve_compiler::build::{build_bytes, BuildPlan};
-use robotsieve_compiler::corpus::{Corpus, FetchRecord, Place, SourceRef};
-use robotsieve_compiler::lint::{lint, Options};
-use robotsieve_compiler::page::{parse_date, parse_directives, parse_x_robots_tag, scan_head, Field, PageRules};
-use robotsieve_compiler::warc::{self, HttpResponse};
-use robotsieve_compiler::{Agent, Group, RobotsTxt};
 use robotsieve_engine::artifact::Artifact;
 use robotsieve_engine::classify::{AgentClassifier, Scratch};
 use robotsieve_engine::format::reseal;
 use robotsieve_engine::shards::ShardSet;
 use robotsieve_engine::url::{KeyBuf, OriginKey, PathMode};
 use robotsieve_engine::verdict::Verdict;
+use robotsieve_lint::{lint, Options};
+use robotsieve_page::{parse_date, parse_directives, parse_x_robots_tag, scan_head, Field, PageRules};
+use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
+use robotsieve_sources::corpus::{Corpus, FetchRecord, Place, SourceRef};
+use robotsieve_sources::http::{HttpError, HttpResponse};
+use robotsieve_sources::warc;
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
@@ -589,7 +590,7 @@ pub fn warc(data: &[u8]) {
 }
 
 /// Runs what readers do with a parsed HTTP response: headers, the decoded body.
-fn http_response(response: Result<HttpResponse, String>) {
+fn http_response(response: Result<HttpResponse, HttpError>) {
     if let Ok(response) = response {
         let _ = (response.header("Location"), response.header("Content-Encoding"));
         let _ = response.decoded_body();

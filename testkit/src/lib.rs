@@ -10,11 +10,16 @@
 //!   [`differential`] (the compiled matcher against the per-rule oracle) and
 //!   [`fuzz_checks`] (one check per fuzz target of `fuzz/`), with their
 //!   [`seeds`] made from `shared/`.
+//! - [`names_in`]: the files a test's directory holds, sorted.
 //! - [`url_oracle`]: robotsieve's URL parser against the `url` crate, and its
 //!   fast path against its complete parser.
+//! - [`conformance`]: the conformance cases of `shared/conformance`, read one
+//!   way for every test (the per-rule oracle, the automaton, the artifact,
+//!   the binary).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+pub mod conformance;
 pub mod differential;
 pub mod fuzz_checks;
 pub mod seeds;
@@ -42,4 +47,17 @@ pub fn shared_dir() -> Option<PathBuf> {
 /// A path under [`shared_dir`], if both exist; the tests' usual way in.
 pub fn shared_path(relative: &str) -> Option<PathBuf> {
     Some(shared_dir()?.join(relative)).filter(|p| p.exists())
+}
+
+/// The names of the entries of `dir`, sorted: what a test compares to say
+/// which files a run left behind (no temporary file, no partial output).
+///
+/// # Panics
+///
+/// When `dir` cannot be read: a test's own directory always can.
+pub fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
 }

@@ -6,8 +6,8 @@
 //! checks directly. Nothing here is committed: the seeds are remade from
 //! `shared/` wherever they are needed.
 
+use crate::conformance::{read_origin_cases, read_verdict_cases};
 use crate::fuzz_checks::{artifact_flags, base_artifacts, robots_flags, RobotsInput, SEPARATOR};
-use robotsieve_compiler::conformance::{read_origin_cases, read_verdict_cases};
 use robotsieve_engine::format::GROUPS_START;
 use robotsieve_engine::url::path_params_query;
 use std::io::Write;

@@ -116,7 +116,10 @@ pub fn check_fast_path(input: &[u8]) -> Result<(), String> {
 /// paths of such inputs are not compared (their origins still are). Found by
 /// the `url` fuzz target (fuzz/regressions/url/).
 fn url_crate_keeps_drive_letter(text: &str) -> bool {
-    let clean: String = text.chars().filter(|c| !matches!(c, '\t' | '\n' | '\r')).collect();
+    // Read as the standard reads it: outer C0 controls and spaces stripped
+    // (so `/..\0` ends in a dot-dot segment), tabs and newlines removed.
+    let trimmed = text.trim_matches(|c: char| c <= ' ');
+    let clean: String = trimmed.chars().filter(|c| !matches!(c, '\t' | '\n' | '\r')).collect();
     let path = clean.split(['?', '#']).next().unwrap_or_default();
     let mut drive_letter_seen = false;
     for segment in path.split(['/', '\\']) {

@@ -8,8 +8,8 @@
 
 use rayon::prelude::*;
 use robotsieve_compiler::automaton::{compile, Budget, BuildOptions};
-use robotsieve_compiler::conformance::shared_dir;
-use robotsieve_compiler::{Agent, Group, RobotsTxt};
+use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
+use robotsieve_testkit::shared_dir;
 use std::time::{Duration, Instant};
 
 struct FileResult {

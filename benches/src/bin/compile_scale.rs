@@ -17,10 +17,10 @@
 
 use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build, BuildPlan};
-use robotsieve_compiler::conformance::shared_dir;
-use robotsieve_compiler::corpus::{Corpus, FetchRecord, Place, SourceRef};
 use robotsieve_compiler::writer::{ArtifactWriter, DEFAULT_MEMORY};
-use robotsieve_compiler::Agent;
+use robotsieve_robotstxt::Agent;
+use robotsieve_sources::corpus::{Corpus, FetchRecord, Place, SourceRef};
+use robotsieve_testkit::shared_dir;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;

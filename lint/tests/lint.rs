@@ -2,9 +2,9 @@
 //! line) and a close file that does not; never-decides checked against the
 //! per-rule oracle; and a run over the real corpus when it is present.
 
-use robotsieve_compiler::lint::{self, rule_effects, Effect, Finding, Options, Severity, CODES};
-use robotsieve_compiler::parse::MAX_BODY_BYTES;
-use robotsieve_compiler::{Agent, Group, RobotsTxt};
+use robotsieve_lint::{self as lint, rule_effects, Effect, Finding, Options, Severity, CODES};
+use robotsieve_robotstxt::parse::MAX_BODY_BYTES;
+use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
 use std::collections::BTreeSet;
 
 fn findings(body: &[u8]) -> Vec<Finding> {
@@ -496,7 +496,7 @@ fn rule_effects_agree_with_the_oracle() {
                     Effect::NeverWins
                 } else if changes {
                     Effect::Needed
-                } else if group.rules[i].verb == robotsieve_compiler::Verb::Allow && !covered {
+                } else if group.rules[i].verb == robotsieve_robotstxt::Verb::Allow && !covered {
                     Effect::AllowedAnyway
                 } else {
                     Effect::SameVerdict
@@ -517,7 +517,7 @@ fn severities_order() {
 /// plausible (the corpus has HTML pages, crawl-delays and group joins).
 #[test]
 fn real_corpus_sample() {
-    let Some(dir) = robotsieve_compiler::conformance::shared_dir().map(|d| d.join("realworld/robots")) else {
+    let Some(dir) = robotsieve_testkit::shared_dir().map(|d| d.join("realworld/robots")) else {
         eprintln!("skipping: ../shared is absent");
         return;
     };

@@ -39,10 +39,10 @@
 //! [`Corpus::skip_bad_records`] turns broken records into
 //! [`Corpus::skipped`] entries instead, and reading goes on.
 
-use crate::calendar::{civil_from_days, days_from_civil};
+use crate::time::{TimeError, Timestamp};
 use crate::warc;
 use base64::Engine as _;
-use robotsieve_engine::url::{KeyBuf, OriginKey};
+use robotsieve_engine::url::{KeyBuf, OriginKey, UrlError};
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
@@ -96,124 +96,6 @@ impl fmt::Display for SourceRef {
             Place::Line(n) => write!(f, "{}:{n}", self.file),
             Place::Record(n) => write!(f, "{}: record {n}", self.file),
         }
-    }
-}
-
-/// A point in time, UTC, to the nanosecond.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Timestamp {
-    unix_seconds: i64,
-    nanos: u32,
-}
-
-impl Timestamp {
-    /// The time `unix_seconds` after 1970-01-01T00:00:00Z.
-    pub fn from_unix(unix_seconds: i64) -> Timestamp {
-        Timestamp { unix_seconds, nanos: 0 }
-    }
-
-    /// Seconds since 1970-01-01T00:00:00Z.
-    pub fn unix_seconds(self) -> i64 {
-        self.unix_seconds
-    }
-
-    /// Parses an RFC 3339 date-time: `YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)`
-    /// (`t`, `z` and a space for `T` accepted, as RFC 3339 allows). WARC-Date
-    /// uses the same form.
-    pub fn parse_rfc3339(text: &str) -> Result<Timestamp, String> {
-        let bad = |why: &str| format!("bad RFC 3339 time {text:?}: {why}");
-        let b = text.as_bytes();
-        let digits = |range: std::ops::Range<usize>| -> Result<i64, String> {
-            let part = b.get(range).ok_or_else(|| bad("too short"))?;
-            if part.iter().all(u8::is_ascii_digit) {
-                Ok(part.iter().fold(0i64, |n, &d| n * 10 + i64::from(d - b'0')))
-            } else {
-                Err(bad("digit expected"))
-            }
-        };
-        let expect = |at: usize, allowed: &[u8]| -> Result<(), String> {
-            match b.get(at) {
-                Some(c) if allowed.contains(c) => Ok(()),
-                _ => Err(bad(&format!("{:?} expected at byte {at}", allowed[0] as char))),
-            }
-        };
-        let (year, month, day) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
-        expect(4, b"-")?;
-        expect(7, b"-")?;
-        expect(10, b"Tt ")?;
-        let (hour, minute, second) = (digits(11..13)?, digits(14..16)?, digits(17..19)?);
-        expect(13, b":")?;
-        expect(16, b":")?;
-        if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
-            return Err(bad("no such date"));
-        }
-        if hour > 23 || minute > 59 || second > 60 {
-            return Err(bad("no such time of day"));
-        }
-        let mut at = 19;
-        let mut nanos = 0u32;
-        if b.get(at) == Some(&b'.') {
-            let start = at + 1;
-            at = start;
-            while b.get(at).is_some_and(u8::is_ascii_digit) {
-                if at - start < 9 {
-                    nanos = nanos * 10 + u32::from(b[at] - b'0');
-                }
-                at += 1;
-            }
-            if at == start {
-                return Err(bad("digits expected after '.'"));
-            }
-            nanos *= 10u32.pow(9u32.saturating_sub((at - start) as u32));
-        }
-        let offset = match b.get(at) {
-            Some(b'Z' | b'z') if at + 1 == b.len() => 0,
-            Some(&sign @ (b'+' | b'-')) if at + 6 == b.len() => {
-                expect(at + 3, b":")?;
-                let (oh, om) = (digits(at + 1..at + 3)?, digits(at + 4..at + 6)?);
-                if oh > 23 || om > 59 {
-                    return Err(bad("no such offset"));
-                }
-                let offset = oh * 3600 + om * 60;
-                if sign == b'+' {
-                    offset
-                } else {
-                    -offset
-                }
-            }
-            _ => return Err(bad("time zone (Z or +HH:MM) expected at the end")),
-        };
-        let days = days_from_civil(year, month, day);
-        let unix_seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset;
-        Ok(Timestamp { unix_seconds, nanos })
-    }
-}
-
-impl fmt::Display for Timestamp {
-    /// RFC 3339 in UTC: `2026-11-01T12:00:00Z` (fraction only when non-zero).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let days = self.unix_seconds.div_euclid(86_400);
-        let secs = self.unix_seconds.rem_euclid(86_400);
-        let (y, m, d) = civil_from_days(days);
-        write!(f, "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)?;
-        if self.nanos != 0 {
-            let frac = format!("{:09}", self.nanos);
-            write!(f, ".{}", frac.trim_end_matches('0'))?;
-        }
-        f.write_str("Z")
-    }
-}
-
-fn is_leap(year: i64) -> bool {
-    year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-}
-
-fn days_in_month(year: i64, month: i64) -> i64 {
-    match month {
-        2 if is_leap(year) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
     }
 }
 
@@ -331,19 +213,117 @@ impl fmt::Display for Warning {
 /// unreadable file, an invalid `--origin`. The CLI exits 2.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CorpusError {
-    /// Where.
+    /// Where: the file, and the line or WARC record.
     pub source: SourceRef,
     /// What is wrong.
-    pub message: String,
+    pub problem: CorpusProblem,
+}
+
+impl CorpusError {
+    fn io(source: SourceRef, error: &std::io::Error) -> CorpusError {
+        CorpusError { source, problem: CorpusProblem::Io { kind: error.kind(), message: error.to_string() } }
+    }
 }
 
 impl fmt::Display for CorpusError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.source, self.message)
+        write!(f, "{}: {}", self.source, self.problem)
     }
 }
 
 impl std::error::Error for CorpusError {}
+
+/// What is wrong with a source ([`CorpusError::problem`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CorpusProblem {
+    /// A file or directory that cannot be opened or listed.
+    Io {
+        /// The kind of failure.
+        kind: std::io::ErrorKind,
+        /// What the system said.
+        message: String,
+    },
+    /// A read that failed part way through a file.
+    Read {
+        /// The kind of failure.
+        kind: std::io::ErrorKind,
+        /// What the system said.
+        message: String,
+    },
+    /// `--origin` names no origin.
+    Origin {
+        /// The URL given.
+        url: String,
+        /// Why it is refused.
+        error: UrlError,
+    },
+    /// A JSON Lines line that is no fetch record.
+    Record(RecordError),
+    /// A WARC file that cannot be read as WARC, or a broken record of one.
+    Warc {
+        /// Byte offset (decompressed) where the record starts, when a record is broken.
+        offset: Option<u64>,
+        /// What is wrong.
+        why: String,
+    },
+}
+
+impl fmt::Display for CorpusProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CorpusProblem::Io { message, .. } => f.write_str(message),
+            CorpusProblem::Read { message, .. } => write!(f, "cannot read: {message}"),
+            CorpusProblem::Origin { url, error } => write!(f, "--origin {url}: {error}"),
+            CorpusProblem::Record(why) => why.fmt(f),
+            CorpusProblem::Warc { offset: Some(offset), why } => write!(f, "at offset {offset}: {why}"),
+            CorpusProblem::Warc { offset: None, why } => f.write_str(why),
+        }
+    }
+}
+
+/// Why a JSON Lines line is no fetch record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RecordError {
+    /// Longer than [`MAX_RECORD_LINE`].
+    TooLong {
+        /// Its length in bytes.
+        length: usize,
+    },
+    /// Not JSON, cut short, or JSON that is no fetch record.
+    Json {
+        /// `not JSON`, `the record is cut short` or `not a fetch record`.
+        what: &'static str,
+        /// What the JSON reader said.
+        detail: String,
+        /// The column (1-based) where it stopped.
+        column: usize,
+    },
+    /// A status above 999.
+    Status(u16),
+    /// Both `body` and `body_b64`.
+    BothBodies,
+    /// `body_b64` is not base64.
+    Base64(String),
+    /// `fetched_at` is not an RFC 3339 time.
+    FetchedAt(TimeError),
+}
+
+impl fmt::Display for RecordError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RecordError::TooLong { length } => {
+                write!(f, "a line of {length} bytes, longer than the {MAX_RECORD_LINE} a record may have")
+            }
+            RecordError::Json { what, detail, column } => write!(f, "{what} ({detail}, at column {column})"),
+            RecordError::Status(status) => write!(f, "status {status} is not an HTTP status"),
+            RecordError::BothBodies => f.write_str("both body and body_b64"),
+            RecordError::Base64(why) => write!(f, "body_b64: {why}"),
+            RecordError::FetchedAt(why) => why.fmt(f),
+        }
+    }
+}
 
 /// Everything resolved: one entry per origin, and the warnings of reading
 /// and resolving, in input order.
@@ -431,9 +411,11 @@ impl Corpus {
     /// status 200, time unknown) of the origin of `origin_url` (any URL of it).
     pub fn add_robots_file(&mut self, path: &Path, origin_url: &str) -> Result<OriginKey, CorpusError> {
         let source = SourceRef { file: file_name(path), place: Place::File };
-        let origin = OriginKey::of_url(origin_url)
-            .map_err(|e| CorpusError { source: source.clone(), message: format!("--origin {origin_url}: {e}") })?;
-        let body = std::fs::read(path).map_err(|e| CorpusError { source: source.clone(), message: e.to_string() })?;
+        let origin = OriginKey::of_url(origin_url).map_err(|error| CorpusError {
+            source: source.clone(),
+            problem: CorpusProblem::Origin { url: origin_url.to_owned(), error },
+        })?;
+        let body = std::fs::read(path).map_err(|e| CorpusError::io(source.clone(), &e))?;
         self.push(FetchRecord {
             url: origin.robots_url(),
             status: 200,
@@ -454,10 +436,7 @@ impl Corpus {
     /// silently; a `.txt` whose name is not a host name is skipped with a
     /// warning. Returns the number of files used.
     pub fn add_robots_dir(&mut self, dir: &Path) -> Result<usize, CorpusError> {
-        let dir_error = |e: std::io::Error| CorpusError {
-            source: SourceRef { file: file_name(dir), place: Place::File },
-            message: e.to_string(),
-        };
+        let dir_error = |e: std::io::Error| CorpusError::io(SourceRef { file: file_name(dir), place: Place::File }, &e);
         let mut paths: Vec<_> = std::fs::read_dir(dir)
             .map_err(dir_error)?
             .map(|e| e.map(|e| e.path()))
@@ -485,9 +464,7 @@ impl Corpus {
                 self.warnings.push(Warning { source, message: format!("skipped: {host:?} is not a host name") });
                 continue;
             }
-            let body: Arc<[u8]> = std::fs::read(&path)
-                .map_err(|e| CorpusError { source: source.clone(), message: e.to_string() })?
-                .into();
+            let body: Arc<[u8]> = std::fs::read(&path).map_err(|e| CorpusError::io(source.clone(), &e))?.into();
             for scheme in ["http", "https"] {
                 self.push(FetchRecord {
                     url: format!("{scheme}://{host}/robots.txt"),
@@ -507,10 +484,8 @@ impl Corpus {
     /// `--corpus FILE.jsonl`: one fetch record per line (blank lines skipped).
     /// Returns the number of records read.
     pub fn add_jsonl(&mut self, path: &Path) -> Result<usize, CorpusError> {
-        let file = std::fs::File::open(path).map_err(|e| CorpusError {
-            source: SourceRef { file: file_name(path), place: Place::File },
-            message: e.to_string(),
-        })?;
+        let file = std::fs::File::open(path)
+            .map_err(|e| CorpusError::io(SourceRef { file: file_name(path), place: Place::File }, &e))?;
         self.add_jsonl_from(file_name(path), BufReader::new(file))
     }
 
@@ -528,8 +503,12 @@ impl Corpus {
         loop {
             number += 1;
             let source = SourceRef { file: name.clone(), place: Place::Line(number) };
-            let read = robotsieve_engine::line::read_bounded_line(&mut input, &mut line, MAX_RECORD_LINE + 1)
-                .map_err(|e| CorpusError { source: source.clone(), message: format!("cannot read: {e}") })?;
+            let read = robotsieve_engine::line::read_bounded_line(&mut input, &mut line, MAX_RECORD_LINE + 1).map_err(
+                |e| CorpusError {
+                    source: source.clone(),
+                    problem: CorpusProblem::Read { kind: e.kind(), message: e.to_string() },
+                },
+            )?;
             let Some(length) = read else {
                 return Ok(count);
             };
@@ -537,7 +516,7 @@ impl Corpus {
                 continue;
             }
             let record = if length > MAX_RECORD_LINE {
-                Err(format!("a line of {length} bytes, longer than the {MAX_RECORD_LINE} a record may have"))
+                Err(RecordError::TooLong { length })
             } else {
                 fetch_record(&line, source.clone())
             };
@@ -546,7 +525,7 @@ impl Corpus {
                     self.push(record);
                     count += 1;
                 }
-                Err(message) => self.bad_record(CorpusError { source, message })?,
+                Err(why) => self.bad_record(CorpusError { source, problem: CorpusProblem::Record(why) })?,
             }
         }
     }
@@ -554,10 +533,8 @@ impl Corpus {
     /// `--warc FILE`: the `response` records of a WARC file (gzip or plain).
     /// Returns the number of records used.
     pub fn add_warc(&mut self, path: &Path) -> Result<usize, CorpusError> {
-        let file = std::fs::File::open(path).map_err(|e| CorpusError {
-            source: SourceRef { file: file_name(path), place: Place::File },
-            message: e.to_string(),
-        })?;
+        let file = std::fs::File::open(path)
+            .map_err(|e| CorpusError::io(SourceRef { file: file_name(path), place: Place::File }, &e))?;
         self.add_warc_from(file_name(path), BufReader::with_capacity(256 * 1024, file))
     }
 
@@ -566,14 +543,15 @@ impl Corpus {
     /// Each `response` record with an HTTP block gives a record: the URL from
     /// `WARC-Target-URI`, the time from `WARC-Date`, status, `Location` and the
     /// body with chunked transfer coding and gzip/deflate content coding undone
-    /// ([`warc::HttpResponse::decoded_body`]). Other record types (request,
+    /// ([`crate::http::HttpResponse::decoded_body`]). Other record types (request,
     /// metadata, warcinfo, revisit, ...) are skipped silently; a response that
     /// cannot be used is skipped with a warning. A file that cannot be read as
     /// WARC is an error.
     pub fn add_warc_from(&mut self, name: Arc<str>, input: impl BufRead) -> Result<usize, CorpusError> {
-        let file_error =
-            |message: String| CorpusError { source: SourceRef { file: name.clone(), place: Place::File }, message };
-        let mut reader = warc::reader(input).map_err(|e| file_error(e.to_string()))?;
+        let mut reader = warc::reader(input).map_err(|e| CorpusError {
+            source: SourceRef { file: name.clone(), place: Place::File },
+            problem: CorpusProblem::Warc { offset: None, why: e.to_string() },
+        })?;
         if self.skip_bad_records {
             reader.resync_after_errors();
         }
@@ -584,7 +562,7 @@ impl Corpus {
                 Err(e) => {
                     self.bad_record(CorpusError {
                         source: SourceRef { file: name.clone(), place: Place::Record(e.record) },
-                        message: format!("at offset {}: {}", e.offset, e.message),
+                        problem: CorpusProblem::Warc { offset: Some(e.offset), why: e.message },
                     })?;
                     continue;
                 }
@@ -748,7 +726,7 @@ impl Chains<'_> {
 }
 
 /// The fetch record of one JSON Lines line, or what is wrong with it.
-fn fetch_record(line: &[u8], source: SourceRef) -> Result<FetchRecord, String> {
+fn fetch_record(line: &[u8], source: SourceRef) -> Result<FetchRecord, RecordError> {
     let raw: JsonRecord = serde_json::from_slice(line.trim_ascii()).map_err(|e| {
         // serde counts lines and columns inside the record: one line here.
         let what = match e.classify() {
@@ -758,20 +736,21 @@ fn fetch_record(line: &[u8], source: SourceRef) -> Result<FetchRecord, String> {
         };
         let detail = e.to_string();
         let detail = detail.rsplit_once(" at line ").map_or(detail.as_str(), |(detail, _)| detail);
-        format!("{what} ({detail}, at column {})", e.column())
+        RecordError::Json { what, detail: detail.to_owned(), column: e.column() }
     })?;
     if raw.status > 999 {
-        return Err(format!("status {} is not an HTTP status", raw.status));
+        return Err(RecordError::Status(raw.status));
     }
     let body = match (raw.body, raw.body_b64) {
-        (Some(_), Some(_)) => return Err("both body and body_b64".into()),
+        (Some(_), Some(_)) => return Err(RecordError::BothBodies),
         (Some(text), None) => text.into_bytes(),
-        (None, Some(b64)) => {
-            base64::engine::general_purpose::STANDARD.decode(b64.as_bytes()).map_err(|e| format!("body_b64: {e}"))?
-        }
+        (None, Some(b64)) => base64::engine::general_purpose::STANDARD
+            .decode(b64.as_bytes())
+            .map_err(|e| RecordError::Base64(e.to_string()))?,
         (None, None) => Vec::new(),
     };
-    let fetched_at = raw.fetched_at.map(|t| Timestamp::parse_rfc3339(&t)).transpose()?;
+    let fetched_at =
+        raw.fetched_at.map(|t| Timestamp::parse_rfc3339(&t)).transpose().map_err(RecordError::FetchedAt)?;
     Ok(FetchRecord {
         url: raw.url,
         status: raw.status,
@@ -861,7 +840,7 @@ fn choose(records: &[FetchRecord], indices: &[usize], outcomes: &[Outcome], orig
         return Governing { origin, robots, provenance: provenance(newest, reason, describe_k(newest)) };
     }
     let newest_time = records[indices[newest]].fetched_at;
-    let more_than_grace = |since: Option<Timestamp>| matches!((since, newest_time), (Some(a), Some(b)) if b.unix_seconds - a.unix_seconds > OUTAGE_GRACE_SECONDS);
+    let more_than_grace = |since: Option<Timestamp>| matches!((since, newest_time), (Some(a), Some(b)) if b.unix_seconds() - a.unix_seconds() > OUTAGE_GRACE_SECONDS);
     let last_reachable = (0..newest).rev().find(|&k| outcomes[k].class != StatusClass::Unreachable);
     match last_reachable {
         Some(k) if more_than_grace(records[indices[k]].fetched_at) => {

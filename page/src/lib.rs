@@ -1,8 +1,8 @@
-//! Page-level rules: robots `<meta>` tags and `X-Robots-Tag` headers.
+//! robotsieve-page: page-level rules, robots `<meta>` tags and `X-Robots-Tag` headers.
 //!
 //! robots.txt says what a crawler may fetch; once a page is fetched, its
 //! robots meta tags and `X-Robots-Tag` response headers say whether it may be
-//! indexed, its links followed, a snippet or a cached copy shown. This module
+//! indexed, its links followed, a snippet or a cached copy shown. This crate
 //! reads both and combines them for one crawler:
 //!
 //! - [`parse_directives`] and [`parse_x_robots_tag`]: one directive parser for
@@ -73,11 +73,13 @@
 //! UTF-16 byte order mark is transcoded first (lossily). Nothing fails: the
 //! worst a malformed page gets is the defaults.
 
-use crate::calendar::{civil_from_days, days_from_civil};
-use crate::group::Agent;
-use crate::warc::HttpResponse;
+#![warn(missing_docs)]
+
 use html5gum::emitters::callback::{CallbackEmitter, CallbackEvent};
 use html5gum::{naive_next_state, Span, Tokenizer};
+use robotsieve_robotstxt::group::Agent;
+use robotsieve_sources::http::{HttpError, HttpResponse};
+use robotsieve_sources::time::{days_from_civil, days_in_month, Timestamp};
 use std::fmt;
 
 /// How large a `max-image-preview` may be, smallest first (so `min` is the
@@ -100,20 +102,6 @@ impl ImagePreview {
             ImagePreview::Standard => "standard",
             ImagePreview::Large => "large",
         }
-    }
-}
-
-/// An instant, for `unavailable_after`: seconds since the Unix epoch, UTC.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Instant(pub i64);
-
-impl fmt::Display for Instant {
-    /// ISO 8601 in UTC: `2010-06-25T22:00:00Z`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let days = self.0.div_euclid(86_400);
-        let secs = self.0.rem_euclid(86_400);
-        let (y, m, d) = civil_from_days(days);
-        write!(f, "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", secs / 3600, secs / 60 % 60, secs % 60)
     }
 }
 
@@ -151,7 +139,7 @@ pub enum Directive {
     /// `max-video-preview:N` (seconds); `None` for `-1`, no limit.
     MaxVideoPreview(Option<u64>),
     /// `unavailable_after:DATE` (RFC 822, RFC 850 or ISO 8601 dates).
-    UnavailableAfter(Instant),
+    UnavailableAfter(Timestamp),
     /// A directive this module does not know, as written.
     Unknown(String),
     /// A known directive with a missing or malformed value: the text as
@@ -739,7 +727,7 @@ pub struct PageRules {
     /// The smallest `max-video-preview` in seconds; `None`: no limit (`-1`).
     pub max_video_preview: Option<u64>,
     /// The earliest `unavailable_after`; `None`: none given.
-    pub unavailable_after: Option<Instant>,
+    pub unavailable_after: Option<Timestamp>,
     /// Every tag and header run that applies to the crawler: headers first,
     /// then meta tags in document order.
     pub statements: Vec<Statement>,
@@ -815,7 +803,7 @@ impl PageRules {
     /// (a `Content-Type` naming `html`, or none). Other bodies (PDF, images)
     /// have only their headers read. The body is decoded first (chunked,
     /// gzip, deflate); an undecodable body is an error.
-    pub fn evaluate_response(agent: &Agent, response: &HttpResponse) -> Result<PageRules, String> {
+    pub fn evaluate_response(agent: &Agent, response: &HttpResponse) -> Result<PageRules, HttpError> {
         let headers: Vec<(&[u8], &[u8])> = response.headers.iter().map(|(n, v)| (n.as_bytes(), v.as_slice())).collect();
         let html = response
             .header("Content-Type")
@@ -919,23 +907,14 @@ impl fmt::Display for PageRules {
     }
 }
 
-fn days_in_month(y: i64, m: i64) -> i64 {
-    match m {
-        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
 fn number(text: &str, digits: std::ops::RangeInclusive<usize>) -> Option<i64> {
     (digits.contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit())).then(|| text.parse().ok())?
 }
 
 /// Seconds since the epoch of a calendar date and time, checked.
-fn instant(y: i64, m: i64, d: i64, (hh, mm, ss): (i64, i64, i64), offset: i64) -> Option<Instant> {
+fn instant(y: i64, m: i64, d: i64, (hh, mm, ss): (i64, i64, i64), offset: i64) -> Option<Timestamp> {
     let valid = (1..=12).contains(&m) && d >= 1 && d <= days_in_month(y, m) && hh < 24 && mm < 60 && ss <= 60;
-    valid.then(|| Instant(days_from_civil(y, m, d) * 86_400 + hh * 3600 + mm * 60 + ss.min(59) - offset))
+    valid.then(|| Timestamp::from_unix(days_from_civil(y, m, d) * 86_400 + hh * 3600 + mm * 60 + ss.min(59) - offset))
 }
 
 /// `HH:MM` or `HH:MM:SS` (fractions of a second dropped).
@@ -986,7 +965,7 @@ fn zone_offset(text: &str) -> Option<i64> {
 /// `2020-09-21T15:00:00+02:00`, `2020-09-21 15:00Z`), RFC 822/1123
 /// (`Wed, 25 Jun 2010 15:00:00 PST`, the weekday optional) or RFC 850
 /// (`Wednesday, 25-Jun-10 15:00:00 GMT`). A date without a zone is UTC.
-pub fn parse_date(text: &str) -> Option<Instant> {
+pub fn parse_date(text: &str) -> Option<Timestamp> {
     let text = text.trim();
     if let Some(date) = text.get(..10).filter(|d| d.as_bytes().get(4) == Some(&b'-')) {
         let mut parts = date.split('-');
@@ -1080,14 +1059,18 @@ mod tests {
         let read = parse_directives("noarchive, unavailable_after: Wed, 25 Jun 2010 15:00:00 PST, nofollow");
         assert_eq!(
             read,
-            vec![Directive::NoArchive, Directive::UnavailableAfter(Instant(1_277_506_800)), Directive::NoFollow]
+            vec![
+                Directive::NoArchive,
+                Directive::UnavailableAfter(Timestamp::from_unix(1_277_506_800)),
+                Directive::NoFollow
+            ]
         );
     }
 
     #[test]
     fn dates_in_the_documented_formats() {
         // 2010-06-25 23:00:00 UTC, written every way.
-        let utc = Instant(1_277_506_800);
+        let utc = Timestamp::from_unix(1_277_506_800);
         for text in [
             "25 Jun 2010 15:00:00 PST",
             "Friday, 25-Jun-10 23:00:00 GMT",
@@ -1102,16 +1085,6 @@ mod tests {
         for bad in ["2010-02-30", "2010-13-01", "tomorrow", "25 Foo 2010", "2010-06-25T25:00", ""] {
             assert_eq!(parse_date(bad), None, "{bad}");
         }
-    }
-
-    #[test]
-    fn instants_print_as_iso_8601_and_round_trip() {
-        for days in [-719_468, -1, 0, 1, 11_016, 19_000, 2_932_896] {
-            let (y, m, d) = civil_from_days(days);
-            assert_eq!(days_from_civil(y, m, d), days);
-        }
-        assert_eq!(Instant(0).to_string(), "1970-01-01T00:00:00Z");
-        assert_eq!(Instant(951_782_400).to_string(), "2000-02-29T00:00:00Z");
     }
 
     #[test]
@@ -1130,13 +1103,13 @@ mod tests {
             parse_x_robots_tag("googlebot: unavailable_after: Fri, 25 Jun 2010 23:00:00 GMT, noarchive"),
             vec![(
                 Some("googlebot".into()),
-                vec![Directive::UnavailableAfter(Instant(1_277_506_800)), Directive::NoArchive]
+                vec![Directive::UnavailableAfter(Timestamp::from_unix(1_277_506_800)), Directive::NoArchive]
             )]
         );
         // A valued directive is not an agent prefix.
         assert_eq!(
             parse_x_robots_tag("unavailable_after: 2020-09-21"),
-            vec![(None, vec![Directive::UnavailableAfter(Instant(1_600_646_400))])]
+            vec![(None, vec![Directive::UnavailableAfter(Timestamp::from_unix(1_600_646_400))])]
         );
     }
 

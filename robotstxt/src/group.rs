@@ -218,44 +218,20 @@ impl Decision {
 impl Group {
     /// Selects and merges the rules of `robots` that apply to `agent`.
     pub fn select(robots: &RobotsTxt<'_>, agent: &Agent) -> Group {
-        let mut specific = Members::default();
-        let mut global = Members::default();
-        // The state of the group being read: does it name the crawler, is it global.
-        let (mut names_agent, mut is_global) = (false, false);
-        let mut after_rule = true;
-        // The preference lines of the group being read.
+        let mut members = [Members::default(), Members::default()];
+        // The preference lines of the group being read: which members they
+        // join is known at the group's end, as a user-agent line may follow.
         let mut pending: Vec<PreferenceLine> = Vec::new();
-        for (line, d) in robots.directives() {
-            match d.field {
-                Field::UserAgent => {
-                    if after_rule {
-                        flush(&mut pending, names_agent, is_global, &mut specific, &mut global);
-                        names_agent = false;
-                        is_global = false;
-                        after_rule = false;
-                    }
-                    match UserAgent::read(d.value) {
-                        UserAgent::Global => {
-                            is_global = true;
-                            global.agent_lines.push(line.number);
-                        }
-                        UserAgent::Token(token) => {
-                            if agent.is_named_by(token) {
-                                names_agent = true;
-                                specific.agent_lines.push(line.number);
-                            }
-                        }
-                    }
-                }
+        walk_groups(robots, agent, |step| match step {
+            Step::Agent { names: Some(member), line } => members[member as usize].agent_lines.push(line),
+            Step::Agent { names: None, .. } => {}
+            Step::Line { member, line, directive: d } => match d.field {
                 Field::Allow | Field::Disallow => {
-                    // Rules before any user-agent line belong to no group.
-                    if !(names_agent || is_global) {
-                        continue;
+                    // Rules of no group, or of a group for other crawlers, are not read.
+                    if let Some(member) = member {
+                        let verb = if d.field == Field::Allow { Verb::Allow } else { Verb::Disallow };
+                        members[member as usize].push_rule(verb, d.value, line);
                     }
-                    after_rule = true;
-                    let verb = if d.field == Field::Allow { Verb::Allow } else { Verb::Disallow };
-                    let target = if names_agent { &mut specific } else { &mut global };
-                    target.push_rule(verb, d.value, line.number);
                 }
                 Field::ContentSignal | Field::ContentUsage => {
                     let field = if d.field == Field::ContentSignal {
@@ -263,14 +239,14 @@ impl Group {
                     } else {
                         PreferenceField::ContentUsage
                     };
-                    // Which group it joins is known once the group's
-                    // user-agent lines are all read: a user-agent line may follow.
-                    pending.push(preference::read(field, line.number, d.value).0);
+                    pending.push(preference::read(field, line, d.value).0);
                 }
-                Field::Sitemap | Field::Unknown => {}
-            }
-        }
-        flush(&mut pending, names_agent, is_global, &mut specific, &mut global);
+                Field::UserAgent | Field::Sitemap | Field::Unknown => {}
+            },
+            Step::End { member: Some(member) } => members[member as usize].preferences.append(&mut pending),
+            Step::End { member: None } => pending.clear(),
+        });
+        let [specific, global] = members;
         if !specific.agent_lines.is_empty() {
             specific.into_group(Source::Specific)
         } else if !global.agent_lines.is_empty() {
@@ -285,21 +261,17 @@ impl Group {
     /// for `agent`, in file order: what a binding needs to answer Protego's
     /// `crawl_delay` for the same group whose rules decide.
     pub fn other_fields<'a>(robots: &RobotsTxt<'a>, agent: &Agent) -> Vec<OtherField<'a>> {
-        let (mut specific, mut global) = (Vec::new(), Vec::new());
-        let (mut names_agent, mut has_global) = (false, false);
-        walk_groups(robots, agent, |member, line, d| {
-            let (seen, fields) = if member == Member::Specific {
-                (&mut names_agent, &mut specific)
-            } else {
-                (&mut has_global, &mut global)
-            };
-            match d.field {
-                Field::UserAgent => *seen = true,
-                Field::Unknown => fields.push(OtherField { line, key: d.key, value: d.value }),
-                _ => {}
+        let mut fields = [Vec::new(), Vec::new()];
+        let mut named = [false, false];
+        walk_groups(robots, agent, |step| match step {
+            Step::Agent { names: Some(member), .. } => named[member as usize] = true,
+            Step::Line { member: Some(member), line, directive: d } if d.field == Field::Unknown => {
+                fields[member as usize].push(OtherField { line, key: d.key, value: d.value })
             }
+            _ => {}
         });
-        if names_agent {
+        let [specific, global] = fields;
+        if named[Member::Specific as usize] {
             specific
         } else {
             global
@@ -338,24 +310,6 @@ impl Group {
     /// longest path, combined.
     pub fn preferences_for(&self, path: &[u8]) -> Vec<(PreferenceField, robotsieve_engine::preference::Applied)> {
         robotsieve_engine::preference::applicable(&self.preferences, path)
-    }
-}
-
-/// Hands the preference lines of a group that ends to the members it
-/// belongs to (none before the first user-agent line).
-fn flush(
-    pending: &mut Vec<PreferenceLine>,
-    names_agent: bool,
-    is_global: bool,
-    specific: &mut Members,
-    global: &mut Members,
-) {
-    if names_agent {
-        specific.preferences.append(pending);
-    } else if is_global {
-        global.preferences.append(pending);
-    } else {
-        pending.clear();
     }
 }
 
@@ -398,55 +352,115 @@ pub struct OtherField<'a> {
     pub value: &'a [u8],
 }
 
-/// Which of the merged groups a line belongs to.
+/// Where a directive stands in the groups of a file ([`Segmenter::position`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Position {
+    /// Before the first `user-agent` line: in no group, ignored by Google.
+    Outside,
+    /// A `user-agent` line that starts a group: the first of the file, or
+    /// the first after a rule.
+    StartsGroup,
+    /// A line of the group being read: a `user-agent` line that joins it
+    /// (no rule came between), a rule, or any other field.
+    InGroup,
+}
+
+/// How a file divides into groups, as Google reads it, one directive at a
+/// time: a group is one or more `user-agent` lines followed by rules; only a
+/// `user-agent` line after a rule starts a new group (sitemaps, preference
+/// lines, unknown fields, blank lines and comments end none); lines before
+/// the first `user-agent` line are in no group.
+///
+/// The one reading of group structure: [`Group::select`] (rules and
+/// preference lines), [`Group::other_fields`] and the linter all take their
+/// groups from it, so they cannot disagree. Google's own parser notes a rule
+/// only inside a group that names the crawler or `*`; the groups of rules
+/// are the same either way (a group naming neither contributes nothing),
+/// and noting every rule keeps the preference lines of such a group out of
+/// the next one.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Segmenter {
+    /// A `user-agent` line has been read.
+    open: bool,
+    /// A rule has been read since the group started.
+    after_rule: bool,
+}
+
+impl Segmenter {
+    /// The position of the next directive, a line of field `field`, read in
+    /// file order.
+    pub fn position(&mut self, field: Field) -> Position {
+        match field {
+            Field::UserAgent if !self.open || self.after_rule => {
+                self.open = true;
+                self.after_rule = false;
+                Position::StartsGroup
+            }
+            _ if !self.open => Position::Outside,
+            field => {
+                self.after_rule |= field.is_rule();
+                Position::InGroup
+            }
+        }
+    }
+}
+
+/// Which of the merged groups a line belongs to (also an index: specific first).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Member {
     /// A group that names the crawler (it also wins when the group names `*` too).
-    Specific,
+    Specific = 0,
     /// A `*` group.
-    Global,
+    Global = 1,
 }
 
-/// Reads the groups of `robots` as Google does and hands every line that
-/// belongs to a group naming `agent` or `*` to `visit`: the `user-agent`
-/// lines that name them, and the rules and unknown fields that follow.
-/// Only a rule ends a run of `user-agent` lines.
-fn walk_groups<'a>(robots: &RobotsTxt<'a>, agent: &Agent, mut visit: impl FnMut(Member, u32, &Directive<'a>)) {
+/// What [`walk_groups`] hands on, in file order.
+enum Step<'d, 'a> {
+    /// A `user-agent` line, and the member it names (`None`: other crawlers).
+    Agent { names: Option<Member>, line: u32 },
+    /// Any other directive, with the member its group belongs to as far as
+    /// its user-agent lines have been read (`None`: no group, or one for
+    /// other crawlers).
+    Line { member: Option<Member>, line: u32, directive: &'d Directive<'a> },
+    /// A group ends (the next starts, or the file ends), with the member it
+    /// belongs to in the end; also before the first group, with `None`.
+    End { member: Option<Member> },
+}
+
+/// Reads the groups of `robots` as Google does ([`Segmenter`]) and hands
+/// every directive to `visit`, with whom its group belongs to for `agent`:
+/// the one reading of groups that [`Group::select`] and
+/// [`Group::other_fields`] share.
+fn walk_groups<'a>(robots: &RobotsTxt<'a>, agent: &Agent, mut visit: impl FnMut(Step<'_, 'a>)) {
     // The state of the group being read: does it name the crawler, is it global.
     let (mut names_agent, mut is_global) = (false, false);
-    let mut after_rule = true;
+    let member = |names_agent: bool, is_global: bool| {
+        if names_agent {
+            Some(Member::Specific)
+        } else {
+            is_global.then_some(Member::Global)
+        }
+    };
+    let mut groups = Segmenter::default();
     for (line, d) in robots.directives() {
-        match d.field {
-            Field::UserAgent => {
-                if after_rule {
-                    names_agent = false;
-                    is_global = false;
-                    after_rule = false;
-                }
-                match UserAgent::read(d.value) {
-                    UserAgent::Global => {
-                        is_global = true;
-                        visit(Member::Global, line.number, d);
-                    }
-                    UserAgent::Token(token) => {
-                        if agent.is_named_by(token) {
-                            names_agent = true;
-                            visit(Member::Specific, line.number, d);
-                        }
-                    }
-                }
-            }
-            Field::Allow | Field::Disallow | Field::Unknown => {
-                // Rules before any user-agent line belong to no group.
-                if !(names_agent || is_global) {
-                    continue;
-                }
-                after_rule |= d.field.is_rule();
-                visit(if names_agent { Member::Specific } else { Member::Global }, line.number, d);
-            }
-            Field::Sitemap | Field::ContentSignal | Field::ContentUsage => {}
+        if groups.position(d.field) == Position::StartsGroup {
+            visit(Step::End { member: member(names_agent, is_global) });
+            names_agent = false;
+            is_global = false;
+        }
+        if d.field == Field::UserAgent {
+            let names = match UserAgent::read(d.value) {
+                UserAgent::Global => Some(Member::Global),
+                UserAgent::Token(token) => agent.is_named_by(token).then_some(Member::Specific),
+            };
+            names_agent |= names == Some(Member::Specific);
+            is_global |= names == Some(Member::Global);
+            visit(Step::Agent { names, line: line.number });
+        } else {
+            visit(Step::Line { member: member(names_agent, is_global), line: line.number, directive: d });
         }
     }
+    visit(Step::End { member: member(names_agent, is_global) });
 }
 
 /// Google's directory rule: an allow pattern whose last segment starts with
@@ -676,5 +690,25 @@ mod tests {
         assert_eq!(preferences(body, "b", "/y"), vec![(3, "Content-Signal: ai-train=no".into())]);
         assert!(!decide(body, "a", "/x"));
         assert_eq!(preferences(body, "c", "/y"), vec![], "the line before any user-agent applies to no one");
+    }
+
+    #[test]
+    fn preference_lines_of_a_group_naming_neither_stay_in_it() {
+        // The rule of `other`'s group ends it, though it names neither
+        // gptbot nor `*`: its Content-Signal is not gptbot's.
+        let body = "User-agent: other\nContent-Signal: ai-train=no\nDisallow: /x\nUser-agent: gptbot\nDisallow: /y\n";
+        assert_eq!(preferences(body, "gptbot", "/z"), vec![]);
+        assert_eq!(preferences(body, "other", "/z"), vec![(2, "Content-Signal: ai-train=no".into())]);
+        assert!(decide(body, "gptbot", "/x") && !decide(body, "gptbot", "/y"));
+    }
+
+    #[test]
+    fn segmenter_starts_a_group_only_at_a_user_agent_after_a_rule() {
+        let body = "disallow: /a\nuser-agent: a\nsitemap: https://x/s\nuser-agent: b\ncrawl-delay: 1\nallow: /\nuser-agent: c\n";
+        let robots = RobotsTxt::parse(body.as_bytes());
+        let mut groups = Segmenter::default();
+        let positions: Vec<Position> = robots.directives().map(|(_, d)| groups.position(d.field)).collect();
+        use Position::*;
+        assert_eq!(positions, vec![Outside, StartsGroup, InGroup, InGroup, InGroup, InGroup, StartsGroup]);
     }
 }

@@ -2,10 +2,9 @@
 //! conflicts, headers, malformed markup and non-UTF-8 pages.
 
 use proptest::prelude::*;
-use robotsieve_compiler::page::{
-    parse_directives, scan_head, Directive, Field, ImagePreview, Instant, MetaTag, Origin, PageRules,
-};
-use robotsieve_compiler::Agent;
+use robotsieve_page::{parse_directives, scan_head, Directive, Field, ImagePreview, MetaTag, Origin, PageRules};
+use robotsieve_robotstxt::Agent;
+use robotsieve_sources::Timestamp;
 
 fn agent(spec: &str) -> Agent {
     Agent::parse(spec).unwrap()
@@ -147,7 +146,7 @@ fn headers_with_and_without_agent_prefixes() {
         &["Content-Type: noindex", "X-Robots-Tag: unavailable_after: Fri, 25 Jun 2010 15:00:00 PST"],
     );
     assert!(r.index);
-    assert_eq!(r.unavailable_after, Some(Instant(1_277_506_800)));
+    assert_eq!(r.unavailable_after, Some(Timestamp::from_unix(1_277_506_800)));
     // Headers and tags combine.
     let r = with_headers("googlebot", &page("<meta name=robots content=nofollow>"), &["X-Robots-Tag: noindex"]);
     assert!(!r.index && !r.follow);
@@ -273,7 +272,7 @@ fn non_utf8_pages() {
 
 #[test]
 fn real_html_pages_from_the_corpus_scan_without_failing() {
-    let Some(shared) = robotsieve_compiler::conformance::shared_dir() else {
+    let Some(shared) = robotsieve_testkit::shared_dir() else {
         eprintln!("shared/ is absent: skipping the real-page scan");
         return;
     };
@@ -378,13 +377,13 @@ proptest! {
 fn directive_parser_is_shared_by_tags_and_headers() {
     let content = "noindex, max-snippet:5, unavailable_after: 2020-09-21";
     let from_tag = parse_directives(content);
-    let from_header = robotsieve_compiler::page::parse_x_robots_tag(content);
+    let from_header = robotsieve_page::parse_x_robots_tag(content);
     assert_eq!(from_header, vec![(None, from_tag)]);
 }
 
 #[test]
 fn http_responses_headers_html_and_encoded_bodies() {
-    use robotsieve_compiler::warc::HttpResponse;
+    use robotsieve_sources::http::HttpResponse;
     use std::io::Write;
     let googlebot = agent("googlebot");
     let html = b"<html><head><meta name=robots content=nofollow></head><body></body></html>";

@@ -3,11 +3,14 @@
 //! directories and WARC files.
 
 use flate2::write::GzEncoder;
-use robotsieve_compiler::conformance::{conformance_file, read_status_cases, shared_dir};
-use robotsieve_compiler::corpus::{Corpus, Place, Reason, Resolution, Robots, Timestamp};
-use robotsieve_compiler::warc::{self, HttpResponse};
-use robotsieve_compiler::{Agent, Group, RobotsTxt};
 use robotsieve_engine::url::{OriginKey, PathMode};
+use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
+use robotsieve_sources::corpus::{Corpus, CorpusProblem, Place, Reason, RecordError, Resolution, Robots};
+use robotsieve_sources::http::{self, HttpError, HttpResponse};
+use robotsieve_sources::time::Timestamp;
+use robotsieve_sources::warc;
+use robotsieve_testkit::conformance::{conformance_file, read_status_cases};
+use robotsieve_testkit::shared_dir;
 use serde_json::{json, Value};
 use std::io::{Cursor, Write};
 
@@ -683,6 +686,10 @@ fn bad_records_are_skipped_when_asked_and_named() {
                  {\"url\": \"http://c.example/robots.txt\", \"status\": 404}\n";
     let error = Corpus::new().add_jsonl_from("c.jsonl".into(), Cursor::new(jsonl)).unwrap_err();
     assert_eq!(error.source.place, Place::Line(2));
+    assert!(
+        matches!(&error.problem, CorpusProblem::Record(RecordError::Json { what: "the record is cut short", .. })),
+        "{error:?}"
+    );
     assert!(error.to_string().starts_with("c.jsonl:2: the record is cut short"), "{error}");
     let mut corpus = Corpus::new();
     corpus.skip_bad_records();
@@ -692,11 +699,12 @@ fn bad_records_are_skipped_when_asked_and_named() {
     // A line longer than a record may be: named with its length, never held.
     let long = format!(
         "{}\n{}\n",
-        "x".repeat(robotsieve_compiler::corpus::MAX_RECORD_LINE + 10),
+        "x".repeat(robotsieve_sources::corpus::MAX_RECORD_LINE + 10),
         r#"{"url": "http://a.example/robots.txt", "status": 404}"#
     );
     let error = Corpus::new().add_jsonl_from("l.jsonl".into(), Cursor::new(long.clone())).unwrap_err();
-    let limit = robotsieve_compiler::corpus::MAX_RECORD_LINE;
+    let limit = robotsieve_sources::corpus::MAX_RECORD_LINE;
+    assert_eq!(error.problem, CorpusProblem::Record(RecordError::TooLong { length: limit + 10 }));
     assert_eq!(
         error.to_string(),
         format!("l.jsonl:1: a line of {} bytes, longer than the {limit} a record may have", limit + 10)
@@ -714,6 +722,7 @@ fn bad_records_are_skipped_when_asked_and_named() {
     bytes.extend(records[2].iter());
     let error = Corpus::new().add_warc_from("t.warc".into(), Cursor::new(bytes.clone())).unwrap_err();
     assert_eq!(error.source.place, Place::Record(4));
+    assert!(matches!(error.problem, CorpusProblem::Warc { offset: Some(_), .. }), "{error:?}");
     let mut whole = Corpus::new();
     let good = whole.add_warc_from("t.warc".into(), Cursor::new(records[..3].concat())).unwrap();
     let mut corpus = Corpus::new();
@@ -736,13 +745,13 @@ fn bad_records_are_skipped_when_asked_and_named() {
 fn warc_blocks_and_decoded_bodies_are_held_to_a_bounded_size() {
     // A block longer than MAX_BLOCK, then a good record: the first is cut,
     // the second read from the right place.
-    let big = vec![b'v'; warc::MAX_BLOCK as usize + 1000];
+    let big = vec![b'v'; http::MAX_BLOCK as usize + 1000];
     let mut bytes = warc_record("resource", "https://example.com/video", "2026-11-01T00:00:00Z", "video/mp4", &big);
     let second = bytes.len() as u64;
     bytes.extend(sample_records()[2].iter());
     let records: Vec<_> = warc::reader(Cursor::new(bytes)).unwrap().collect::<Result<_, _>>().unwrap();
     assert_eq!(records.len(), 2);
-    assert_eq!((records[0].block.len() as u64, records[0].length), (warc::MAX_BLOCK, big.len() as u64));
+    assert_eq!((records[0].block.len() as u64, records[0].length), (http::MAX_BLOCK, big.len() as u64));
     assert_eq!(records[1].offset, second);
     assert_eq!(records[1].block.len() as u64, records[1].length);
     // A gzip body of 100 MiB of zeros (a bomb of 100 KiB) decodes to MAX_BLOCK.
@@ -750,21 +759,23 @@ fn warc_blocks_and_decoded_bodies_are_held_to_a_bounded_size() {
     let mut block = b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n\r\n".to_vec();
     block.extend_from_slice(&bomb);
     let response = HttpResponse::parse(&block).unwrap();
-    assert_eq!(response.decoded_body().unwrap().len() as u64, warc::MAX_BLOCK);
+    assert_eq!(response.decoded_body().unwrap().len() as u64, http::MAX_BLOCK);
 }
 
 #[test]
 fn http_responses() {
     let r = HttpResponse::parse(b"HTTP/1.1 404 Not Found\nX-Long: a\n  b\n\nbody\r\n").unwrap();
     assert_eq!((r.status, r.header("x-long"), &r.body[..]), (404, Some(&b"a b"[..]), &b"body\r\n"[..]));
-    assert!(HttpResponse::parse(b"HTTP/1.1 2000 OK\r\n\r\n").is_err());
-    assert!(HttpResponse::parse(b"").is_err());
+    assert_eq!(HttpResponse::parse(b"HTTP/1.1 2000 OK\r\n\r\n"), Err(HttpError::BadStatusCode { code: "2000".into() }));
+    assert_eq!(HttpResponse::parse(b""), Err(HttpError::Empty));
     let no_reason = HttpResponse::parse(b"HTTP/1.1 200\r\n\r\n").unwrap();
     assert_eq!(no_reason.status, 200);
     let bad_chunk = HttpResponse::parse(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n").unwrap();
-    assert!(bad_chunk.decoded_body().is_err());
+    assert_eq!(bad_chunk.decoded_body(), Err(HttpError::BadChunkSize { size: "zz".into() }));
     let brotli = HttpResponse::parse(b"HTTP/1.1 200 OK\r\nContent-Encoding: br\r\n\r\nxx").unwrap();
-    assert!(brotli.decoded_body().unwrap_err().contains("br"));
+    let error = brotli.decoded_body().unwrap_err();
+    assert_eq!(error, HttpError::UnsupportedContentEncoding { coding: "br".into() });
+    assert_eq!(error.to_string(), "unsupported Content-Encoding \"br\"");
 }
 
 #[test]

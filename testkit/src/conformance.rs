@@ -2,9 +2,10 @@
 //!
 //! The cases are the project's contract with Google's semantics; every
 //! matcher (the per-rule oracle, the automaton, the artifact, the binary) is
-//! tested against them. This reader lives in the library so that all those
-//! tests read the files one way.
+//! tested against them. This reader lives in the test-support crate so that
+//! all those tests read the files one way.
 
+use crate::shared_dir;
 use base64::Engine as _;
 use robotsieve_engine::url::PathMode;
 use serde::Deserialize;
@@ -77,16 +78,6 @@ struct Generated {
     repeat: String,
     times: usize,
     tail: String,
-}
-
-/// The `shared/` folder beside the repository, if present: `$ROBOTSIEVE_SHARED`
-/// or `../shared` from the workspace root.
-pub fn shared_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("ROBOTSIEVE_SHARED") {
-        return Some(PathBuf::from(dir)).filter(|d| d.is_dir());
-    }
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?;
-    Some(workspace.join("../shared")).filter(|d| d.is_dir())
 }
 
 /// The path of a file under `shared/conformance`, if the folder is present.

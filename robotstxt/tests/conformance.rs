@@ -1,8 +1,8 @@
 //! The conformance files of ../shared/conformance through the parser, group
 //! selection and the per-rule matcher.
 
-use robotsieve_compiler::conformance::check_verdict_file;
-use robotsieve_compiler::{Agent, Group, RobotsTxt};
+use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
+use robotsieve_testkit::conformance::check_verdict_file;
 
 fn run_file(name: &str) {
     check_verdict_file(name, "the per-rule matcher", |case| {
@@ -29,7 +29,7 @@ fn run_file_with_preferences(name: &str) {
     const EXTRA: &[u8] = b"Content-Usage: / train-ai=n, search=y\nContent-Signal: ai-train=no, search=yes\n";
     check_verdict_file(name, "the per-rule matcher with preference lines added", |case| {
         let mut body = case.body.clone();
-        if body.len() + 64 * 1024 < robotsieve_compiler::parse::MAX_BODY_BYTES {
+        if body.len() + 64 * 1024 < robotsieve_robotstxt::parse::MAX_BODY_BYTES {
             body = Vec::with_capacity(case.body.len() * 2);
             for &b in &case.body {
                 body.push(b);

@@ -1,4 +1,4 @@
-//! `lint`: how Google's rules read a robots.txt, and where that differs from
+//! robotsieve-lint: how Google's rules read a robots.txt, and where that differs from
 //! what its author evidently meant.
 //!
 //! The linter is a second consumer of the one parse ([`RobotsTxt`]): it walks
@@ -6,21 +6,24 @@
 //! past 500 KiB that Google ignores) and reports [`Finding`]s, each with a
 //! stable [`Code`] from [`CODES`], a severity, a line, a message and a fix.
 //!
-//! Group structure is read the way [`Group::select`] reads it (a `user-agent`
-//! line after a rule starts a group; nothing else ends one), and the rules of
+//! Group structure is read by the one [`Segmenter`] that [`Group::select`]
+//! reads it with (a `user-agent` line after a rule starts a group; nothing
+//! else ends one), and the rules of
 //! each crawler named in the file are checked on the merged group that crawler
 //! really gets. Whether a rule can ever decide a verdict is computed from the
-//! automaton built for that merged group (see [`crate::automaton`]), not from
+//! automaton built for that merged group (see [`robotsieve_compiler::automaton`]), not from
 //! pattern heuristics.
 
-use crate::automaton::{self, Budget, BuildOptions};
-use crate::group::{Agent, Group, Rule, UserAgent, Verb};
-use crate::parse::{Field, Line, RobotsTxt, Spelling, MAX_BODY_BYTES, MAX_LINE_BYTES};
-use crate::preference::{self, Problem};
+#![warn(missing_docs)]
+
+use robotsieve_compiler::automaton::{self, Budget, BuildOptions};
 use robotsieve_engine::dfa::DfaBuf;
 use robotsieve_engine::matcher::{MatcherBuf, PartBuf};
 use robotsieve_engine::pattern;
 use robotsieve_engine::preference::PreferenceField;
+use robotsieve_robotstxt::group::{Agent, Group, Position, Rule, Segmenter, UserAgent, Verb};
+use robotsieve_robotstxt::parse::{Field, Line, RobotsTxt, Spelling, MAX_BODY_BYTES, MAX_LINE_BYTES};
+use robotsieve_robotstxt::preference::{self, Problem};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::sync::Mutex;
@@ -847,8 +850,7 @@ impl<'r, 'a> Linter<'r, 'a> {
     /// The line-by-line walk: structure, fields, user agents and patterns.
     fn walk_lines(&mut self) {
         let robots = self.robots;
-        let mut after_rule = true;
-        let mut seen_agent = false;
+        let mut groups = Segmenter::default();
         // Non-rule directive lines since the last user-agent line of the current group.
         let mut since_agent: Vec<(u32, String)> = Vec::new();
         for line in &robots.lines {
@@ -862,11 +864,11 @@ impl<'r, 'a> Linter<'r, 'a> {
             if !self.not_text || d.field != Field::Unknown {
                 self.spelling(line.number, d.key, d.field, d.spelling, d.missing_colon);
             }
+            let position = groups.position(d.field);
             match d.field {
                 Field::UserAgent => {
-                    if after_rule {
+                    if position == Position::StartsGroup {
                         self.groups.push(FileGroup::default());
-                        after_rule = false;
                     } else if !since_agent.is_empty() {
                         let group = self.groups.last().expect("a group is open");
                         let first = group.agents.first().map_or(line.number, |a| a.0);
@@ -890,7 +892,6 @@ impl<'r, 'a> Linter<'r, 'a> {
                         );
                     }
                     since_agent.clear();
-                    seen_agent = true;
                     let read = UserAgent::read(d.value);
                     let group = self.groups.last_mut().expect("a group is open");
                     match read {
@@ -901,7 +902,7 @@ impl<'r, 'a> Linter<'r, 'a> {
                 }
                 Field::Allow | Field::Disallow => {
                     since_agent.clear();
-                    if !seen_agent {
+                    if position == Position::Outside {
                         self.push(
                             RULE_BEFORE_AGENT,
                             line.number,
@@ -912,12 +913,9 @@ impl<'r, 'a> Linter<'r, 'a> {
                             "put a `User-agent:` line (e.g. `User-agent: *`) above the rules",
                         );
                         self.unmatchable.insert(line.number);
-                    } else {
-                        after_rule = true;
-                        if let Some(group) = self.groups.last_mut() {
-                            group.rule_lines.push(line.number);
-                            group.disallows += usize::from(d.field == Field::Disallow && !d.value.is_empty());
-                        }
+                    } else if let Some(group) = self.groups.last_mut() {
+                        group.rule_lines.push(line.number);
+                        group.disallows += usize::from(d.field == Field::Disallow && !d.value.is_empty());
                     }
                     self.pattern(line.number, d.field, d.value);
                 }
@@ -934,7 +932,7 @@ impl<'r, 'a> Linter<'r, 'a> {
                 }
                 Field::ContentSignal | Field::ContentUsage => {
                     since_agent.push((line.number, String::from_utf8_lossy(d.key).to_ascii_lowercase()));
-                    if !seen_agent {
+                    if position == Position::Outside {
                         self.push(
                             PREFERENCE_OUTSIDE_GROUP,
                             line.number,

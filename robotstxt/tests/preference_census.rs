@@ -2,8 +2,8 @@
 //! `Content-Usage` lines, and their most common values, as the parser reads
 //! them (the figures in the README); checked against a plain line scan.
 
-use robotsieve_compiler::conformance::shared_dir;
-use robotsieve_compiler::parse::{Field, RobotsTxt};
+use robotsieve_robotstxt::parse::{Field, RobotsTxt};
+use robotsieve_testkit::shared_dir;
 use std::collections::BTreeMap;
 
 #[test]
@@ -33,7 +33,7 @@ fn census_of_the_real_corpus() {
                 *values.entry((name, String::from_utf8_lossy(d.value).into_owned())).or_default() += 1;
             }
             // The plain scan: a line whose text before the first colon, trimmed, is the name.
-            let cut = &body[..body.len().min(robotsieve_compiler::parse::MAX_BODY_BYTES)];
+            let cut = &body[..body.len().min(robotsieve_robotstxt::parse::MAX_BODY_BYTES)];
             let found = cut.split(|&b| b == b'\n' || b == b'\r').any(|line| {
                 let key = line.split(|&b| b == b':').next().unwrap_or_default();
                 line.contains(&b':') && key.trim_ascii().eq_ignore_ascii_case(name.as_bytes()) && !key.contains(&b'#')

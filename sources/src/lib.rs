@@ -1,0 +1,25 @@
+//! # robotsieve-sources
+//!
+//! Where robots.txt files come from, and what a fetch result means: reading
+//! WARC files and the HTTP responses in them, reading corpora of fetch
+//! results (a file, a directory, JSON Lines, WARC), Google's fetch-status
+//! rules (redirects, 4xx, 5xx, the 30-day rule) that make one governing
+//! robots.txt per origin, and the one time type. It knows nothing of the
+//! robots.txt language: bodies stay bytes here.
+//!
+//! - [`corpus`]: fetch records in, one [`Governing`] robots.txt per origin out.
+//! - [`warc`]: a streaming WARC record reader.
+//! - [`http`]: the HTTP/1.x response in a WARC record, with its transfer and
+//!   content codings undone.
+//! - [`time`]: [`Timestamp`] and calendar arithmetic.
+#![warn(missing_docs)]
+
+pub mod corpus;
+pub mod http;
+pub mod time;
+pub mod warc;
+
+pub use corpus::{Corpus, CorpusError, CorpusProblem, FetchRecord, Governing, RecordError, Resolution, Robots};
+pub use http::{HttpError, HttpResponse};
+pub use time::{TimeError, Timestamp};
+pub use warc::{WarcError, WarcReader, WarcRecord};
