@@ -100,7 +100,13 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             };
             let preferences = Some(crate::preferences::to_json(&classifier.preferences(url, &mut scratch)));
             let origin = key.parse(url).ok().and_then(|o| artifact.find_origin(o.key, origin_hash(o.key)));
-            let crawl = origin.map(|o| Crawl::of(&artifact.sitemaps(o), artifact.crawl_delay(o, agent_index)));
+            let crawl = match origin {
+                Some(o) => {
+                    let sitemaps = artifact.sitemaps(o).map_err(|e| fail!("{e}"))?;
+                    Some(Crawl::of(&sitemaps, artifact.crawl_delay(o, agent_index).map_err(|e| fail!("{e}"))?))
+                }
+                None => None,
+            };
             Ok(Line { verdict: answer.verdict, rule, note, preferences, crawl, url })
         })?;
     } else {

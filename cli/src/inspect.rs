@@ -364,7 +364,7 @@ fn origin_json(set: &ShardSet, path: &Path, key: &OriginKey) -> Result<serde_jso
                     })
                 })
                 .collect();
-            let crawl_delay = artifact.crawl_delay(origin, a).map(|d| String::from_utf8_lossy(d).into_owned());
+            let crawl_delay = artifact.crawl_delay(origin, a)?.map(|d| String::from_utf8_lossy(d).into_owned());
             Ok(serde_json::json!({
                 "agent": agent,
                 "group": g,
@@ -377,8 +377,10 @@ fn origin_json(set: &ShardSet, path: &Path, key: &OriginKey) -> Result<serde_jso
             }))
         })
         .collect::<Result<Vec<serde_json::Value>, ArtifactError>>()?;
-    let sitemaps: Option<Vec<String>> =
-        origin.map(|o| artifact.sitemaps(o).iter().map(|s| String::from_utf8_lossy(s).into_owned()).collect());
+    let sitemaps: Option<Vec<String>> = match origin {
+        Some(o) => Some(artifact.sitemaps(o)?.iter().map(|s| String::from_utf8_lossy(s).into_owned()).collect()),
+        None => None,
+    };
     let fetch = origin
         .map(|o| artifact.fetch_info(o))
         .map(|info| serde_json::json!({"kind": fetch_kind_name(info.kind), "status": info.status}));
@@ -405,7 +407,7 @@ fn show_origin(out: &mut impl Write, set: &ShardSet, key: &OriginKey) -> Result<
         FetchKind::Blocked => format!("everything disallowed (status {})", info.status),
     };
     writeln!(out, "{key}: {fetch}")?;
-    let sitemaps = artifact.sitemaps(origin);
+    let sitemaps = artifact.sitemaps(origin)?;
     if sitemaps.is_empty() {
         writeln!(out, "  sitemaps: none")?;
     }
@@ -420,7 +422,7 @@ fn show_origin(out: &mut impl Write, set: &ShardSet, key: &OriginKey) -> Result<
             "  agent {agent}: group {g} ({} states, {} automata, {} fallback rules)",
             s.states, s.dfas, s.fallback_rules
         )?;
-        if let Some(delay) = artifact.crawl_delay(origin, a) {
+        if let Some(delay) = artifact.crawl_delay(origin, a)? {
             writeln!(out, "    crawl-delay: {} (kept, never used for verdicts)", String::from_utf8_lossy(delay))?;
         }
         if artifact.explains() {

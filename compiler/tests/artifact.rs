@@ -449,22 +449,39 @@ fn sitemaps_and_crawl_delays_through_the_artifact_equal_the_file() {
         let key = OriginKey::of_url(format!("https://s{i}.example/")).unwrap();
         let origin = artifact.find_origin(key.as_bytes(), key.hash64()).unwrap();
         let robots = RobotsTxt::parse(bodies[i % bodies.len()].as_bytes());
-        assert_eq!(artifact.sitemaps(origin), robots.sitemaps(), "s{i}");
+        assert_eq!(artifact.sitemaps(origin).unwrap(), robots.sitemaps(), "s{i}");
         for (a, agent) in agents.iter().enumerate() {
-            assert_eq!(artifact.crawl_delay(origin, a), Group::crawl_delay(&robots, agent), "s{i} {agent}");
+            assert_eq!(artifact.crawl_delay(origin, a).unwrap(), Group::crawl_delay(&robots, agent), "s{i} {agent}");
         }
     }
     let key = OriginKey::of_url("https://s1.example/").unwrap();
     let s1 = artifact.find_origin(key.as_bytes(), key.hash64()).unwrap();
-    assert_eq!(artifact.crawl_delay(s1, 0), Some(&b"0.5"[..]), "the first of the crawler's group");
-    assert_eq!(artifact.crawl_delay(s1, 1), None, "the * group has none");
+    assert_eq!(artifact.crawl_delay(s1, 0).unwrap(), Some(&b"0.5"[..]), "the first of the crawler's group");
+    assert_eq!(artifact.crawl_delay(s1, 1).unwrap(), None, "the * group has none");
     // Lists are shared: 2 sitemap lists and 2 distinct crawl-delays ("10", "0.5") for 12 origins.
     let text = ["https://a.example/sitemap.xml", "https://b.example/1.xml", "https://b.example/2.xml", "10", "0.5"];
     let expected = 24 + 13 * 3 * 4 + 4 * 4 + 5 * 8 + text.iter().map(|t| t.len()).sum::<usize>();
     assert_eq!(crawl_bytes, expected, "each distinct list once");
     let key = OriginKey::of_url("https://gone.example/").unwrap();
     let gone = artifact.find_origin(key.as_bytes(), key.hash64()).unwrap();
-    assert!(artifact.sitemaps(gone).is_empty() && artifact.crawl_delay(gone, 1).is_none());
+    assert!(artifact.sitemaps(gone).unwrap().is_empty() && artifact.crawl_delay(gone, 1).unwrap().is_none());
+    // A damaged section opens (no verdict reads it) and is refused on first use and by verify.
+    let bytes = build_bytes(resolve(&records), &plan).unwrap().0;
+    let header = Header::decode(&bytes).unwrap();
+    let entry = (0..header.sections as usize)
+        .map(|i| robotsieve_engine::format::SectionEntry::decode(&bytes[HEADER_LEN + i * 32..]).unwrap())
+        .find(|e| e.section == Section::Crawl)
+        .unwrap();
+    let mut damaged = bytes.clone();
+    damaged[entry.offset as usize + entry.len as usize - 1] ^= 0x40;
+    let opened = Artifact::from_bytes(&damaged).unwrap();
+    let err = opened.sitemaps(0).unwrap_err().to_string();
+    assert!(err.contains("sitemaps and crawl-delays: checksum mismatch"), "{err}");
+    assert!(opened.crawl_delay(0, 0).is_err() && opened.verify().is_err());
+    assert_eq!(
+        opened.decide(opened.group_of(0, 0), b"/").unwrap(),
+        artifact.decide(artifact.group_of(0, 0), b"/").unwrap()
+    );
     // No sitemap, no crawl-delay: no section.
     let without = resolve(&[("https://c.example/robots.txt".to_string(), bodies[2].as_bytes().to_vec())]);
     let artifact = Artifact::from_bytes(&build_bytes(without, &plan).unwrap().0).unwrap();

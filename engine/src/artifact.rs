@@ -37,7 +37,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 pub use crate::format::{
     FetchInfo, FetchKind, Section, BYTE_ORDER_MARK, FORMAT_VERSION, MAGIC, PART_COMB, PART_COMB16, PART_DFA16,
@@ -377,6 +377,11 @@ pub struct Artifact {
     /// all at open they cost 26 MB and a third of the open time on the whole
     /// corpus. Only split groups have such parts, so a map is small.
     prefilters: RwLock<HashMap<(usize, usize), Arc<Prefilter>>>,
+    /// The CRAWL section's stored checksum, and the result of checking it
+    /// and its tables on first use: no verdict reads the section, so
+    /// opening does not pay for it.
+    crawl_checksum: u64,
+    crawl_checked: OnceLock<Result<(), String>>,
 }
 
 impl fmt::Debug for Artifact {
@@ -451,6 +456,7 @@ impl Artifact {
         }
         let mut sections: SectionTable = [(0, 0); Section::ALL.len()];
         let mut seen = [false; Section::ALL.len()];
+        let mut crawl_checksum = 0;
         for i in 0..count {
             let entry =
                 SectionEntry::decode(&bytes[Header::LEN + i * SectionEntry::LEN..]).map_err(ArtifactError::Invalid)?;
@@ -460,7 +466,10 @@ impl Artifact {
                 return invalid(format!("section {name} at {off}+{len} is out of bounds or misaligned"));
             }
             let range = off as usize..(off + len) as usize;
-            if entry.section != Section::Groups && checksum(&bytes[range]) != entry.checksum {
+            // GROUPS' blobs carry their own checksums; CRAWL is checked on first use.
+            if entry.section == Section::Crawl {
+                crawl_checksum = entry.checksum;
+            } else if entry.section != Section::Groups && checksum(&bytes[range]) != entry.checksum {
                 return invalid(format!("section {name}: checksum mismatch: the file is damaged"));
             }
             if std::mem::replace(&mut seen[entry.section.index()], true) {
@@ -532,9 +541,6 @@ impl Artifact {
         if seen[Section::Preferences.index()] {
             PreferenceTable::parse(section(Section::Preferences), origins, agents).map_err(ArtifactError::Invalid)?;
         }
-        if seen[Section::Crawl.index()] {
-            CrawlTable::parse(section(Section::Crawl), origins, agents).map_err(ArtifactError::Invalid)?;
-        }
         let slots = section(Section::Slots);
         let slot_count = slots.len() / Slot::LEN;
         if slots.len() % Slot::LEN != 0 || !slot_count.is_power_of_two() || slot_count < origins {
@@ -566,6 +572,8 @@ impl Artifact {
             path,
             checked: (0..groups.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
             prefilters: RwLock::new(HashMap::new()),
+            crawl_checksum,
+            crawl_checked: OnceLock::new(),
         })
     }
 
@@ -590,6 +598,7 @@ impl Artifact {
         for g in 0..self.groups {
             self.checked_group(g)?;
         }
+        self.crawl()?;
         // Verifying read every page; lookups will read the few their origins need.
         if let Backing::Mapped(map) = &self.backing {
             crate::mapped::release(map, 0, map.len());
@@ -707,25 +716,47 @@ impl Artifact {
         self.preferences().and_then(|t| t.set_of(origin, agent).map(|s| t.lines(s))).unwrap_or_default()
     }
 
-    /// The sitemaps and crawl-delays of the artifact, if any robots.txt had them.
-    fn crawl(&self) -> Option<CrawlTable<'_>> {
+    /// The sitemaps and crawl-delays of the artifact, if any robots.txt had
+    /// them: the section's checksum and tables are checked on first use
+    /// (an error naming the file when they are damaged).
+    fn crawl(&self) -> Result<Option<CrawlTable<'_>>, ArtifactError> {
         let (_, len) = self.sections[Section::Crawl.index()];
-        (len > 0).then(|| {
-            CrawlTable::layout(self.section(Section::Crawl), self.origins, self.agents).expect("checked when opened")
-        })
+        if len == 0 {
+            return Ok(None);
+        }
+        let bytes = self.section(Section::Crawl);
+        let checked = self.crawl_checked.get_or_init(|| {
+            if checksum(bytes) != self.crawl_checksum {
+                return Err("section sitemaps and crawl-delays: checksum mismatch: the file is damaged".into());
+            }
+            CrawlTable::parse(bytes, self.origins, self.agents).map(|_| ())
+        });
+        let named = |msg: &str| {
+            let msg = if self.path.as_os_str().is_empty() {
+                msg.to_string()
+            } else {
+                format!("{}: {msg}", self.path.display())
+            };
+            ArtifactError::Invalid(msg)
+        };
+        match checked {
+            Ok(()) => CrawlTable::layout(bytes, self.origins, self.agents).map(Some).map_err(|e| named(&e)),
+            Err(e) => Err(named(e)),
+        }
     }
 
     /// The `sitemap` URLs of origin `origin`'s robots.txt, in file order
-    /// (kept for the crawl loop; they never change a verdict).
-    pub fn sitemaps(&self, origin: usize) -> Vec<&[u8]> {
-        self.crawl().map(|t| t.sitemaps(origin)).unwrap_or_default()
+    /// (kept for the crawl loop; they never change a verdict); an error
+    /// when the section is damaged.
+    pub fn sitemaps(&self, origin: usize) -> Result<Vec<&[u8]>, ArtifactError> {
+        Ok(self.crawl()?.map(|t| t.sitemaps(origin)).unwrap_or_default())
     }
 
     /// The `crawl-delay` value, as written, of the group that applies to
     /// agent `agent` at origin `origin` (the first, if it has several).
     /// Read, never used for verdicts: Google ignores crawl-delay.
-    pub fn crawl_delay(&self, origin: usize, agent: usize) -> Option<&[u8]> {
-        self.crawl().and_then(|t| t.crawl_delay(origin, agent))
+    pub fn crawl_delay(&self, origin: usize, agent: usize) -> Result<Option<&[u8]>, ArtifactError> {
+        Ok(self.crawl()?.and_then(|t| t.crawl_delay(origin, agent)))
     }
 
     /// Whether a group of origin `origin`'s robots.txt names agent `agent`

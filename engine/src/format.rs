@@ -41,10 +41,11 @@
 //!   and the section table with its unused entries (up to [`MAX_SECTIONS`]); each section entry carries the checksum of its
 //!   section's bytes, except GROUPS (0), whose blobs carry their own.
 //! - Opening checks the header, the section table, META, GROUP_INDEX, KEYS,
-//!   ORIGINS and SLOTS (checksums, and every offset and id in them), so that
+//!   ORIGINS, PREFERENCES and SLOTS (checksums, and every offset and id in them), so that
 //!   finding an origin and its group ids can neither read out of bounds nor
 //!   panic. A group blob is checked (checksum, then every table and
-//!   transition) before its first use answers anything.
+//!   transition) before its first use answers anything; so is CRAWL
+//!   (checksum, then every id and offset), which no verdict reads.
 //! - Sections follow one another from [`GROUPS_START`] to the end of the
 //!   file, with fewer than 8 zero bytes between two; group blobs follow one
 //!   another through GROUPS in id order. No byte of the file is therefore

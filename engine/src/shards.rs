@@ -412,13 +412,13 @@ impl ShardSet {
     }
 
     /// [`Artifact::sitemaps`] of a set's origin.
-    pub fn sitemaps(&self, origin: usize) -> Vec<&[u8]> {
+    pub fn sitemaps(&self, origin: usize) -> Result<Vec<&[u8]>, ArtifactError> {
         let (k, o) = self.split_origin(origin);
         self.shards[k].sitemaps(o)
     }
 
     /// [`Artifact::crawl_delay`] of a set's origin.
-    pub fn crawl_delay(&self, origin: usize, agent: usize) -> Option<&[u8]> {
+    pub fn crawl_delay(&self, origin: usize, agent: usize) -> Result<Option<&[u8]>, ArtifactError> {
         let (k, o) = self.split_origin(origin);
         self.shards[k].crawl_delay(o, agent)
     }

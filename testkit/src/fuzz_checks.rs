@@ -471,6 +471,15 @@ pub fn exercise(artifact: Artifact) -> Transcript {
         let key = artifact.origin_key(origin).to_vec();
         let groups: Vec<usize> = (0..agents).map(|agent| artifact.group_of(origin, agent)).collect();
         t.note::<_, String>(format!("origin {origin}"), Ok((shown(&key), artifact.fetch_info(origin), &groups)));
+        let lossy = |s: &[u8]| String::from_utf8_lossy(s).into_owned();
+        let sitemaps = artifact.sitemaps(origin).map(|list| list.iter().map(|s| lossy(s)).collect::<Vec<_>>());
+        t.note(format!("origin {origin} sitemaps"), sitemaps);
+        for agent in 0..agents {
+            t.note(
+                format!("origin {origin} agent {agent} crawl-delay"),
+                artifact.crawl_delay(origin, agent).map(|d| d.map(lossy)),
+            );
+        }
         for group in groups {
             for path in LOOKUP_PATHS {
                 queries.push((group, path));
