@@ -49,7 +49,10 @@ fn classify(c: &mut Criterion) {
     group.bench_function("one_by_one", |b| {
         let mut scratch = Scratch::default();
         b.iter(|| {
-            lines.iter().filter(|url| classifier.answer(url, &mut scratch, false).verdict == Verdict::Allowed).count()
+            lines
+                .iter()
+                .filter(|url| classifier.answer(url, &mut scratch, false).unwrap().verdict == Verdict::Allowed)
+                .count()
         })
     });
     group.bench_function("batched", |b| {
@@ -59,7 +62,7 @@ fn classify(c: &mut Criterion) {
             let mut allowed = 0;
             for batch in lines.chunks(BATCH) {
                 let verdicts = &mut verdicts[..batch.len()];
-                classifier.verdicts(batch, &mut scratch, verdicts);
+                classifier.verdicts(batch, &mut scratch, verdicts).unwrap();
                 allowed += verdicts.iter().filter(|&&v| v == Verdict::Allowed).count();
             }
             allowed

@@ -18,6 +18,7 @@
 //! bench skips when that is absent.
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use robotsieve_engine::artifact::ArtifactError;
 use robotsieve_engine::filter::{Classifier, Config, Input, Pipeline};
 use robotsieve_engine::output::Outputs;
 use robotsieve_engine::verdict::Verdict;
@@ -66,12 +67,8 @@ struct LengthParity;
 impl Classifier for LengthParity {
     type Scratch = ();
 
-    fn classify(&self, url: &[u8], _: &mut (), _: Option<&mut Vec<u8>>) -> Verdict {
-        if url.len() % 2 == 0 {
-            Verdict::Allowed
-        } else {
-            Verdict::Disallowed
-        }
+    fn classify(&self, url: &[u8], _: &mut (), _: Option<&mut Vec<u8>>) -> Result<Verdict, ArtifactError> {
+        Ok(if url.len() % 2 == 0 { Verdict::Allowed } else { Verdict::Disallowed })
     }
 }
 

@@ -4,7 +4,7 @@ use crate::failure::{fail, Context, Failure};
 use crate::input::read_all;
 use robotsieve_engine::classify::{Reason, Scratch};
 use robotsieve_engine::line::{self, LineProblem};
-use robotsieve_engine::url::PathMode;
+use robotsieve_engine::url::{origin_hash, KeyBuf, PathMode};
 use robotsieve_engine::verdict::Verdict;
 use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
 use std::borrow::Cow;
@@ -57,7 +57,25 @@ struct Line<'a> {
     note: Option<String>,
     /// The usage preferences that apply, when known (printed with `--json`).
     preferences: Option<serde_json::Value>,
+    /// The origin's sitemaps and the crawler's crawl-delay, when known
+    /// (printed with `--json`; they never change the verdict).
+    crawl: Option<Crawl>,
     url: &'a [u8],
+}
+
+/// What a robots.txt says beyond its rules, for the crawl loop.
+struct Crawl {
+    /// Its `sitemap` URLs, in file order.
+    sitemaps: Vec<String>,
+    /// The crawler's `crawl-delay`, as written (Google ignores it).
+    crawl_delay: Option<String>,
+}
+
+impl Crawl {
+    fn of(sitemaps: &[&[u8]], crawl_delay: Option<&[u8]>) -> Crawl {
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        Crawl { sitemaps: sitemaps.iter().map(|s| text(s)).collect(), crawl_delay: crawl_delay.map(text) }
+    }
 }
 
 /// Runs `check`.
@@ -70,16 +88,26 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     if let Some(path) = &args.rules {
         let artifact = crate::input::open_rules(path)?;
         let classifier = crate::input::agent_classifier(&artifact, path, &args.agent, mode)?;
+        let agent_index = artifact.find_agent(&agent.to_string()).map_err(|e| fail!("{}: {e}", path.display()))?;
         let mut scratch = Scratch::default();
+        let mut key = KeyBuf::new();
         for_each_url(&args.urls, &mut print, |url| {
-            let answer = classifier.answer(url, &mut scratch, true);
+            let answer = classifier.answer(url, &mut scratch, true).map_err(|e| fail!("{e}"))?;
             let (rule, note) = match answer.reason {
                 Reason::Rule(rule) => (Some((rule.line, rule.to_string())), None),
                 Reason::NoMatch => (None, None),
                 other => (None, Some(other.to_string())),
             };
             let preferences = Some(crate::preferences::to_json(&classifier.preferences(url, &mut scratch)));
-            Line { verdict: answer.verdict, rule, note, preferences, url }
+            let origin = key.parse(url).ok().and_then(|o| artifact.find_origin(o.key, origin_hash(o.key)));
+            let crawl = match origin {
+                Some(o) => {
+                    let sitemaps = artifact.sitemaps(o).map_err(|e| fail!("{e}"))?;
+                    Some(Crawl::of(&sitemaps, artifact.crawl_delay(o, agent_index).map_err(|e| fail!("{e}"))?))
+                }
+                None => None,
+            };
+            Ok(Line { verdict: answer.verdict, rule, note, preferences, crawl, url })
         })?;
     } else {
         let path = args.robots.as_ref().expect("clap requires --robots or --rules");
@@ -89,12 +117,14 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         let body = read_all(path)?;
         let robots = RobotsTxt::parse(&body);
         let group = Group::select(&robots, &agent);
+        let (sitemaps, crawl_delay) = (robots.sitemaps(), Group::crawl_delay(&robots, &agent));
         for_each_url(&args.urls, &mut print, |url| {
             let decision = group.decide(&mode.path_of(url));
             let rule = decision.rule.map(|i| &group.rules[i]).map(|r| (r.line, r.to_string()));
             let verdict = if decision.allowed() { Verdict::Allowed } else { Verdict::Disallowed };
             let preferences = Some(crate::preferences::to_json(&group.preferences_for(&mode.path_of(url))));
-            Line { verdict, rule, note: None, preferences, url }
+            let crawl = Some(Crawl::of(&sitemaps, crawl_delay));
+            Ok(Line { verdict, rule, note: None, preferences, crawl, url })
         })?;
     }
     out.flush().context("standard output")?;
@@ -109,11 +139,11 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
 fn for_each_url(
     urls: &[String],
     print: &mut impl FnMut(Line<'_>) -> Result<(), Failure>,
-    mut answer: impl FnMut(&[u8]) -> Line<'_>,
+    mut answer: impl FnMut(&[u8]) -> Result<Line<'_>, Failure>,
 ) -> Result<(), Failure> {
     let mut one = |url: &[u8]| match line::problem(url) {
         Some(problem) => print(bad_line(url, problem)),
-        None => print(answer(url)),
+        None => print(answer(url)?),
     };
     if !urls.is_empty() {
         return urls.iter().try_for_each(|url| one(url.as_bytes()));
@@ -139,6 +169,7 @@ fn bad_line(url: &[u8], problem: LineProblem) -> Line<'_> {
         rule: None,
         note: Some(problem.to_string()),
         preferences: None,
+        crawl: None,
         url: line::shown(url),
     }
 }
@@ -186,6 +217,8 @@ fn print_line(out: &mut impl Write, line: &Line<'_>, json: bool) -> Result<(), F
             "rule": line.rule.as_ref().map(|r| &r.1),
             "reason": line.note,
             "preferences": line.preferences,
+            "sitemaps": line.crawl.as_ref().map(|c| &c.sitemaps),
+            "crawl_delay": line.crawl.as_ref().map(|c| &c.crawl_delay),
         });
         writeln!(out, "{object}")
     } else {

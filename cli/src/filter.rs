@@ -5,6 +5,7 @@
 //! drives the progress bar, commits the outputs and writes the stats.
 
 use crate::failure::{fail, Context, Failure};
+use crate::unknown_origins::UnknownOrigins;
 use indicatif::{ProgressBar, ProgressStyle};
 use robotsieve_engine::classify::{AgentClassifier, FetchClass, MatrixClassifier, Scratch};
 use robotsieve_engine::filter::{Classifier, Config, Input, Pipeline, Progress, Stats};
@@ -60,6 +61,11 @@ pub struct Args {
     /// (not with --unknown-as, which puts them in another list).
     #[arg(long, value_name = "FILE", conflicts_with = "unknown_as")]
     unknown: Option<PathBuf>,
+    /// Write the robots.txt URL (`scheme://host[:port]/robots.txt`) of each
+    /// origin the artifact has no robots.txt for here, once each, in the
+    /// order its first URL came: the list to fetch (not with --unknown-as).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["unknown_as", "matrix"])]
+    unknown_origins: Option<PathBuf>,
     /// Write the lines that are not absolute http, https or ftp URLs here.
     #[arg(long, value_name = "FILE")]
     invalid: Option<PathBuf>,
@@ -117,9 +123,9 @@ fn requested_outputs(args: &Args) -> Vec<(&'static str, Option<Verdict>, &Path)>
 /// Runs `filter`.
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let outputs = requested_outputs(&args);
-    if outputs.is_empty() && args.stats.is_none() {
+    if outputs.is_empty() && args.stats.is_none() && args.unknown_origins.is_none() {
         return Err(fail!(
-            "nothing to write: give at least one of --allowed, --disallowed, --unknown, --invalid, --verdicts, --matrix, --stats"
+            "nothing to write: give at least one of --allowed, --disallowed, --unknown, --unknown-origins, --invalid, --verdicts, --matrix, --stats"
         ));
     }
     if args.matrix.is_none() && args.agent.len() > 1 {
@@ -130,6 +136,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     }
     let mut paths: Vec<(&str, &Path)> = outputs.iter().map(|&(flag, _, path)| (flag, path)).collect();
     paths.extend(args.stats.as_deref().map(|path| ("--stats", path)));
+    paths.extend(args.unknown_origins.as_deref().map(|path| ("--unknown-origins", path)));
     for (i, (flag, path)) in paths.iter().enumerate() {
         if let Some((other, _)) = paths[..i].iter().find(|(_, p)| p == path) {
             return Err(fail!("{other} and {flag} name the same file {}", path.display()));
@@ -310,16 +317,30 @@ fn filter_with<C: Classifier>(
         files.push(PendingFile::create(path).map_err(|e| fail!("{e}"))?);
     }
     let mut stats_file = args.stats.as_deref().map(PendingFile::create).transpose().map_err(|e| fail!("{e}"))?;
+    let mut origins_file =
+        args.unknown_origins.as_deref().map(PendingFile::create).transpose().map_err(|e| fail!("{e}"))?;
+    // --unknown-origins reads the unknown list as it is written (and passes it on to --unknown).
+    let unknown_list_at = requested.iter().position(|&(_, verdict, _)| verdict == Some(Verdict::Unknown));
+    let (mut unknown_list, mut others): (Vec<_>, Vec<_>) =
+        files.iter_mut().zip(&requested).enumerate().partition(|&(i, _)| Some(i) == unknown_list_at);
+    let mut collector = origins_file.as_mut().map(|origins| {
+        let list = unknown_list.pop().map(|(_, (file, _))| file);
+        UnknownOrigins::new(origins, list)
+    });
     let mut outputs = Outputs::new();
-    for (file, &(flag, verdict, path)) in files.iter_mut().zip(&requested) {
+    if let Some(collector) = collector.as_mut() {
+        let name = args.unknown.as_deref().or(args.unknown_origins.as_deref()).expect("one of them");
+        outputs = outputs.list(Verdict::Unknown, name.display().to_string(), collector);
+    }
+    for (_, (file, &(flag, verdict, path))) in others.iter_mut().chain(unknown_list.iter_mut()) {
         let name = path.display().to_string();
         outputs = match verdict {
-            Some(verdict) => outputs.list(verdict, name, file),
+            Some(verdict) => outputs.list(verdict, name, *file),
             None if flag == "--matrix" => {
                 file.write_all(matrix_header).context(&name)?;
-                outputs.rows(name, file)
+                outputs.rows(name, *file)
             }
-            None => outputs.verdicts(name, file),
+            None => outputs.verdicts(name, *file),
         };
     }
 
@@ -327,6 +348,9 @@ fn filter_with<C: Classifier>(
     let report = with_progress_bar(&progress, || pipeline.run(classifier, &mut input, &mut outputs, Some(&progress)))
         .map_err(Failure::from)?;
     drop(outputs);
+    if let (Some(collector), Some(path)) = (collector, &args.unknown_origins) {
+        collector.finish().map_err(|e| fail!("{}: cannot write: {e}", path.display()))?;
+    }
     let stats = report.stats.clone();
     if let Some(file) = &mut stats_file {
         let mut document = stats_json(&stats);
@@ -338,7 +362,7 @@ fn filter_with<C: Classifier>(
         let name = format!("{}: cannot write", file.path().display());
         file.write_all(&json).context(name)?;
     }
-    for file in files.into_iter().chain(stats_file) {
+    for file in files.into_iter().chain(stats_file).chain(origins_file) {
         file.commit().map_err(Failure::from)?;
     }
     Ok(stats)

@@ -1,7 +1,7 @@
 //! `robotsieve inspect`: what an artifact holds, and one origin's rules.
 
 use crate::failure::{fail, Context, Failure};
-use robotsieve_engine::artifact::{Artifact, FetchKind, GroupStats, Section};
+use robotsieve_engine::artifact::{Artifact, ArtifactError, FetchKind, GroupStats, Section};
 use robotsieve_engine::preference::format_entries;
 use robotsieve_engine::shards::ShardSet;
 use robotsieve_engine::url::OriginKey;
@@ -28,9 +28,33 @@ pub struct Args {
     /// One JSON object instead of text: `{"rules", "origins", "groups",
     /// "bytes", "opened_seconds", "shards": [...]}` with a summary per shard
     /// (one for a single artifact); with --origin, `{"rules", "origin",
-    /// "known", "fetch", "agents": [...]}`.
+    /// "known", "fetch", "sitemaps", "agents": [...]}`.
     #[arg(long)]
     json: bool,
+    /// Check every byte of the artifact or shard set (every group's
+    /// checksum and tables, every origin through the index), not only the
+    /// header and index that opening checks; exit 2 naming the first damage.
+    #[arg(long)]
+    verify: bool,
+}
+
+/// Why a view could not be written: the output failed, or a group of the
+/// artifact is damaged (groups are checked when first read).
+enum ViewError {
+    Output(io::Error),
+    Artifact(ArtifactError),
+}
+
+impl From<io::Error> for ViewError {
+    fn from(e: io::Error) -> ViewError {
+        ViewError::Output(e)
+    }
+}
+
+impl From<ArtifactError> for ViewError {
+    fn from(e: ArtifactError) -> ViewError {
+        ViewError::Artifact(e)
+    }
 }
 
 /// Runs `inspect`.
@@ -42,27 +66,40 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let started = Instant::now();
     let set = crate::input::open_rules(path)?;
     let opened = started.elapsed();
+    if args.verify {
+        let started = Instant::now();
+        set.verify().map_err(|e| fail!("{e}"))?;
+        if !args.json {
+            println!("verified      {} in {:.2?} (every byte checked)", path.display(), started.elapsed());
+        }
+    }
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let written = match &args.origin {
         Some(url) => {
             let key = OriginKey::of_url(url).map_err(|e| fail!("--origin {url}: {e}"))?;
             if args.json {
-                writeln!(out, "{}", origin_json(&set, path, &key))
+                origin_json(&set, path, &key).map_err(ViewError::from).and_then(|v| Ok(writeln!(out, "{v}")?))
             } else {
                 show_origin(&mut out, &set, &key)
             }
         }
-        None if args.json => writeln!(out, "{}", overview_json(&set, path, &args, opened)),
+        None if args.json => {
+            overview_json(&set, path, &args, opened).map_err(ViewError::from).and_then(|v| Ok(writeln!(out, "{v}")?))
+        }
         None => overview(&mut out, &set, path, &args, opened),
     };
-    written.context("standard output")?;
+    match written {
+        Err(ViewError::Artifact(e)) => return Err(fail!("{e}")),
+        Err(ViewError::Output(e)) => Err::<(), _>(e).context("standard output")?,
+        Ok(()) => {}
+    }
     out.flush().context("standard output")?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// The summary of an artifact, or of a shard set and then each of its shards.
-fn overview(out: &mut impl Write, set: &ShardSet, path: &Path, args: &Args, opened: Duration) -> io::Result<()> {
+fn overview(out: &mut impl Write, set: &ShardSet, path: &Path, args: &Args, opened: Duration) -> Result<(), ViewError> {
     let shards = set.shards();
     if let [artifact] = shards {
         return summary(out, artifact, path, args, opened);
@@ -71,7 +108,10 @@ fn overview(out: &mut impl Write, set: &ShardSet, path: &Path, args: &Args, open
     writeln!(out, "origins       {}", set.origins())?;
     writeln!(out, "groups        {} (distinct within each shard)", set.groups())?;
     writeln!(out, "bytes         {}", shards.iter().map(Artifact::len).sum::<usize>())?;
-    writeln!(out, "opened in     {opened:.2?} (every shard checked, and each holds only its own origins)")?;
+    writeln!(
+        out,
+        "opened in     {opened:.2?} (each shard's header and index checked, each holds only its own origins)"
+    )?;
     for (artifact, path) in shards.iter().zip(set.paths()) {
         writeln!(out)?;
         summary(out, artifact, path, args, opened)?;
@@ -79,7 +119,15 @@ fn overview(out: &mut impl Write, set: &ShardSet, path: &Path, args: &Args, open
     Ok(())
 }
 
-fn summary(out: &mut impl Write, artifact: &Artifact, path: &Path, args: &Args, opened: Duration) -> io::Result<()> {
+/// One artifact's summary; reading every group's sizes checks every group,
+/// so a damaged one fails here.
+fn summary(
+    out: &mut impl Write,
+    artifact: &Artifact,
+    path: &Path,
+    args: &Args,
+    opened: Duration,
+) -> Result<(), ViewError> {
     let meta = artifact.meta();
     writeln!(out, "artifact      {}", path.display())?;
     if let Some(shard) = &meta.shard {
@@ -96,12 +144,12 @@ fn summary(out: &mut impl Write, artifact: &Artifact, path: &Path, args: &Args, 
         writeln!(out, "build         {k}: {v}")?;
     }
     writeln!(out, "explain       {}", if artifact.explains() { "yes (verdicts name their rule)" } else { "no" })?;
-    writeln!(out, "opened in     {opened:.2?} (checksum and every table checked)")?;
+    writeln!(out, "opened in     {opened:.2?} (header and index checked; each group on first use)")?;
     writeln!(out, "size          {} bytes", artifact.len())?;
     writeln!(out, "origins       {}", artifact.origins())?;
     writeln!(out, "groups        {} distinct", artifact.groups())?;
     writeln!(out, "bytes/origin  {}", artifact.len() / artifact.origins().max(1))?;
-    let figures = Figures::of(artifact);
+    let figures = Figures::of(artifact)?;
     let [rules, unrestricted, blocked] = figures.fetch;
     writeln!(out, "fetch         {rules} rules, {unrestricted} unrestricted, {blocked} blocked")?;
     writeln!(out, "sections")?;
@@ -155,7 +203,7 @@ struct Figures<'a> {
 }
 
 impl<'a> Figures<'a> {
-    fn of(artifact: &'a Artifact) -> Figures<'a> {
+    fn of(artifact: &'a Artifact) -> Result<Figures<'a>, ArtifactError> {
         let mut fetch = [0usize; 3];
         let mut users = vec![(0usize, usize::MAX); artifact.groups()];
         for o in 0..artifact.origins() {
@@ -166,11 +214,11 @@ impl<'a> Figures<'a> {
                 users[g].1 = users[g].1.min(o);
             }
         }
-        let stats: Vec<GroupStats> = (0..artifact.groups()).map(|g| artifact.group_stats(g)).collect();
+        let stats = (0..artifact.groups()).map(|g| artifact.group_stats(g)).collect::<Result<Vec<GroupStats>, _>>()?;
         let split = (0..stats.len()).filter(|&g| stats[g].dfas > 1 || stats[g].fallback_rules > 0).collect();
         let mut by_size: Vec<usize> = (0..stats.len()).collect();
         by_size.sort_by_key(|&g| std::cmp::Reverse(stats[g].bytes));
-        Figures { artifact, fetch, stats, users, by_size, split }
+        Ok(Figures { artifact, fetch, stats, users, by_size, split })
     }
 
     /// Group `g` as JSON: its sizes and its users, as the text's tables show them.
@@ -198,23 +246,32 @@ impl<'a> Figures<'a> {
 
 /// `inspect --json`: the set's totals and each shard's summary (one for a
 /// single artifact), every shard's object with the same keys.
-fn overview_json(set: &ShardSet, path: &Path, args: &Args, opened: Duration) -> serde_json::Value {
-    let shards: Vec<serde_json::Value> =
-        set.shards().iter().zip(set.paths()).map(|(artifact, path)| summary_json(artifact, path, args)).collect();
-    serde_json::json!({
+fn overview_json(
+    set: &ShardSet,
+    path: &Path,
+    args: &Args,
+    opened: Duration,
+) -> Result<serde_json::Value, ArtifactError> {
+    let shards = set
+        .shards()
+        .iter()
+        .zip(set.paths())
+        .map(|(artifact, path)| summary_json(artifact, path, args))
+        .collect::<Result<Vec<serde_json::Value>, _>>()?;
+    Ok(serde_json::json!({
         "rules": path.display().to_string(),
         "origins": set.origins(),
         "groups": set.groups(),
         "bytes": set.shards().iter().map(Artifact::len).sum::<usize>(),
         "opened_seconds": opened.as_secs_f64(),
         "shards": shards,
-    })
+    }))
 }
 
 /// One artifact's summary as JSON: what the text summary shows.
-fn summary_json(artifact: &Artifact, path: &Path, args: &Args) -> serde_json::Value {
+fn summary_json(artifact: &Artifact, path: &Path, args: &Args) -> Result<serde_json::Value, ArtifactError> {
     let meta = artifact.meta();
-    let figures = Figures::of(artifact);
+    let figures = Figures::of(artifact)?;
     let stats = &figures.stats;
     let groups = |list: &[usize]| -> Vec<serde_json::Value> {
         list.iter().take(args.largest).map(|&g| figures.group_json(g)).collect()
@@ -225,7 +282,7 @@ fn summary_json(artifact: &Artifact, path: &Path, args: &Args) -> serde_json::Va
         .map(|(section, bytes)| serde_json::json!({"section": section_name(section), "bytes": bytes}))
         .collect();
     let [rules, unrestricted, blocked] = figures.fetch;
-    serde_json::json!({
+    Ok(serde_json::json!({
         "artifact": path.display().to_string(),
         "shard": meta.shard.as_ref().map(|s| serde_json::json!({"index": s.index, "count": s.count, "scheme": s.scheme})),
         "format_version": robotsieve_engine::artifact::FORMAT_VERSION,
@@ -244,7 +301,7 @@ fn summary_json(artifact: &Artifact, path: &Path, args: &Args) -> serde_json::Va
         "largest_groups": groups(&figures.by_size),
         "split_groups": figures.split.len(),
         "split": groups(&figures.split),
-    })
+    }))
 }
 
 fn section_name(section: Section) -> &'static str {
@@ -263,27 +320,31 @@ fn fetch_kind_name(kind: FetchKind) -> &'static str {
 /// `inspect --origin URL --json`: what the text shows, with the same keys
 /// whether the origin is known (`fetch` and `agents` are then null and
 /// empty) and whether the artifact kept its rules (`rules` null if not).
-fn origin_json(set: &ShardSet, path: &Path, key: &OriginKey) -> serde_json::Value {
+fn origin_json(set: &ShardSet, path: &Path, key: &OriginKey) -> Result<serde_json::Value, ArtifactError> {
     let artifact = &set.shards()[set.shard_of(key.hash64())];
     let origin = artifact.find_origin(key.as_bytes(), key.hash64());
-    let agents: Vec<serde_json::Value> = origin
+    let agents = origin
         .into_iter()
         .flat_map(|origin| artifact.meta().agents.iter().enumerate().map(move |(a, agent)| (origin, a, agent)))
         .map(|(origin, a, agent)| {
             let g = artifact.group_of(origin, a);
-            let s = artifact.group_stats(g);
-            let rules = artifact.explains().then(|| {
-                (0..artifact.rule_count(g))
-                    .filter_map(|i| artifact.rule(g, i))
-                    .map(|rule| {
-                        serde_json::json!({
-                            "line": rule.line,
-                            "rule": rule.to_string(),
-                            "index_directory": rule.index_directory,
-                        })
-                    })
-                    .collect::<Vec<_>>()
-            });
+            let s = artifact.group_stats(g)?;
+            let rules = match artifact.explains() {
+                false => None,
+                true => {
+                    let mut rules = Vec::new();
+                    for i in 0..artifact.rule_count(g)? {
+                        if let Some(rule) = artifact.rule(g, i)? {
+                            rules.push(serde_json::json!({
+                                "line": rule.line,
+                                "rule": rule.to_string(),
+                                "index_directory": rule.index_directory,
+                            }));
+                        }
+                    }
+                    Some(rules)
+                }
+            };
             let preferences: Vec<serde_json::Value> = artifact
                 .preference_lines(origin, a)
                 .iter()
@@ -303,7 +364,8 @@ fn origin_json(set: &ShardSet, path: &Path, key: &OriginKey) -> serde_json::Valu
                     })
                 })
                 .collect();
-            serde_json::json!({
+            let crawl_delay = artifact.crawl_delay(origin, a)?.map(|d| String::from_utf8_lossy(d).into_owned());
+            Ok(serde_json::json!({
                 "agent": agent,
                 "group": g,
                 "states": s.states,
@@ -311,22 +373,28 @@ fn origin_json(set: &ShardSet, path: &Path, key: &OriginKey) -> serde_json::Valu
                 "fallback_rules": s.fallback_rules,
                 "rules": rules,
                 "preferences": preferences,
-            })
+                "crawl_delay": crawl_delay,
+            }))
         })
-        .collect();
+        .collect::<Result<Vec<serde_json::Value>, ArtifactError>>()?;
+    let sitemaps: Option<Vec<String>> = match origin {
+        Some(o) => Some(artifact.sitemaps(o)?.iter().map(|s| String::from_utf8_lossy(s).into_owned()).collect()),
+        None => None,
+    };
     let fetch = origin
         .map(|o| artifact.fetch_info(o))
         .map(|info| serde_json::json!({"kind": fetch_kind_name(info.kind), "status": info.status}));
-    serde_json::json!({
+    Ok(serde_json::json!({
         "rules": path.display().to_string(),
         "origin": key.to_string(),
         "known": origin.is_some(),
         "fetch": fetch,
+        "sitemaps": sitemaps,
         "agents": agents,
-    })
+    }))
 }
 
-fn show_origin(out: &mut impl Write, set: &ShardSet, key: &OriginKey) -> io::Result<()> {
+fn show_origin(out: &mut impl Write, set: &ShardSet, key: &OriginKey) -> Result<(), ViewError> {
     let artifact = &set.shards()[set.shard_of(key.hash64())];
     let Some(origin) = artifact.find_origin(key.as_bytes(), key.hash64()) else {
         writeln!(out, "{key}: not in the artifact (its URLs are 'unknown')")?;
@@ -339,17 +407,27 @@ fn show_origin(out: &mut impl Write, set: &ShardSet, key: &OriginKey) -> io::Res
         FetchKind::Blocked => format!("everything disallowed (status {})", info.status),
     };
     writeln!(out, "{key}: {fetch}")?;
+    let sitemaps = artifact.sitemaps(origin)?;
+    if sitemaps.is_empty() {
+        writeln!(out, "  sitemaps: none")?;
+    }
+    for sitemap in sitemaps {
+        writeln!(out, "  sitemap: {}", String::from_utf8_lossy(sitemap))?;
+    }
     for (a, agent) in artifact.meta().agents.iter().enumerate() {
         let g = artifact.group_of(origin, a);
-        let s = artifact.group_stats(g);
+        let s = artifact.group_stats(g)?;
         writeln!(
             out,
             "  agent {agent}: group {g} ({} states, {} automata, {} fallback rules)",
             s.states, s.dfas, s.fallback_rules
         )?;
+        if let Some(delay) = artifact.crawl_delay(origin, a)? {
+            writeln!(out, "    crawl-delay: {} (kept, never used for verdicts)", String::from_utf8_lossy(delay))?;
+        }
         if artifact.explains() {
-            for i in 0..artifact.rule_count(g) {
-                if let Some(rule) = artifact.rule(g, i) {
+            for i in 0..artifact.rule_count(g)? {
+                if let Some(rule) = artifact.rule(g, i)? {
                     let note = if rule.index_directory { "  (directory of an index.htm allow)" } else { "" };
                     writeln!(out, "    {:>6}: {rule}{note}", rule.line)?;
                 }

@@ -20,6 +20,7 @@ mod meta;
 mod preferences;
 mod shard_of;
 mod survey;
+mod unknown_origins;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -10,8 +10,8 @@
 //! origins that carry it and of URLs it applies to. The SVG chart is drawn
 //! here, with no dependency.
 
-use crate::failure::{Context, Failure};
-use robotsieve_engine::artifact::{FetchKind, GroupOutcome};
+use crate::failure::{fail, Context, Failure};
+use robotsieve_engine::artifact::{ArtifactError, FetchKind, GroupOutcome};
 use robotsieve_engine::classify::{MatrixClassifier, MatrixScratch};
 use robotsieve_engine::filter::{Classifier, Config, Pipeline, Reasons};
 use robotsieve_engine::output::{Outputs, PendingFile};
@@ -87,18 +87,29 @@ struct SurveyScratch {
 impl Classifier for Survey<'_> {
     type Scratch = SurveyScratch;
 
-    fn classify(&self, url: &[u8], scratch: &mut SurveyScratch, _explain: Option<&mut Vec<u8>>) -> Verdict {
+    fn classify(
+        &self,
+        url: &[u8],
+        scratch: &mut SurveyScratch,
+        _explain: Option<&mut Vec<u8>>,
+    ) -> Result<Verdict, ArtifactError> {
         let mut verdict = [Verdict::Invalid];
-        self.classify_batch(&[url], scratch, &mut verdict, None);
-        verdict[0]
+        self.classify_batch(&[url], scratch, &mut verdict, None)?;
+        Ok(verdict[0])
     }
 
-    fn classify_batch(&self, urls: &[&[u8]], s: &mut SurveyScratch, verdicts: &mut [Verdict], _: Option<&mut Reasons>) {
+    fn classify_batch(
+        &self,
+        urls: &[&[u8]],
+        s: &mut SurveyScratch,
+        verdicts: &mut [Verdict],
+        _: Option<&mut Reasons>,
+    ) -> Result<(), ArtifactError> {
         let n = self.matrix.agents().len();
         s.origin_of.clear();
         s.origin_of.resize(urls.len(), None);
         let origin_of = &mut s.origin_of;
-        self.matrix.verdicts(urls, &mut s.matrix, &mut s.verdicts, |i, o| origin_of[i] = o);
+        self.matrix.verdicts(urls, &mut s.matrix, &mut s.verdicts, |i, o| origin_of[i] = o)?;
         if s.disallowed.is_empty() {
             s.disallowed = vec![0; (self.artifact.origins() * n).div_ceil(64)];
         }
@@ -139,6 +150,7 @@ impl Classifier for Survey<'_> {
                 *s.value_urls.entry(value).or_default() += 1;
             }
         }
+        Ok(())
     }
 }
 
@@ -174,7 +186,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let report = pipeline.run(&survey, &mut input, &mut Outputs::new(), None).map_err(Failure::from)?;
     let scratches = report.scratches;
 
-    let mut document = figures(&survey, &names, &scratches, report.stats.urls());
+    let mut document = figures(&survey, &names, &scratches, report.stats.urls()).map_err(|e| fail!("{e}"))?;
     document["threads"] = report.stats.threads.into();
     let text = if args.json {
         let mut text = serde_json::to_string_pretty(&document).expect("plain values");
@@ -213,7 +225,12 @@ fn share(part: u64, whole: u64) -> f64 {
 }
 
 /// The survey's JSON document.
-fn figures(survey: &Survey<'_>, names: &[String], scratches: &[SurveyScratch], urls: u64) -> serde_json::Value {
+fn figures(
+    survey: &Survey<'_>,
+    names: &[String],
+    scratches: &[SurveyScratch],
+    urls: u64,
+) -> Result<serde_json::Value, ArtifactError> {
     let artifact = survey.artifact;
     let matrix = &survey.matrix;
     let n = names.len();
@@ -259,11 +276,16 @@ fn figures(survey: &Survey<'_>, names: &[String], scratches: &[SurveyScratch], u
                 FetchKind::Unrestricted => {}
                 FetchKind::Rules => {
                     let group = artifact.group_of(o, agent);
-                    let blocked = *root_blocked.entry(group).or_insert_with(|| {
-                        outcomes.clear();
-                        artifact.decide_many(&[(group, b"/".as_slice())], &mut outcomes);
-                        outcomes[0].verdict() == Verdict::Disallowed
-                    });
+                    let blocked = match root_blocked.get(&group) {
+                        Some(&blocked) => blocked,
+                        None => {
+                            outcomes.clear();
+                            artifact.decide_many(&[(group, b"/".as_slice())], &mut outcomes)?;
+                            let blocked = outcomes[0].verdict() == Verdict::Disallowed;
+                            root_blocked.insert(group, blocked);
+                            blocked
+                        }
+                    };
                     if blocked && artifact.names_agent(o, agent) {
                         figures.blocked_by_name += 1;
                     } else if blocked {
@@ -330,7 +352,7 @@ fn figures(survey: &Survey<'_>, names: &[String], scratches: &[SurveyScratch], u
             })
         })
         .collect();
-    serde_json::json!({
+    Ok(serde_json::json!({
         "urls": urls,
         "urls_with_robots": known_urls,
         "urls_unknown": counts.first().map_or(0, |c| c[2]),
@@ -339,7 +361,7 @@ fn figures(survey: &Survey<'_>, names: &[String], scratches: &[SurveyScratch], u
         "origins_reached_by_fetch": {"rules": by_fetch[0], "unrestricted": by_fetch[1], "blocked": by_fetch[2]},
         "agents": agents,
         "preferences": preferences,
-    })
+    }))
 }
 
 fn percent(v: &serde_json::Value) -> f64 {

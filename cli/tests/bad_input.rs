@@ -579,6 +579,40 @@ fn an_artifact_of_another_format_version_says_which_and_what_to_do() {
     }
 }
 
+/// A byte of `x.rsv`'s only group blob changed (its checksum as it was):
+/// opening checks only the header and index, so the file opens, and every
+/// command that reaches the group fails with exit 2 naming the file and the
+/// origin, leaving no output; a run that never reaches it answers; and
+/// `inspect --verify` refuses it.
+#[test]
+fn a_damaged_group_fails_the_commands_that_reach_it_naming_the_origin() {
+    let dir = setup();
+    let mut bytes = std::fs::read(dir.path().join("x.rsv")).unwrap();
+    bytes[robotsieve_engine::format::GROUPS_START + 64] ^= 0x40;
+    std::fs::write(dir.path().join("damaged.rsv"), &bytes).unwrap();
+    std::fs::write(dir.path().join("urls.txt"), "https://example.com/private\n").unwrap();
+    std::fs::write(dir.path().join("other.txt"), "https://other.example/private\n").unwrap();
+    let message = "damaged.rsv: damaged artifact: group 0 (the rules of https://example.com): checksum mismatch";
+    let commands: [&[&str]; 4] = [
+        &["filter", "--rules", "damaged.rsv", "--agent", "mybot", "--urls", "urls.txt", "--verdicts", "v.txt"],
+        &["check", "--rules", "damaged.rsv", "--agent", "mybot", "https://example.com/"],
+        &["inspect", "--verify", "--rules", "damaged.rsv"],
+        &["inspect", "--rules", "damaged.rsv", "--origin", "https://example.com"],
+    ];
+    for args in commands {
+        let out = run(dir.path(), args, None);
+        assert_fails(&out, &[message, "compile the artifact again"]);
+        assert!(!dir.path().join("v.txt").exists());
+    }
+    let args = ["filter", "--rules", "damaged.rsv", "--agent", "mybot", "--urls", "other.txt", "--verdicts", "v.txt"];
+    let out = run(dir.path(), &args, None);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(dir.path().join("v.txt")).unwrap(), "unknown\thttps://other.example/private\n");
+    let out = run(dir.path(), &["inspect", "--verify", "--rules", "x.rsv"], None);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("(every byte checked)"));
+}
+
 #[test]
 fn a_missing_or_unreadable_input_names_the_file() {
     let dir = setup();

@@ -171,7 +171,7 @@ fn output_names_the_deciding_line() {
     assert_eq!(
         v,
         serde_json::json!({"url": "https://example.com/b", "verdict": "disallowed", "allowed": false, "line": 3,
-            "rule": "disallow: /b", "reason": null, "preferences": []})
+            "rule": "disallow: /b", "reason": null, "preferences": [], "sitemaps": [], "crawl_delay": null})
     );
 }
 
@@ -297,4 +297,49 @@ fn preferences_through_the_artifact_equal_the_file() {
          disallowed\thttps://ex.com/private\t3: disallow: /private | Content-Signal (line 2): ai-train=no, search=yes\n\
          allowed\thttps://ex.com/\tno rule matched | Content-Signal (line 2): ai-train=no, search=yes\n"
     );
+}
+
+/// `check --json` gives the origin's sitemaps and the crawler's crawl-delay
+/// (kept, never used for the verdict), the same from the file (`--robots`)
+/// and from the artifact (`--rules`); `inspect --origin` lists them.
+#[test]
+fn json_and_inspect_show_sitemaps_and_crawl_delays() {
+    let dir = tempfile::tempdir().unwrap();
+    let robots = dir.path().join("robots.txt");
+    let body = "Sitemap: https://ex.com/a.xml\nUser-agent: gptbot\nCrawl-delay: 2.5\nDisallow: /private\n\n\
+                User-agent: *\nDisallow: /x\nsitemap: https://ex.com/b.xml\n";
+    std::fs::write(&robots, body).unwrap();
+    let rules = dir.path().join("r.rsv");
+    let out = robotsieve()
+        .args(["compile", "--agent", "gptbot", "--agent", "ccbot", "--origin", "https://ex.com", "--robots"])
+        .arg(&robots)
+        .arg("-o")
+        .arg(&rules)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let sitemaps = serde_json::json!(["https://ex.com/a.xml", "https://ex.com/b.xml"]);
+    for (agent, delay) in [("gptbot", serde_json::json!("2.5")), ("ccbot", serde_json::Value::Null)] {
+        for (source, path) in [("--robots", &robots), ("--rules", &rules)] {
+            let out = robotsieve()
+                .args(["check", "--json", "--agent", agent, source])
+                .arg(path)
+                .arg("https://ex.com/private")
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let line: serde_json::Value = serde_json::from_slice(out.stdout.trim_ascii_end()).unwrap();
+            assert_eq!(line["sitemaps"], sitemaps, "{agent} {source}");
+            assert_eq!(line["crawl_delay"], delay, "{agent} {source}");
+            assert_eq!(line["allowed"], agent != "gptbot", "{agent} {source}: the verdict is the rules'");
+        }
+    }
+    let out =
+        robotsieve().args(["inspect", "--rules"]).arg(&rules).args(["--origin", "https://ex.com"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    for expected in ["sitemap: https://ex.com/a.xml", "sitemap: https://ex.com/b.xml", "crawl-delay: 2.5"] {
+        assert!(text.contains(expected), "{expected:?} not in:\n{text}");
+    }
+    assert_eq!(text.matches("crawl-delay").count(), 1, "only gptbot's group has one:\n{text}");
 }

@@ -339,3 +339,98 @@ fn sigterm_mid_run_removes_every_output_and_exits_143() {
 fn sighup_mid_run_removes_every_output_and_exits_129() {
     interrupted_run_leaves_no_file("HUP", 129);
 }
+
+/// `--unknown-origins`: the robots.txt URL of every origin the artifact does
+/// not hold, once each, in the order its first URL came, on a small corpus
+/// and a list long enough for many chunks and both threads; `--unknown` is
+/// written alongside unchanged; with `--unknown-as` it is refused.
+#[test]
+fn unknown_origins_lists_each_missing_robots_txt_once_in_first_seen_order() {
+    use robotsieve_engine::url::OriginKey;
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = [
+        r#"{"url": "https://example.com/robots.txt", "status": 200, "body": "User-agent: *\nDisallow: /private\n"}"#,
+        r#"{"url": "http://b.example/robots.txt", "status": 404}"#,
+        r#"{"url": "https://c.example:8443/robots.txt", "status": 503}"#,
+    ];
+    std::fs::write(dir.path().join("corpus.jsonl"), corpus.join("\n")).unwrap();
+    let out = robotsieve()
+        .current_dir(dir.path())
+        .args(["compile", "--agent", "mybot", "--corpus", "corpus.jsonl", "-o", "x.rsv"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Known origins, unknown ones in several spellings of one origin, other
+    // ports and schemes of known hosts, and lines that are no URL.
+    let mut urls: Vec<String> = vec![
+        "https://example.com/a".into(),
+        "https://z.example/x".into(),
+        "HTTPS://Z.example:443/y".into(),
+        "not a url".into(),
+        "http://example.com/".into(),
+        "https://c.example/".into(),
+        "http://b.example/ok".into(),
+        "https://c.example:8443/blocked".into(),
+        "http://z.example/".into(),
+    ];
+    let mut state = 12345u64;
+    for i in 0..60_000 {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let host = (state >> 33) % 1500;
+        urls.push(match i % 4 {
+            0 => format!("https://u{host}.example/page/{i}"),
+            1 => format!("https://example.com/p/{i}"),
+            2 => format!("http://U{host}.example:80/q?{i}"),
+            _ => format!("https://u{host}.example:8080/{i}"),
+        });
+    }
+    std::fs::write(dir.path().join("urls.txt"), urls.join("\n")).unwrap();
+    let known = ["https://example.com", "http://b.example", "https://c.example:8443"];
+    let mut expected = String::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut unknown_urls = String::new();
+    for url in &urls {
+        let Ok(key) = OriginKey::of_url(url) else { continue };
+        if known.contains(&key.to_string().as_str()) {
+            continue;
+        }
+        unknown_urls.push_str(&format!("{url}\n"));
+        if seen.insert(key.to_string()) {
+            expected.push_str(&format!("{}\n", key.robots_url()));
+        }
+    }
+    assert!(expected.starts_with(
+        "https://z.example/robots.txt\nhttp://example.com/robots.txt\nhttps://c.example/robots.txt\nhttp://z.example/robots.txt\n"
+    ));
+    assert!(seen.len() > 3000, "{} unknown origins", seen.len());
+    for threads in ["1", "2"] {
+        let out = robotsieve()
+            .current_dir(dir.path())
+            .args(["filter", "--rules", "x.rsv", "--agent", "mybot", "--urls", "urls.txt", "--threads", threads])
+            .args(["--unknown-origins", "fetch.txt"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(read(dir.path(), "fetch.txt") == expected, "{threads} threads: --unknown-origins alone");
+        let out = robotsieve()
+            .current_dir(dir.path())
+            .args(["filter", "--rules", "x.rsv", "--agent", "mybot", "--urls", "urls.txt", "--threads", threads])
+            .args(["--unknown-origins", "fetch2.txt", "--unknown", "unknown.txt", "--allowed", "ok.txt"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(read(dir.path(), "fetch2.txt") == expected, "{threads} threads: with --unknown");
+        assert!(read(dir.path(), "unknown.txt") == unknown_urls, "{threads} threads: --unknown unchanged");
+    }
+    for extra in [&["--unknown-as", "allowed"][..], &["--unknown", "fetch3.txt"]] {
+        let out = robotsieve()
+            .current_dir(dir.path())
+            .args(["filter", "--rules", "x.rsv", "--agent", "mybot", "--urls", "urls.txt"])
+            .args(["--unknown-origins", "fetch3.txt"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        assert!(!dir.path().join("fetch3.txt").exists());
+    }
+}

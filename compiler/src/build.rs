@@ -12,13 +12,15 @@
 //! again after its table slot was taken by another, or after the map was
 //! forgotten, is stored again, which costs bytes, never a verdict. Distinct
 //! lists of preference lines (`Content-Signal`, `Content-Usage`) are shared
-//! the same way, a hash and a set id each, and written at once.
+//! the same way, a hash and a set id each, and written at once; so are each
+//! body's `sitemap` URLs and each crawler's `crawl-delay` (kept for the crawl
+//! loop, never used for a verdict).
 
 use crate::automaton::{self, BuildOptions};
 use crate::writer::{ArtifactWriter, WriteError, DEFAULT_MEMORY};
 use rayon::prelude::*;
 use robotsieve_engine::artifact::{FetchInfo, FetchKind};
-use robotsieve_engine::format::{encode_group, RuleText, Selection};
+use robotsieve_engine::format::{encode_group, CrawlRefs, RuleText, Selection};
 use robotsieve_engine::preference::PreferenceLine;
 use robotsieve_engine::shards::shard_of_hash;
 use robotsieve_robotstxt::group::{Agent, Group, Rule, Source, Verb};
@@ -214,6 +216,8 @@ pub fn build_shards(
     let mut known: Vec<KnownIds> = (0..shards).map(|_| KnownIds::new(plan.memory, set_size)).collect();
     // Per shard: the id of each preference set (by content hash) it holds.
     let mut known_sets: Vec<KnownIds> = (0..shards).map(|_| KnownIds::new(plan.memory / 8, set_size)).collect();
+    // Per shard: the id of each sitemap or crawl-delay list (by content hash) it holds.
+    let mut known_lists: Vec<KnownIds> = (0..shards).map(|_| KnownIds::new(plan.memory / 8, set_size)).collect();
     let mut report = BuildReport::default();
     let mut selections: Vec<Selection> = Vec::with_capacity(plan.agents.len());
     let mut origins = origins.into_iter();
@@ -235,13 +239,26 @@ pub fn build_shards(
                 Robots::Unrestricted | Robots::Blocked => None,
             })
             .collect();
-        let body_groups: Vec<Vec<(u128, Selected)>> = bodies
+        // Per body: each crawler's group, and the sitemaps (if any) with their hash.
+        type BodySelection = (Vec<(u128, Selected)>, Option<(Vec<Vec<u8>>, u128)>);
+        let body_groups: Vec<BodySelection> = bodies
             .par_iter()
             .map(|body| {
                 let robots = RobotsTxt::parse(body);
-                plan.agents
+                let sitemaps: Vec<Vec<u8>> = robots.sitemaps().into_iter().map(<[u8]>::to_vec).collect();
+                let sitemaps = (!sitemaps.is_empty()).then(|| {
+                    let hash = content_hash(&sitemaps);
+                    (sitemaps, hash)
+                });
+                let selected = plan
+                    .agents
                     .iter()
                     .map(|agent| {
+                        let crawl_delay = Group::crawl_delay(&robots, agent).map(|value| {
+                            let list = vec![value.to_vec()];
+                            let hash = content_hash(&list);
+                            (list, hash)
+                        });
                         let mut group = Group::select(&robots, agent);
                         let mut preferences = std::mem::take(&mut group.preferences);
                         if !explain {
@@ -250,9 +267,11 @@ pub fn build_shards(
                         let named = group.source == Source::Specific;
                         let group = dedup_form(group, explain);
                         let preferences_hash = content_hash(&preferences);
-                        (content_hash(&group), Selected { group, preferences, preferences_hash, named })
+                        let hash = content_hash(&group);
+                        (hash, Selected { group, preferences, preferences_hash, named, crawl_delay })
                     })
-                    .collect()
+                    .collect();
+                (selected, sitemaps)
             })
             .collect();
         report.bodies += bodies.len();
@@ -269,7 +288,7 @@ pub fn build_shards(
         for (i, (origin, body)) in batch.iter().zip(&origin_body).enumerate() {
             let k = origin_shards[i];
             let choices: Vec<(u128, &Group)> = match (&origin.robots, body) {
-                (Robots::Body(_), Some(b)) => body_groups[*b].iter().map(|(hash, s)| (*hash, &s.group)).collect(),
+                (Robots::Body(_), Some(b)) => body_groups[*b].0.iter().map(|(hash, s)| (*hash, &s.group)).collect(),
                 (Robots::Blocked, _) => vec![(constant_hashes.1, &blocked); plan.agents.len()],
                 _ => vec![(constant_hashes.0, &unrestricted); plan.agents.len()],
             };
@@ -329,9 +348,9 @@ pub fn build_shards(
         {
             let info = fetch_info(&origin.robots, origin.provenance.status);
             // The preference lines of each crawler's group, stored once per shard like groups.
-            let selected: &[(u128, Selected)] = match (&origin.robots, origin_body[i]) {
-                (Robots::Body(_), Some(b)) => &body_groups[b],
-                _ => &[],
+            let (selected, sitemaps): (&[(u128, Selected)], _) = match (&origin.robots, origin_body[i]) {
+                (Robots::Body(_), Some(b)) => (&body_groups[b].0, &body_groups[b].1),
+                _ => (&[], &None),
             };
             selections.clear();
             for (_, s) in selected {
@@ -348,7 +367,17 @@ pub fn build_shards(
             }
             // No body (unrestricted, blocked): no lines, no crawler named.
             selections.resize(plan.agents.len(), Selection::default());
-            writers[k].add_origin_with_preferences(&origin.origin, info, groups, &selections)?;
+            // Sitemaps and crawl-delays, each distinct list stored once per shard.
+            let mut crawl = CrawlRefs { sitemaps: None, delays: vec![None; plan.agents.len()] };
+            if let Some(list) = sitemaps {
+                crawl.sitemaps = Some(string_list_id(&mut writers[k], &mut known_lists[k], list)?);
+            }
+            for (delay, (_, s)) in crawl.delays.iter_mut().zip(selected) {
+                if let Some(list) = &s.crawl_delay {
+                    *delay = Some(string_list_id(&mut writers[k], &mut known_lists[k], list)?);
+                }
+            }
+            writers[k].add_origin_with_extras(&origin.origin, info, groups, &selections, &crawl)?;
         }
         report.origins += batch.len();
         report.elapsed = started.elapsed();
@@ -389,6 +418,26 @@ struct Selected {
     preferences_hash: u128,
     /// Whether a group of the body names the crawler.
     named: bool,
+    /// The group's first `crawl-delay` value, as a list of one (or none),
+    /// and its [`content_hash`].
+    crawl_delay: Option<(Vec<Vec<u8>>, u128)>,
+}
+
+/// A list of strings for the CRAWL section (sitemaps, a crawl-delay), once
+/// per shard: the id of a list already written there (by content hash), or
+/// the id of the list written now.
+fn string_list_id(
+    writer: &mut ArtifactWriter,
+    known: &mut KnownIds,
+    (list, hash): &(Vec<Vec<u8>>, u128),
+) -> Result<u32, WriteError> {
+    if let Some(id) = known.get(*hash) {
+        return Ok(id);
+    }
+    let strings: Vec<&[u8]> = list.iter().map(Vec::as_slice).collect();
+    let id = writer.add_string_list(&strings)?;
+    known.insert(*hash, id);
+    Ok(id)
 }
 
 /// What the artifact records of an origin's fetch.
@@ -463,7 +512,7 @@ mod tests {
         let key = OriginKey::of_url(key).unwrap();
         let origin = a.find_origin(key.as_bytes(), key.hash64())?;
         let path = PathMode::Escaped.path_of(path.as_bytes());
-        Some(a.decide(a.group_of(origin, agent), &path).allowed())
+        Some(a.decide(a.group_of(origin, agent), &path).unwrap().allowed())
     }
 
     #[test]
@@ -489,8 +538,8 @@ mod tests {
         assert!(a.explains());
         let key = OriginKey::of_url("https://a.example").unwrap();
         let origin = a.find_origin(key.as_bytes(), key.hash64()).unwrap();
-        let outcome = a.decide(a.group_of(origin, 0), b"/private/ok/x");
-        let rule = a.explain(&outcome).unwrap();
+        let outcome = a.decide(a.group_of(origin, 0), b"/private/ok/x").unwrap();
+        let rule = a.explain(&outcome).unwrap().unwrap();
         assert_eq!((rule.line, rule.allow, rule.pattern), (3, true, &b"/private/ok"[..]));
         assert_eq!(rule.to_string(), "allow: /private/ok");
     }

@@ -22,8 +22,8 @@
 use robotsieve_engine::artifact::Meta;
 use robotsieve_engine::filter::FilterError;
 use robotsieve_engine::format::{
-    align8, encode_preference_set, Checksum, FetchInfo, Header, OriginRecord, PreferenceHeader, Section, SectionEntry,
-    Selection, Slot, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START,
+    align8, encode_preference_set, encode_string_list, Checksum, CrawlHeader, CrawlRefs, FetchInfo, Header,
+    OriginRecord, PreferenceHeader, Section, SectionEntry, Selection, Slot, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START,
 };
 use robotsieve_engine::output::PendingFile;
 use robotsieve_engine::preference::PreferenceLine;
@@ -236,6 +236,28 @@ pub struct ArtifactWriter {
     origins: u64,
     record: Vec<u8>,
     preferences: PreferenceSpools,
+    crawl: CrawlSpools,
+}
+
+/// The CRAWL section as it is written (sitemaps, crawl-delays): each
+/// origin's list ids and each distinct list go to temporary files at once;
+/// the section is put together at the end, and left out when no origin has
+/// a sitemap or a crawl-delay.
+struct CrawlSpools {
+    /// [`CrawlRefs::encode`] per origin.
+    of: Spool,
+    /// Per list, the end of its items.
+    ends: Spool,
+    /// The items (offset, length in the text).
+    items: Spool,
+    /// Their bytes.
+    text: Spool,
+    lists: u32,
+    item_count: u32,
+    /// Whether some origin has a list.
+    any: bool,
+    /// Scratch for one list's items and text.
+    scratch: (Vec<u8>, Vec<u8>),
 }
 
 /// The PREFERENCES section as it is written: each origin's selections and
@@ -328,6 +350,16 @@ impl ArtifactWriter {
                 any: false,
                 scratch: (Vec::new(), Vec::new()),
             },
+            crawl: CrawlSpools {
+                of: Spool::new(dir)?,
+                ends: Spool::new(dir)?,
+                items: Spool::new(dir)?,
+                text: Spool::new(dir)?,
+                lists: 0,
+                item_count: 0,
+                any: false,
+                scratch: (Vec::new(), Vec::new()),
+            },
         })
     }
 
@@ -405,6 +437,31 @@ impl ArtifactWriter {
         Ok(p.sets - 1)
     }
 
+    /// Appends a list of strings (an origin's sitemaps, or a crawler's
+    /// crawl-delay as a list of one) and returns its id, for the
+    /// [`CrawlRefs`] of [`ArtifactWriter::add_origin_with_extras`].
+    pub fn add_string_list(&mut self, list: &[&[u8]]) -> Result<u32, WriteError> {
+        self.naming_the_output(|w| w.append_string_list(list))
+    }
+
+    fn append_string_list(&mut self, list: &[&[u8]]) -> Result<u32, WriteError> {
+        let c = &mut self.crawl;
+        if c.lists == u32::MAX - 1 {
+            return Err(WriteError::BadGroup("more than 2^32 sitemap and crawl-delay lists".into()));
+        }
+        let (items, text) = &mut c.scratch;
+        items.clear();
+        text.clear();
+        encode_string_list(list, c.text.len, items, text).map_err(|e| WriteError::BadGroup(e.to_string()))?;
+        c.item_count = u32::try_from(u64::from(c.item_count) + list.len() as u64)
+            .map_err(|_| WriteError::BadGroup("more than 2^32 sitemaps and crawl-delays".into()))?;
+        c.items.write(items)?;
+        c.text.write(text)?;
+        c.ends.write(&c.item_count.to_ne_bytes())?;
+        c.lists += 1;
+        Ok(c.lists - 1)
+    }
+
     /// Adds an origin with its fetch information and one group id per agent
     /// (no preference lines, naming no crawler).
     pub fn add_origin(&mut self, key: &OriginKey, info: FetchInfo, groups: &[u32]) -> Result<(), WriteError> {
@@ -422,7 +479,22 @@ impl ArtifactWriter {
         groups: &[u32],
         selections: &[Selection],
     ) -> Result<(), WriteError> {
-        self.naming_the_output(|w| w.append_origin(key, info, groups, selections))
+        let crawl = CrawlRefs { sitemaps: None, delays: vec![None; groups.len()] };
+        self.add_origin_with_extras(key, info, groups, selections, &crawl)
+    }
+
+    /// [`ArtifactWriter::add_origin_with_preferences`], with the origin's
+    /// sitemap list and each crawler's crawl-delay list (ids from
+    /// [`ArtifactWriter::add_string_list`]).
+    pub fn add_origin_with_extras(
+        &mut self,
+        key: &OriginKey,
+        info: FetchInfo,
+        groups: &[u32],
+        selections: &[Selection],
+        crawl: &CrawlRefs,
+    ) -> Result<(), WriteError> {
+        self.naming_the_output(|w| w.append_origin(key, info, groups, selections, crawl))
     }
 
     fn append_origin(
@@ -431,6 +503,7 @@ impl ArtifactWriter {
         info: FetchInfo,
         groups: &[u32],
         selections: &[Selection],
+        crawl: &CrawlRefs,
     ) -> Result<(), WriteError> {
         if groups.len() != self.meta.agents.len() || groups.iter().any(|&g| u64::from(g) >= self.groups) {
             return Err(WriteError::BadGroup(format!("origin {key}: group ids do not match the agents and groups")));
@@ -442,6 +515,16 @@ impl ArtifactWriter {
                 "origin {key}: preference sets do not match the agents and sets"
             )));
         }
+        let list_ok = |id: &Option<u32>| id.is_none_or(|l| l < self.crawl.lists);
+        if crawl.delays.len() != groups.len() || !list_ok(&crawl.sitemaps) || !crawl.delays.iter().all(list_ok) {
+            return Err(WriteError::BadGroup(format!(
+                "origin {key}: sitemap and crawl-delay lists do not match the agents and lists"
+            )));
+        }
+        self.record.clear();
+        crawl.encode(&mut self.record);
+        self.crawl.of.write(&self.record)?;
+        self.crawl.any |= !crawl.is_empty();
         for s in selections {
             self.preferences.any |= s.named;
             self.preferences.set_of.write(&s.pack().to_ne_bytes())?;
@@ -529,6 +612,28 @@ impl ArtifactWriter {
                 len += copy_summed_into(&mut spool.into_file()?, file, &mut sum)?;
             }
             entries.push(SectionEntry { section: Section::Preferences, offset: pos, len, checksum: sum.finish() });
+            pos = pad_to_8(file, pos + len)?;
+        }
+        let c = self.crawl;
+        if c.any {
+            let header = CrawlHeader {
+                origins: u32::try_from(self.origins)
+                    .map_err(|_| WriteError::BadGroup("sitemaps: more than 2^32 origins".into()))?,
+                agents: self.meta.agents.len() as u32,
+                lists: c.lists,
+                items: c.item_count,
+                text_len: c.text.len,
+            };
+            let head = header.encode();
+            file.seek(SeekFrom::Start(pos))?;
+            file.write_all(&head)?;
+            let mut sum = Checksum::new();
+            sum.update(&head);
+            let mut len = head.len() as u64;
+            for spool in [c.of, c.ends, c.items, c.text] {
+                len += copy_summed_into(&mut spool.into_file()?, file, &mut sum)?;
+            }
+            entries.push(SectionEntry { section: Section::Crawl, offset: pos, len, checksum: sum.finish() });
             pos = pad_to_8(file, pos + len)?;
         }
         let (slots_len, checksum) = write_slots(file, pos, self.index, self.origins, &entries, self.meta.agents.len())?;

@@ -50,15 +50,45 @@ fn truncated_files_are_refused_with_a_reason() {
     }
 }
 
+/// Every flipped byte is caught: at open (header, index) or, inside a group
+/// blob, by `verify` and by the first lookup of that group, which gives an
+/// error naming the group, or exactly the undamaged answer (a lookup of
+/// another, sound group); never a different one.
 #[test]
 fn every_flipped_byte_is_detected() {
     let bytes = sample_bytes(true);
+    let original = Artifact::from_bytes(&bytes).unwrap();
+    let paths: [&[u8]; 5] = [b"/", b"/private", b"/private/ok", b"/private/ok/x", b"/x.php"];
+    let (mut at_open, mut at_lookup) = (0, 0);
     for i in 0..bytes.len() {
         let mut damaged = bytes.clone();
         damaged[i] ^= 0x40;
-        let err = Artifact::from_bytes(&damaged).expect_err(&format!("flip at byte {i} went unnoticed")).to_string();
-        assert!(!err.is_empty());
+        let artifact = match Artifact::from_bytes(&damaged) {
+            Err(e) => {
+                assert!(!e.to_string().is_empty());
+                at_open += 1;
+                continue;
+            }
+            Ok(artifact) => artifact,
+        };
+        let err = artifact.verify().expect_err(&format!("flip at byte {i} went unnoticed by verify"));
+        assert!(err.to_string().contains("damaged artifact: group"), "{err}");
+        let mut refused = false;
+        for g in 0..artifact.groups() {
+            for path in paths {
+                match artifact.decide(g, path) {
+                    Ok(got) => assert_eq!(got, original.decide(g, path).unwrap(), "flip at byte {i}: group {g}"),
+                    Err(e) => {
+                        assert!(e.to_string().contains(&format!("group {g}")), "{e}");
+                        refused = true;
+                    }
+                }
+            }
+        }
+        assert!(refused, "flip at byte {i}: no lookup noticed it");
+        at_lookup += 1;
     }
+    assert!(at_open > 0 && at_lookup > 0, "{at_open} caught at open, {at_lookup} at lookup");
 }
 
 #[test]
@@ -133,7 +163,7 @@ fn conformance_through_the_artifact() {
                 let robots = resolve(&[(origin.robots_url(), case.body.clone())]);
                 let artifact = Artifact::from_bytes(&build_bytes(robots, &plan).unwrap().0).unwrap();
                 let group = artifact.group_of(artifact.find_origin(origin.as_bytes(), origin.hash64()).unwrap(), 0);
-                move |path: &[u8]| artifact.decide(group, path).allowed()
+                move |path: &[u8]| artifact.decide(group, path).unwrap().allowed()
             });
         }
     }
@@ -178,15 +208,15 @@ fn assert_agrees_with_the_oracle<'p>(
     // All paths at once too: their walks interleave, and must answer as one at a time.
     let queries: Vec<(usize, &[u8])> = prepared.iter().map(|p| (artifact.group_of(o, 0), &p[..])).collect();
     let mut together = Vec::new();
-    artifact.decide_many(&queries, &mut together);
+    artifact.decide_many(&queries, &mut together).unwrap();
     assert_eq!(together.len(), paths.len());
     for ((path, prepared), together) in paths.iter().zip(&prepared).zip(together) {
         let want = group.decide(prepared);
-        let got = artifact.decide(artifact.group_of(o, 0), prepared);
+        let got = artifact.decide(artifact.group_of(o, 0), prepared).unwrap();
         assert_eq!(got.label, want.label, "{path} explain={explain}");
         assert_eq!(together, got, "{path}: decided with the others");
         if explain {
-            let rule = artifact.explain(&got).map(|r| r.line);
+            let rule = artifact.explain(&got).unwrap().map(|r| r.line);
             assert_eq!(rule, want.rule.map(|i| group.rules[i].line), "{path}");
         }
     }
@@ -227,7 +257,7 @@ fn split_groups_agree_with_the_oracle_through_the_artifact() {
         let (bytes, report) = build_bytes(origins, &plan).unwrap();
         assert_eq!(report.split_groups, 1, "the tiny budget must force a split");
         let artifact = Artifact::from_bytes(&bytes).unwrap();
-        assert!(artifact.group_stats(0).fallback_rules > 0, "some rules must be matched one by one");
+        assert!(artifact.group_stats(0).unwrap().fallback_rules > 0, "some rules must be matched one by one");
         assert_agrees_with_the_oracle(&artifact, body, paths.iter().copied(), explain);
     }
 }
@@ -257,7 +287,7 @@ fn long_literal_rules_are_stored_as_a_comb_and_agree_with_the_oracle() {
             BuildPlan::new(vec![Agent::parse("mybot").unwrap()], BuildOptions { explain, ..BuildOptions::default() });
         let origins = resolve(&[("https://s.example/robots.txt".to_string(), body.as_bytes().to_vec())]);
         let artifact = Artifact::from_bytes(&build_bytes(origins, &plan).unwrap().0).unwrap();
-        let stats = artifact.group_stats(0);
+        let stats = artifact.group_stats(0).unwrap();
         assert_eq!((stats.dfas, stats.combs), (1, 1), "explain={explain}: {stats:?}");
         assert!(stats.states > 5_000, "{stats:?}");
         // A dense row of this automaton alone is at least 16 u16 entries per state.
@@ -267,7 +297,8 @@ fn long_literal_rules_are_stored_as_a_comb_and_agree_with_the_oracle() {
 }
 
 /// Damage inside a comb part's tables is refused even when the group's
-/// checksum is made to match, so lookups never run on broken tables.
+/// checksum is made to match (by the group's check, on its first lookup or
+/// by `verify`), so lookups never run on broken tables.
 #[test]
 fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
     use robotsieve_engine::format::{checksum, GroupHead, PartRecord, GROUPS_START};
@@ -279,7 +310,7 @@ fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
     let origins = resolve(&[("https://s.example/robots.txt".to_string(), body.into_bytes())]);
     let bytes = build_bytes(origins, &plan).unwrap().0;
     let artifact = Artifact::from_bytes(&bytes).unwrap();
-    assert_eq!(artifact.group_stats(0).combs, 1);
+    assert_eq!(artifact.group_stats(0).unwrap().combs, 1);
     // The only group's blob starts the groups section; its only part record follows the head.
     let head = GroupHead::decode(&bytes[GROUPS_START..]);
     let blob = GROUPS_START..GROUPS_START + head.len as usize;
@@ -300,12 +331,16 @@ fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
         damaged[at..at + 4].copy_from_slice(&0x7fff_fff0u32.to_ne_bytes());
         let sum = checksum(&damaged[blob.start + 8..blob.end]);
         damaged[blob.start..blob.start + 8].copy_from_slice(&sum.to_ne_bytes());
-        match Artifact::from_bytes(&damaged) {
-            Err(_) => refused_in_comb += usize::from(comb.contains(&at)),
-            Ok(a) => {
-                assert!(!comb.contains(&at), "a huge value at byte {at} of the comb tables was accepted");
-                a.decide(a.group_of(0, 0), b"/a/very/long/unique/literal/rule/number/00042/end");
+        let opened = Artifact::from_bytes(&damaged).unwrap();
+        let path = b"/a/very/long/unique/literal/rule/number/00042/end";
+        let looked_up = opened.decide(opened.group_of(0, 0), path);
+        assert_eq!(looked_up.is_err(), opened.verify().is_err(), "byte {at}: verify and the first lookup disagree");
+        match looked_up {
+            Err(e) => {
+                assert!(e.to_string().contains("https://s.example"), "the error names the origin: {e}");
+                refused_in_comb += usize::from(comb.contains(&at));
             }
+            Ok(_) => assert!(!comb.contains(&at), "a huge value at byte {at} of the comb tables was accepted"),
         }
     }
     assert_eq!(refused_in_comb, comb.len() / 4);
@@ -386,6 +421,73 @@ fn preferences_through_the_artifact_equal_group_selection() {
     assert!(artifact.section_sizes().contains(&(Section::Preferences, 0)));
 }
 
+/// Each origin's sitemaps and each crawler's crawl-delay through the
+/// artifact equal what the file says (`RobotsTxt::sitemaps`,
+/// `Group::crawl_delay`), shared lists are stored once, a blocked or
+/// unrestricted origin has none, verdicts do not depend on them, and an
+/// artifact of files without any has no such section.
+#[test]
+fn sitemaps_and_crawl_delays_through_the_artifact_equal_the_file() {
+    use robotsieve_engine::artifact::Section;
+    use robotsieve_robotstxt::{Group, RobotsTxt};
+    let bodies = [
+        "User-agent: *\nCrawl-delay: 10\nDisallow: /x\nSitemap: https://a.example/sitemap.xml\n",
+        "Sitemap: https://b.example/1.xml\nsitemap: https://b.example/2.xml\nUser-agent: gptbot\nCrawl-delay: 0.5\ncrawl-delay: 3\nDisallow: /\n\nUser-agent: *\nDisallow: /private\n",
+        "User-agent: *\nDisallow: /x\n",
+        "User-agent: *\nCrawl-delay: 10\nDisallow: /y\n",
+    ];
+    let mut records: Vec<_> = (0..12)
+        .map(|i| (format!("https://s{i}.example/robots.txt"), bodies[i % bodies.len()].as_bytes().to_vec()))
+        .collect();
+    records.push(("https://gone.example/robots.txt".into(), Vec::new()));
+    let agents = vec![Agent::parse("gptbot").unwrap(), Agent::parse("ccbot").unwrap()];
+    let plan = BuildPlan::new(agents.clone(), BuildOptions::default());
+    let artifact = Artifact::from_bytes(&build_bytes(resolve(&records), &plan).unwrap().0).unwrap();
+    let (_, crawl_bytes) = artifact.section_sizes().into_iter().find(|(s, _)| *s == Section::Crawl).unwrap();
+    assert!(crawl_bytes > 0);
+    for i in 0..12 {
+        let key = OriginKey::of_url(format!("https://s{i}.example/")).unwrap();
+        let origin = artifact.find_origin(key.as_bytes(), key.hash64()).unwrap();
+        let robots = RobotsTxt::parse(bodies[i % bodies.len()].as_bytes());
+        assert_eq!(artifact.sitemaps(origin).unwrap(), robots.sitemaps(), "s{i}");
+        for (a, agent) in agents.iter().enumerate() {
+            assert_eq!(artifact.crawl_delay(origin, a).unwrap(), Group::crawl_delay(&robots, agent), "s{i} {agent}");
+        }
+    }
+    let key = OriginKey::of_url("https://s1.example/").unwrap();
+    let s1 = artifact.find_origin(key.as_bytes(), key.hash64()).unwrap();
+    assert_eq!(artifact.crawl_delay(s1, 0).unwrap(), Some(&b"0.5"[..]), "the first of the crawler's group");
+    assert_eq!(artifact.crawl_delay(s1, 1).unwrap(), None, "the * group has none");
+    // Lists are shared: 2 sitemap lists and 2 distinct crawl-delays ("10", "0.5") for 12 origins.
+    let text = ["https://a.example/sitemap.xml", "https://b.example/1.xml", "https://b.example/2.xml", "10", "0.5"];
+    let expected = 24 + 13 * 3 * 4 + 4 * 4 + 5 * 8 + text.iter().map(|t| t.len()).sum::<usize>();
+    assert_eq!(crawl_bytes, expected, "each distinct list once");
+    let key = OriginKey::of_url("https://gone.example/").unwrap();
+    let gone = artifact.find_origin(key.as_bytes(), key.hash64()).unwrap();
+    assert!(artifact.sitemaps(gone).unwrap().is_empty() && artifact.crawl_delay(gone, 1).unwrap().is_none());
+    // A damaged section opens (no verdict reads it) and is refused on first use and by verify.
+    let bytes = build_bytes(resolve(&records), &plan).unwrap().0;
+    let header = Header::decode(&bytes).unwrap();
+    let entry = (0..header.sections as usize)
+        .map(|i| robotsieve_engine::format::SectionEntry::decode(&bytes[HEADER_LEN + i * 32..]).unwrap())
+        .find(|e| e.section == Section::Crawl)
+        .unwrap();
+    let mut damaged = bytes.clone();
+    damaged[entry.offset as usize + entry.len as usize - 1] ^= 0x40;
+    let opened = Artifact::from_bytes(&damaged).unwrap();
+    let err = opened.sitemaps(0).unwrap_err().to_string();
+    assert!(err.contains("sitemaps and crawl-delays: checksum mismatch"), "{err}");
+    assert!(opened.crawl_delay(0, 0).is_err() && opened.verify().is_err());
+    assert_eq!(
+        opened.decide(opened.group_of(0, 0), b"/").unwrap(),
+        artifact.decide(artifact.group_of(0, 0), b"/").unwrap()
+    );
+    // No sitemap, no crawl-delay: no section.
+    let without = resolve(&[("https://c.example/robots.txt".to_string(), bodies[2].as_bytes().to_vec())]);
+    let artifact = Artifact::from_bytes(&build_bytes(without, &plan).unwrap().0).unwrap();
+    assert!(artifact.section_sizes().contains(&(Section::Crawl, 0)));
+}
+
 /// Flipped bytes inside the preferences section are caught (by the section's
 /// checksum, and by the section's own checks when the checksums are made to match).
 #[test]
@@ -423,7 +525,7 @@ fn damaged_preferences_are_refused() {
 
 /// A group blob of an artifact built without `--explain` that claims an
 /// explanation table (count 1, at an offset near `u32::MAX`, past the file,
-/// or at 0) is refused at open, checksums or not: `rule` would read any
+/// or at 0) is refused (on first use, or by `verify`), checksums or not: `rule` would read any
 /// group's table (found by the `artifact_file` fuzz target on format 3,
 /// fuzz/regressions/artifact_file/; format 4 refuses any explanation table
 /// in an artifact without explanations).
@@ -440,7 +542,9 @@ fn explanation_tables_out_of_range_are_refused_without_explain_too() {
             let mut damaged = bytes.clone();
             GroupHead { explain_count: 1, explain_off: off, ..head }.encode(&mut damaged[blob..]);
             reseal(&mut damaged);
-            let err = Artifact::from_bytes(&damaged).expect_err("an explanation table out of range was accepted");
+            let opened = Artifact::from_bytes(&damaged).unwrap();
+            let err = opened.verify().expect_err("an explanation table out of range was accepted");
+            assert!(opened.rule(group, 0).is_err() && opened.rule_count(group).is_err(), "group {group}, offset {off}");
             assert!(err.to_string().contains("explanation"), "group {group}, offset {off}: {err}");
         }
         blob += head.len as usize;

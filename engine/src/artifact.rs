@@ -3,11 +3,21 @@
 //! A compiler writes it once (see `robotsieve_compiler::writer`); workers map
 //! it with memmap2 and answer from it in place, without decoding. The layout,
 //! every record's encoding and decoding, and the invariants are in
-//! [`crate::format`]. Opening checks everything a lookup will rely on
-//! (header, section checksums, the origin index and records, and every group
-//! blob's checksum, offsets and transitions), so that a truncated, damaged
-//! or foreign file gives a clear [`ArtifactError`], and a lookup afterwards
-//! can neither read out of bounds nor panic.
+//! [`crate::format`].
+//!
+//! Opening is lazy: it checks the header, the section table and the index
+//! (META, the group index, the origin keys, records and slots: checksums,
+//! offsets, ids), which is what finding an origin and its group relies on,
+//! and reads no group blob. Each group blob is checked (its own checksum,
+//! then every table and transition) the first time a lookup reaches it, and
+//! marked checked in a bitmap of atomics, so that every later lookup pays
+//! one load. No table is read before its check, so a flipped byte is caught
+//! before it can change an answer: a damaged group gives
+//! [`ArtifactError::DamagedGroup`], naming the file, the group and an origin
+//! that uses it. [`Artifact::verify`] checks every byte (`inspect --verify`).
+//! A truncated or foreign file, or one of another format version, is refused
+//! at open with a clear [`ArtifactError`]; no lookup can read out of bounds
+//! or panic.
 //!
 //! The META section is JSON, written and read with no dependency: it is a few
 //! hundred bytes read once per open, where a human-readable, self-describing
@@ -16,8 +26,8 @@
 
 use crate::dfa::Walker;
 use crate::format::{
-    checksum, Check, GroupView, Header, HeaderError, OriginRecord, PartView, PreferenceTable, SectionEntry, Slot,
-    EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START, MAX_SECTIONS, NO_RULE,
+    checksum, Check, CrawlTable, GroupHead, GroupView, Header, HeaderError, OriginRecord, PartView, PreferenceTable,
+    SectionEntry, Slot, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START, MAX_SECTIONS, NO_RULE,
 };
 use crate::label::Label;
 use crate::preference::PreferenceLine;
@@ -27,7 +37,8 @@ use crate::walk::{self, Walk};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, RwLock};
 
 pub use crate::format::{
     FetchInfo, FetchKind, Section, BYTE_ORDER_MARK, FORMAT_VERSION, MAGIC, PART_COMB, PART_COMB16, PART_DFA16,
@@ -48,6 +59,27 @@ pub enum ArtifactError {
     },
     /// The file is not an artifact, or is damaged; the message says where.
     Invalid(String),
+    /// A group blob failed its check when a lookup first reached it (or
+    /// when [`Artifact::verify`] read it): the file was damaged after it was
+    /// written, and no answer from that group is given.
+    DamagedGroup {
+        /// The artifact's file (empty for bytes held in memory).
+        path: PathBuf,
+        /// The group's number in the file.
+        group: usize,
+        /// An origin whose crawler uses the group (its key), and how many
+        /// others do, when any does.
+        origin: Option<(String, usize)>,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// A lookup asked for a group the artifact does not have.
+    NoSuchGroup {
+        /// The group asked for.
+        group: usize,
+        /// How many the artifact has.
+        groups: usize,
+    },
     /// The file is an artifact of another version of robotsieve: not
     /// damaged, but it wants compiling again (or a newer robotsieve).
     Version {
@@ -63,6 +95,19 @@ impl fmt::Display for ArtifactError {
         match self {
             ArtifactError::Io { path, error } => write!(f, "{}: {error}", path.display()),
             ArtifactError::Invalid(msg) => write!(f, "not a valid robotsieve artifact: {msg}"),
+            ArtifactError::DamagedGroup { path, group, origin, problem } => {
+                if !path.as_os_str().is_empty() {
+                    write!(f, "{}: ", path.display())?;
+                }
+                write!(f, "damaged artifact: group {group}")?;
+                match origin {
+                    Some((key, 0)) => write!(f, " (the rules of {key})")?,
+                    Some((key, others)) => write!(f, " (the rules of {key} and {others} other origins)")?,
+                    None => {}
+                }
+                write!(f, ": {problem}: compile the artifact again")
+            }
+            ArtifactError::NoSuchGroup { group, groups } => write!(f, "no group {group}: the artifact has {groups}"),
             ArtifactError::Version { path: Some(path), mismatch } => {
                 write!(f, "not a valid robotsieve artifact: {}: {mismatch}", path.display())
             }
@@ -307,9 +352,13 @@ impl Backing {
 /// Where each section lies: (offset, length) indexed by [`Section::index`].
 type SectionTable = [(usize, usize); Section::ALL.len()];
 
-/// An opened, fully validated artifact.
+/// An opened artifact: its header and index checked at open, each group
+/// blob checked the first time a lookup reaches it (see the module
+/// documentation).
 pub struct Artifact {
     backing: Backing,
+    /// The file it was opened from (empty for bytes held in memory), for messages.
+    path: PathBuf,
     sections: SectionTable,
     meta: Meta,
     flags: u32,
@@ -319,11 +368,21 @@ pub struct Artifact {
     record_len: usize,
     slot_bits: u32,
     slot_mask: usize,
+    /// One bit per group, set once its blob has passed [`GroupView::check`].
+    /// Relaxed loads and stores suffice: the check is a function of bytes
+    /// that never change, so a bit set by any thread means the same to all,
+    /// and a thread that does not see it yet merely checks again.
+    checked: Box<[AtomicU64]>,
     /// The prefilter of each per-rule part, by (group, part), built when the
     /// part is first used: a frontier reaches only some of them, and built
     /// all at open they cost 26 MB and a third of the open time on the whole
     /// corpus. Only split groups have such parts, so a map is small.
     prefilters: RwLock<HashMap<(usize, usize), Arc<Prefilter>>>,
+    /// The CRAWL section's stored checksum, and the result of checking it
+    /// and its tables on first use: no verdict reads the section, so
+    /// opening does not pay for it.
+    crawl_checksum: u64,
+    crawl_checked: OnceLock<Result<(), String>>,
 }
 
 impl fmt::Debug for Artifact {
@@ -338,7 +397,8 @@ impl fmt::Debug for Artifact {
 }
 
 impl Artifact {
-    /// Maps and validates an artifact file.
+    /// Maps an artifact file and checks its header and index (the groups
+    /// are checked on first use; [`Artifact::verify`] checks them all).
     pub fn open(path: &Path) -> Result<Artifact, ArtifactError> {
         let io = |error| ArtifactError::Io { path: path.to_path_buf(), error };
         let file = std::fs::File::open(path).map_err(io)?;
@@ -347,32 +407,30 @@ impl Artifact {
         // change under us unless another program modifies the file, which
         // memmap2 cannot rule out and every mmap user accepts.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
-        let artifact = Artifact::validate(Backing::Mapped(map)).map_err(|e| match e {
+        Artifact::validate(Backing::Mapped(map), path.to_path_buf()).map_err(|e| match e {
             ArtifactError::Invalid(msg) => ArtifactError::Invalid(format!("{}: {msg}", path.display())),
             ArtifactError::Version { path: None, mismatch } => {
                 ArtifactError::Version { path: Some(path.to_path_buf()), mismatch }
             }
             other => other,
-        })?;
-        // The check read every page; lookups will read the few their origins need.
-        if let Backing::Mapped(map) = &artifact.backing {
-            crate::mapped::release(map, 0, map.len());
-        }
-        Ok(artifact)
+        })
     }
 
-    /// Validates an artifact held in memory (tests, or bytes from elsewhere).
+    /// An artifact held in memory (tests, or bytes from elsewhere), checked
+    /// as [`Artifact::open`] checks a file.
     pub fn from_bytes(bytes: &[u8]) -> Result<Artifact, ArtifactError> {
         let mut words = vec![0u64; bytes.len().div_ceil(8)];
         bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..bytes.len()].copy_from_slice(bytes);
-        Artifact::validate(Backing::Owned(words, bytes.len()))
+        Artifact::validate(Backing::Owned(words, bytes.len()), PathBuf::new())
     }
 
     fn bytes(&self) -> &[u8] {
         self.backing.bytes()
     }
 
-    fn validate(backing: Backing) -> Result<Artifact, ArtifactError> {
+    /// The checks of opening: header, section table, META, group index,
+    /// keys, origin records, slots, preferences; no group blob.
+    fn validate(backing: Backing, path: PathBuf) -> Result<Artifact, ArtifactError> {
         let bytes = backing.bytes();
         let header = Header::decode(bytes).map_err(|e| match e {
             HeaderError::Version(mismatch) => ArtifactError::Version { path: None, mismatch },
@@ -399,6 +457,7 @@ impl Artifact {
         }
         let mut sections: SectionTable = [(0, 0); Section::ALL.len()];
         let mut seen = [false; Section::ALL.len()];
+        let mut crawl_checksum = 0;
         for i in 0..count {
             let entry =
                 SectionEntry::decode(&bytes[Header::LEN + i * SectionEntry::LEN..]).map_err(ArtifactError::Invalid)?;
@@ -408,7 +467,10 @@ impl Artifact {
                 return invalid(format!("section {name} at {off}+{len} is out of bounds or misaligned"));
             }
             let range = off as usize..(off + len) as usize;
-            if entry.section != Section::Groups && checksum(&bytes[range]) != entry.checksum {
+            // GROUPS' blobs carry their own checksums; CRAWL is checked on first use.
+            if entry.section == Section::Crawl {
+                crawl_checksum = entry.checksum;
+            } else if entry.section != Section::Groups && checksum(&bytes[range]) != entry.checksum {
                 return invalid(format!("section {name}: checksum mismatch: the file is damaged"));
             }
             if std::mem::replace(&mut seen[entry.section.index()], true) {
@@ -445,13 +507,23 @@ impl Artifact {
             return invalid("origin records do not divide their section");
         }
         let origins = records.len() / record_len;
+        // The group index: blobs in id order, each at least a head long, from
+        // the start of GROUPS to its end, so that every byte of GROUPS lies in
+        // exactly one group's extent (checked by that group's checksum).
         let index: &[u64] = cast(section(Section::GroupIndex), Section::GroupIndex)?;
         let groups = index.len();
         let (groups_off, groups_len) = sections[Section::Groups.index()];
+        let groups_end = (groups_off + groups_len) as u64;
+        let mut next_at_least = groups_off as u64;
         for (g, &off) in index.iter().enumerate() {
-            if off % 8 != 0 || off < groups_off as u64 || off >= (groups_off + groups_len) as u64 {
-                return invalid(format!("group {g} lies outside the groups section"));
+            let first_ok = g > 0 || off == groups_off as u64;
+            if off % 8 != 0 || off < next_at_least || !first_ok || off >= groups_end {
+                return invalid(format!("group {g} does not follow group {} in the groups section", g.wrapping_sub(1)));
             }
+            next_at_least = off + GroupHead::LEN as u64;
+        }
+        if (groups == 0 && groups_len != 0) || next_at_least > groups_end {
+            return invalid("the groups section does not end with its last group");
         }
         let keys_len = section(Section::Keys).len() as u64;
         for (o, record) in records.chunks_exact(record_len).enumerate() {
@@ -487,7 +559,7 @@ impl Artifact {
         if filled != origins {
             return invalid(format!("origin index holds {filled} origins of {origins}"));
         }
-        let artifact = Artifact {
+        Ok(Artifact {
             slot_bits: slot_count.trailing_zeros(),
             slot_mask: slot_count - 1,
             sections,
@@ -498,52 +570,101 @@ impl Artifact {
             agents,
             record_len,
             backing,
+            path,
+            checked: (0..groups.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
             prefilters: RwLock::new(HashMap::new()),
+            crawl_checksum,
+            crawl_checked: OnceLock::new(),
+        })
+    }
+
+    /// Checks every byte: what opening checks, every origin found through
+    /// the index under its own key, and every group blob (as a lookup's
+    /// first use would). `inspect --verify`. Afterwards no lookup can meet
+    /// a damaged group. The first problem found is the error.
+    pub fn verify(&self) -> Result<(), ArtifactError> {
+        let named = |msg: String| {
+            let msg = if self.path.as_os_str().is_empty() { msg } else { format!("{}: {msg}", self.path.display()) };
+            ArtifactError::Invalid(msg)
         };
-        for o in 0..origins {
-            let key = artifact.origin_key(o);
-            if artifact.find_origin(key, crate::url::origin_hash(key)) != Some(o) {
-                return invalid(format!(
+        for o in 0..self.origins {
+            let key = self.origin_key(o);
+            if self.find_origin(key, crate::url::origin_hash(key)) != Some(o) {
+                return Err(named(format!(
                     "origin {o} ({}) is not found through the index",
                     String::from_utf8_lossy(key)
-                ));
+                )));
             }
         }
-        let mut next = groups_off;
-        for g in 0..groups {
-            if artifact.group_offset(g) != next {
-                return invalid(format!("group {g} does not follow group {}", g.wrapping_sub(1)));
+        for g in 0..self.groups {
+            self.checked_group(g)?;
+        }
+        self.crawl()?;
+        // Verifying read every page; lookups will read the few their origins need.
+        if let Backing::Mapped(map) = &self.backing {
+            crate::mapped::release(map, 0, map.len());
+        }
+        Ok(())
+    }
+
+    /// Group `g`'s blob, checked on its first use: one relaxed load once
+    /// it has been (the hook every lookup of a group goes through).
+    #[inline]
+    fn checked_group(&self, g: usize) -> Result<GroupView<'_>, ArtifactError> {
+        match self.checked.get(g / 64) {
+            Some(word) if word.load(Ordering::Relaxed) & (1 << (g % 64)) != 0 => {
+                self.raw_group(g).map_err(|problem| self.damaged(g, problem))
             }
-            artifact.validate_group(g)?;
-            next += artifact.group(g).bytes().len();
+            _ => self.check_group(g),
         }
-        if next != groups_off + groups_len {
-            return invalid("the groups section does not end with its last group");
-        }
-        Ok(artifact)
     }
 
-    fn validate_group(&self, g: usize) -> Result<(), ArtifactError> {
-        self.raw_group(g)
-            .and_then(|view| view.check(self.explains()))
-            .map_err(|e| ArtifactError::Invalid(format!("group {g}: {e}")))
+    /// The first use of group `g`: its checksum and every table, then its
+    /// bit in the checked bitmap.
+    #[cold]
+    #[inline(never)]
+    fn check_group(&self, g: usize) -> Result<GroupView<'_>, ArtifactError> {
+        if g >= self.groups {
+            return Err(ArtifactError::NoSuchGroup { group: g, groups: self.groups });
+        }
+        let view = self
+            .raw_group(g)
+            .and_then(|view| view.check(self.explains()).map(|()| view))
+            .map_err(|problem| self.damaged(g, problem))?;
+        self.checked[g / 64].fetch_or(1 << (g % 64), Ordering::Relaxed);
+        Ok(view)
     }
 
-    /// Where group `g`'s blob starts in the file.
-    fn group_offset(&self, g: usize) -> usize {
+    /// The error for damaged group `g`, naming an origin that uses it.
+    #[cold]
+    fn damaged(&self, g: usize, problem: String) -> ArtifactError {
+        let mut users = (0..self.origins).filter(|&o| (0..self.agents).any(|a| self.group_of(o, a) == g));
+        let origin = users.next().map(|o| (String::from_utf8_lossy(self.origin_key(o)).into_owned(), users.count()));
+        ArtifactError::DamagedGroup { path: self.path.clone(), group: g, origin, problem }
+    }
+
+    /// Where group `g`'s blob lies in the file: from its index entry to the
+    /// next group's (or the end of GROUPS), as checked at open.
+    fn group_extent(&self, g: usize) -> Option<std::ops::Range<usize>> {
         let index: &[u64] = bytemuck::cast_slice(self.section(Section::GroupIndex));
-        index[g] as usize
-    }
-
-    /// Group `g`'s blob, its length checked but not its contents.
-    fn raw_group(&self, g: usize) -> Result<GroupView<'_>, String> {
         let (groups_off, groups_len) = self.sections[Section::Groups.index()];
-        GroupView::at(&self.bytes()[self.group_offset(g)..groups_off + groups_len])
+        let start = *index.get(g)? as usize;
+        let end = index.get(g + 1).map_or(groups_off + groups_len, |&next| next as usize);
+        Some(start..end)
     }
 
-    /// Group `g`'s blob, validated at open.
-    fn group(&self, g: usize) -> GroupView<'_> {
-        self.raw_group(g).expect("every group was checked at open")
+    /// Group `g`'s blob, its length checked against the index but not its contents.
+    fn raw_group(&self, g: usize) -> Result<GroupView<'_>, String> {
+        let extent = self.group_extent(g).ok_or("no such group")?;
+        let view = GroupView::at(&self.bytes()[extent.clone()])?;
+        if view.bytes().len() != extent.len() {
+            return Err(format!(
+                "its length of {} bytes is not the {} the index gives",
+                view.bytes().len(),
+                extent.len()
+            ));
+        }
+        Ok(view)
     }
 
     /// The metadata: agents and build information.
@@ -594,6 +715,49 @@ impl Artifact {
     /// group for agent `agent` (empty when it has none).
     pub fn preference_lines(&self, origin: usize, agent: usize) -> Vec<PreferenceLine> {
         self.preferences().and_then(|t| t.set_of(origin, agent).map(|s| t.lines(s))).unwrap_or_default()
+    }
+
+    /// The sitemaps and crawl-delays of the artifact, if any robots.txt had
+    /// them: the section's checksum and tables are checked on first use
+    /// (an error naming the file when they are damaged).
+    fn crawl(&self) -> Result<Option<CrawlTable<'_>>, ArtifactError> {
+        let (_, len) = self.sections[Section::Crawl.index()];
+        if len == 0 {
+            return Ok(None);
+        }
+        let bytes = self.section(Section::Crawl);
+        let checked = self.crawl_checked.get_or_init(|| {
+            if checksum(bytes) != self.crawl_checksum {
+                return Err("section sitemaps and crawl-delays: checksum mismatch: the file is damaged".into());
+            }
+            CrawlTable::parse(bytes, self.origins, self.agents).map(|_| ())
+        });
+        let named = |msg: &str| {
+            let msg = if self.path.as_os_str().is_empty() {
+                msg.to_string()
+            } else {
+                format!("{}: {msg}", self.path.display())
+            };
+            ArtifactError::Invalid(msg)
+        };
+        match checked {
+            Ok(()) => CrawlTable::layout(bytes, self.origins, self.agents).map(Some).map_err(|e| named(&e)),
+            Err(e) => Err(named(e)),
+        }
+    }
+
+    /// The `sitemap` URLs of origin `origin`'s robots.txt, in file order
+    /// (kept for the crawl loop; they never change a verdict); an error
+    /// when the section is damaged.
+    pub fn sitemaps(&self, origin: usize) -> Result<Vec<&[u8]>, ArtifactError> {
+        Ok(self.crawl()?.map(|t| t.sitemaps(origin)).unwrap_or_default())
+    }
+
+    /// The `crawl-delay` value, as written, of the group that applies to
+    /// agent `agent` at origin `origin` (the first, if it has several).
+    /// Read, never used for verdicts: Google ignores crawl-delay.
+    pub fn crawl_delay(&self, origin: usize, agent: usize) -> Result<Option<&[u8]>, ArtifactError> {
+        Ok(self.crawl()?.and_then(|t| t.crawl_delay(origin, agent)))
     }
 
     /// Whether a group of origin `origin`'s robots.txt names agent `agent`
@@ -674,6 +838,13 @@ impl Artifact {
             .map(|(_, origin)| origin as usize)
     }
 
+    /// Every origin in the index with the hash it is stored under, in slot
+    /// order: what lookups can reach (see [`crate::shards`]'s membership check).
+    pub fn indexed_origins(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        let slots: &[u64] = bytemuck::cast_slice(self.section(Section::Slots));
+        slots.chunks_exact(2).filter(|s| s[1] != EMPTY_SLOT).map(|s| (s[1] as usize, s[0]))
+    }
+
     fn record(&self, origin: usize) -> &[u8] {
         &self.section(Section::Origins)[origin * self.record_len..(origin + 1) * self.record_len]
     }
@@ -703,10 +874,12 @@ impl Artifact {
     }
 
     /// The best rank among `group`'s rules for a prepared path (0: none matched).
-    pub fn decide(&self, group: usize, path: &[u8]) -> GroupOutcome {
+    /// An error when the group is damaged ([`ArtifactError::DamagedGroup`])
+    /// or does not exist.
+    pub fn decide(&self, group: usize, path: &[u8]) -> Result<GroupOutcome, ArtifactError> {
         let mut outcomes = Vec::with_capacity(1);
-        self.decide_many(&[(group, path)], &mut outcomes);
-        outcomes[0]
+        self.decide_many(&[(group, path)], &mut outcomes)?;
+        Ok(outcomes[0])
     }
 
     /// The outcomes of many `(group, prepared path)` queries, appended to
@@ -718,7 +891,15 @@ impl Artifact {
     /// groups in random order, so nearly every one of these lookups misses the
     /// cache; one query at a time, each miss waits for the one before, while
     /// side by side the misses of different queries overlap.
-    pub fn decide_many(&self, queries: &[(usize, &[u8])], outcomes: &mut Vec<GroupOutcome>) {
+    ///
+    /// Each group is checked on its first use (see the module
+    /// documentation); when one is damaged, or does not exist, nothing is
+    /// appended and the error says which.
+    pub fn decide_many(
+        &self,
+        queries: &[(usize, &[u8])],
+        outcomes: &mut Vec<GroupOutcome>,
+    ) -> Result<(), ArtifactError> {
         let index: &[u64] = bytemuck::cast_slice(self.section(Section::GroupIndex));
         for &(group, _) in queries {
             if let Some(&off) = index.get(group) {
@@ -727,7 +908,7 @@ impl Artifact {
                 }
             }
         }
-        let views: Vec<GroupView<'_>> = queries.iter().map(|&(group, _)| self.group(group)).collect();
+        let views = queries.iter().map(|&(group, _)| self.checked_group(group)).collect::<Result<Vec<_>, _>>()?;
         let mut best = vec![0u32; queries.len()];
         let (mut combs, mut combs16, mut dense16, mut dense32) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut lists = Vec::new();
@@ -766,12 +947,15 @@ impl Artifact {
             let label = Label(labels.get(rank as usize).copied().unwrap_or(0));
             GroupOutcome { group, rank, label }
         }));
+        Ok(())
     }
 
     /// Group `group` with its parts read, to decide a run of paths with
     /// ([`CompiledGroup::rank`] answers as [`Artifact::decide`] does).
-    pub fn compiled_group(&self, group: usize) -> CompiledGroup<'_> {
-        let view = self.group(group);
+    /// An error when the group is damaged (checked on first use, as every
+    /// lookup is) or does not exist.
+    pub fn compiled_group(&self, group: usize) -> Result<CompiledGroup<'_>, ArtifactError> {
+        let view = self.checked_group(group)?;
         let mut compiled = CompiledGroup::new(view.labels().unwrap_or(&[0]));
         for p in 0..view.head.parts as usize {
             match view.part(p, Check::Validated) {
@@ -782,10 +966,10 @@ impl Artifact {
                     let prefilter = self.prefilter((group, p), patterns, ends);
                     compiled.push(RunnerPart::Rules { patterns, ends, ranks, prefilter });
                 }
-                Err(_) => {}
+                Err(problem) => return Err(self.damaged(group, problem)),
             }
         }
-        compiled
+        Ok(compiled)
     }
 
     /// The prefilter of a per-rule part, built on its first use.
@@ -798,37 +982,39 @@ impl Artifact {
         Arc::clone(map.entry(part).or_insert(built))
     }
 
-    /// The rule that a rank of `group` stands for, when the artifact explains.
-    pub fn explain(&self, outcome: &GroupOutcome) -> Option<ExplainedRule<'_>> {
-        let view = self.group(outcome.group);
-        let index = *view.rule_ids()?.get(outcome.rank as usize)?;
-        if index == NO_RULE {
-            return None;
+    /// The rule that a rank of `group` stands for, when the artifact
+    /// explains (`None` when it does not, or no rule matched); an error
+    /// when the group is damaged or does not exist.
+    pub fn explain(&self, outcome: &GroupOutcome) -> Result<Option<ExplainedRule<'_>>, ArtifactError> {
+        let view = self.checked_group(outcome.group)?;
+        match view.rule_ids().and_then(|ids| ids.get(outcome.rank as usize)) {
+            Some(&index) if index != NO_RULE => self.rule(outcome.group, index as usize),
+            _ => Ok(None),
         }
-        self.rule(outcome.group, index as usize)
     }
 
-    /// Rule `index` of `group`'s explanation table.
-    pub fn rule(&self, group: usize, index: usize) -> Option<ExplainedRule<'_>> {
-        let view = self.group(group);
-        let entry = view.explain_entry(index)?;
-        let pattern = view.bytes_at(entry.text_off, entry.text_len as usize)?;
-        Some(ExplainedRule {
-            line: entry.line,
-            allow: entry.flags & 1 != 0,
-            index_directory: entry.flags & 2 != 0,
-            pattern,
-        })
+    /// Rule `index` of `group`'s explanation table (`None` past its end).
+    pub fn rule(&self, group: usize, index: usize) -> Result<Option<ExplainedRule<'_>>, ArtifactError> {
+        let view = self.checked_group(group)?;
+        Ok(view.explain_entry(index).and_then(|entry| {
+            let pattern = view.bytes_at(entry.text_off, entry.text_len as usize)?;
+            Some(ExplainedRule {
+                line: entry.line,
+                allow: entry.flags & 1 != 0,
+                index_directory: entry.flags & 2 != 0,
+                pattern,
+            })
+        }))
     }
 
     /// Number of rules in `group`'s explanation table.
-    pub fn rule_count(&self, group: usize) -> usize {
-        self.group(group).head.explain_count as usize
+    pub fn rule_count(&self, group: usize) -> Result<usize, ArtifactError> {
+        Ok(self.checked_group(group)?.head.explain_count as usize)
     }
 
     /// Statistics of `group` for `inspect`: (states, table bytes, part kinds).
-    pub fn group_stats(&self, group: usize) -> GroupStats {
-        let view = self.group(group);
+    pub fn group_stats(&self, group: usize) -> Result<GroupStats, ArtifactError> {
+        let view = self.checked_group(group)?;
         let mut stats = GroupStats { ranks: view.head.ranks as usize, ..GroupStats::default() };
         for p in 0..view.head.parts as usize {
             // An automaton part: (states, table bytes, stored as a comb).
@@ -850,7 +1036,7 @@ impl Artifact {
                 stats.bytes += bytes;
             }
         }
-        stats
+        Ok(stats)
     }
 
     fn section(&self, s: Section) -> &[u8] {

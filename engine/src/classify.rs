@@ -9,7 +9,7 @@
 //! run of its URLs, and takes the short runs through each step side by side,
 //! so that their cache misses overlap.
 
-use crate::artifact::{ExplainedRule, FetchInfo, FetchKind, GroupOutcome};
+use crate::artifact::{ArtifactError, ExplainedRule, FetchInfo, FetchKind, GroupOutcome};
 use crate::filter::{Classifier, Reasons};
 use crate::preference::{applicable, describe, Applied, PreferenceField};
 use crate::shards::ShardSet;
@@ -258,8 +258,9 @@ pub struct Answer<'a> {
 impl<'a> AgentClassifier<'a> {
     /// The verdict of one URL, and why when `explain` (otherwise the reason
     /// of a decided URL is [`Reason::NotAsked`], which saves a table lookup).
-    pub fn answer(&self, url: &[u8], scratch: &mut Scratch, explain: bool) -> Answer<'a> {
-        self.answers(&[url], scratch, explain)[0]
+    /// An error when the URL's group is damaged ([`ArtifactError::DamagedGroup`]).
+    pub fn answer(&self, url: &[u8], scratch: &mut Scratch, explain: bool) -> Result<Answer<'a>, ArtifactError> {
+        Ok(self.answers(&[url], scratch, explain)?[0])
     }
 
     /// The verdicts of many URLs, in order: what [`AgentClassifier::answer`]
@@ -273,15 +274,26 @@ impl<'a> AgentClassifier<'a> {
     /// ([`ShardSet::compiled_group`]) and scans each path while the group's
     /// tables are hot, and the URLs of the shorter runs are walked side by
     /// side ([`ShardSet::decide_many`]), so that their cold misses overlap.
-    pub fn verdicts(&self, urls: &[&[u8]], scratch: &mut Scratch, verdicts: &mut [Verdict]) {
+    pub fn verdicts(
+        &self,
+        urls: &[&[u8]],
+        scratch: &mut Scratch,
+        verdicts: &mut [Verdict],
+    ) -> Result<(), ArtifactError> {
         assert_eq!(urls.len(), verdicts.len(), "one verdict per URL");
         for (urls, verdicts) in urls.chunks(GROUP_WINDOW).zip(verdicts.chunks_mut(GROUP_WINDOW)) {
-            self.grouped_verdicts(urls, scratch, verdicts);
+            self.grouped_verdicts(urls, scratch, verdicts)?;
         }
+        Ok(())
     }
 
     /// [`AgentClassifier::verdicts`] of one window of URLs.
-    fn grouped_verdicts(&self, urls: &[&[u8]], scratch: &mut Scratch, verdicts: &mut [Verdict]) {
+    fn grouped_verdicts(
+        &self,
+        urls: &[&[u8]],
+        scratch: &mut Scratch,
+        verdicts: &mut [Verdict],
+    ) -> Result<(), ArtifactError> {
         let Scratch {
             key,
             keys,
@@ -366,7 +378,7 @@ impl<'a> AgentClassifier<'a> {
                     }
                     continue;
                 }
-                let group = self.artifact.compiled_group(group);
+                let group = self.artifact.compiled_group(group)?;
                 for &e in run {
                     let lane = lane_of(e);
                     let path = lane.path.of(urls[lane.url], paths);
@@ -374,18 +386,25 @@ impl<'a> AgentClassifier<'a> {
                 }
             }
             outcomes.clear();
-            self.artifact.decide_many(&queries, outcomes);
+            self.artifact.decide_many(&queries, outcomes)?;
             for (&url, outcome) in asked.iter().zip(outcomes.iter()) {
                 verdicts[url] = outcome.verdict();
             }
         }
+        Ok(())
     }
 
     /// The answers for many URLs, in order (see [`AgentClassifier::answer`]).
     /// The URLs are taken through each step side by side (parse all, find
     /// all origins, decide all), so that the cache misses of different URLs
-    /// overlap; see [`crate::artifact::Artifact::decide_many`].
-    pub fn answers(&self, urls: &[&[u8]], scratch: &mut Scratch, explain: bool) -> Vec<Answer<'a>> {
+    /// overlap; see [`crate::artifact::Artifact::decide_many`]. An error
+    /// when a URL's group is damaged.
+    pub fn answers(
+        &self,
+        urls: &[&[u8]],
+        scratch: &mut Scratch,
+        explain: bool,
+    ) -> Result<Vec<Answer<'a>>, ArtifactError> {
         let mut answers = vec![Answer { verdict: Verdict::Invalid, reason: Reason::NotAsked }; urls.len()];
         locate(self.artifact, self.mode, urls, scratch, |i, e| answers[i].reason = Reason::Invalid(e));
         let Scratch { paths, lanes, origins, outcomes, urls_by_fetch, origins_hit, .. } = scratch;
@@ -402,13 +421,13 @@ impl<'a> AgentClassifier<'a> {
             }
         }
         outcomes.clear();
-        self.artifact.decide_many(&queries, outcomes);
+        self.artifact.decide_many(&queries, outcomes)?;
         for (&(url, info), outcome) in asked.iter().zip(outcomes.iter()) {
             let reason = match info.kind {
                 _ if !explain => Reason::NotAsked,
                 FetchKind::Blocked => Reason::Blocked(info.status),
                 FetchKind::Unrestricted => Reason::Unrestricted(info.status),
-                FetchKind::Rules => match self.artifact.explain(outcome) {
+                FetchKind::Rules => match self.artifact.explain(outcome)? {
                     Some(rule) => Reason::Rule(rule),
                     None if outcome.rank == 0 => Reason::NoMatch,
                     None => Reason::Unexplained,
@@ -416,7 +435,7 @@ impl<'a> AgentClassifier<'a> {
             };
             answers[url] = Answer { verdict: outcome.verdict(), reason };
         }
-        answers
+        Ok(answers)
     }
 }
 
@@ -564,13 +583,18 @@ impl Classifier for AgentClassifier<'_> {
     type Scratch = Scratch;
 
     #[inline]
-    fn classify(&self, url: &[u8], scratch: &mut Scratch, explain: Option<&mut Vec<u8>>) -> Verdict {
-        let answer = self.answer(url, scratch, explain.is_some());
+    fn classify(
+        &self,
+        url: &[u8],
+        scratch: &mut Scratch,
+        explain: Option<&mut Vec<u8>>,
+    ) -> Result<Verdict, ArtifactError> {
+        let answer = self.answer(url, scratch, explain.is_some())?;
         if let Some(out) = explain {
             let _ = write!(out, "{}", answer.reason);
             self.append_preferences(url, scratch, out);
         }
-        answer.verdict
+        Ok(answer.verdict)
     }
 
     fn classify_batch(
@@ -579,11 +603,11 @@ impl Classifier for AgentClassifier<'_> {
         scratch: &mut Scratch,
         verdicts: &mut [Verdict],
         mut reasons: Option<&mut Reasons>,
-    ) {
+    ) -> Result<(), ArtifactError> {
         if reasons.is_none() {
             return self.verdicts(urls, scratch, verdicts);
         }
-        let answers = self.answers(urls, scratch, reasons.is_some());
+        let answers = self.answers(urls, scratch, reasons.is_some())?;
         for ((verdict, answer), url) in verdicts.iter_mut().zip(answers).zip(urls) {
             *verdict = answer.verdict;
             if let Some(reasons) = reasons.as_mut() {
@@ -592,6 +616,7 @@ impl Classifier for AgentClassifier<'_> {
                 self.append_preferences(url, scratch, out);
             }
         }
+        Ok(())
     }
 }
 
@@ -646,13 +671,14 @@ impl<'a> MatrixClassifier<'a> {
     /// crawlers + c]` is crawler `c`'s verdict on `urls[i]`, what an
     /// [`AgentClassifier`] of that crawler gives it. Also calls `origin` with
     /// each URL's index and origin number (for callers that tally per origin).
+    /// An error when a group the URLs reach is damaged.
     pub fn verdicts(
         &self,
         urls: &[&[u8]],
         scratch: &mut MatrixScratch,
         verdicts: &mut Vec<Verdict>,
         mut origin: impl FnMut(usize, Option<usize>),
-    ) {
+    ) -> Result<(), ArtifactError> {
         let n = self.agents.len();
         verdicts.clear();
         verdicts.resize(urls.len() * n, Verdict::Invalid);
@@ -691,7 +717,7 @@ impl<'a> MatrixClassifier<'a> {
             }
         }
         outcomes.clear();
-        self.artifact.decide_many(&walks, outcomes);
+        self.artifact.decide_many(&walks, outcomes)?;
         for (&(l, _), walk_of) in queries.iter().zip(walk_of.chunks_exact(n)) {
             let row = &mut verdicts[lanes[l].url * n..(lanes[l].url + 1) * n];
             for (verdict, &walk) in row.iter_mut().zip(walk_of) {
@@ -706,6 +732,7 @@ impl<'a> MatrixClassifier<'a> {
                 count[verdict.index()] += 1;
             }
         }
+        Ok(())
     }
 
     /// Merges the fetch tallies of every scratch of a run: URLs and distinct
@@ -747,15 +774,20 @@ impl Classifier for MatrixClassifier<'_> {
 
     /// The first crawler's verdict; with `explain`, the row: every crawler's
     /// verdict, tab-separated.
-    fn classify(&self, url: &[u8], scratch: &mut MatrixScratch, explain: Option<&mut Vec<u8>>) -> Verdict {
+    fn classify(
+        &self,
+        url: &[u8],
+        scratch: &mut MatrixScratch,
+        explain: Option<&mut Vec<u8>>,
+    ) -> Result<Verdict, ArtifactError> {
         let mut verdicts = std::mem::take(&mut scratch.verdicts);
-        self.verdicts(&[url], scratch, &mut verdicts, |_, _| {});
-        if let Some(out) = explain {
+        let result = self.verdicts(&[url], scratch, &mut verdicts, |_, _| {});
+        if let (Ok(()), Some(out)) = (&result, explain) {
             write_row(out, &verdicts);
         }
         let first = verdicts[0];
         scratch.verdicts = verdicts;
-        first
+        result.map(|()| first)
     }
 
     fn classify_batch(
@@ -764,9 +796,13 @@ impl Classifier for MatrixClassifier<'_> {
         scratch: &mut MatrixScratch,
         verdicts: &mut [Verdict],
         mut reasons: Option<&mut Reasons>,
-    ) {
+    ) -> Result<(), ArtifactError> {
         let mut matrix = std::mem::take(&mut scratch.verdicts);
-        self.verdicts(urls, scratch, &mut matrix, |_, _| {});
+        let result = self.verdicts(urls, scratch, &mut matrix, |_, _| {});
+        if result.is_err() {
+            scratch.verdicts = matrix;
+            return result;
+        }
         for (verdict, row) in verdicts.iter_mut().zip(matrix.chunks_exact(self.agents.len())) {
             *verdict = row[0];
             if let Some(reasons) = reasons.as_mut() {
@@ -774,6 +810,7 @@ impl Classifier for MatrixClassifier<'_> {
             }
         }
         scratch.verdicts = matrix;
+        Ok(())
     }
 }
 

@@ -37,6 +37,7 @@
 //! newline search, a call the compiler inlines, and appends to buffers that
 //! are reused from chunk to chunk: no allocation per URL.
 
+use crate::artifact::ArtifactError;
 use crate::line::{self, LineProblem, MAX_LINE};
 use crate::verdict::Verdict;
 use memmap2::Mmap;
@@ -63,7 +64,13 @@ pub trait Classifier: Sync {
 
     /// The verdict for one URL (the line without its line end). When `explain` is Some, append a short
     /// tab-free reason (e.g. `4: disallow: /b`, or `robots.txt answered 503`) to it.
-    fn classify(&self, url: &[u8], scratch: &mut Self::Scratch, explain: Option<&mut Vec<u8>>) -> Verdict;
+    /// An error (a damaged group of an artifact) stops the run.
+    fn classify(
+        &self,
+        url: &[u8],
+        scratch: &mut Self::Scratch,
+        explain: Option<&mut Vec<u8>>,
+    ) -> Result<Verdict, ArtifactError>;
 
     /// The verdicts of a batch of URLs (each a line without its line end), in
     /// order: `verdicts[i]` is what [`Classifier::classify`] gives `urls[i]`,
@@ -79,10 +86,11 @@ pub trait Classifier: Sync {
         scratch: &mut Self::Scratch,
         verdicts: &mut [Verdict],
         mut reasons: Option<&mut Reasons>,
-    ) {
+    ) -> Result<(), ArtifactError> {
         for (url, verdict) in urls.iter().zip(verdicts) {
-            *verdict = self.classify(url, scratch, reasons.as_mut().map(|r| r.start_next()));
+            *verdict = self.classify(url, scratch, reasons.as_mut().map(|r| r.start_next()))?;
         }
+        Ok(())
     }
 }
 
@@ -184,6 +192,9 @@ pub enum FilterError {
     },
     /// The worker threads could not be started.
     ThreadPool(String),
+    /// The classifier could not answer: a group of the artifact is damaged.
+    /// Nothing of the chunk it was classifying was written.
+    Artifact(ArtifactError),
 }
 
 impl fmt::Display for FilterError {
@@ -195,6 +206,7 @@ impl fmt::Display for FilterError {
                 write!(f, "internal error: the classifier panicked: {message}")
             }
             FilterError::ThreadPool(message) => write!(f, "cannot start worker threads: {message}"),
+            FilterError::Artifact(error) => write!(f, "{error}"),
         }
     }
 }
@@ -203,6 +215,7 @@ impl std::error::Error for FilterError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             FilterError::Input { source, .. } | FilterError::Output { source, .. } => Some(source),
+            FilterError::Artifact(error) => Some(error),
             _ => None,
         }
     }
@@ -729,7 +742,8 @@ impl Pipeline {
                 .partition(|b| b.is::<ChunkBuffers<S::Chunk>>());
         let mut spare_buffers: Vec<ChunkBuffers<S::Chunk>> =
             spare_buffers.drain(..).filter_map(|b| b.downcast().ok()).map(|b| *b).collect();
-        let (sender, receiver) = mpsc::channel::<(u64, std::thread::Result<Workspace<S::Chunk, C::Scratch>>)>();
+        type Classified<O, S> = (Workspace<O, S>, Result<(), ArtifactError>);
+        let (sender, receiver) = mpsc::channel::<(u64, std::thread::Result<Classified<S::Chunk, C::Scratch>>)>();
 
         let outcome = self.pool.in_place_scope_fifo(|scope| -> Result<(), FilterError> {
             // Chunks are numbered in input order; `written` is the next to write.
@@ -767,9 +781,9 @@ impl Pipeline {
                             let input = std::mem::take(&mut buffers.input);
                             let data = mapped_chunk.unwrap_or(&input);
                             buffers.input_len = data.len() + skipped;
-                            classify_chunk(classifier, data, recorder, buffers, scratch);
+                            let classified = classify_chunk(classifier, data, recorder, buffers, scratch);
                             buffers.input = input;
-                            workspace
+                            (workspace, classified)
                         }));
                         // The receiver is gone only when the run already failed.
                         let _ = sender.send((seq, result));
@@ -779,8 +793,12 @@ impl Pipeline {
                     return Ok(());
                 }
                 let (seq, result) = receiver.recv().expect("a sender lives while chunks are in flight");
-                let workspace = result
+                let (workspace, classified) = result
                     .map_err(|panic| FilterError::ClassifierPanicked { message: panic_message(panic.as_ref()) })?;
+                if let Err(error) = classified {
+                    spare.push(workspace);
+                    return Err(FilterError::Artifact(error));
+                }
                 let slot = (seq - written) as usize;
                 if done.len() <= slot {
                     done.resize_with(slot + 1, || None);
@@ -847,14 +865,15 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// Classifies every non-blank line of `data` into `buffers`.
+/// Classifies every non-blank line of `data` into `buffers`; stops at the
+/// classifier's first error.
 fn classify_chunk<C: Classifier, F: Format>(
     classifier: &C,
     data: &[u8],
     recorder: &Recorder<F>,
     buffers: &mut ChunkBuffers<F::Chunk>,
     scratch: &mut C::Scratch,
-) {
+) -> Result<(), ArtifactError> {
     recorder.format.start(&mut buffers.output, data.len());
     let wants_reasons = recorder.format.wants_reasons();
     if !wants_reasons {
@@ -867,28 +886,30 @@ fn classify_chunk<C: Classifier, F: Format>(
     let mut run = |batch: &mut Vec<&[u8]>, buffers: &mut ChunkBuffers<F::Chunk>| {
         let verdicts = &mut verdicts[..batch.len()];
         reasons.clear();
-        classifier.classify_batch(batch, scratch, verdicts, wants_reasons.then_some(&mut reasons));
+        classifier.classify_batch(batch, scratch, verdicts, wants_reasons.then_some(&mut reasons))?;
         for (i, (url, &verdict)) in batch.drain(..).zip(verdicts.iter()).enumerate() {
             recorder.record(buffers, url, verdict, reasons.get(i));
         }
+        Ok(())
     };
     for line in Lines::new(data) {
         match line {
             Line::Url(url) => {
                 batch.push(url);
                 if batch.len() == BATCH {
-                    run(&mut batch, buffers);
+                    run(&mut batch, buffers)?;
                 }
             }
             Line::Bad(url, problem) => {
                 // The batch so far first: verdicts are written in input order.
-                run(&mut batch, buffers);
+                run(&mut batch, buffers)?;
                 recorder.record_bad_line(buffers, url, problem);
             }
         }
     }
-    run(&mut batch, buffers);
+    run(&mut batch, buffers)?;
     buffers.reasons = reasons;
+    Ok(())
 }
 
 /// [`classify_chunk`] without reasons: every URL of the chunk handed to the
@@ -899,7 +920,7 @@ fn classify_chunk_at_once<C: Classifier, F: Format>(
     recorder: &Recorder<F>,
     buffers: &mut ChunkBuffers<F::Chunk>,
     scratch: &mut C::Scratch,
-) {
+) -> Result<(), ArtifactError> {
     // The line list of the last chunk, its memory reused under this chunk's lifetime.
     let mut urls: Vec<&[u8]> = reuse(std::mem::take(&mut buffers.urls));
     // Lines that are no URL, rare: (how many URLs come before, the line, its problem).
@@ -913,7 +934,7 @@ fn classify_chunk_at_once<C: Classifier, F: Format>(
     let verdicts = &mut buffers.verdict_list;
     verdicts.clear();
     verdicts.resize(urls.len(), Verdict::Invalid);
-    classifier.classify_batch(&urls, scratch, verdicts, None);
+    classifier.classify_batch(&urls, scratch, verdicts, None)?;
     let verdicts = std::mem::take(&mut buffers.verdict_list);
     let mut bad = bad.into_iter().peekable();
     for (i, (url, &verdict)) in urls.iter().zip(&verdicts).enumerate() {
@@ -927,6 +948,7 @@ fn classify_chunk_at_once<C: Classifier, F: Format>(
     }
     buffers.verdict_list = verdicts;
     buffers.urls = reuse(urls);
+    Ok(())
 }
 
 /// An empty vector of slices with the memory of `v` (emptied), for a

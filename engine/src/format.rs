@@ -2,7 +2,7 @@
 //! by side, used by the compiler's writer and by [`crate::artifact`]'s
 //! reader alike, so that a new part kind or field is one change here.
 //!
-//! # Layout (format version 4)
+//! # Layout (format version 5)
 //!
 //! All integers are in the byte order of the machine that wrote the file
 //! (the header records it; a reader of the other order refuses the file).
@@ -24,6 +24,8 @@
 //!           linear probing (wrapping at the end)
 //! PREFERENCES  optional: the Content-Signal and Content-Usage lines per
 //!           origin and agent ([`PreferenceTable`] has its layout)
+//! CRAWL     optional: each origin's sitemaps and each crawler's
+//!           crawl-delay, never used for verdicts ([`CrawlTable`])
 //! META      JSON: agents, shard, build information
 //! ```
 //!
@@ -39,10 +41,11 @@
 //!   and the section table with its unused entries (up to [`MAX_SECTIONS`]); each section entry carries the checksum of its
 //!   section's bytes, except GROUPS (0), whose blobs carry their own.
 //! - Opening checks the header, the section table, META, GROUP_INDEX, KEYS,
-//!   ORIGINS and SLOTS (checksums, and every offset and id in them), so that
+//!   ORIGINS, PREFERENCES and SLOTS (checksums, and every offset and id in them), so that
 //!   finding an origin and its group ids can neither read out of bounds nor
 //!   panic. A group blob is checked (checksum, then every table and
-//!   transition) before its first use answers anything.
+//!   transition) before its first use answers anything; so is CRAWL
+//!   (checksum, then every id and offset), which no verdict reads.
 //! - Sections follow one another from [`GROUPS_START`] to the end of the
 //!   file, with fewer than 8 zero bytes between two; group blobs follow one
 //!   another through GROUPS in id order. No byte of the file is therefore
@@ -55,7 +58,8 @@
 //! Version history: 1 dense parts; 2 added the comb part; 3 paired the comb
 //! arrays and added the 16-bit comb; 4 self-contained checksummed group
 //! blobs, one origin record per origin, the slot table by top bits (so that
-//! it is built from sorted runs), per-section checksums.
+//! it is built from sorted runs), per-section checksums; 5 the CRAWL section
+//! (sitemaps, crawl-delays), groups checked on first use.
 
 use crate::comb::{Accel, CombDfa, CombDfaBuf, CombTables, NarrowTables, SlotId};
 use crate::dfa::{Dfa, DfaBuf, Transitions};
@@ -68,7 +72,7 @@ use std::fmt;
 /// mangling, as in PNG.
 pub const MAGIC: [u8; 8] = *b"RSIEVE\r\n";
 /// The layout version this code reads and writes.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 /// The version of the matching semantics the automata were built with. A
 /// change of semantics (a fix to Google conformance) bumps it, so old
 /// artifacts are refused rather than silently answering differently.
@@ -275,23 +279,27 @@ pub enum Section {
     /// Optional: the Content-Signal and Content-Usage lines per origin and
     /// agent, and whether a group names the agent (see [`PreferenceTable`]).
     Preferences = 13,
+    /// Optional: each origin's sitemaps and each crawler's crawl-delay (see [`CrawlTable`]).
+    Crawl = 14,
 }
 
 impl Section {
     /// Every section, in file order.
-    pub const ALL: [Section; 7] = [
+    pub const ALL: [Section; 8] = [
         Section::Groups,
         Section::GroupIndex,
         Section::Keys,
         Section::Origins,
         Section::Preferences,
+        Section::Crawl,
         Section::Slots,
         Section::Meta,
     ];
 
-    /// Whether every artifact has the section (all but [`Section::Preferences`]).
+    /// Whether every artifact has the section (all but [`Section::Preferences`]
+    /// and [`Section::Crawl`]).
     pub fn is_required(self) -> bool {
-        self != Section::Preferences
+        !matches!(self, Section::Preferences | Section::Crawl)
     }
 
     /// The section's name in messages and `inspect`.
@@ -304,6 +312,7 @@ impl Section {
             Section::GroupIndex => "group index",
             Section::Groups => "groups",
             Section::Preferences => "preferences",
+            Section::Crawl => "sitemaps and crawl-delays",
         }
     }
 
@@ -675,6 +684,8 @@ pub enum EncodeError {
     GroupTooLarge,
     /// The preference text passes 4 GiB, past what a record offset can address.
     PreferenceTextTooLarge,
+    /// The sitemap and crawl-delay text passes 4 GiB, past what a record offset can address.
+    CrawlTextTooLarge,
 }
 
 impl std::fmt::Display for EncodeError {
@@ -683,6 +694,7 @@ impl std::fmt::Display for EncodeError {
             EncodeError::PartCount { parts } => write!(f, "a group of {parts} parts"),
             EncodeError::GroupTooLarge => f.write_str("a group's tables exceed 4 GiB"),
             EncodeError::PreferenceTextTooLarge => f.write_str("preference text past 4 GiB"),
+            EncodeError::CrawlTextTooLarge => f.write_str("sitemap and crawl-delay text past 4 GiB"),
         }
     }
 }
@@ -1337,6 +1349,246 @@ impl<'a> PreferenceTable<'a> {
     }
 }
 
+// The CRAWL section of an artifact: each origin's `sitemap` URLs and each
+// crawler's `crawl-delay`, kept for the crawl loop and never used for a
+// verdict (Google ignores crawl-delay), encoded and decoded side by side.
+//
+// Optional, as PREFERENCES: an artifact whose robots.txt files have no
+// sitemap and no crawl-delay for its crawlers has none. Self-contained
+// (offsets relative to its own start). Values are stored as lists of
+// strings, each distinct list once (origins of one robots.txt share their
+// sitemap list; equal crawl-delays share one list of one string).
+//
+// ```text
+// header   origins u32, agents u32, lists u32, items u32, text length u64
+// OF       u32 per origin, 1 + agents each (origin-major): its sitemap
+//          list + 1, then each crawler's crawl-delay list + 1 (0: none)
+// ENDS     u32 per list: the end of its items in ITEMS (increasing)
+// ITEMS    per string: offset u32, length u32 in TEXT
+// TEXT     the strings' bytes
+// ```
+
+const CRAWL_HEADER_LEN: usize = 24;
+const CRAWL_ITEM_LEN: usize = 8;
+
+/// The header of the CRAWL section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CrawlHeader {
+    /// Number of origins (as in ORIGINS).
+    pub origins: u32,
+    /// Number of agents (as in META).
+    pub agents: u32,
+    /// Number of distinct lists.
+    pub lists: u32,
+    /// Number of strings over all lists.
+    pub items: u32,
+    /// Length of TEXT.
+    pub text_len: u64,
+}
+
+impl CrawlHeader {
+    /// Encoded size.
+    pub const LEN: usize = CRAWL_HEADER_LEN;
+
+    /// Encodes the header.
+    pub fn encode(&self) -> [u8; CrawlHeader::LEN] {
+        let mut b = [0u8; CrawlHeader::LEN];
+        put32(&mut b, 0, self.origins);
+        put32(&mut b, 4, self.agents);
+        put32(&mut b, 8, self.lists);
+        put32(&mut b, 12, self.items);
+        put64(&mut b, 16, self.text_len);
+        b
+    }
+
+    /// Decodes a header of at least [`CrawlHeader::LEN`] bytes.
+    pub fn decode(b: &[u8]) -> CrawlHeader {
+        CrawlHeader {
+            origins: ne32(b, 0),
+            agents: ne32(b, 4),
+            lists: ne32(b, 8),
+            items: ne32(b, 12),
+            text_len: ne64(b, 16),
+        }
+    }
+}
+
+/// What the CRAWL section keeps of one origin: the ids of its sitemap list
+/// and of each crawler's crawl-delay list ([`encode_string_list`] order).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CrawlRefs {
+    /// The origin's sitemap list, if it has sitemaps.
+    pub sitemaps: Option<u32>,
+    /// Per crawler, its crawl-delay list (of one string), if its group has one.
+    pub delays: Vec<Option<u32>>,
+}
+
+impl CrawlRefs {
+    /// Appends the origin's OF words (1 + agents of them).
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        for id in std::iter::once(&self.sitemaps).chain(&self.delays) {
+            out.extend_from_slice(&id.map_or(0, |l| l + 1).to_ne_bytes());
+        }
+    }
+
+    /// Whether the origin has anything to keep.
+    pub fn is_empty(&self) -> bool {
+        self.sitemaps.is_none() && self.delays.iter().all(Option::is_none)
+    }
+}
+
+/// Appends the ITEMS of one list to `items` and its bytes to `text`;
+/// `text_at` is where `text` starts in TEXT. Fails when TEXT would pass 4 GiB.
+pub fn encode_string_list(
+    list: &[&[u8]],
+    text_at: u64,
+    items: &mut Vec<u8>,
+    text: &mut Vec<u8>,
+) -> Result<(), EncodeError> {
+    for s in list {
+        let off = u32::try_from(text_at + text.len() as u64)
+            .ok()
+            .filter(|&o| u64::from(o) + s.len() as u64 <= u64::from(u32::MAX))
+            .ok_or_else(|| EncodeError::CrawlTextTooLarge)?;
+        text.extend_from_slice(s);
+        items.extend_from_slice(&off.to_ne_bytes());
+        items.extend_from_slice(&(s.len() as u32).to_ne_bytes());
+    }
+    Ok(())
+}
+
+/// Encodes a whole CRAWL section in memory (the streaming writer writes the
+/// same bytes from [`CrawlHeader`], [`CrawlRefs::encode`] and
+/// [`encode_string_list`]).
+///
+/// # Panics
+///
+/// When `refs` does not hold `origins` entries of `agents` crawlers each,
+/// or names a list that does not exist.
+pub fn encode_crawl(refs: &[CrawlRefs], agents: usize, lists: &[Vec<&[u8]>]) -> Vec<u8> {
+    assert!(refs.iter().all(|r| r.delays.len() == agents), "one crawl-delay entry per agent");
+    let exists = |id: &Option<u32>| id.is_none_or(|l| (l as usize) < lists.len());
+    assert!(refs.iter().all(|r| exists(&r.sitemaps) && r.delays.iter().all(exists)), "an entry names no list");
+    let (mut items, mut text, mut ends) = (Vec::new(), Vec::new(), Vec::new());
+    for list in lists {
+        encode_string_list(list, 0, &mut items, &mut text).expect("text within 4 GiB");
+        ends.extend_from_slice(&((items.len() / CRAWL_ITEM_LEN) as u32).to_ne_bytes());
+    }
+    let header = CrawlHeader {
+        origins: refs.len() as u32,
+        agents: agents as u32,
+        lists: lists.len() as u32,
+        items: (items.len() / CRAWL_ITEM_LEN) as u32,
+        text_len: text.len() as u64,
+    };
+    let mut out = header.encode().to_vec();
+    for r in refs {
+        r.encode(&mut out);
+    }
+    out.extend_from_slice(&ends);
+    out.extend_from_slice(&items);
+    out.extend_from_slice(&text);
+    out
+}
+
+/// A checked view of the CRAWL section.
+#[derive(Clone, Copy, Debug)]
+pub struct CrawlTable<'a> {
+    agents: usize,
+    of: &'a [u8],
+    ends: &'a [u8],
+    items: &'a [u8],
+    text: &'a [u8],
+}
+
+impl<'a> CrawlTable<'a> {
+    /// The section's tables with only its header and sizes checked (a
+    /// constant-time view of a section [`CrawlTable::parse`] accepted before).
+    pub fn layout(bytes: &'a [u8], origins: usize, agents: usize) -> Result<CrawlTable<'a>, String> {
+        if bytes.len() < CRAWL_HEADER_LEN {
+            return Err("sitemaps and crawl-delays: shorter than its header".into());
+        }
+        let header = CrawlHeader::decode(bytes);
+        if (header.origins as usize, header.agents as usize) != (origins, agents) {
+            return Err(format!(
+                "sitemaps and crawl-delays: written for other counts than {origins} origins and {agents} agents"
+            ));
+        }
+        let sizes = [
+            origins.checked_mul(agents + 1).and_then(|n| n.checked_mul(4)),
+            (header.lists as usize).checked_mul(4),
+            (header.items as usize).checked_mul(CRAWL_ITEM_LEN),
+        ];
+        let mut at = CRAWL_HEADER_LEN;
+        let mut parts = [&bytes[..0]; 3];
+        for (part, size) in parts.iter_mut().zip(sizes) {
+            let end = size
+                .and_then(|s| at.checked_add(s))
+                .filter(|&e| e <= bytes.len())
+                .ok_or("sitemaps and crawl-delays: tables do not fit")?;
+            *part = &bytes[at..end];
+            at = end;
+        }
+        if (bytes.len() - at) as u64 != header.text_len {
+            return Err("sitemaps and crawl-delays: text length does not match the section".into());
+        }
+        Ok(CrawlTable { agents, of: parts[0], ends: parts[1], items: parts[2], text: &bytes[at..] })
+    }
+
+    /// Reads and checks the section of an artifact of `origins` origins and
+    /// `agents` crawlers: every count, list id, end and offset, so that
+    /// lookups afterwards cannot fail (opening does this once).
+    pub fn parse(bytes: &'a [u8], origins: usize, agents: usize) -> Result<CrawlTable<'a>, String> {
+        let table = CrawlTable::layout(bytes, origins, agents)?;
+        let (lists, items) = (table.ends.len() / 4, table.items.len() / CRAWL_ITEM_LEN);
+        let mut prev = 0;
+        for l in 0..lists {
+            let end = ne32(table.ends, l * 4) as usize;
+            if end < prev || end > items {
+                return Err("sitemaps and crawl-delays: list ends are not increasing within the items".into());
+            }
+            prev = end;
+        }
+        if prev != items {
+            return Err("sitemaps and crawl-delays: items belong to no list".into());
+        }
+        if (0..table.of.len() / 4).any(|i| ne32(table.of, i * 4) as usize > lists) {
+            return Err("sitemaps and crawl-delays: an origin names a list that does not exist".into());
+        }
+        for i in 0..items {
+            let (off, len) = (ne32(table.items, i * 8) as usize, ne32(table.items, i * 8 + 4) as usize);
+            if off.checked_add(len).is_none_or(|end| end > table.text.len()) {
+                return Err(format!("sitemaps and crawl-delays: string {i} points past the text"));
+            }
+        }
+        Ok(table)
+    }
+
+    /// The strings of the list an OF word names (none for 0).
+    fn list(&self, word: usize) -> Vec<&'a [u8]> {
+        let Some(l) = (ne32(self.of, word * 4) as usize).checked_sub(1) else { return Vec::new() };
+        let start = if l == 0 { 0 } else { ne32(self.ends, (l - 1) * 4) as usize };
+        let end = ne32(self.ends, l * 4) as usize;
+        (start..end)
+            .map(|i| {
+                let (off, len) = (ne32(self.items, i * 8) as usize, ne32(self.items, i * 8 + 4) as usize);
+                &self.text[off..off + len]
+            })
+            .collect()
+    }
+
+    /// The `sitemap` URLs of origin `origin`'s robots.txt, in file order.
+    pub fn sitemaps(&self, origin: usize) -> Vec<&'a [u8]> {
+        self.list(origin * (self.agents + 1))
+    }
+
+    /// The `crawl-delay` value (as written) of crawler `agent`'s group at
+    /// origin `origin`, if it has one.
+    pub fn crawl_delay(&self, origin: usize, agent: usize) -> Option<&'a [u8]> {
+        self.list(origin * (self.agents + 1) + 1 + agent).first().copied()
+    }
+}
+
 /// Recomputes every checksum of an artifact's bytes as the writer would:
 /// each group blob's, each section's, then the header's. Damage made to a
 /// file and then resealed so reaches the checks behind the checksums (the
@@ -1539,6 +1791,36 @@ mod tests {
         }
         assert_eq!(table.lines(0), a);
         assert_eq!(table.lines(1), b);
+    }
+
+    #[test]
+    fn sitemaps_and_crawl_delays_round_trip_and_damage_stays_in_bounds() {
+        let lists: Vec<Vec<&[u8]>> =
+            vec![vec![b"https://a.example/sitemap.xml", b"https://a.example/news.xml"], vec![b"10"], vec![b"0.5"]];
+        let refs = [
+            CrawlRefs { sitemaps: Some(0), delays: vec![Some(1), None] },
+            CrawlRefs { sitemaps: None, delays: vec![None, None] },
+            CrawlRefs { sitemaps: Some(0), delays: vec![Some(2), Some(1)] },
+        ];
+        let bytes = encode_crawl(&refs, 2, &lists);
+        let table = CrawlTable::parse(&bytes, 3, 2).unwrap();
+        assert_eq!(table.sitemaps(0), lists[0]);
+        assert_eq!(table.sitemaps(1), Vec::<&[u8]>::new());
+        assert_eq!(table.sitemaps(2), lists[0]);
+        assert_eq!([table.crawl_delay(0, 0), table.crawl_delay(0, 1)], [Some(&b"10"[..]), None]);
+        assert_eq!([table.crawl_delay(2, 0), table.crawl_delay(2, 1)], [Some(&b"0.5"[..]), Some(&b"10"[..])]);
+        assert!(CrawlTable::parse(&bytes, 3, 1).is_err(), "other counts");
+        assert!(CrawlTable::parse(&bytes[..bytes.len() - 1], 3, 2).is_err(), "truncated");
+        for at in 0..bytes.len() {
+            let mut damaged = bytes.clone();
+            damaged[at] ^= 0xff;
+            // Damage is either refused or decodes within bounds.
+            if let Ok(table) = CrawlTable::parse(&damaged, 3, 2) {
+                for o in 0..3 {
+                    let _ = (table.sitemaps(o), table.crawl_delay(o, 0), table.crawl_delay(o, 1));
+                }
+            }
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //!
 //! A mapped file's pages count in a process's resident memory once read, and
 //! stay there until unmapped. Two mappings are read in full only once: a URL
-//! list, chunk after chunk, and an artifact, checked when it is opened. Both
+//! list, chunk after chunk, and an artifact, when it is verified. Both
 //! give their pages back afterwards (MADV_DONTNEED), so that a run's memory
 //! follows what it still uses, not the size of its files. The data is not
 //! lost: the pages stay in the page cache, and a page read again is mapped

@@ -20,7 +20,7 @@ use crate::artifact::{
 };
 use crate::preference::PreferenceLine;
 use crate::runtime::CompiledGroup;
-use crate::url::{origin_hash, OriginKey, UrlError};
+use crate::url::{OriginKey, UrlError};
 use std::path::{Path, PathBuf};
 
 /// The name of the shard function: the low 32 bits of the origin key's
@@ -148,9 +148,12 @@ impl ShardSet {
             if let Some(other) = by_index[k].replace(i) {
                 return Err(set_error(path, format!("{} and {} are both shard {k} of {count}", name(other), name(i))));
             }
-            for o in 0..artifact.origins() {
+            // By the hashes the index stores, without hashing every key: a
+            // lookup reaches an origin only under its stored hash, so an origin
+            // stored under another shard's hash would answer for that shard's URLs.
+            for (o, hash) in artifact.indexed_origins() {
                 let key = artifact.origin_key(o);
-                let belongs = shard_of_hash(origin_hash(key), first.count);
+                let belongs = shard_of_hash(hash, first.count);
                 if belongs as usize != k {
                     return Err(set_error(
                         path,
@@ -254,11 +257,15 @@ impl ShardSet {
         (k, origin - self.origin_base[k])
     }
 
-    /// (shard, number within it) of a set's group number.
+    /// (shard, number within it) of a set's group number; an error for a
+    /// group past the set's.
     #[inline]
-    fn split_group(&self, group: usize) -> (usize, usize) {
+    fn split_group(&self, group: usize) -> Result<(usize, usize), ArtifactError> {
+        if group >= self.groups() {
+            return Err(ArtifactError::NoSuchGroup { group, groups: self.groups() });
+        }
         let k = self.group_base.partition_point(|&b| b <= group) - 1;
-        (k, group - self.group_base[k])
+        Ok((k, group - self.group_base[k]))
     }
 
     /// The set's number of an origin key, if a shard has it.
@@ -317,14 +324,19 @@ impl ShardSet {
     }
 
     /// [`Artifact::decide_many`] through the set: each query asked of the
-    /// shard its group is in, the outcomes in query order.
-    pub fn decide_many(&self, queries: &[(usize, &[u8])], outcomes: &mut Vec<GroupOutcome>) {
+    /// shard its group is in, the outcomes in query order; on an error
+    /// (a damaged group) nothing is appended.
+    pub fn decide_many(
+        &self,
+        queries: &[(usize, &[u8])],
+        outcomes: &mut Vec<GroupOutcome>,
+    ) -> Result<(), ArtifactError> {
         if self.shards.len() == 1 {
             return self.shards[0].decide_many(queries, outcomes);
         }
         let first = outcomes.len();
         let mut by_shard: Vec<Vec<usize>> = vec![Vec::new(); self.shards.len()];
-        let split: Vec<(usize, usize)> = queries.iter().map(|&(g, _)| self.split_group(g)).collect();
+        let split = queries.iter().map(|&(g, _)| self.split_group(g)).collect::<Result<Vec<_>, _>>()?;
         for (i, &(k, _)) in split.iter().enumerate() {
             by_shard[k].push(i);
         }
@@ -334,43 +346,52 @@ impl ShardSet {
         for (k, indices) in by_shard.iter().enumerate().filter(|(_, v)| !v.is_empty()) {
             let local: Vec<(usize, &[u8])> = indices.iter().map(|&i| (split[i].1, queries[i].1)).collect();
             got.clear();
-            self.shards[k].decide_many(&local, &mut got);
+            if let Err(e) = self.shards[k].decide_many(&local, &mut got) {
+                outcomes.truncate(first);
+                return Err(e);
+            }
             for (&i, outcome) in indices.iter().zip(&got) {
                 outcomes[first + i] = GroupOutcome { group: outcome.group + self.group_base[k], ..*outcome };
             }
         }
+        Ok(())
     }
 
     /// [`Artifact::compiled_group`] of a set's group.
     #[inline]
-    pub fn compiled_group(&self, group: usize) -> CompiledGroup<'_> {
-        let (k, g) = self.split_group(group);
+    pub fn compiled_group(&self, group: usize) -> Result<CompiledGroup<'_>, ArtifactError> {
+        let (k, g) = self.split_group(group)?;
         self.shards[k].compiled_group(g)
     }
 
     /// The best rank among a set's group's rules for a prepared path.
-    pub fn decide(&self, group: usize, path: &[u8]) -> GroupOutcome {
+    pub fn decide(&self, group: usize, path: &[u8]) -> Result<GroupOutcome, ArtifactError> {
         let mut outcomes = Vec::with_capacity(1);
-        self.decide_many(&[(group, path)], &mut outcomes);
-        outcomes[0]
+        self.decide_many(&[(group, path)], &mut outcomes)?;
+        Ok(outcomes[0])
     }
 
     /// The rule an outcome's rank stands for, when the set explains.
-    pub fn explain(&self, outcome: &GroupOutcome) -> Option<ExplainedRule<'_>> {
-        let (k, g) = self.split_group(outcome.group);
+    pub fn explain(&self, outcome: &GroupOutcome) -> Result<Option<ExplainedRule<'_>>, ArtifactError> {
+        let (k, g) = self.split_group(outcome.group)?;
         self.shards[k].explain(&GroupOutcome { group: g, ..*outcome })
     }
 
     /// Rule `index` of a set's group's explanation table.
-    pub fn rule(&self, group: usize, index: usize) -> Option<ExplainedRule<'_>> {
-        let (k, g) = self.split_group(group);
+    pub fn rule(&self, group: usize, index: usize) -> Result<Option<ExplainedRule<'_>>, ArtifactError> {
+        let (k, g) = self.split_group(group)?;
         self.shards[k].rule(g, index)
     }
 
     /// Number of rules in a set's group's explanation table.
-    pub fn rule_count(&self, group: usize) -> usize {
-        let (k, g) = self.split_group(group);
+    pub fn rule_count(&self, group: usize) -> Result<usize, ArtifactError> {
+        let (k, g) = self.split_group(group)?;
         self.shards[k].rule_count(g)
+    }
+
+    /// [`Artifact::verify`] of every shard: every byte of the set checked.
+    pub fn verify(&self) -> Result<(), ArtifactError> {
+        self.shards.iter().try_for_each(Artifact::verify)
     }
 
     /// Whether any shard has a preferences section (see [`Artifact::preferences`]).
@@ -398,6 +419,18 @@ impl ShardSet {
         self.shards[k].preference_lines(o, agent)
     }
 
+    /// [`Artifact::sitemaps`] of a set's origin.
+    pub fn sitemaps(&self, origin: usize) -> Result<Vec<&[u8]>, ArtifactError> {
+        let (k, o) = self.split_origin(origin);
+        self.shards[k].sitemaps(o)
+    }
+
+    /// [`Artifact::crawl_delay`] of a set's origin.
+    pub fn crawl_delay(&self, origin: usize, agent: usize) -> Result<Option<&[u8]>, ArtifactError> {
+        let (k, o) = self.split_origin(origin);
+        self.shards[k].crawl_delay(o, agent)
+    }
+
     /// [`Artifact::names_agent`] of a set's origin.
     pub fn names_agent(&self, origin: usize, agent: usize) -> bool {
         let (k, o) = self.split_origin(origin);
@@ -405,8 +438,8 @@ impl ShardSet {
     }
 
     /// Statistics of a set's group.
-    pub fn group_stats(&self, group: usize) -> GroupStats {
-        let (k, g) = self.split_group(group);
+    pub fn group_stats(&self, group: usize) -> Result<GroupStats, ArtifactError> {
+        let (k, g) = self.split_group(group)?;
         self.shards[k].group_stats(g)
     }
 }
@@ -420,6 +453,7 @@ impl From<Artifact> for ShardSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::url::origin_hash;
 
     #[test]
     fn the_shard_function_is_stable_and_in_range() {

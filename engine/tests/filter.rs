@@ -6,6 +6,7 @@
 //! all the pipeline needs: it must never care how a verdict was reached.
 
 use proptest::prelude::*;
+use robotsieve_engine::artifact::ArtifactError;
 use robotsieve_engine::filter::{
     Classifier, Config, FilterError, Format, Input, Pipeline, Progress, Report, Sink, Stats,
 };
@@ -32,13 +33,13 @@ fn first_byte_verdict(url: &[u8]) -> Verdict {
 impl Classifier for FirstByte {
     type Scratch = u64;
 
-    fn classify(&self, url: &[u8], seen: &mut u64, explain: Option<&mut Vec<u8>>) -> Verdict {
+    fn classify(&self, url: &[u8], seen: &mut u64, explain: Option<&mut Vec<u8>>) -> Result<Verdict, ArtifactError> {
         *seen += 1;
         if let Some(reason) = explain {
             reason.extend_from_slice(b"first byte ");
             reason.push(url[0]);
         }
-        first_byte_verdict(url)
+        Ok(first_byte_verdict(url))
     }
 }
 
@@ -48,9 +49,9 @@ struct PanicsOnBoom;
 impl Classifier for PanicsOnBoom {
     type Scratch = ();
 
-    fn classify(&self, url: &[u8], _: &mut (), _: Option<&mut Vec<u8>>) -> Verdict {
+    fn classify(&self, url: &[u8], _: &mut (), _: Option<&mut Vec<u8>>) -> Result<Verdict, ArtifactError> {
         assert!(url != b"boom", "boom");
-        first_byte_verdict(url)
+        Ok(first_byte_verdict(url))
     }
 }
 
@@ -360,11 +361,11 @@ struct UntidyReasons;
 impl Classifier for UntidyReasons {
     type Scratch = ();
 
-    fn classify(&self, _: &[u8], _: &mut (), explain: Option<&mut Vec<u8>>) -> Verdict {
+    fn classify(&self, _: &[u8], _: &mut (), explain: Option<&mut Vec<u8>>) -> Result<Verdict, ArtifactError> {
         if let Some(reason) = explain {
             reason.extend_from_slice(b"line\t4:\r\ndisallow");
         }
-        Verdict::Disallowed
+        Ok(Verdict::Disallowed)
     }
 }
 

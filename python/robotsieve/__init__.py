@@ -78,11 +78,14 @@ def _large_strings(length: int, buffers: tuple) -> pa.Array:
 
 
 class Artifact:
-    """A compiled artifact, memory-mapped and validated on opening.
+    """A compiled artifact, memory-mapped and validated lazily.
 
-    Opening checks every section (a damaged file raises :class:`ArtifactError`);
-    afterwards lookups read only the pages the URLs' origins need, so one
-    artifact serves many calls and threads.
+    Opening checks the header and the origin index (a truncated, foreign or
+    damaged index raises :class:`ArtifactError`); each origin's rules are
+    checked the first time a URL reaches them, and a damaged group raises
+    :class:`ArtifactError` from ``classify``, never a wrong verdict.
+    :meth:`verify` checks every byte. Lookups read only the pages the URLs'
+    origins need, so one artifact serves many calls and threads.
     """
 
     def __init__(self, path: Union[str, os.PathLike]):
@@ -119,6 +122,12 @@ class Artifact:
     def explains(self) -> bool:
         """Whether it keeps the rules (compiled with ``explain=True`` / ``--explain``)."""
         return self._native.explains
+
+    def verify(self) -> None:
+        """Checks every byte (every group's checksum and tables, as
+        ``robotsieve inspect --verify``); raises :class:`ArtifactError` naming
+        the first damage."""
+        self._native.verify()
 
     def __repr__(self) -> str:
         return f"robotsieve.Artifact({self.path!r}, agents={self.agents}, origins={self.origins})"

@@ -114,15 +114,20 @@ fn bitmap(valid: &[bool]) -> Vec<u8> {
 }
 
 impl Columns {
-    /// Classifies `urls` (a null is invalid) with one scratch.
-    fn classify(classifier: &AgentClassifier<'_>, urls: &[Option<&[u8]>], explain: bool) -> Columns {
+    /// Classifies `urls` (a null is invalid) with one scratch; an error
+    /// when a group the URLs reach is damaged.
+    fn classify(
+        classifier: &AgentClassifier<'_>,
+        urls: &[Option<&[u8]>],
+        explain: bool,
+    ) -> Result<Columns, robotsieve_engine::artifact::ArtifactError> {
         let mut out = Columns::default();
         let mut scratch = Scratch::default();
         let mut batch: Vec<&[u8]> = Vec::with_capacity(BATCH);
         for chunk in urls.chunks(BATCH) {
             batch.clear();
             batch.extend(chunk.iter().map(|u| u.unwrap_or(b"")));
-            let answers = classifier.answers(&batch, &mut scratch, explain);
+            let answers = classifier.answers(&batch, &mut scratch, explain)?;
             for (url, answer) in chunk.iter().zip(answers) {
                 out.verdicts.push(Verdict::ALL.iter().position(|v| *v == answer.verdict).unwrap_or(3) as u8);
                 match answer.reason {
@@ -144,7 +149,7 @@ impl Columns {
                 }
             }
         }
-        out
+        Ok(out)
     }
 
     fn append(&mut self, other: Columns) {
@@ -165,6 +170,12 @@ impl Artifact {
     fn new(path: PathBuf) -> PyResult<Artifact> {
         let artifact = ShardSet::open(&path).map_err(|e| ArtifactError::new_err(e.to_string()))?;
         Ok(Artifact { artifact, path })
+    }
+
+    /// Checks every byte of the artifact or shard set; raises ArtifactError
+    /// naming the first damage.
+    fn verify(&self, py: Python<'_>) -> PyResult<()> {
+        py.allow_threads(|| self.artifact.verify()).map_err(|e| ArtifactError::new_err(e.to_string()))
     }
 
     /// The agents the artifact was compiled for.
@@ -244,7 +255,7 @@ impl Artifact {
                 return Columns::classify(&classifier, urls, explain);
             }
             let part = urls.len().div_ceil(threads);
-            let parts: Vec<Columns> = std::thread::scope(|scope| {
+            let parts: Vec<_> = std::thread::scope(|scope| {
                 let workers: Vec<_> = urls
                     .chunks(part)
                     .map(|chunk| scope.spawn(|| Columns::classify(&classifier, chunk, explain)))
@@ -253,10 +264,11 @@ impl Artifact {
             });
             let mut all = Columns::default();
             for p in parts {
-                all.append(p);
+                all.append(p?);
             }
-            all
+            Ok(all)
         });
+        let columns = columns.map_err(|e| ArtifactError::new_err(e.to_string()))?;
         let lines: Vec<u8> = columns.lines.iter().flat_map(|l| l.to_le_bytes()).collect();
         Ok((
             columns.verdicts.len(),

@@ -121,8 +121,10 @@ def test_damaged_artifacts_raise(tmp_path, artifact):
     flipped = bytearray(data)
     flipped[len(data) // 2] ^= 0xFF
     (tmp_path / "flipped.rsv").write_bytes(bytes(flipped))
-    with pytest.raises(robotsieve.ArtifactError):
-        robotsieve.Artifact(tmp_path / "flipped.rsv")
+    # Refused at open (the index), or by verify (a group, checked lazily).
+    with pytest.raises(robotsieve.ArtifactError, match="flipped.rsv"):
+        robotsieve.Artifact(tmp_path / "flipped.rsv").verify()
+    artifact.verify()
     with pytest.raises(robotsieve.ArtifactError, match="missing.rsv"):
         robotsieve.Artifact(tmp_path / "missing.rsv")
     with pytest.raises(TypeError, match="string or binary"):

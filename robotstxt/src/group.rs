@@ -278,6 +278,16 @@ impl Group {
         }
     }
 
+    /// The first `crawl-delay` value (as written) in the groups that
+    /// [`Group::select`] picks for `agent`: what a crawler that honours
+    /// crawl-delay reads (Google ignores it, and so do verdicts).
+    pub fn crawl_delay<'a>(robots: &RobotsTxt<'a>, agent: &Agent) -> Option<&'a [u8]> {
+        Group::other_fields(robots, agent)
+            .into_iter()
+            .find(|f| f.key.eq_ignore_ascii_case(b"crawl-delay"))
+            .map(|f| f.value)
+    }
+
     /// The straightforward per-rule matcher: tries every rule. This is the
     /// oracle every faster matcher is tested against.
     ///

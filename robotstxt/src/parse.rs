@@ -176,6 +176,11 @@ impl<'a> RobotsTxt<'a> {
     pub fn directives(&self) -> impl Iterator<Item = (&Line<'a>, &Directive<'a>)> {
         self.lines.iter().filter_map(|line| line.directive.as_ref().map(|d| (line, d)))
     }
+
+    /// Every `sitemap` value, in file order (sitemaps belong to no group).
+    pub fn sitemaps(&self) -> Vec<&'a [u8]> {
+        self.directives().filter(|(_, d)| d.field == Field::Sitemap).map(|(_, d)| d.value).collect()
+    }
 }
 
 fn read_line(number: u32, offset: usize, raw: &[u8]) -> Line<'_> {

@@ -246,9 +246,9 @@ fn through_artifact(body: &[u8], agent: &Agent, group: &Group, options: BuildOpt
         let classifier = AgentClassifier::new(&artifact, 0, mode);
         let mut scratch = Scratch::default();
         let mut batched = vec![Verdict::Invalid; lines.len()];
-        classifier.verdicts(&lines, &mut scratch, &mut batched);
+        classifier.verdicts(&lines, &mut scratch, &mut batched).expect("our own artifact answers");
         for (url, batched) in lines.iter().zip(batched) {
-            let got = classifier.answer(url, &mut scratch, true).verdict;
+            let got = classifier.answer(url, &mut scratch, true).expect("our own artifact answers").verdict;
             assert_eq!(got, batched, "{}: single and batched verdicts differ ({mode:?})", shown(url));
             let want = match key.parse(url) {
                 Err(_) => Verdict::Invalid,
@@ -351,13 +351,17 @@ fn mutate(file: &mut Vec<u8>, op: &[u8]) {
 /// mutated by the rest of the input (4 bytes a mutation: flip, set,
 /// truncate, insert, delete a byte, or set or shift an aligned u32), with
 /// every checksum (`format::reseal`; and, if asked, the length) rewritten unless
-/// [`artifact_flags::KEEP_CHECKSUM`]. Opening must refuse a changed file
-/// whose checksum was kept; whatever it accepts must answer every lookup
-/// without panicking ([`exercise`]).
+/// [`artifact_flags::KEEP_CHECKSUM`]. Whatever opens must answer every
+/// lookup with an answer or a typed error, never a panic ([`exercise`]).
+/// A changed file whose checksums were kept may open (opening checks only
+/// the header and index; each group is checked on first use), but then
+/// every answer it gives must be the base's (an error instead is allowed),
+/// and [`Artifact::verify`], which checks every byte, must refuse it.
 pub fn artifact(data: &[u8]) {
     let Some((&flags, ops)) = data.split_first() else { return };
     let bases = base_artifacts();
-    let base = &bases[usize::from(flags & 0x3f) % bases.len()];
+    let which = usize::from(flags & 0x3f) % bases.len();
+    let base = &bases[which];
     let mut file = base.clone();
     for op in ops.chunks_exact(4) {
         mutate(&mut file, op);
@@ -372,17 +376,37 @@ pub fn artifact(data: &[u8]) {
     }
     match Artifact::from_bytes(&file) {
         Ok(artifact) => {
-            assert!(!keep || file == *base, "a damaged artifact with its old checksum was accepted");
-            exercise(artifact);
+            let transcript = exercise(artifact);
+            if keep && file != *base {
+                assert!(transcript.verified.is_err(), "a damaged artifact with its old checksums passed verify");
+                if let Some(difference) = transcript.differs_from(&base_transcripts()[which]) {
+                    panic!("a damaged artifact with its old checksums answered differently: {difference}");
+                }
+            }
         }
         Err(e) => assert!(file != *base, "a valid artifact was refused: {e}"),
     }
 }
 
+/// The [`exercise`] transcripts of the [`base_artifacts`], made once per process.
+fn base_transcripts() -> &'static [Transcript] {
+    static TRANSCRIPTS: OnceLock<Vec<Transcript>> = OnceLock::new();
+    TRANSCRIPTS.get_or_init(|| {
+        base_artifacts()
+            .iter()
+            .map(|bytes| {
+                let transcript = exercise(Artifact::from_bytes(bytes).expect("the base artifacts open"));
+                assert!(transcript.answers.iter().all(|(_, a)| a.is_ok()), "a base artifact gives an error");
+                transcript
+            })
+            .collect()
+    })
+}
+
 /// The `artifact_file` target: the input is the whole file. Opened as it
 /// is, then with its checksums recomputed (`format::reseal`), so that
 /// the fuzzer gets past the checksum to the structure; whatever is accepted
-/// must answer every lookup without panicking.
+/// must answer every lookup with an answer or a typed error, never a panic.
 pub fn artifact_file(data: &[u8]) {
     if let Ok(artifact) = Artifact::from_bytes(data) {
         exercise(artifact);
@@ -400,22 +424,63 @@ pub fn artifact_file(data: &[u8]) {
 const LOOKUP_PATHS: [&[u8]; 7] =
     [b"/", b"", b"/private", b"/private/ok", b"/x.php", b"/section-3/9", b"/%7Euser/a\xE9"];
 
+/// What [`exercise`] got from an artifact: each lookup (named) with its
+/// answer as text, or the error it gave; and what [`Artifact::verify`] said.
+#[derive(Clone, Debug)]
+pub struct Transcript {
+    /// (lookup, answer or error), in the order asked.
+    pub answers: Vec<(String, Result<String, String>)>,
+    /// [`Artifact::verify`]'s result.
+    pub verified: Result<(), String>,
+}
+
+impl Transcript {
+    fn note<T: std::fmt::Debug, E: std::fmt::Display>(&mut self, lookup: String, answer: Result<T, E>) {
+        self.answers.push((lookup, answer.map(|a| format!("{a:?}")).map_err(|e| e.to_string())));
+    }
+
+    /// The first answer of `self` that `original` does not give for the
+    /// same lookup (errors of `self` excepted), if any.
+    pub fn differs_from(&self, original: &Transcript) -> Option<String> {
+        let want: std::collections::HashMap<&str, &Result<String, String>> =
+            original.answers.iter().map(|(k, v)| (k.as_str(), v)).collect();
+        self.answers.iter().find_map(|(lookup, got)| match (got, want.get(lookup.as_str())) {
+            (Err(_), _) => None,
+            (Ok(got), Some(Ok(want))) if got == want => None,
+            (Ok(got), want) => Some(format!("{lookup}: {got}, where the original gave {want:?}")),
+        })
+    }
+}
+
 /// Every lookup an accepted artifact offers, over (at most) its first 64
 /// origins and groups: metadata, origin keys and fetch status, groups per
-/// agent, decisions singly and batched (which must agree), explanations and
-/// rules, and whole URLs through the classifier in both URL modes (single
-/// and batched answers must agree). Panics only on such a disagreement, or
-/// where the artifact reader itself panics.
-pub fn exercise(artifact: Artifact) {
-    let _ = (artifact.meta().to_json(), artifact.section_sizes(), artifact.explains(), artifact.len());
+/// agent, decisions singly and batched (which must agree when the batch is
+/// answered), explanations and rules, whole URLs through the classifier in
+/// both URL modes (single and batched answers must agree when the batch is
+/// answered), and last [`Artifact::verify`]. Each lookup gives an answer or
+/// a typed error; this panics only on a disagreement, or where the reader
+/// itself panics. The answers are returned for comparison.
+pub fn exercise(artifact: Artifact) -> Transcript {
+    let mut t = Transcript { answers: Vec::new(), verified: Ok(()) };
+    let meta = (artifact.meta().to_json(), artifact.section_sizes(), artifact.explains(), artifact.len());
+    t.note::<_, String>("meta".into(), Ok(meta));
     let agents = artifact.meta().agents.len();
     let mut urls: Vec<Vec<u8>> = vec![b"http://example.com/private".to_vec(), b"http://unknown.example/".to_vec()];
     let mut queries = Vec::new();
     for origin in 0..artifact.origins().min(64) {
         let key = artifact.origin_key(origin).to_vec();
-        let _ = artifact.fetch_info(origin);
+        let groups: Vec<usize> = (0..agents).map(|agent| artifact.group_of(origin, agent)).collect();
+        t.note::<_, String>(format!("origin {origin}"), Ok((shown(&key), artifact.fetch_info(origin), &groups)));
+        let lossy = |s: &[u8]| String::from_utf8_lossy(s).into_owned();
+        let sitemaps = artifact.sitemaps(origin).map(|list| list.iter().map(|s| lossy(s)).collect::<Vec<_>>());
+        t.note(format!("origin {origin} sitemaps"), sitemaps);
         for agent in 0..agents {
-            let group = artifact.group_of(origin, agent);
+            t.note(
+                format!("origin {origin} agent {agent} crawl-delay"),
+                artifact.crawl_delay(origin, agent).map(|d| d.map(lossy)),
+            );
+        }
+        for group in groups {
             for path in LOOKUP_PATHS {
                 queries.push((group, path));
             }
@@ -427,17 +492,29 @@ pub fn exercise(artifact: Artifact) {
         }
     }
     for group in 0..artifact.groups().min(64) {
-        let _ = artifact.group_stats(group);
-        for index in 0..artifact.rule_count(group).min(64) {
-            let _ = artifact.rule(group, index).map(|r| r.to_string());
+        t.note(format!("group {group} stats"), artifact.group_stats(group));
+        let count = artifact.rule_count(group);
+        t.note(format!("group {group} rules"), count.as_ref().map_err(|e| e.to_string()));
+        for index in 0..count.unwrap_or(0).min(64) {
+            t.note(
+                format!("group {group} rule {index}"),
+                artifact.rule(group, index).map(|r| r.map(|r| r.to_string())),
+            );
         }
     }
     let mut outcomes = Vec::new();
-    artifact.decide_many(&queries, &mut outcomes);
-    for (&(group, path), batched) in queries.iter().zip(&outcomes) {
+    let batched = artifact.decide_many(&queries, &mut outcomes);
+    assert!(batched.is_ok() == (outcomes.len() == queries.len()), "decide_many appended {} outcomes", outcomes.len());
+    for (i, &(group, path)) in queries.iter().enumerate() {
         let single = artifact.decide(group, path);
-        assert_eq!(&single, batched, "group {group}, path {}: decide and decide_many differ", shown(path));
-        let _ = artifact.explain(&single).map(|r| r.to_string());
+        if let (Some(batched), Ok(single)) = (outcomes.get(i), &single) {
+            assert_eq!(single, batched, "group {group}, path {}: decide and decide_many differ", shown(path));
+        }
+        if let Ok(outcome) = &single {
+            let explained = artifact.explain(outcome).map(|r| r.map(|r| r.to_string()));
+            t.note(format!("explain group {group}, path {}", shown(path)), explained);
+        }
+        t.note(format!("decide group {group}, path {}", shown(path)), single);
     }
     let lines: Vec<&[u8]> = urls.iter().map(Vec::as_slice).collect();
     let set = ShardSet::single(artifact);
@@ -446,15 +523,20 @@ pub fn exercise(artifact: Artifact) {
             let classifier = AgentClassifier::new(&set, agent, mode);
             let mut scratch = Scratch::default();
             let mut batched = vec![Verdict::Invalid; lines.len()];
-            classifier.verdicts(&lines, &mut scratch, &mut batched);
+            let batch = classifier.verdicts(&lines, &mut scratch, &mut batched);
             for (url, batched) in lines.iter().zip(batched) {
                 let answer = classifier.answer(url, &mut scratch, true);
-                assert_eq!(answer.verdict, batched, "{}: single and batched verdicts differ", shown(url));
-                let _ = answer.reason.to_string();
+                if let (Ok(()), Ok(answer)) = (&batch, &answer) {
+                    assert_eq!(answer.verdict, batched, "{}: single and batched verdicts differ", shown(url));
+                }
+                let answer = answer.map(|a| (a.verdict, a.reason.to_string()));
+                t.note(format!("agent {agent}, {mode:?}, {}", shown(url)), answer);
             }
             let _ = classifier.fetch_tallies(std::slice::from_ref(&scratch));
         }
     }
+    t.verified = set.verify().map_err(|e| e.to_string());
+    t
 }
 
 // ---------------------------------------------------------------- warc
@@ -647,6 +729,29 @@ mod tests {
     }
 
     #[test]
+    fn a_damaged_group_with_its_old_checksum_opens_errs_on_use_and_never_answers_otherwise() {
+        use robotsieve_engine::format::GROUPS_START;
+        for (n, base) in base_artifacts().iter().enumerate() {
+            let mut file = base.clone();
+            // A byte of the first group's tables (after its head and checksum).
+            file[GROUPS_START + 64] ^= 0x40;
+            let artifact = Artifact::from_bytes(&file).unwrap_or_else(|e| panic!("base {n}: refused at open: {e}"));
+            let transcript = exercise(artifact);
+            assert!(transcript.verified.is_err(), "base {n}: verify passed");
+            let errors: Vec<&String> = transcript.answers.iter().filter_map(|(_, a)| a.as_ref().err()).collect();
+            assert!(!errors.is_empty(), "base {n}: no lookup met the damaged group");
+            assert!(errors.iter().all(|e| e.contains("damaged artifact: group 0")), "base {n}: {errors:?}");
+            assert!(transcript.answers.iter().any(|(_, a)| a.is_ok()), "base {n}: the sound groups answer");
+            assert_eq!(transcript.differs_from(&base_transcripts()[n]), None, "base {n}");
+            // And a different answer is caught.
+            let mut changed = Transcript { answers: transcript.answers.clone(), verified: Ok(()) };
+            let ok = changed.answers.iter_mut().find(|(_, a)| a.is_ok()).expect("an answer");
+            ok.1 = Ok("something else".into());
+            assert!(changed.differs_from(&base_transcripts()[n]).is_some());
+        }
+    }
+
+    #[test]
     fn the_base_artifacts_open_and_a_kept_checksum_catches_every_mutation_kind() {
         for (n, base) in base_artifacts().iter().enumerate() {
             let artifact = Artifact::from_bytes(base).unwrap_or_else(|e| panic!("base {n}: {e}"));
@@ -655,7 +760,9 @@ mod tests {
                 let mut file = base.clone();
                 mutate(&mut file, &[kind, 100, 0, 7]);
                 assert_ne!(&file, base, "mutation {kind} changes the file");
-                assert!(Artifact::from_bytes(&file).is_err(), "base {n}, mutation {kind}: accepted");
+                // Refused at open, or (a change inside a group blob) by verify.
+                let refused = Artifact::from_bytes(&file).and_then(|a| a.verify());
+                assert!(refused.is_err(), "base {n}, mutation {kind}: accepted");
             }
         }
     }

@@ -8,6 +8,7 @@
 
 use crate::conformance::{read_origin_cases, read_verdict_cases};
 use crate::fuzz_checks::{artifact_flags, base_artifacts, robots_flags, RobotsInput, SEPARATOR};
+use robotsieve_engine::format::GROUPS_START;
 use robotsieve_engine::url::path_params_query;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -61,8 +62,8 @@ pub fn robots(shared: &Path, every: usize) -> Vec<Seed> {
 }
 
 /// `artifact` seeds: each base artifact untouched, with its checksum kept
-/// and rewritten, truncated at a few places, and with a field or two of the
-/// header and section table changed.
+/// and rewritten, truncated at a few places, with a field or two of the
+/// header and section table changed, and with a group byte flipped.
 pub fn artifact() -> Vec<Seed> {
     let mut seeds = Vec::new();
     for base in 0..base_artifacts().len() as u8 {
@@ -78,6 +79,12 @@ pub fn artifact() -> Vec<Seed> {
             let [lo, hi] = at.to_le_bytes();
             seeds.push((format!("base{base}-set{at}"), vec![base, op, lo, hi, value]));
         }
+        // A byte inside the group blobs flipped with the checksums kept: it
+        // opens (groups are checked on first use), and must answer as the
+        // base or with an error.
+        let [lo, hi] = (GROUPS_START as u16 + 64).to_le_bytes();
+        seeds
+            .push((format!("base{base}-kept-group-flip"), vec![base | artifact_flags::KEEP_CHECKSUM, 0, lo, hi, 0x40]));
     }
     seeds
 }
