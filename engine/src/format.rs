@@ -1449,7 +1449,7 @@ pub fn encode_string_list(
         let off = u32::try_from(text_at + text.len() as u64)
             .ok()
             .filter(|&o| u64::from(o) + s.len() as u64 <= u64::from(u32::MAX))
-            .ok_or_else(|| EncodeError::CrawlTextTooLarge)?;
+            .ok_or(EncodeError::CrawlTextTooLarge)?;
         text.extend_from_slice(s);
         items.extend_from_slice(&off.to_ne_bytes());
         items.extend_from_slice(&(s.len() as u32).to_ne_bytes());
