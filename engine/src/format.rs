@@ -111,6 +111,12 @@ fn put64(out: &mut [u8], off: usize, v: u64) {
     out[off..off + 8].copy_from_slice(&v.to_ne_bytes());
 }
 
+/// The GROUP_INDEX entry of a group: the file offset of its blob. The
+/// reader takes the section in place as `&[u64]` (aligned, native order).
+pub fn encode_group_offset(offset: u64) -> [u8; 8] {
+    offset.to_ne_bytes()
+}
+
 /// The fixed header at the start of every artifact.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Header {
@@ -186,6 +192,28 @@ impl Header {
         sum.update(&[0; 8]);
         sum.update(&header_and_table[Header::CHECKSUM_AT.end..]);
         sum.finish()
+    }
+
+    /// Fills in the checksum of a header and its section table
+    /// ([`Header::checksum_of`]), as the writer does last and
+    /// [`reseal`] does again.
+    pub fn seal(header_and_table: &mut [u8]) {
+        let sum = Header::checksum_of(header_and_table);
+        header_and_table[Header::CHECKSUM_AT].copy_from_slice(&sum.to_ne_bytes());
+    }
+
+    /// The first [`GROUPS_START`] bytes of an artifact: this header (its
+    /// checksum field ignored), the section table with its unused entries
+    /// zero, sealed.
+    pub fn encode_with_sections(&self, entries: &[SectionEntry]) -> Vec<u8> {
+        let mut head = Vec::with_capacity(GROUPS_START);
+        head.extend_from_slice(&Header { sections: entries.len() as u32, ..*self }.encode());
+        for entry in entries {
+            head.extend_from_slice(&entry.encode());
+        }
+        head.resize(GROUPS_START, 0);
+        Header::seal(&mut head);
+        head
     }
 }
 
@@ -1082,6 +1110,133 @@ impl<'a> GroupView<'a> {
 //
 // All integers are in the artifact's (native) byte order.
 
+/// The shape the two optional list sections share (PREFERENCES, CRAWL),
+/// defined once for their encoders and decoders:
+///
+/// ```text
+/// header   the section's own (PreferenceHeader, CrawlHeader)
+/// OF       u32 words per origin, each naming a list + 1 (0: none)
+/// ENDS     u32 per list: the end of its records in RECORDS (increasing)
+/// RECORDS  fixed-size records, each list's one after the other
+/// TEXT     the bytes the records point at
+/// ```
+///
+/// Each distinct list is stored once; the writer appends a list's records
+/// and text as it comes and its end with [`ListSection::encode_end`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListSection {
+    /// How messages name the section.
+    pub name: &'static str,
+    /// How messages name a list and a record ("set" and "lines", "list" and "items").
+    pub terms: (&'static str, &'static str),
+    /// Size of the section's header.
+    pub header_len: usize,
+    /// Size of one record.
+    pub record_len: usize,
+    /// OF words per origin, per agent (`of_words = origins * (fixed + agents)`).
+    pub fixed_words: usize,
+    /// Lists the section may hold (an OF word stores list + 1, and
+    /// PREFERENCES keeps its top bit for [`Selection::named`]).
+    pub max_lists: u32,
+}
+
+/// The PREFERENCES section's shape: a SET_OF word per origin and agent.
+pub const PREFERENCE_LISTS: ListSection = ListSection {
+    name: "preferences",
+    terms: ("set", "lines"),
+    header_len: PREFERENCE_HEADER_LEN,
+    record_len: LINE_RECORD_LEN,
+    fixed_words: 0,
+    max_lists: NAMED - 2,
+};
+
+/// The CRAWL section's shape: per origin a sitemap word, then a
+/// crawl-delay word per agent.
+pub const CRAWL_LISTS: ListSection = ListSection {
+    name: "sitemaps and crawl-delays",
+    terms: ("list", "items"),
+    header_len: CRAWL_HEADER_LEN,
+    record_len: CRAWL_ITEM_LEN,
+    fixed_words: 1,
+    max_lists: u32::MAX - 1,
+};
+
+impl ListSection {
+    /// Appends the ENDS word of a list whose records end at `end`.
+    pub fn encode_end(end: u32, out: &mut Vec<u8>) {
+        out.extend_from_slice(&end.to_ne_bytes());
+    }
+
+    /// Appends an OF word.
+    pub fn encode_word(word: u32, out: &mut Vec<u8>) {
+        out.extend_from_slice(&word.to_ne_bytes());
+    }
+
+    /// The section's four tables (OF, ENDS, RECORDS, TEXT) after its
+    /// header, checked only for size (constant time).
+    fn split<'a>(
+        &self,
+        bytes: &'a [u8],
+        origins: usize,
+        agents: usize,
+        lists: u32,
+        records: u32,
+        text_len: u64,
+    ) -> Result<[&'a [u8]; 4], String> {
+        let sizes = [
+            origins.checked_mul(agents + self.fixed_words).and_then(|n| n.checked_mul(4)),
+            (lists as usize).checked_mul(4),
+            (records as usize).checked_mul(self.record_len),
+        ];
+        let mut at = self.header_len;
+        let mut parts = [&bytes[..0]; 4];
+        for (part, size) in parts.iter_mut().zip(sizes) {
+            let end = size
+                .and_then(|s| at.checked_add(s))
+                .filter(|&e| e <= bytes.len())
+                .ok_or_else(|| format!("{}: tables do not fit", self.name))?;
+            *part = &bytes[at..end];
+            at = end;
+        }
+        if (bytes.len() - at) as u64 != text_len {
+            return Err(format!("{}: text length does not match the section", self.name));
+        }
+        parts[3] = &bytes[at..];
+        Ok(parts)
+    }
+
+    /// Checks ENDS against RECORDS, and that no OF word names a list past
+    /// ENDS (`mask` clears the bits of an OF word that are no list).
+    fn check_lists(&self, of: &[u8], ends: &[u8], records: &[u8], mask: u32) -> Result<(), String> {
+        let (lists, count) = (ends.len() / 4, records.len() / self.record_len);
+        let (list, record) = self.terms;
+        let mut prev = 0;
+        for l in 0..lists {
+            let end = ne32(ends, l * 4) as usize;
+            if end < prev || end > count {
+                return Err(format!("{}: {list} ends are not increasing within the {record}", self.name));
+            }
+            prev = end;
+        }
+        if prev != count {
+            return Err(format!("{}: {record} belong to no {list}", self.name));
+        }
+        for i in 0..of.len() / 4 {
+            let word = ne32(of, i * 4) & mask;
+            if word as usize > lists {
+                return Err(format!("{}: an origin names {list} {} of {lists}", self.name, word - 1));
+            }
+        }
+        Ok(())
+    }
+
+    /// The records of list `l` (below the number of lists in `ends`).
+    fn records(ends: &[u8], l: usize) -> std::ops::Range<usize> {
+        let start = if l == 0 { 0 } else { ne32(ends, (l - 1) * 4) as usize };
+        start..ne32(ends, l * 4) as usize
+    }
+}
+
 /// The `SET_OF` bit of an origin whose robots.txt names the crawler.
 const NAMED: u32 = 1 << 31;
 const PREFERENCE_HEADER_LEN: usize = 24;
@@ -1197,13 +1352,13 @@ pub fn encode_preferences(
     sets: &[&[PreferenceLine]],
 ) -> Vec<u8> {
     assert_eq!(selections.len(), origins * agents, "one entry per origin and agent");
-    assert!(sets.len() < NAMED as usize - 1, "too many preference sets");
+    assert!(sets.len() <= PREFERENCE_LISTS.max_lists as usize, "too many preference sets");
     assert!(selections.iter().all(|s| s.set.is_none_or(|s| (s as usize) < sets.len())), "an entry names no set");
     let (mut records, mut text) = (Vec::new(), Vec::new());
-    let mut set_ends = Vec::with_capacity(sets.len());
+    let mut set_ends = Vec::with_capacity(sets.len() * 4);
     for set in sets {
         encode_preference_set(set, 0, &mut records, &mut text).expect("preference text within 4 GiB");
-        set_ends.push((records.len() / LINE_RECORD_LEN) as u32);
+        ListSection::encode_end((records.len() / LINE_RECORD_LEN) as u32, &mut set_ends);
     }
     let header = PreferenceHeader {
         sets: sets.len() as u32,
@@ -1213,9 +1368,10 @@ pub fn encode_preferences(
         text_len: text.len() as u64,
     };
     let mut out = header.encode().to_vec();
-    for v in selections.iter().map(|s| s.pack()).chain(set_ends) {
-        out.extend_from_slice(&v.to_ne_bytes());
+    for s in selections {
+        ListSection::encode_word(s.pack(), &mut out);
     }
+    out.extend_from_slice(&set_ends);
     out.extend_from_slice(&records);
     out.extend_from_slice(&text);
     out
@@ -1239,30 +1395,12 @@ impl<'a> PreferenceTable<'a> {
             return Err("preferences: shorter than its header".into());
         }
         let header = PreferenceHeader::decode(bytes);
-        let (sets, lines) = (header.sets as usize, header.lines as usize);
         if (header.origins as usize, header.agents as usize) != (origins, agents) {
             return Err(format!("preferences: written for other counts than {origins} origins and {agents} agents"));
         }
-        let text_len = header.text_len;
-        let sizes = [
-            origins.checked_mul(agents).and_then(|n| n.checked_mul(4)),
-            sets.checked_mul(4),
-            lines.checked_mul(LINE_RECORD_LEN),
-        ];
-        let mut at = PREFERENCE_HEADER_LEN;
-        let mut parts = [&bytes[..0]; 3];
-        for (part, size) in parts.iter_mut().zip(sizes) {
-            let end = size
-                .and_then(|s| at.checked_add(s))
-                .filter(|&e| e <= bytes.len())
-                .ok_or("preferences: tables do not fit")?;
-            *part = &bytes[at..end];
-            at = end;
-        }
-        if bytes.len() - at != usize::try_from(text_len).map_err(|_| "preferences: text too long")? {
-            return Err("preferences: text length does not match the section".into());
-        }
-        Ok(PreferenceTable { agents, set_of: parts[0], set_ends: parts[1], records: parts[2], text: &bytes[at..] })
+        let [set_of, set_ends, records, text] =
+            PREFERENCE_LISTS.split(bytes, origins, agents, header.sets, header.lines, header.text_len)?;
+        Ok(PreferenceTable { agents, set_of, set_ends, records, text })
     }
 
     /// Reads and checks the section of an artifact of `origins` origins and
@@ -1272,25 +1410,8 @@ impl<'a> PreferenceTable<'a> {
     /// view of a section checked before.)
     pub fn parse(bytes: &'a [u8], origins: usize, agents: usize) -> Result<PreferenceTable<'a>, String> {
         let table = PreferenceTable::layout(bytes, origins, agents)?;
-        let (sets, lines) = (table.set_ends.len() / 4, table.records.len() / LINE_RECORD_LEN);
-        let mut prev = 0;
-        for s in 0..sets {
-            let end = ne32(table.set_ends, s * 4) as usize;
-            if end < prev || end > lines {
-                return Err("preferences: set ends are not increasing within the lines".into());
-            }
-            prev = end;
-        }
-        if prev != lines {
-            return Err("preferences: lines belong to no set".into());
-        }
-        for o in 0..origins * agents {
-            let s = ne32(table.set_of, o * 4) & !NAMED;
-            if s as usize > sets {
-                return Err(format!("preferences: an origin names set {} of {sets}", s - 1));
-            }
-        }
-        for l in 0..lines {
+        PREFERENCE_LISTS.check_lists(table.set_of, table.set_ends, table.records, !NAMED)?;
+        for l in 0..table.records.len() / LINE_RECORD_LEN {
             let r = |i: usize| ne32(table.records, l * LINE_RECORD_LEN + i * 4) as usize;
             if PreferenceField::from_code(r(0) as u8).is_none() || r(0) > 255 {
                 return Err(format!("preferences: line record {l} has unknown field {}", r(0)));
@@ -1329,10 +1450,7 @@ impl<'a> PreferenceTable<'a> {
     ///
     /// When `set` is not below [`PreferenceTable::sets`].
     pub fn lines(&self, set: u32) -> Vec<PreferenceLine> {
-        let s = set as usize;
-        let start = if s == 0 { 0 } else { ne32(self.set_ends, (s - 1) * 4) as usize };
-        let end = ne32(self.set_ends, s * 4) as usize;
-        (start..end)
+        ListSection::records(self.set_ends, set as usize)
             .map(|l| {
                 let r = |i: usize| ne32(self.records, l * LINE_RECORD_LEN + i * 4);
                 let field = PreferenceField::from_code(r(0) as u8).expect("checked when opened");
@@ -1427,7 +1545,7 @@ impl CrawlRefs {
     /// Appends the origin's OF words (1 + agents of them).
     pub fn encode(&self, out: &mut Vec<u8>) {
         for id in std::iter::once(&self.sitemaps).chain(&self.delays) {
-            out.extend_from_slice(&id.map_or(0, |l| l + 1).to_ne_bytes());
+            ListSection::encode_word(id.map_or(0, |l| l + 1), out);
         }
     }
 
@@ -1472,7 +1590,7 @@ pub fn encode_crawl(refs: &[CrawlRefs], agents: usize, lists: &[Vec<&[u8]>]) -> 
     let (mut items, mut text, mut ends) = (Vec::new(), Vec::new(), Vec::new());
     for list in lists {
         encode_string_list(list, 0, &mut items, &mut text).expect("text within 4 GiB");
-        ends.extend_from_slice(&((items.len() / CRAWL_ITEM_LEN) as u32).to_ne_bytes());
+        ListSection::encode_end((items.len() / CRAWL_ITEM_LEN) as u32, &mut ends);
     }
     let header = CrawlHeader {
         origins: refs.len() as u32,
@@ -1514,25 +1632,9 @@ impl<'a> CrawlTable<'a> {
                 "sitemaps and crawl-delays: written for other counts than {origins} origins and {agents} agents"
             ));
         }
-        let sizes = [
-            origins.checked_mul(agents + 1).and_then(|n| n.checked_mul(4)),
-            (header.lists as usize).checked_mul(4),
-            (header.items as usize).checked_mul(CRAWL_ITEM_LEN),
-        ];
-        let mut at = CRAWL_HEADER_LEN;
-        let mut parts = [&bytes[..0]; 3];
-        for (part, size) in parts.iter_mut().zip(sizes) {
-            let end = size
-                .and_then(|s| at.checked_add(s))
-                .filter(|&e| e <= bytes.len())
-                .ok_or("sitemaps and crawl-delays: tables do not fit")?;
-            *part = &bytes[at..end];
-            at = end;
-        }
-        if (bytes.len() - at) as u64 != header.text_len {
-            return Err("sitemaps and crawl-delays: text length does not match the section".into());
-        }
-        Ok(CrawlTable { agents, of: parts[0], ends: parts[1], items: parts[2], text: &bytes[at..] })
+        let [of, ends, items, text] =
+            CRAWL_LISTS.split(bytes, origins, agents, header.lists, header.items, header.text_len)?;
+        Ok(CrawlTable { agents, of, ends, items, text })
     }
 
     /// Reads and checks the section of an artifact of `origins` origins and
@@ -1540,22 +1642,8 @@ impl<'a> CrawlTable<'a> {
     /// lookups afterwards cannot fail (opening does this once).
     pub fn parse(bytes: &'a [u8], origins: usize, agents: usize) -> Result<CrawlTable<'a>, String> {
         let table = CrawlTable::layout(bytes, origins, agents)?;
-        let (lists, items) = (table.ends.len() / 4, table.items.len() / CRAWL_ITEM_LEN);
-        let mut prev = 0;
-        for l in 0..lists {
-            let end = ne32(table.ends, l * 4) as usize;
-            if end < prev || end > items {
-                return Err("sitemaps and crawl-delays: list ends are not increasing within the items".into());
-            }
-            prev = end;
-        }
-        if prev != items {
-            return Err("sitemaps and crawl-delays: items belong to no list".into());
-        }
-        if (0..table.of.len() / 4).any(|i| ne32(table.of, i * 4) as usize > lists) {
-            return Err("sitemaps and crawl-delays: an origin names a list that does not exist".into());
-        }
-        for i in 0..items {
+        CRAWL_LISTS.check_lists(table.of, table.ends, table.items, u32::MAX)?;
+        for i in 0..table.items.len() / CRAWL_ITEM_LEN {
             let (off, len) = (ne32(table.items, i * 8) as usize, ne32(table.items, i * 8 + 4) as usize);
             if off.checked_add(len).is_none_or(|end| end > table.text.len()) {
                 return Err(format!("sitemaps and crawl-delays: string {i} points past the text"));
@@ -1567,9 +1655,7 @@ impl<'a> CrawlTable<'a> {
     /// The strings of the list an OF word names (none for 0).
     fn list(&self, word: usize) -> Vec<&'a [u8]> {
         let Some(l) = (ne32(self.of, word * 4) as usize).checked_sub(1) else { return Vec::new() };
-        let start = if l == 0 { 0 } else { ne32(self.ends, (l - 1) * 4) as usize };
-        let end = ne32(self.ends, l * 4) as usize;
-        (start..end)
+        ListSection::records(self.ends, l)
             .map(|i| {
                 let (off, len) = (ne32(self.items, i * 8) as usize, ne32(self.items, i * 8 + 4) as usize);
                 &self.text[off..off + len]
@@ -1620,8 +1706,7 @@ pub fn reseal(bytes: &mut [u8]) {
             bytes[at..at + SectionEntry::LEN].copy_from_slice(&entry.encode());
         }
     }
-    let sum = Header::checksum_of(&bytes[..GROUPS_START]);
-    bytes[Header::CHECKSUM_AT].copy_from_slice(&sum.to_ne_bytes());
+    Header::seal(&mut bytes[..GROUPS_START]);
 }
 
 /// A fast 64-bit hash over 8-byte words in four independent lanes, fed a
