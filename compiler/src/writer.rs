@@ -498,17 +498,6 @@ impl ArtifactWriter {
         selections: &[Selection],
         crawl: &CrawlRefs,
     ) -> Result<(), WriteError> {
-        self.naming_the_output(|w| w.append_origin(key, info, groups, selections, crawl))
-    }
-
-    fn append_origin(
-        &mut self,
-        key: &OriginKey,
-        info: FetchInfo,
-        groups: &[u32],
-        selections: &[Selection],
-        crawl: &CrawlRefs,
-    ) -> Result<(), WriteError> {
         if groups.len() != self.meta.agents.len() || groups.iter().any(|&g| u64::from(g) >= self.groups) {
             return Err(WriteError::BadGroup(format!("origin {key}: group ids do not match the agents and groups")));
         }
@@ -525,23 +514,26 @@ impl ArtifactWriter {
                 "origin {key}: sitemap and crawl-delay lists do not match the agents and lists"
             )));
         }
-        self.record.clear();
-        crawl.encode(&mut self.record);
-        self.crawl.of.write(&self.record)?;
-        self.crawl.any |= !crawl.is_empty();
-        self.preferences.any |= selections.iter().any(|s| s.named);
-        self.preferences.words(selections.iter().map(|s| s.pack()))?;
         let bytes = key.as_bytes();
         let key_len =
             u32::try_from(bytes.len()).map_err(|_| WriteError::BadGroup(format!("origin {key}: key too long")))?;
-        self.record.clear();
-        OriginRecord { key_off: self.keys.len, key_len, info: info.pack(), groups: groups.to_vec() }
-            .encode(&mut self.record);
-        self.keys.write(bytes)?;
-        self.records.write(&self.record)?;
-        self.index.push(key.hash64(), self.origins)?;
-        self.origins += 1;
-        Ok(())
+        let mut spool = || -> std::io::Result<()> {
+            self.record.clear();
+            crawl.encode(&mut self.record);
+            self.crawl.of.write(&self.record)?;
+            self.crawl.any |= !crawl.is_empty();
+            self.preferences.any |= selections.iter().any(|s| s.named);
+            self.preferences.words(selections.iter().map(|s| s.pack()))?;
+            self.record.clear();
+            OriginRecord { key_off: self.keys.len, key_len, info: info.pack(), groups: groups.to_vec() }
+                .encode(&mut self.record);
+            self.keys.write(bytes)?;
+            self.records.write(&self.record)?;
+            self.index.push(key.hash64(), self.origins)?;
+            self.origins += 1;
+            Ok(())
+        };
+        spool().map_err(|e| WriteError::Io(e).named(&self.name))
     }
 
     /// Number of origins added so far.

@@ -1140,6 +1140,15 @@ pub struct ListSection {
     pub max_lists: u32,
 }
 
+/// The tables of a list section ([`ListSection`]), in the section's bytes.
+#[derive(Clone, Copy, Debug)]
+struct ListTables<'a> {
+    of: &'a [u8],
+    ends: &'a [u8],
+    records: &'a [u8],
+    text: &'a [u8],
+}
+
 /// The PREFERENCES section's shape: a SET_OF word per origin and agent.
 pub const PREFERENCE_LISTS: ListSection = ListSection {
     name: "preferences",
@@ -1162,6 +1171,22 @@ pub const CRAWL_LISTS: ListSection = ListSection {
 };
 
 impl ListSection {
+    /// Both sections' headers are four u32 counts and the length of TEXT
+    /// (24 bytes), in an order of their own; this encodes them in the order given.
+    fn encode_header(counts: [u32; 4], text_len: u64) -> [u8; 24] {
+        let mut b = [0u8; 24];
+        for (i, count) in counts.into_iter().enumerate() {
+            put32(&mut b, i * 4, count);
+        }
+        put64(&mut b, 16, text_len);
+        b
+    }
+
+    /// Reads back what [`ListSection::encode_header`] wrote (from at least 24 bytes).
+    fn decode_header(b: &[u8]) -> ([u32; 4], u64) {
+        ([ne32(b, 0), ne32(b, 4), ne32(b, 8), ne32(b, 12)], ne64(b, 16))
+    }
+
     /// Appends the ENDS word of a list whose records end at `end`.
     pub fn encode_end(end: u32, out: &mut Vec<u8>) {
         out.extend_from_slice(&end.to_ne_bytes());
@@ -1170,6 +1195,37 @@ impl ListSection {
     /// Appends an OF word.
     pub fn encode_word(word: u32, out: &mut Vec<u8>) {
         out.extend_from_slice(&word.to_ne_bytes());
+    }
+
+    /// The section's tables: its header's counts checked against the
+    /// artifact's and the tables' sizes against the section's (constant
+    /// time). `counts` reads the header's (origins, agents, lists, records,
+    /// text length).
+    fn layout<'a>(
+        &self,
+        bytes: &'a [u8],
+        origins: usize,
+        agents: usize,
+        counts: fn(&[u8]) -> (u32, u32, u32, u32, u64),
+    ) -> Result<ListTables<'a>, String> {
+        if bytes.len() < self.header_len {
+            return Err(format!("{}: shorter than its header", self.name));
+        }
+        let (stored_origins, stored_agents, lists, records, text_len) = counts(bytes);
+        if (stored_origins as usize, stored_agents as usize) != (origins, agents) {
+            return Err(format!("{}: written for other counts than {origins} origins and {agents} agents", self.name));
+        }
+        let [of, ends, records, text] = self.split(bytes, origins, agents, lists, records, text_len)?;
+        Ok(ListTables { of, ends, records, text })
+    }
+
+    /// A whole section in memory: the header, then the tables.
+    fn concat(header: &[u8], tables: [&[u8]; 4]) -> Vec<u8> {
+        let mut out = header.to_vec();
+        for table in tables {
+            out.extend_from_slice(table);
+        }
+        out
     }
 
     /// The section's four tables (OF, ENDS, RECORDS, TEXT) after its
@@ -1207,7 +1263,8 @@ impl ListSection {
 
     /// Checks ENDS against RECORDS, and that no OF word names a list past
     /// ENDS (`mask` clears the bits of an OF word that are no list).
-    fn check_lists(&self, of: &[u8], ends: &[u8], records: &[u8], mask: u32) -> Result<(), String> {
+    fn check_lists(&self, tables: &ListTables<'_>, mask: u32) -> Result<(), String> {
+        let ListTables { of, ends, records, .. } = *tables;
         let (lists, count) = (ends.len() / 4, records.len() / self.record_len);
         let (list, record) = self.terms;
         let mut prev = 0;
@@ -1285,24 +1342,13 @@ impl PreferenceHeader {
 
     /// Encodes the header.
     pub fn encode(&self) -> [u8; PreferenceHeader::LEN] {
-        let mut b = [0u8; PreferenceHeader::LEN];
-        put32(&mut b, 0, self.sets);
-        put32(&mut b, 4, self.lines);
-        put32(&mut b, 8, self.origins);
-        put32(&mut b, 12, self.agents);
-        put64(&mut b, 16, self.text_len);
-        b
+        ListSection::encode_header([self.sets, self.lines, self.origins, self.agents], self.text_len)
     }
 
     /// Decodes a header of at least [`PreferenceHeader::LEN`] bytes.
     pub fn decode(b: &[u8]) -> PreferenceHeader {
-        PreferenceHeader {
-            sets: ne32(b, 0),
-            lines: ne32(b, 4),
-            origins: ne32(b, 8),
-            agents: ne32(b, 12),
-            text_len: ne64(b, 16),
-        }
+        let ([sets, lines, origins, agents], text_len) = ListSection::decode_header(b);
+        PreferenceHeader { sets, lines, origins, agents, text_len }
     }
 }
 
@@ -1367,40 +1413,30 @@ pub fn encode_preferences(
         agents: agents as u32,
         text_len: text.len() as u64,
     };
-    let mut out = header.encode().to_vec();
+    let mut set_of = Vec::with_capacity(selections.len() * 4);
     for s in selections {
-        ListSection::encode_word(s.pack(), &mut out);
+        ListSection::encode_word(s.pack(), &mut set_of);
     }
-    out.extend_from_slice(&set_ends);
-    out.extend_from_slice(&records);
-    out.extend_from_slice(&text);
-    out
+    ListSection::concat(&header.encode(), [&set_of, &set_ends, &records, &text])
 }
 
 /// A validated view of the section.
 #[derive(Clone, Copy, Debug)]
 pub struct PreferenceTable<'a> {
     agents: usize,
-    set_of: &'a [u8],
-    set_ends: &'a [u8],
-    records: &'a [u8],
-    text: &'a [u8],
+    /// SET_OF, SET_ENDS, LINES, TEXT.
+    tables: ListTables<'a>,
 }
 
 impl<'a> PreferenceTable<'a> {
     /// The section's tables, with only its header and sizes checked (a
     /// constant-time view; see [`PreferenceTable::parse`]).
     pub fn layout(bytes: &'a [u8], origins: usize, agents: usize) -> Result<PreferenceTable<'a>, String> {
-        if bytes.len() < PREFERENCE_HEADER_LEN {
-            return Err("preferences: shorter than its header".into());
-        }
-        let header = PreferenceHeader::decode(bytes);
-        if (header.origins as usize, header.agents as usize) != (origins, agents) {
-            return Err(format!("preferences: written for other counts than {origins} origins and {agents} agents"));
-        }
-        let [set_of, set_ends, records, text] =
-            PREFERENCE_LISTS.split(bytes, origins, agents, header.sets, header.lines, header.text_len)?;
-        Ok(PreferenceTable { agents, set_of, set_ends, records, text })
+        let counts = |b: &[u8]| {
+            let h = PreferenceHeader::decode(b);
+            (h.origins, h.agents, h.sets, h.lines, h.text_len)
+        };
+        Ok(PreferenceTable { agents, tables: PREFERENCE_LISTS.layout(bytes, origins, agents, counts)? })
     }
 
     /// Reads and checks the section of an artifact of `origins` origins and
@@ -1410,18 +1446,18 @@ impl<'a> PreferenceTable<'a> {
     /// view of a section checked before.)
     pub fn parse(bytes: &'a [u8], origins: usize, agents: usize) -> Result<PreferenceTable<'a>, String> {
         let table = PreferenceTable::layout(bytes, origins, agents)?;
-        PREFERENCE_LISTS.check_lists(table.set_of, table.set_ends, table.records, !NAMED)?;
-        for l in 0..table.records.len() / LINE_RECORD_LEN {
-            let r = |i: usize| ne32(table.records, l * LINE_RECORD_LEN + i * 4) as usize;
+        PREFERENCE_LISTS.check_lists(&table.tables, !NAMED)?;
+        for l in 0..table.tables.records.len() / LINE_RECORD_LEN {
+            let r = |i: usize| ne32(table.tables.records, l * LINE_RECORD_LEN + i * 4) as usize;
             if PreferenceField::from_code(r(0) as u8).is_none() || r(0) > 255 {
                 return Err(format!("preferences: line record {l} has unknown field {}", r(0)));
             }
             for (off, len) in [(r(2), r(3)), (r(4), r(5))] {
-                if off.checked_add(len).is_none_or(|end| end > table.text.len()) {
+                if off.checked_add(len).is_none_or(|end| end > table.tables.text.len()) {
                     return Err(format!("preferences: line record {l} points past the text"));
                 }
             }
-            let entries = &table.text[r(4)..r(4) + r(5)];
+            let entries = &table.tables.text[r(4)..r(4) + r(5)];
             if entries.last().is_some_and(|&b| b != 0) || entries.iter().filter(|&&b| b == 0).count() % 2 != 0 {
                 return Err(format!("preferences: line record {l} has broken entries"));
             }
@@ -1431,7 +1467,7 @@ impl<'a> PreferenceTable<'a> {
 
     /// What the section says of an origin and crawler.
     pub fn selection(&self, origin: usize, agent: usize) -> Selection {
-        Selection::unpack(ne32(self.set_of, (origin * self.agents + agent) * 4))
+        Selection::unpack(ne32(self.tables.of, (origin * self.agents + agent) * 4))
     }
 
     /// The set of an origin and crawler, if it has preference lines.
@@ -1441,7 +1477,7 @@ impl<'a> PreferenceTable<'a> {
 
     /// Number of distinct sets.
     pub fn sets(&self) -> usize {
-        self.set_ends.len() / 4
+        self.tables.ends.len() / 4
     }
 
     /// The lines of set `set`, decoded.
@@ -1450,12 +1486,12 @@ impl<'a> PreferenceTable<'a> {
     ///
     /// When `set` is not below [`PreferenceTable::sets`].
     pub fn lines(&self, set: u32) -> Vec<PreferenceLine> {
-        ListSection::records(self.set_ends, set as usize)
+        ListSection::records(self.tables.ends, set as usize)
             .map(|l| {
-                let r = |i: usize| ne32(self.records, l * LINE_RECORD_LEN + i * 4);
+                let r = |i: usize| ne32(self.tables.records, l * LINE_RECORD_LEN + i * 4);
                 let field = PreferenceField::from_code(r(0) as u8).expect("checked when opened");
-                let path = self.text[r(2) as usize..(r(2) + r(3)) as usize].to_vec();
-                let raw = &self.text[r(4) as usize..(r(4) + r(5)) as usize];
+                let path = self.tables.text[r(2) as usize..(r(2) + r(3)) as usize].to_vec();
+                let raw = &self.tables.text[r(4) as usize..(r(4) + r(5)) as usize];
                 let mut parts = raw.split(|&b| b == 0);
                 let mut entries = Vec::new();
                 while let (Some(key), Some(value)) = (parts.next(), parts.next()) {
@@ -1510,24 +1546,13 @@ impl CrawlHeader {
 
     /// Encodes the header.
     pub fn encode(&self) -> [u8; CrawlHeader::LEN] {
-        let mut b = [0u8; CrawlHeader::LEN];
-        put32(&mut b, 0, self.origins);
-        put32(&mut b, 4, self.agents);
-        put32(&mut b, 8, self.lists);
-        put32(&mut b, 12, self.items);
-        put64(&mut b, 16, self.text_len);
-        b
+        ListSection::encode_header([self.origins, self.agents, self.lists, self.items], self.text_len)
     }
 
     /// Decodes a header of at least [`CrawlHeader::LEN`] bytes.
     pub fn decode(b: &[u8]) -> CrawlHeader {
-        CrawlHeader {
-            origins: ne32(b, 0),
-            agents: ne32(b, 4),
-            lists: ne32(b, 8),
-            items: ne32(b, 12),
-            text_len: ne64(b, 16),
-        }
+        let ([origins, agents, lists, items], text_len) = ListSection::decode_header(b);
+        CrawlHeader { origins, agents, lists, items, text_len }
     }
 }
 
@@ -1599,42 +1624,30 @@ pub fn encode_crawl(refs: &[CrawlRefs], agents: usize, lists: &[Vec<&[u8]>]) -> 
         items: (items.len() / CRAWL_ITEM_LEN) as u32,
         text_len: text.len() as u64,
     };
-    let mut out = header.encode().to_vec();
+    let mut of = Vec::new();
     for r in refs {
-        r.encode(&mut out);
+        r.encode(&mut of);
     }
-    out.extend_from_slice(&ends);
-    out.extend_from_slice(&items);
-    out.extend_from_slice(&text);
-    out
+    ListSection::concat(&header.encode(), [&of, &ends, &items, &text])
 }
 
 /// A checked view of the CRAWL section.
 #[derive(Clone, Copy, Debug)]
 pub struct CrawlTable<'a> {
     agents: usize,
-    of: &'a [u8],
-    ends: &'a [u8],
-    items: &'a [u8],
-    text: &'a [u8],
+    /// OF, ENDS, ITEMS, TEXT.
+    tables: ListTables<'a>,
 }
 
 impl<'a> CrawlTable<'a> {
     /// The section's tables with only its header and sizes checked (a
     /// constant-time view of a section [`CrawlTable::parse`] accepted before).
     pub fn layout(bytes: &'a [u8], origins: usize, agents: usize) -> Result<CrawlTable<'a>, String> {
-        if bytes.len() < CRAWL_HEADER_LEN {
-            return Err("sitemaps and crawl-delays: shorter than its header".into());
-        }
-        let header = CrawlHeader::decode(bytes);
-        if (header.origins as usize, header.agents as usize) != (origins, agents) {
-            return Err(format!(
-                "sitemaps and crawl-delays: written for other counts than {origins} origins and {agents} agents"
-            ));
-        }
-        let [of, ends, items, text] =
-            CRAWL_LISTS.split(bytes, origins, agents, header.lists, header.items, header.text_len)?;
-        Ok(CrawlTable { agents, of, ends, items, text })
+        let counts = |b: &[u8]| {
+            let h = CrawlHeader::decode(b);
+            (h.origins, h.agents, h.lists, h.items, h.text_len)
+        };
+        Ok(CrawlTable { agents, tables: CRAWL_LISTS.layout(bytes, origins, agents, counts)? })
     }
 
     /// Reads and checks the section of an artifact of `origins` origins and
@@ -1642,10 +1655,11 @@ impl<'a> CrawlTable<'a> {
     /// lookups afterwards cannot fail (opening does this once).
     pub fn parse(bytes: &'a [u8], origins: usize, agents: usize) -> Result<CrawlTable<'a>, String> {
         let table = CrawlTable::layout(bytes, origins, agents)?;
-        CRAWL_LISTS.check_lists(table.of, table.ends, table.items, u32::MAX)?;
-        for i in 0..table.items.len() / CRAWL_ITEM_LEN {
-            let (off, len) = (ne32(table.items, i * 8) as usize, ne32(table.items, i * 8 + 4) as usize);
-            if off.checked_add(len).is_none_or(|end| end > table.text.len()) {
+        CRAWL_LISTS.check_lists(&table.tables, u32::MAX)?;
+        for i in 0..table.tables.records.len() / CRAWL_ITEM_LEN {
+            let (off, len) =
+                (ne32(table.tables.records, i * 8) as usize, ne32(table.tables.records, i * 8 + 4) as usize);
+            if off.checked_add(len).is_none_or(|end| end > table.tables.text.len()) {
                 return Err(format!("sitemaps and crawl-delays: string {i} points past the text"));
             }
         }
@@ -1654,11 +1668,12 @@ impl<'a> CrawlTable<'a> {
 
     /// The strings of the list an OF word names (none for 0).
     fn list(&self, word: usize) -> Vec<&'a [u8]> {
-        let Some(l) = (ne32(self.of, word * 4) as usize).checked_sub(1) else { return Vec::new() };
-        ListSection::records(self.ends, l)
+        let Some(l) = (ne32(self.tables.of, word * 4) as usize).checked_sub(1) else { return Vec::new() };
+        ListSection::records(self.tables.ends, l)
             .map(|i| {
-                let (off, len) = (ne32(self.items, i * 8) as usize, ne32(self.items, i * 8 + 4) as usize);
-                &self.text[off..off + len]
+                let (off, len) =
+                    (ne32(self.tables.records, i * 8) as usize, ne32(self.tables.records, i * 8 + 4) as usize);
+                &self.tables.text[off..off + len]
             })
             .collect()
     }
