@@ -62,8 +62,8 @@
 //! (sitemaps, crawl-delays), groups checked on first use.
 
 use crate::comb::{Accel, CombDfa, CombDfaBuf, CombTables, NarrowTables, SlotId};
+use crate::compiled::{MatcherBuf, PartBuf};
 use crate::dfa::{Dfa, DfaBuf, Transitions};
-use crate::matcher::{MatcherBuf, PartBuf};
 use crate::preference::{Entry, PreferenceField, PreferenceLine};
 use crate::rules::RuleList;
 use std::fmt;

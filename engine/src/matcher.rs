@@ -36,9 +36,10 @@
 //! against the rank tables), which costs less than the transition check of
 //! [`Dfa::new`] that a view needs anyway.
 
-use crate::dfa::{Dfa, DfaBuf, DfaError};
+pub use crate::compiled::{MatcherBuf, PartBuf};
+use crate::dfa::{Dfa, DfaError};
 use crate::label::Label;
-use crate::rules::{RuleList, RuleListBuf, RuleListError};
+use crate::rules::{RuleList, RuleListError};
 use crate::runtime::{CompiledGroup, RunnerPart};
 use std::fmt;
 use std::sync::Arc;
@@ -46,29 +47,8 @@ use std::sync::Arc;
 /// The most parts a group is split into.
 pub const MAX_PARTS: usize = 3;
 
-/// The stored form of one part.
-// A group has at most three parts and the artifact writer reads `DfaBuf` in
-// place, so the automaton stays unboxed despite its 256-byte class map.
-#[allow(clippy::large_enum_variant)]
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum PartBuf {
-    /// An automaton.
-    Dfa(DfaBuf),
-    /// Rules matched one by one.
-    Rules(RuleListBuf),
-}
-
-/// The stored form of a compiled group.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct MatcherBuf {
-    /// `labels[rank]`: the label a rank stands for (`labels[0] == 0`).
-    pub labels: Vec<u32>,
-    /// `rules[rank]`: index of the deciding rule in `Group::rules`, or `u32::MAX`.
-    pub rules: Vec<u32>,
-    /// The parts, highest possible answer first.
-    pub parts: Vec<PartBuf>,
-}
-
+// Defined in `compiled` (below `format`, which encodes it, so that the
+// format does not depend on the runtime this module uses); its view is made here.
 impl MatcherBuf {
     /// A validated view for matching.
     pub fn matcher(&self) -> Result<Matcher<'_>, MatcherError> {
@@ -272,6 +252,8 @@ impl<'a> Matcher<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dfa::DfaBuf;
+    use crate::rules::RuleListBuf;
 
     /// One state per rank, all sinks: the start state answers `rank`.
     fn constant(rank: u32) -> DfaBuf {
