@@ -1140,6 +1140,16 @@ pub struct ListSection {
     pub max_lists: u32,
 }
 
+/// What a list section's header counts, whatever its order.
+#[derive(Clone, Copy, Debug)]
+struct ListCounts {
+    origins: u32,
+    agents: u32,
+    lists: u32,
+    records: u32,
+    text_len: u64,
+}
+
 /// The tables of a list section ([`ListSection`]), in the section's bytes.
 #[derive(Clone, Copy, Debug)]
 struct ListTables<'a> {
@@ -1199,19 +1209,18 @@ impl ListSection {
 
     /// The section's tables: its header's counts checked against the
     /// artifact's and the tables' sizes against the section's (constant
-    /// time). `counts` reads the header's (origins, agents, lists, records,
-    /// text length).
+    /// time). `counts` reads the header's.
     fn layout<'a>(
         &self,
         bytes: &'a [u8],
         origins: usize,
         agents: usize,
-        counts: fn(&[u8]) -> (u32, u32, u32, u32, u64),
+        counts: fn(&[u8]) -> ListCounts,
     ) -> Result<ListTables<'a>, String> {
         if bytes.len() < self.header_len {
             return Err(format!("{}: shorter than its header", self.name));
         }
-        let (stored_origins, stored_agents, lists, records, text_len) = counts(bytes);
+        let ListCounts { origins: stored_origins, agents: stored_agents, lists, records, text_len } = counts(bytes);
         if (stored_origins as usize, stored_agents as usize) != (origins, agents) {
             return Err(format!("{}: written for other counts than {origins} origins and {agents} agents", self.name));
         }
@@ -1434,7 +1443,7 @@ impl<'a> PreferenceTable<'a> {
     pub fn layout(bytes: &'a [u8], origins: usize, agents: usize) -> Result<PreferenceTable<'a>, String> {
         let counts = |b: &[u8]| {
             let h = PreferenceHeader::decode(b);
-            (h.origins, h.agents, h.sets, h.lines, h.text_len)
+            ListCounts { origins: h.origins, agents: h.agents, lists: h.sets, records: h.lines, text_len: h.text_len }
         };
         Ok(PreferenceTable { agents, tables: PREFERENCE_LISTS.layout(bytes, origins, agents, counts)? })
     }
@@ -1645,7 +1654,7 @@ impl<'a> CrawlTable<'a> {
     pub fn layout(bytes: &'a [u8], origins: usize, agents: usize) -> Result<CrawlTable<'a>, String> {
         let counts = |b: &[u8]| {
             let h = CrawlHeader::decode(b);
-            (h.origins, h.agents, h.lists, h.items, h.text_len)
+            ListCounts { origins: h.origins, agents: h.agents, lists: h.lists, records: h.items, text_len: h.text_len }
         };
         Ok(CrawlTable { agents, tables: CRAWL_LISTS.layout(bytes, origins, agents, counts)? })
     }
