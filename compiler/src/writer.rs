@@ -47,12 +47,39 @@ pub const INDEX_BYTES_PER_ORIGIN: usize = 16;
 /// at the end through a read buffer each).
 pub const INDEX_RUN_PAIRS: usize = 1 << 18;
 
-/// Why an artifact could not be written.
+/// Why an artifact could not be written: a caller's mistake (an origin that
+/// does not match what was added), a limit of the format, or the output.
+#[non_exhaustive]
 #[derive(Debug)]
 pub enum WriteError {
-    /// The same origin was added twice.
+    /// The same origin was added twice (its key).
     DuplicateOrigin(String),
-    /// An origin names a group that was not added, or the wrong number of groups.
+    /// An origin's ids do not match the agents and what was added: `what`
+    /// names the ids ("group ids", "preference sets", "sitemap and
+    /// crawl-delay lists"), `added` what they index ("groups", "sets", "lists").
+    OriginMismatch {
+        /// The origin's key.
+        origin: String,
+        /// Which ids.
+        what: &'static str,
+        /// What they index.
+        added: &'static str,
+    },
+    /// An origin's key is longer than a record can address.
+    KeyTooLong {
+        /// The origin's key.
+        origin: String,
+    },
+    /// More of something than the format can hold.
+    TooMany {
+        /// What ("groups", "preferences: sets", ...).
+        what: String,
+        /// The most there may be.
+        most: u64,
+    },
+    /// A group blob or a list does not fit its encoding.
+    Encode(EncodeError),
+    /// A group the caller could not encode, in its own words.
     BadGroup(String),
     /// Writing the file (or a temporary file) failed.
     Io(std::io::Error),
@@ -64,6 +91,12 @@ impl std::fmt::Display for WriteError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             WriteError::DuplicateOrigin(key) => write!(f, "origin {key} was added twice"),
+            WriteError::OriginMismatch { origin, what, added } => {
+                write!(f, "origin {origin}: {what} do not match the agents and {added}")
+            }
+            WriteError::KeyTooLong { origin } => write!(f, "origin {origin}: key too long"),
+            WriteError::TooMany { what, most } => write!(f, "more than {most} {what}"),
+            WriteError::Encode(e) => write!(f, "{e}"),
             WriteError::BadGroup(msg) => f.write_str(msg),
             WriteError::Io(e) => write!(f, "{e}"),
             WriteError::Output(e) => write!(f, "{e}"),
@@ -71,7 +104,16 @@ impl std::fmt::Display for WriteError {
     }
 }
 
-impl std::error::Error for WriteError {}
+impl std::error::Error for WriteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            WriteError::Encode(e) => Some(e),
+            WriteError::Io(e) => Some(e),
+            WriteError::Output(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 impl WriteError {
     /// An I/O error as an error of the output `name` (the others as they are).
@@ -287,14 +329,14 @@ impl ListSpools {
     ) -> Result<u32, WriteError> {
         let (name, (list, record)) = (self.shape.name, self.shape.terms);
         if self.lists >= self.shape.max_lists {
-            return Err(WriteError::BadGroup(format!("{name}: more than {} {list}s", self.shape.max_lists)));
+            return Err(WriteError::TooMany { what: format!("{name} {list}s"), most: u64::from(self.shape.max_lists) });
         }
         let (bytes, text) = &mut self.scratch;
         bytes.clear();
         text.clear();
-        encode(self.text.len, bytes, text).map_err(|e| WriteError::BadGroup(e.to_string()))?;
+        encode(self.text.len, bytes, text).map_err(WriteError::Encode)?;
         self.record_count = u32::try_from(u64::from(self.record_count) + records as u64)
-            .map_err(|_| WriteError::BadGroup(format!("{name}: more than 2^32 {record}")))?;
+            .map_err(|_| WriteError::TooMany { what: format!("{name} {record}"), most: u64::from(u32::MAX) })?;
         self.records.write(bytes)?;
         self.text.write(text)?;
         bytes.clear();
@@ -426,7 +468,8 @@ impl ArtifactWriter {
     }
 
     fn append_group(&mut self, blob: &[u8]) -> Result<u32, WriteError> {
-        let id = u32::try_from(self.groups).map_err(|_| WriteError::BadGroup("more than 2^32 groups".into()))?;
+        let id = u32::try_from(self.groups)
+            .map_err(|_| WriteError::TooMany { what: "groups".into(), most: u64::from(u32::MAX) + 1 })?;
         debug_assert_eq!(blob.len() % 8, 0);
         self.target.file()?.write_all(blob)?;
         self.group_index.write(&encode_group_offset(self.pos))?;
@@ -498,25 +541,21 @@ impl ArtifactWriter {
         selections: &[Selection],
         crawl: &CrawlRefs,
     ) -> Result<(), WriteError> {
+        let mismatch = |what, added| WriteError::OriginMismatch { origin: key.to_string(), what, added };
         if groups.len() != self.meta.agents.len() || groups.iter().any(|&g| u64::from(g) >= self.groups) {
-            return Err(WriteError::BadGroup(format!("origin {key}: group ids do not match the agents and groups")));
+            return Err(mismatch("group ids", "groups"));
         }
         if selections.len() != groups.len()
             || selections.iter().any(|s| s.set.is_some_and(|s| s >= self.preferences.lists))
         {
-            return Err(WriteError::BadGroup(format!(
-                "origin {key}: preference sets do not match the agents and sets"
-            )));
+            return Err(mismatch("preference sets", "sets"));
         }
         let list_ok = |id: &Option<u32>| id.is_none_or(|l| l < self.crawl.lists);
         if crawl.delays.len() != groups.len() || !list_ok(&crawl.sitemaps) || !crawl.delays.iter().all(list_ok) {
-            return Err(WriteError::BadGroup(format!(
-                "origin {key}: sitemap and crawl-delay lists do not match the agents and lists"
-            )));
+            return Err(mismatch("sitemap and crawl-delay lists", "lists"));
         }
         let bytes = key.as_bytes();
-        let key_len =
-            u32::try_from(bytes.len()).map_err(|_| WriteError::BadGroup(format!("origin {key}: key too long")))?;
+        let key_len = u32::try_from(bytes.len()).map_err(|_| WriteError::KeyTooLong { origin: key.to_string() })?;
         let mut spool = || -> std::io::Result<()> {
             self.record.clear();
             crawl.encode(&mut self.record);
@@ -588,7 +627,8 @@ impl ArtifactWriter {
         }
         pos = pad_to_8(file, pos)?;
         let origins = |name: &str| {
-            u32::try_from(self.origins).map_err(|_| WriteError::BadGroup(format!("{name}: more than 2^32 origins")))
+            u32::try_from(self.origins)
+                .map_err(|_| WriteError::TooMany { what: format!("{name} origins"), most: u64::from(u32::MAX) })
         };
         let agents = self.meta.agents.len() as u32;
         let (p, c) = (self.preferences, self.crawl);
@@ -853,8 +893,20 @@ mod tests {
     #[test]
     fn an_origin_of_an_unknown_group_is_refused_at_once() {
         let mut writer = writer_with_one_group(0);
-        assert!(writer.add_origin(&key(0), INFO, &[1]).is_err());
-        assert!(writer.add_origin(&key(0), INFO, &[0, 0]).is_err());
+        for groups in [&[1][..], &[0, 0]] {
+            let e = writer.add_origin(&key(0), INFO, groups).unwrap_err();
+            assert!(matches!(&e, WriteError::OriginMismatch { what: "group ids", .. }), "{e:?}");
+            assert_eq!(e.to_string(), "origin https://host0.example: group ids do not match the agents and groups");
+        }
+        let none = [Selection { set: Some(0), named: false }];
+        let e = writer.add_origin_with_preferences(&key(0), INFO, &[0], &none).unwrap_err();
+        assert!(matches!(&e, WriteError::OriginMismatch { what: "preference sets", added: "sets", .. }), "{e:?}");
+        let crawl = CrawlRefs { sitemaps: Some(0), delays: vec![None] };
+        let e = writer.add_origin_with_extras(&key(0), INFO, &[0], &[Selection::default()], &crawl).unwrap_err();
+        assert!(matches!(&e, WriteError::OriginMismatch { added: "lists", .. }), "{e:?}");
+        // Nothing of the refused origins was written.
+        writer.add_origin(&key(0), INFO, &[0]).unwrap();
+        assert_eq!(writer.origins(), 1);
     }
 
     /// Hashes whose home slots crowd the end of the table wrap round to the
