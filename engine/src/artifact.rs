@@ -31,7 +31,7 @@ use crate::format::{
 };
 use crate::label::Label;
 use crate::preference::PreferenceLine;
-use crate::rules::{Prefilter, RuleList};
+use crate::rules::LazyPrefilter;
 use crate::runtime::{CompiledGroup, RunnerPart};
 use crate::walk::{self, Walk};
 use std::collections::HashMap;
@@ -377,7 +377,7 @@ pub struct Artifact {
     /// part is first used: a frontier reaches only some of them, and built
     /// all at open they cost 26 MB and a third of the open time on the whole
     /// corpus. Only split groups have such parts, so a map is small.
-    prefilters: RwLock<HashMap<(usize, usize), Arc<Prefilter>>>,
+    prefilters: RwLock<HashMap<(usize, usize), Arc<LazyPrefilter>>>,
     /// The CRAWL section's stored checksum, and the result of checking it
     /// and its tables on first use: no verdict reads the section, so
     /// opening does not pay for it.
@@ -936,11 +936,8 @@ impl Artifact {
         walk::interleave(&mut dense32, &mut finish);
         // Rule lists last: the best rank so far lets their prefilter skip rules that cannot win.
         for (job, part, patterns, ends, ranks) in lists {
-            let prefilter = self.prefilter(part, patterns, ends);
-            // Built from these very tables, so the sizes agree.
-            if let Ok(rules) = RuleList::with_prefilter(patterns, ends, ranks, &prefilter) {
-                best[job] = best[job].max(rules.best(queries[job].1, best[job]));
-            }
+            let prefilter = self.prefilter(part, patterns);
+            best[job] = best[job].max(prefilter.best(patterns, ends, ranks, queries[job].1, best[job]));
         }
         outcomes.extend(views.iter().zip(queries).zip(best).map(|((view, &(group, _)), rank)| {
             let labels: &[u32] = view.labels().unwrap_or(&[0]);
@@ -963,7 +960,7 @@ impl Artifact {
                 Ok(PartView::Comb16(comb)) => compiled.push(RunnerPart::Comb16(comb)),
                 Ok(PartView::Dfa(dfa)) => compiled.push(RunnerPart::dense(dfa.walker())),
                 Ok(PartView::Rules { patterns, ends, ranks }) => {
-                    let prefilter = self.prefilter((group, p), patterns, ends);
+                    let prefilter = self.prefilter((group, p), patterns);
                     compiled.push(RunnerPart::Rules { patterns, ends, ranks, prefilter });
                 }
                 Err(problem) => return Err(self.damaged(group, problem)),
@@ -972,14 +969,15 @@ impl Artifact {
         Ok(compiled)
     }
 
-    /// The prefilter of a per-rule part, built on its first use.
-    fn prefilter(&self, part: (usize, usize), patterns: &[u8], ends: &[u32]) -> Arc<Prefilter> {
+    /// The prefilter of a per-rule part, made on its first use (and built
+    /// once the part is hot, see [`LazyPrefilter`]).
+    fn prefilter(&self, part: (usize, usize), patterns: &[u8]) -> Arc<LazyPrefilter> {
         if let Some(found) = self.prefilters.read().unwrap_or_else(|e| e.into_inner()).get(&part) {
             return Arc::clone(found);
         }
-        let built = Arc::new(Prefilter::new_or_every_rule(patterns, ends));
+        let made = Arc::new(LazyPrefilter::new(patterns.len()));
         let mut map = self.prefilters.write().unwrap_or_else(|e| e.into_inner());
-        Arc::clone(map.entry(part).or_insert(built))
+        Arc::clone(map.entry(part).or_insert(made))
     }
 
     /// The rule that a rank of `group` stands for, when the artifact

@@ -13,7 +13,7 @@ use crate::comb::CombDfa;
 use crate::dfa::{Dense, Walker};
 use crate::format::GroupHead;
 use crate::label::Label;
-use crate::rules::{Prefilter, RuleList};
+use crate::rules::LazyPrefilter;
 use crate::walk;
 use std::sync::Arc;
 
@@ -31,7 +31,7 @@ pub(crate) enum RunnerPart<'a> {
     Comb(CombDfa<'a>),
     /// A comb of 16-bit state ids.
     Comb16(CombDfa<'a, u16>),
-    /// Rules one by one, behind the prefilter built on the part's first use.
+    /// Rules one by one, behind the prefilter built once the part is hot.
     Rules {
         /// Concatenated patterns.
         patterns: &'a [u8],
@@ -39,8 +39,8 @@ pub(crate) enum RunnerPart<'a> {
         ends: &'a [u32],
         /// Rank of each pattern.
         ranks: &'a [u32],
-        /// Built from these tables ([`Prefilter::new_or_every_rule`]).
-        prefilter: Arc<Prefilter>,
+        /// Of these tables, shared by every use of the part ([`LazyPrefilter`]).
+        prefilter: Arc<LazyPrefilter>,
     },
 }
 
@@ -67,8 +67,7 @@ impl<'a> RunnerPart<'a> {
             RunnerPart::Comb(comb) => walk::scan(comb, path),
             RunnerPart::Comb16(comb) => walk::scan(comb, path),
             RunnerPart::Rules { patterns, ends, ranks, prefilter } => {
-                // Built from these very tables, so the sizes agree.
-                RuleList::with_prefilter(patterns, ends, ranks, prefilter).map_or(0, |rules| rules.best(path, floor))
+                prefilter.best(patterns, ends, ranks, path, floor)
             }
         }
     }
