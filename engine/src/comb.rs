@@ -320,7 +320,12 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
 
     /// The largest answer any state gives: no path scores above it.
     pub fn max_answer(&self) -> u32 {
-        (0..self.rows.len() as u32).map(|s| self.answer(s)).max().unwrap_or(0)
+        // Over the tables directly (checked on a group's first use: no per-state lookup).
+        if T::ANSWER_IN_ROW {
+            self.rows.iter().map(|row| row[0] >> 16).fold(0, u32::max)
+        } else {
+            self.answers.iter().copied().fold(0, u32::max)
+        }
     }
 
     /// Bytes of the tables (classes, rows, slots, answers).
