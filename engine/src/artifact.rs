@@ -24,7 +24,6 @@
 //! format helps `inspect` and debugging, and a binary serialiser would add a
 //! dependency (bincode, the usual choice, is unmaintained) for no speed gain.
 
-use crate::dfa::Walker;
 use crate::format::{
     checksum, Check, CrawlTable, GroupHead, GroupView, Header, HeaderError, OriginRecord, PartView, PreferenceTable,
     SectionEntry, Slot, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START, MAX_SECTIONS, NO_RULE,
@@ -915,17 +914,13 @@ impl Artifact {
         for (job, (view, &(group, path))) in views.iter().zip(queries).enumerate() {
             let job_id = job as u32;
             for p in 0..view.head.parts as usize {
-                match view.part(p, Check::Validated) {
-                    Ok(PartView::Comb(comb)) => combs.push(Walk::new(comb, path, job_id)),
-                    Ok(PartView::Comb16(comb)) => combs16.push(Walk::new(comb, path, job_id)),
-                    Ok(PartView::Dfa(dfa)) => match dfa.walker() {
-                        Walker::U16(dense) => dense16.push(Walk::new(dense, path, job_id)),
-                        Walker::U32(dense) => dense32.push(Walk::new(dense, path, job_id)),
-                    },
-                    Ok(PartView::Rules { patterns, ends, ranks }) => {
-                        lists.push((job, (group, p), patterns, ends, ranks))
-                    }
-                    Err(_) => {}
+                let Ok(part) = view.part(p, Check::Validated) else { continue };
+                match self.runner_part(group, p, part) {
+                    RunnerPart::Comb(comb) => combs.push(Walk::new(comb, path, job_id)),
+                    RunnerPart::Comb16(comb) => combs16.push(Walk::new(comb, path, job_id)),
+                    RunnerPart::Dense16(dense) => dense16.push(Walk::new(dense, path, job_id)),
+                    RunnerPart::Dense32(dense) => dense32.push(Walk::new(dense, path, job_id)),
+                    rules @ RunnerPart::Rules { .. } => lists.push((job, rules)),
                 }
             }
         }
@@ -935,9 +930,8 @@ impl Artifact {
         walk::interleave(&mut dense16, &mut finish);
         walk::interleave(&mut dense32, &mut finish);
         // Rule lists last: the best rank so far lets their prefilter skip rules that cannot win.
-        for (job, part, patterns, ends, ranks) in lists {
-            let prefilter = self.prefilter(part, patterns);
-            best[job] = best[job].max(prefilter.best(patterns, ends, ranks, queries[job].1, best[job]));
+        for (job, rules) in lists {
+            best[job] = best[job].max(rules.rank(queries[job].1, best[job]));
         }
         outcomes.extend(views.iter().zip(queries).zip(best).map(|((view, &(group, _)), rank)| {
             let labels: &[u32] = view.labels().unwrap_or(&[0]);
@@ -955,18 +949,24 @@ impl Artifact {
         let view = self.checked_group(group)?;
         let mut compiled = CompiledGroup::new(view.labels().unwrap_or(&[0]));
         for p in 0..view.head.parts as usize {
-            match view.part(p, Check::Validated) {
-                Ok(PartView::Comb(comb)) => compiled.push(RunnerPart::Comb(comb)),
-                Ok(PartView::Comb16(comb)) => compiled.push(RunnerPart::Comb16(comb)),
-                Ok(PartView::Dfa(dfa)) => compiled.push(RunnerPart::dense(dfa.walker())),
-                Ok(PartView::Rules { patterns, ends, ranks }) => {
-                    let prefilter = self.prefilter((group, p), patterns);
-                    compiled.push(RunnerPart::Rules { patterns, ends, ranks, prefilter });
-                }
-                Err(problem) => return Err(self.damaged(group, problem)),
-            }
+            let part = view.part(p, Check::Validated).map_err(|problem| self.damaged(group, problem))?;
+            compiled.push(self.runner_part(group, p, part));
         }
         Ok(compiled)
+    }
+
+    /// Part `p` of group `group` as the walks run it: the one form both
+    /// [`Artifact::decide_many`] and [`Artifact::compiled_group`] take a
+    /// stored part in, a rule list with its shared [`LazyPrefilter`].
+    fn runner_part<'s>(&'s self, group: usize, p: usize, part: PartView<'s>) -> RunnerPart<'s> {
+        match part {
+            PartView::Comb(comb) => RunnerPart::Comb(comb),
+            PartView::Comb16(comb) => RunnerPart::Comb16(comb),
+            PartView::Dfa(dfa) => RunnerPart::dense(dfa.walker()),
+            PartView::Rules { patterns, ends, ranks } => {
+                RunnerPart::Rules { patterns, ends, ranks, prefilter: self.prefilter((group, p), patterns) }
+            }
+        }
     }
 
     /// The prefilter of a per-rule part, made on its first use (and built

@@ -20,7 +20,10 @@ use std::sync::Arc;
 /// The most parts a stored group has ([`GroupHead::MAX_PARTS`]).
 const MAX_PARTS: usize = GroupHead::MAX_PARTS as usize;
 
-/// One part of a [`CompiledGroup`], with its table layout fixed.
+/// One part of a stored group, with its table layout fixed: the one form
+/// the walks take a part in, made from a [`crate::format::PartView`] by the
+/// artifact both for [`CompiledGroup`] and for the side-by-side walks of
+/// [`crate::artifact::Artifact::decide_many`].
 #[derive(Clone, Debug)]
 pub(crate) enum RunnerPart<'a> {
     /// A dense automaton of 16-bit transitions.
@@ -60,7 +63,7 @@ impl<'a> RunnerPart<'a> {
     /// This part's rank for `path`; a rule list may answer 0 when no rule of
     /// it beats `floor`.
     #[inline]
-    fn rank(&self, path: &[u8], floor: u32) -> u32 {
+    pub(crate) fn rank(&self, path: &[u8], floor: u32) -> u32 {
         match self {
             RunnerPart::Dense16(dense) => walk::scan(dense, path),
             RunnerPart::Dense32(dense) => walk::scan(dense, path),
