@@ -958,6 +958,7 @@ impl Artifact {
     /// Part `p` of group `group` as the walks run it: the one form both
     /// [`Artifact::decide_many`] and [`Artifact::compiled_group`] take a
     /// stored part in, a rule list with its shared [`LazyPrefilter`].
+    #[inline]
     fn runner_part<'s>(&'s self, group: usize, p: usize, part: PartView<'s>) -> RunnerPart<'s> {
         match part {
             PartView::Comb(comb) => RunnerPart::Comb(comb),

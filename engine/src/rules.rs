@@ -214,9 +214,11 @@ pub struct LazyPrefilter {
 }
 
 impl LazyPrefilter {
-    /// Estimated instructions of a prefilter's build per pattern byte
-    /// (callgrind on the shared corpus's split groups: about 650,000 for
-    /// lists of 2,000 to 6,000 pattern bytes).
+    /// Estimated instructions of a prefilter's build per pattern byte. An
+    /// estimate: callgrind counts about 610,000 instructions per build on
+    /// the synthetic frontier's split groups, whose lists' sizes were not
+    /// measured; an error by a factor k costs at most about k + 1 times the
+    /// better choice.
     pub const BUILD_COST_PER_BYTE: u64 = 150;
 
     /// Estimated instructions of checking one rule against a path, besides
