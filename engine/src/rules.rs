@@ -240,6 +240,16 @@ impl LazyPrefilter {
         }
     }
 
+    /// A prefilter built already (a [`RuleList`]'s own, see
+    /// [`crate::matcher`]): used from the first path on.
+    pub fn built(prefilter: Prefilter) -> LazyPrefilter {
+        LazyPrefilter {
+            built: std::sync::OnceLock::from(prefilter),
+            scanned: std::sync::atomic::AtomicU64::new(0),
+            build_cost: 0,
+        }
+    }
+
     /// Whether the prefilter has been built.
     pub fn is_built(&self) -> bool {
         self.built.get().is_some()
@@ -325,6 +335,13 @@ impl<'a> RuleList<'a> {
             return Err(RuleListError::RanksNotSorted { pattern: i + 1 });
         }
         Ok(())
+    }
+
+    /// The three tables and the prefilter, taken apart for a part that keeps
+    /// the prefilter shared ([`crate::runtime::CompiledGroup`]'s rule-list
+    /// part, which the artifact also fills from its cache).
+    pub(crate) fn into_tables(self) -> (&'a [u8], &'a [u32], &'a [u32], Prefilter) {
+        (self.patterns, self.ends, self.ranks, self.prefilter.into_owned())
     }
 
     /// Number of rules.
