@@ -24,14 +24,13 @@
 //! format helps `inspect` and debugging, and a binary serialiser would add a
 //! dependency (bincode, the usual choice, is unmaintained) for no speed gain.
 
-use crate::dfa::Walker;
 use crate::format::{
     checksum, Check, CrawlTable, GroupHead, GroupView, Header, HeaderError, OriginRecord, PartView, PreferenceTable,
     SectionEntry, Slot, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START, MAX_SECTIONS, NO_RULE,
 };
 use crate::label::Label;
 use crate::preference::PreferenceLine;
-use crate::rules::{Prefilter, RuleList};
+use crate::rules::LazyPrefilter;
 use crate::runtime::{CompiledGroup, RunnerPart};
 use crate::walk::{self, Walk};
 use std::collections::HashMap;
@@ -377,7 +376,7 @@ pub struct Artifact {
     /// part is first used: a frontier reaches only some of them, and built
     /// all at open they cost 26 MB and a third of the open time on the whole
     /// corpus. Only split groups have such parts, so a map is small.
-    prefilters: RwLock<HashMap<(usize, usize), Arc<Prefilter>>>,
+    prefilters: RwLock<HashMap<(usize, usize), Arc<LazyPrefilter>>>,
     /// The CRAWL section's stored checksum, and the result of checking it
     /// and its tables on first use: no verdict reads the section, so
     /// opening does not pay for it.
@@ -915,17 +914,13 @@ impl Artifact {
         for (job, (view, &(group, path))) in views.iter().zip(queries).enumerate() {
             let job_id = job as u32;
             for p in 0..view.head.parts as usize {
-                match view.part(p, Check::Validated) {
-                    Ok(PartView::Comb(comb)) => combs.push(Walk::new(comb, path, job_id)),
-                    Ok(PartView::Comb16(comb)) => combs16.push(Walk::new(comb, path, job_id)),
-                    Ok(PartView::Dfa(dfa)) => match dfa.walker() {
-                        Walker::U16(dense) => dense16.push(Walk::new(dense, path, job_id)),
-                        Walker::U32(dense) => dense32.push(Walk::new(dense, path, job_id)),
-                    },
-                    Ok(PartView::Rules { patterns, ends, ranks }) => {
-                        lists.push((job, (group, p), patterns, ends, ranks))
-                    }
-                    Err(_) => {}
+                let Ok(part) = view.part(p, Check::Validated) else { continue };
+                match self.runner_part(group, p, part) {
+                    RunnerPart::Comb(comb) => combs.push(Walk::new(comb, path, job_id)),
+                    RunnerPart::Comb16(comb) => combs16.push(Walk::new(comb, path, job_id)),
+                    RunnerPart::Dense16(dense) => dense16.push(Walk::new(dense, path, job_id)),
+                    RunnerPart::Dense32(dense) => dense32.push(Walk::new(dense, path, job_id)),
+                    rules @ RunnerPart::Rules { .. } => lists.push((job, rules)),
                 }
             }
         }
@@ -935,12 +930,8 @@ impl Artifact {
         walk::interleave(&mut dense16, &mut finish);
         walk::interleave(&mut dense32, &mut finish);
         // Rule lists last: the best rank so far lets their prefilter skip rules that cannot win.
-        for (job, part, patterns, ends, ranks) in lists {
-            let prefilter = self.prefilter(part, patterns, ends);
-            // Built from these very tables, so the sizes agree.
-            if let Ok(rules) = RuleList::with_prefilter(patterns, ends, ranks, &prefilter) {
-                best[job] = best[job].max(rules.best(queries[job].1, best[job]));
-            }
+        for (job, rules) in lists {
+            best[job] = best[job].max(rules.rank(queries[job].1, best[job]));
         }
         outcomes.extend(views.iter().zip(queries).zip(best).map(|((view, &(group, _)), rank)| {
             let labels: &[u32] = view.labels().unwrap_or(&[0]);
@@ -958,28 +949,36 @@ impl Artifact {
         let view = self.checked_group(group)?;
         let mut compiled = CompiledGroup::new(view.labels().unwrap_or(&[0]));
         for p in 0..view.head.parts as usize {
-            match view.part(p, Check::Validated) {
-                Ok(PartView::Comb(comb)) => compiled.push(RunnerPart::Comb(comb)),
-                Ok(PartView::Comb16(comb)) => compiled.push(RunnerPart::Comb16(comb)),
-                Ok(PartView::Dfa(dfa)) => compiled.push(RunnerPart::dense(dfa.walker())),
-                Ok(PartView::Rules { patterns, ends, ranks }) => {
-                    let prefilter = self.prefilter((group, p), patterns, ends);
-                    compiled.push(RunnerPart::Rules { patterns, ends, ranks, prefilter });
-                }
-                Err(problem) => return Err(self.damaged(group, problem)),
-            }
+            let part = view.part(p, Check::Validated).map_err(|problem| self.damaged(group, problem))?;
+            compiled.push(self.runner_part(group, p, part));
         }
         Ok(compiled)
     }
 
-    /// The prefilter of a per-rule part, built on its first use.
-    fn prefilter(&self, part: (usize, usize), patterns: &[u8], ends: &[u32]) -> Arc<Prefilter> {
+    /// Part `p` of group `group` as the walks run it: the one form both
+    /// [`Artifact::decide_many`] and [`Artifact::compiled_group`] take a
+    /// stored part in, a rule list with its shared [`LazyPrefilter`].
+    #[inline]
+    fn runner_part<'s>(&'s self, group: usize, p: usize, part: PartView<'s>) -> RunnerPart<'s> {
+        match part {
+            PartView::Comb(comb) => RunnerPart::Comb(comb),
+            PartView::Comb16(comb) => RunnerPart::Comb16(comb),
+            PartView::Dfa(dfa) => RunnerPart::dense(dfa.walker()),
+            PartView::Rules { patterns, ends, ranks } => {
+                RunnerPart::Rules { patterns, ends, ranks, prefilter: self.prefilter((group, p), patterns) }
+            }
+        }
+    }
+
+    /// The prefilter of a per-rule part, made on its first use (and built
+    /// once the part is hot, see [`LazyPrefilter`]).
+    fn prefilter(&self, part: (usize, usize), patterns: &[u8]) -> Arc<LazyPrefilter> {
         if let Some(found) = self.prefilters.read().unwrap_or_else(|e| e.into_inner()).get(&part) {
             return Arc::clone(found);
         }
-        let built = Arc::new(Prefilter::new_or_every_rule(patterns, ends));
+        let made = Arc::new(LazyPrefilter::new(patterns.len()));
         let mut map = self.prefilters.write().unwrap_or_else(|e| e.into_inner());
-        Arc::clone(map.entry(part).or_insert(built))
+        Arc::clone(map.entry(part).or_insert(made))
     }
 
     /// The rule that a rank of `group` stands for, when the artifact

@@ -66,6 +66,19 @@ pub trait SlotId: bytemuck::Pod + Eq + Into<u32> + fmt::Debug {
     /// answer << 16`) instead of an answers table: 4 bytes less per state,
     /// and a walk's last lookup finds the answer in the row it has fetched.
     const ANSWER_IN_ROW: bool;
+
+    /// Whether every slot's target is a state and every owner a state or
+    /// free, in an automaton of `states` states (at most [`SlotId::FREE`]).
+    /// A group's first use checks every slot: one pass, without branches.
+    fn slots_fit(slots: &[[Self; 2]], states: usize) -> bool {
+        let free: u32 = Self::FREE.into();
+        let (owners, targets) = slots.iter().fold((0u32, 0u32), |(owners, targets), &[owner, target]| {
+            let (owner, target): (u32, u32) = (owner.into(), target.into());
+            // A free owner counts as 0, any other as its id plus one.
+            (owners.max(if owner == free { 0 } else { owner + 1 }), targets.max(target))
+        });
+        owners as usize <= states && (targets as usize) < states
+    }
 }
 
 impl SlotId for u32 {
@@ -76,6 +89,36 @@ impl SlotId for u32 {
 impl SlotId for u16 {
     const FREE: u16 = u16::MAX;
     const ANSWER_IN_ROW: bool = true;
+
+    /// Eight ids at a time with SSE2: an owner plus one (a free owner wraps
+    /// to 0) may be at most `states`, a target at most `states - 1`, which
+    /// a saturating subtraction of the bound leaves at 0.
+    #[cfg(target_arch = "x86_64")]
+    fn slots_fit(slots: &[[u16; 2]], states: usize) -> bool {
+        use std::arch::x86_64::*;
+        debug_assert!((1..=usize::from(u16::MAX)).contains(&states));
+        let Ok(states) = u16::try_from(states) else { return false };
+        let ids: &[u16] = bytemuck::cast_slice(slots);
+        let mut blocks = ids.chunks_exact(8);
+        // SAFETY: SSE2 is part of the x86_64 baseline; each load reads the
+        // 8 ids (16 bytes) of its block, unaligned.
+        let bad = unsafe {
+            // Lanes alternate owner, target (as the pairs lie in memory).
+            let plus = _mm_set_epi16(0, 1, 0, 1, 0, 1, 0, 1);
+            let (owner_max, target_max) = (states as i16, (states - 1) as i16);
+            let bound = _mm_set_epi16(
+                target_max, owner_max, target_max, owner_max, target_max, owner_max, target_max, owner_max,
+            );
+            let mut bad = _mm_setzero_si128();
+            for block in &mut blocks {
+                let v = _mm_loadu_si128(block.as_ptr().cast());
+                bad = _mm_or_si128(bad, _mm_subs_epu16(_mm_add_epi16(v, plus), bound));
+            }
+            _mm_movemask_epi8(_mm_cmpeq_epi8(bad, _mm_setzero_si128())) != 0xFFFF
+        };
+        let rest: &[[u16; 2]] = bytemuck::cast_slice(blocks.remainder());
+        !bad && rest.iter().all(|&[owner, target]| (owner == u16::MAX || owner < states) && target < states)
+    }
 }
 
 /// A borrowed, validated comb automaton (from an artifact or a [`CombDfaBuf`]),
@@ -141,6 +184,35 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
             return Err(DfaError::TooManySinks { sinks, states });
         }
         let max_class = u64::from(classes.iter().copied().max().unwrap_or(0));
+        // Each table is checked in one branch-free pass the compiler
+        // vectorises (a group's first use checks all of them, and on a
+        // frontier of cold origins that was most of the filter's
+        // instructions); only when a pass finds something does the search
+        // below name the first culprit.
+        // Maxima are what vectorises: the largest base and default, target
+        // and owner (a free slot's owner counted as 0).
+        // The largest base a row may have: its last class must fall in the slots.
+        let rows_bad = match (slots.len() as u64).checked_sub(max_class + 1) {
+            Some(base_limit) => {
+                let default_mask = if T::ANSWER_IN_ROW { 0xFFFF } else { u32::MAX };
+                !rows_fit(rows, default_mask, states as u64 - 1, base_limit)
+            }
+            None => true,
+        };
+        let slots_bad = !T::slots_fit(slots, states);
+        if rows_bad || slots_bad {
+            Self::name_table_problem(classes, rows, slots)?;
+        }
+        let comb = CombDfa { classes, rows, slots, answers, accels, start, sinks };
+        comb.check_accels().map(|()| comb)
+    }
+
+    /// The first problem of rows or slots that [`CombDfa::new`]'s passes
+    /// found, in the order the checks are documented.
+    #[cold]
+    fn name_table_problem(classes: &[u8; 256], rows: &[[u32; 2]], slots: &[[T; 2]]) -> Result<(), DfaError> {
+        let states = rows.len();
+        let max_class = u64::from(classes.iter().copied().max().unwrap_or(0));
         if let Some(s) = rows.iter().position(|&[_, base]| u64::from(base & !ACCEL) + max_class >= slots.len() as u64) {
             return Err(DfaError::RowPastSlots { state: s, base: rows[s][1] & !ACCEL, slots: slots.len() });
         }
@@ -154,8 +226,7 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
         if let Some(i) = slots.iter().position(|&[owner, _]| owner != T::FREE && !is_state(owner.into())) {
             return Err(DfaError::SlotOwnerNotState { slot: i, owner: slots[i][0].into() });
         }
-        let comb = CombDfa { classes, rows, slots, answers, accels, start, sinks };
-        comb.check_accels().map(|()| comb)
+        Ok(())
     }
 
     /// The acceleration invariants of [`CombDfa::new`] (the rest holds).
@@ -163,9 +234,28 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
         if let Some(w) = self.accels.windows(2).find(|w| w[0][0] >= w[1][0]) {
             return Err(DfaError::AccelsOutOfOrder { first: w[0][0], second: w[1][0] });
         }
-        let marked = self.rows.iter().filter(|row| row[1] & ACCEL != 0).count();
+        let marked = self.rows.iter().map(|row| (row[1] >> 31) as usize).sum::<usize>();
         if marked != self.accels.len() {
             return Err(DfaError::AccelCount { marked, listed: self.accels.len() });
+        }
+        if self.accels.is_empty() {
+            return Ok(());
+        }
+        // A step depends on the byte's class only: the first byte of each
+        // class stands for it, and a class the state leaves on must consist
+        // of escape bytes alone (as many of them as the class has bytes).
+        let mut class_size = [0u16; 256];
+        for &class in self.classes.iter() {
+            class_size[usize::from(class)] += 1;
+        }
+        // (class, its first byte, its size) of each class that has bytes.
+        let mut class_list: Vec<(u8, u8, u16)> = Vec::new();
+        let mut listed = [false; 256];
+        for b in 0..=255u8 {
+            let class = self.classes[usize::from(b)];
+            if !std::mem::replace(&mut listed[usize::from(class)], true) {
+                class_list.push((class, b, class_size[usize::from(class)]));
+            }
         }
         for &[state, packed] in self.accels {
             if state < self.sinks || state as usize >= self.rows.len() || self.rows[state as usize][1] & ACCEL == 0 {
@@ -176,8 +266,21 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
                 return Err(DfaError::AccelEscapeCount { state, count });
             }
             let escapes = &escapes[..count];
-            if let Some(byte) = (0..=255u8).find(|b| !escapes.contains(b) && self.step(state, *b) != state) {
-                return Err(DfaError::AccelLeaves { state, byte });
+            let leaves_on_more_than_escapes = class_list.iter().any(|&(class, first, size)| {
+                self.step(state, first) != state && {
+                    let escapes_of_class = escapes
+                        .iter()
+                        .enumerate()
+                        .filter(|&(i, &e)| !escapes[..i].contains(&e) && self.classes[usize::from(e)] == class)
+                        .count();
+                    usize::from(size) > escapes_of_class
+                }
+            });
+            if leaves_on_more_than_escapes {
+                // The first byte that leaves, to name it.
+                if let Some(byte) = (0..=255u8).find(|b| !escapes.contains(b) && self.step(state, *b) != state) {
+                    return Err(DfaError::AccelLeaves { state, byte });
+                }
             }
         }
         Ok(())
@@ -217,7 +320,12 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
 
     /// The largest answer any state gives: no path scores above it.
     pub fn max_answer(&self) -> u32 {
-        (0..self.rows.len() as u32).map(|s| self.answer(s)).max().unwrap_or(0)
+        // Over the tables directly (checked on a group's first use: no per-state lookup).
+        if T::ANSWER_IN_ROW {
+            self.rows.iter().map(|row| row[0] >> 16).fold(0, u32::max)
+        } else {
+            self.answers.iter().copied().fold(0, u32::max)
+        }
     }
 
     /// Bytes of the tables (classes, rows, slots, answers).
@@ -296,6 +404,38 @@ impl<T: SlotId> Automaton for CombDfa<'_, T> {
             walk::prefetch(slot);
         }
     }
+}
+
+/// Whether every row's default (`row[0] & default_mask`) is at most
+/// `default_limit` and its base (`row[1]` without [`ACCEL`]) at most
+/// `base_limit`. Four ids at a time with SSE2 (unsigned compares as signed
+/// ones of the ids with their top bit flipped), the rest one by one: a
+/// group's first use checks every row.
+fn rows_fit(rows: &[[u32; 2]], default_mask: u32, default_limit: u64, base_limit: u64) -> bool {
+    let fits =
+        |row: &[u32; 2]| u64::from(row[0] & default_mask) <= default_limit && u64::from(row[1] & !ACCEL) <= base_limit;
+    #[cfg(target_arch = "x86_64")]
+    if let (Ok(default_limit), Ok(base_limit)) = (u32::try_from(default_limit), u32::try_from(base_limit)) {
+        use std::arch::x86_64::*;
+        let mut blocks = rows.chunks_exact(2);
+        // SAFETY: SSE2 is part of the x86_64 baseline; each load reads the
+        // two rows (16 bytes) of its block, unaligned.
+        let bad = unsafe {
+            let flip = |x: u32| (x ^ ACCEL) as i32;
+            // Lanes alternate default, base (as the rows lie in memory).
+            let mask = _mm_set_epi32(!ACCEL as i32, default_mask as i32, !ACCEL as i32, default_mask as i32);
+            let limit = _mm_set_epi32(flip(base_limit), flip(default_limit), flip(base_limit), flip(default_limit));
+            let top = _mm_set1_epi32(ACCEL as i32);
+            let mut bad = _mm_setzero_si128();
+            for block in &mut blocks {
+                let v = _mm_and_si128(_mm_loadu_si128(block.as_ptr().cast()), mask);
+                bad = _mm_or_si128(bad, _mm_cmpgt_epi32(_mm_xor_si128(v, top), limit));
+            }
+            _mm_movemask_epi8(bad) != 0
+        };
+        return !bad && blocks.remainder().iter().all(fits);
+    }
+    rows.iter().all(fits)
 }
 
 /// An owned comb automaton, made from a dense one by [`CombDfaBuf::from_dense`].
@@ -717,6 +857,78 @@ mod tests {
         let narrow = CombDfa::new(comb.tables(&narrow.rows, &narrow.slots, &[])).unwrap();
         assert_eq!(narrow.scan(b"/abc?d"), 7);
         assert_eq!(narrow.scan(b"/abcd"), 0);
+    }
+
+    /// The checks of [`CombDfa::new`] written plainly, one byte or slot at a
+    /// time, as they were before the vector passes: the reference the fast
+    /// checks must agree with.
+    fn plain_check<T: SlotId>(t: CombTables<'_, T>) -> Result<(), DfaError> {
+        let states = t.rows.len();
+        if states == 0 || states > T::FREE.into() as usize || t.start as usize >= states || t.sinks as usize > states {
+            return Err(DfaError::NoStates);
+        }
+        let max_class = u64::from(t.classes.iter().copied().max().unwrap_or(0));
+        let is_state = |id: u32| (id as usize) < states;
+        for &row in t.rows {
+            if u64::from(row[1] & !ACCEL) + max_class >= t.slots.len() as u64 || !is_state(default_of::<T>(row)) {
+                return Err(DfaError::NoStates);
+            }
+        }
+        for &[owner, target] in t.slots {
+            if !is_state(target.into()) || (owner != T::FREE && !is_state(owner.into())) {
+                return Err(DfaError::NoStates);
+            }
+        }
+        let comb = CombDfa::validated(t);
+        for &[state, packed] in t.accels {
+            let (escapes, count) = escape_bytes(packed);
+            if state < t.sinks || state as usize >= states || !(1..=3).contains(&count) {
+                return Err(DfaError::NoStates);
+            }
+            if (0..=255u8).any(|b| !escapes[..count].contains(&b) && comb.step(state, b) != state) {
+                return Err(DfaError::NoStates);
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        /// Damaged tables (a row, slot or acceleration changed, 32-bit and
+        /// 16-bit ids, every length of table so that the vector passes'
+        /// tails are covered) are refused by the fast checks exactly when
+        /// the plain ones refuse them.
+        #[test]
+        fn fast_table_checks_agree_with_plain_ones(
+            words in 1usize..60,
+            which in 0usize..4,
+            at in any::<prop::sample::Index>(),
+            absolute in prop_oneof![0u32..8, 0u32..400, Just(u32::MAX), Just(0xFFFF), Just(0x8000_0005)],
+            around_bound in prop::option::of(0u32..3),
+        ) {
+            let paths: Vec<Vec<u8>> = (0..words).map(|i| format!("/p{i}/*?x{}", i * 7).into_bytes()).collect();
+            let refs: Vec<&[u8]> = paths.iter().map(|p| p.as_slice()).collect();
+            let mut comb = CombDfaBuf::from_dense(&trie(&refs));
+            if which == 3 {
+                // An accelerated state of its own: `/*?` beside the trie.
+                comb = CombDfaBuf::from_dense(&slash_star_question());
+            }
+            // Right at a bound (states, slots) or anything.
+            let bound = if which == 1 || at.index(2) == 0 { comb.rows.len() } else { comb.slots.len() } as u32;
+            let value = around_bound.map_or(absolute, |d| bound + d - 1);
+            match which {
+                0 => { let r = at.index(comb.rows.len()); comb.rows[r][at.index(2)] = value; }
+                1 => { let s = at.index(comb.slots.len()); comb.slots[s][at.index(2)] = value; }
+                2 => { let r = at.index(comb.rows.len()); comb.rows[r][1] = value & !ACCEL; }
+                _ => { let a = at.index(comb.accels.len()); comb.accels[a][1] = value; }
+            }
+            let marked_right = comb.accels.len() == comb.rows.iter().filter(|r| r[1] & ACCEL != 0).count();
+            let wide = comb.tables(&comb.rows, &comb.slots, &comb.answers);
+            prop_assert_eq!(CombDfa::new(wide).is_ok(), marked_right && plain_check(wide).is_ok());
+            let rows: Vec<[u32; 2]> = comb.rows.iter().map(|&[d, b]| [d & 0xFFFF, b]).collect();
+            let slots: Vec<[u16; 2]> = comb.slots.iter().map(|&[o, t]| [o as u16, t as u16]).collect();
+            let narrow = comb.tables(&rows, &slots, &[]);
+            prop_assert_eq!(CombDfa::new(narrow).is_ok(), marked_right && plain_check(narrow).is_ok());
+        }
     }
 
     #[test]

@@ -39,7 +39,7 @@
 pub use crate::compiled::{MatcherBuf, PartBuf};
 use crate::dfa::{Dfa, DfaError};
 use crate::label::Label;
-use crate::rules::{RuleList, RuleListError};
+use crate::rules::{LazyPrefilter, RuleList, RuleListError};
 use crate::runtime::{CompiledGroup, RunnerPart};
 use std::fmt;
 use std::sync::Arc;
@@ -92,7 +92,7 @@ impl<'a> Part<'a> {
             Part::Dfa(dfa) => RunnerPart::dense(dfa.walker()),
             Part::Rules(rules) => {
                 let (patterns, ends, ranks, prefilter) = rules.into_tables();
-                RunnerPart::Rules { patterns, ends, ranks, prefilter: Arc::new(prefilter) }
+                RunnerPart::Rules { patterns, ends, ranks, prefilter: Arc::new(LazyPrefilter::built(prefilter)) }
             }
         }
     }

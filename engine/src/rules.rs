@@ -192,6 +192,88 @@ impl Prefilter {
     }
 }
 
+/// A rule list's prefilter, built once the list has proven hot.
+///
+/// An aho-corasick automaton over a list of a few hundred rules costs
+/// hundreds of thousands of instructions to build, and a frontier reaches
+/// most origins a few times at most: built on each list's first use, the
+/// builds were a sixth of a cold frontier's instructions. Until it is built,
+/// [`LazyPrefilter::best`] checks the rules one by one (the same answer, see
+/// [`RuleList::best_by_scan`]) and counts what that cost; once the scans have
+/// cost about what the build would ([`LazyPrefilter::BUILD_COST_PER_BYTE`]
+/// times the pattern bytes), the prefilter is built and used from then on
+/// (the rent-or-buy rule: never more than about twice the better choice made
+/// in hindsight).
+#[derive(Debug)]
+pub struct LazyPrefilter {
+    built: std::sync::OnceLock<Prefilter>,
+    /// Estimated instructions spent scanning without the prefilter.
+    scanned: std::sync::atomic::AtomicU64,
+    /// Estimated instructions its build costs.
+    build_cost: u64,
+}
+
+impl LazyPrefilter {
+    /// Estimated instructions of a prefilter's build per pattern byte. An
+    /// estimate: callgrind counts about 610,000 instructions per build on
+    /// the synthetic frontier's split groups, whose lists' sizes were not
+    /// measured; an error by a factor k costs at most about k + 1 times the
+    /// better choice.
+    pub const BUILD_COST_PER_BYTE: u64 = 150;
+
+    /// Estimated instructions of checking one rule against a path, besides
+    /// [`LazyPrefilter::SCAN_COST_PER_PATH_BYTE`] for each byte of the path
+    /// (callgrind on the synthetic frontier: about 450 a rule on its paths
+    /// of 40 to 50 bytes, the floating pieces of split groups' rules
+    /// searched through the path).
+    const SCAN_COST_PER_RULE: u64 = 64;
+
+    /// See [`LazyPrefilter::SCAN_COST_PER_RULE`].
+    const SCAN_COST_PER_PATH_BYTE: u64 = 8;
+
+    /// A prefilter of the rule list with `pattern_bytes` bytes of patterns, not built yet.
+    pub fn new(pattern_bytes: usize) -> LazyPrefilter {
+        LazyPrefilter {
+            built: std::sync::OnceLock::new(),
+            scanned: std::sync::atomic::AtomicU64::new(0),
+            build_cost: 4096 + pattern_bytes as u64 * Self::BUILD_COST_PER_BYTE,
+        }
+    }
+
+    /// A prefilter built already (a [`RuleList`]'s own, see
+    /// [`crate::matcher`]): used from the first path on.
+    pub fn built(prefilter: Prefilter) -> LazyPrefilter {
+        LazyPrefilter {
+            built: std::sync::OnceLock::from(prefilter),
+            scanned: std::sync::atomic::AtomicU64::new(0),
+            build_cost: 0,
+        }
+    }
+
+    /// Whether the prefilter has been built.
+    pub fn is_built(&self) -> bool {
+        self.built.get().is_some()
+    }
+
+    /// [`RuleList::best`] of the list these tables (checked by
+    /// [`RuleList::check`]) hold: with the prefilter once it is built, by a
+    /// scan of the rules before, which builds it when the scans have cost
+    /// what the build would.
+    pub fn best(&self, patterns: &[u8], ends: &[u32], ranks: &[u32], path: &[u8], floor: u32) -> u32 {
+        use std::sync::atomic::Ordering;
+        if let Some(prefilter) = self.built.get() {
+            return RuleList::with_prefilter(patterns, ends, ranks, prefilter)
+                .map_or(0, |rules| rules.best(path, floor));
+        }
+        let (best, checked) = RuleList::best_by_scan(patterns, ends, ranks, path, floor);
+        let cost = checked as u64 * (Self::SCAN_COST_PER_RULE + path.len() as u64 * Self::SCAN_COST_PER_PATH_BYTE);
+        if self.scanned.fetch_add(cost, Ordering::Relaxed) + cost >= self.build_cost {
+            self.built.get_or_init(|| Prefilter::new_or_every_rule(patterns, ends));
+        }
+        best
+    }
+}
+
 fn pattern_at<'p>(patterns: &'p [u8], ends: &[u32], i: usize) -> &'p [u8] {
     let start = if i == 0 { 0 } else { ends[i - 1] as usize };
     &patterns[start..ends[i] as usize]
@@ -280,6 +362,26 @@ impl<'a> RuleList<'a> {
     /// The highest rank this part can give (0 when empty).
     pub fn max_answer(&self) -> u32 {
         self.ranks.first().copied().unwrap_or(0)
+    }
+
+    /// [`RuleList::best`] without a prefilter, over tables that
+    /// [`RuleList::check`] accepted: the rules that could beat `floor` (a
+    /// prefix, highest rank first) checked in turn, the first match the
+    /// winner; and how many rules were checked. The same answer as with the
+    /// prefilter, which only skips rules that cannot match.
+    pub fn best_by_scan(patterns: &[u8], ends: &[u32], ranks: &[u32], path: &[u8], floor: u32) -> (u32, usize) {
+        let limit = ranks.partition_point(|&r| r > floor).min(ends.len());
+        let mut start = 0usize;
+        for (i, &end) in ends[..limit].iter().enumerate() {
+            let end = end as usize;
+            if let Some(pattern) = patterns.get(start..end) {
+                if pattern::matches(pattern, path) {
+                    return (ranks[i], i + 1);
+                }
+            }
+            start = end;
+        }
+        (0, limit)
     }
 
     /// The best rank among the rules matching `path` that is above `floor`
@@ -390,5 +492,42 @@ mod tests {
         let e = RuleList::with_prefilter(b"/a/b", &[2, 4], &[2, 1], &prefilter).unwrap_err();
         assert!(matches!(e, RuleListError::PrefilterSize { built_for: 1, rules: 2 }), "{e}");
         assert_eq!(e.to_string(), "invalid rule list: prefilter built for 1 rules, tables have 2");
+    }
+
+    proptest::proptest! {
+        /// The scan without a prefilter, and the lazy prefilter before and
+        /// after its build, answer as the prefiltered list does, at every floor.
+        #[test]
+        fn scanning_answers_as_the_prefilter_does(
+            rules in proptest::collection::vec(("/[ab*]{0,6}[$]?", 1u32..6), 0..12),
+            paths in proptest::collection::vec("/[ab]{0,10}", 1..8),
+            floor in 0u32..6,
+        ) {
+            let buf = RuleListBuf::new(rules.iter().map(|(p, r)| (p.as_bytes(), *r)));
+            let list = buf.as_rule_list().unwrap();
+            let lazy = LazyPrefilter::new(0);
+            for path in &paths {
+                let want = list.best(path.as_bytes(), floor);
+                let (scanned, _) = RuleList::best_by_scan(&buf.patterns, &buf.ends, &buf.ranks, path.as_bytes(), floor);
+                proptest::prop_assert_eq!(scanned, want);
+                let lazily = lazy.best(&buf.patterns, &buf.ends, &buf.ranks, path.as_bytes(), floor);
+                proptest::prop_assert_eq!(lazily, want);
+            }
+        }
+    }
+
+    #[test]
+    fn the_lazy_prefilter_is_built_once_the_scans_cost_what_the_build_would() {
+        let rules: Vec<String> = (0..50).map(|i| format!("/*x{i}*y")).collect();
+        let buf = RuleListBuf::new(rules.iter().map(|p| (p.as_bytes(), 1)));
+        let lazy = LazyPrefilter::new(buf.patterns.len());
+        let mut uses = 0;
+        while !lazy.is_built() {
+            assert_eq!(lazy.best(&buf.patterns, &buf.ends, &buf.ranks, b"/nothing/here", 0), 0);
+            uses += 1;
+            assert!(uses < 1000, "never built");
+        }
+        assert!(uses > 1, "built on first use");
+        assert_eq!(lazy.best(&buf.patterns, &buf.ends, &buf.ranks, b"/ax7zy", 0), 1);
     }
 }

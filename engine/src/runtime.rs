@@ -13,14 +13,17 @@ use crate::comb::CombDfa;
 use crate::dfa::{Dense, Walker};
 use crate::format::GroupHead;
 use crate::label::Label;
-use crate::rules::{Prefilter, RuleList};
+use crate::rules::LazyPrefilter;
 use crate::walk;
 use std::sync::Arc;
 
 /// The most parts a stored group has ([`GroupHead::MAX_PARTS`]).
 const MAX_PARTS: usize = GroupHead::MAX_PARTS as usize;
 
-/// One part of a [`CompiledGroup`], with its table layout fixed.
+/// One part of a stored group, with its table layout fixed: the one form
+/// the walks take a part in, made from a [`crate::format::PartView`] by the
+/// artifact both for [`CompiledGroup`] and for the side-by-side walks of
+/// [`crate::artifact::Artifact::decide_many`].
 #[derive(Clone, Debug)]
 pub(crate) enum RunnerPart<'a> {
     /// A dense automaton of 16-bit transitions.
@@ -31,7 +34,7 @@ pub(crate) enum RunnerPart<'a> {
     Comb(CombDfa<'a>),
     /// A comb of 16-bit state ids.
     Comb16(CombDfa<'a, u16>),
-    /// Rules one by one, behind the prefilter built on the part's first use.
+    /// Rules one by one, behind the prefilter built once the part is hot.
     Rules {
         /// Concatenated patterns.
         patterns: &'a [u8],
@@ -39,8 +42,8 @@ pub(crate) enum RunnerPart<'a> {
         ends: &'a [u32],
         /// Rank of each pattern.
         ranks: &'a [u32],
-        /// Built from these tables ([`Prefilter::new_or_every_rule`]).
-        prefilter: Arc<Prefilter>,
+        /// Of these tables, shared by every use of the part ([`LazyPrefilter`]).
+        prefilter: Arc<LazyPrefilter>,
     },
 }
 
@@ -60,15 +63,14 @@ impl<'a> RunnerPart<'a> {
     /// This part's rank for `path`; a rule list may answer 0 when no rule of
     /// it beats `floor`.
     #[inline]
-    fn rank(&self, path: &[u8], floor: u32) -> u32 {
+    pub(crate) fn rank(&self, path: &[u8], floor: u32) -> u32 {
         match self {
             RunnerPart::Dense16(dense) => walk::scan(dense, path),
             RunnerPart::Dense32(dense) => walk::scan(dense, path),
             RunnerPart::Comb(comb) => walk::scan(comb, path),
             RunnerPart::Comb16(comb) => walk::scan(comb, path),
             RunnerPart::Rules { patterns, ends, ranks, prefilter } => {
-                // Built from these very tables, so the sizes agree.
-                RuleList::with_prefilter(patterns, ends, ranks, prefilter).map_or(0, |rules| rules.best(path, floor))
+                prefilter.best(patterns, ends, ranks, path, floor)
             }
         }
     }
