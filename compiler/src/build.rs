@@ -105,6 +105,19 @@ impl KnownIds {
         Some(id)
     }
 
+    /// The id of `hash` if it is still remembered, else the id `store`
+    /// gives it (writing the value it hashes), remembered from now on: how
+    /// preference sets and the CRAWL section's string lists are stored once
+    /// per shard.
+    fn id_or_store<E>(&mut self, hash: u128, store: impl FnOnce() -> Result<u32, E>) -> Result<u32, E> {
+        if let Some(id) = self.get(hash) {
+            return Ok(id);
+        }
+        let id = store()?;
+        self.insert(hash, id);
+        Ok(id)
+    }
+
     /// Remembers the id of a hash [`KnownIds::get`] did not know, in place
     /// of the oldest entry of its bucket (an empty one has the largest id).
     fn insert(&mut self, hash: u128, id: u32) {
@@ -356,12 +369,9 @@ pub fn build_shards(
             for (_, s) in selected {
                 let set = if s.preferences.is_empty() {
                     None
-                } else if let Some(id) = known_sets[k].get(s.preferences_hash) {
-                    Some(id)
                 } else {
-                    let id = writers[k].add_preference_set(&s.preferences)?;
-                    known_sets[k].insert(s.preferences_hash, id);
-                    Some(id)
+                    let writer = &mut writers[k];
+                    Some(known_sets[k].id_or_store(s.preferences_hash, || writer.add_preference_set(&s.preferences))?)
                 };
                 selections.push(Selection { set, named: s.named });
             }
@@ -431,13 +441,10 @@ fn string_list_id(
     known: &mut KnownIds,
     (list, hash): &(Vec<Vec<u8>>, u128),
 ) -> Result<u32, WriteError> {
-    if let Some(id) = known.get(*hash) {
-        return Ok(id);
-    }
-    let strings: Vec<&[u8]> = list.iter().map(Vec::as_slice).collect();
-    let id = writer.add_string_list(&strings)?;
-    known.insert(*hash, id);
-    Ok(id)
+    known.id_or_store(*hash, || {
+        let strings: Vec<&[u8]> = list.iter().map(Vec::as_slice).collect();
+        writer.add_string_list(&strings)
+    })
 }
 
 /// What the artifact records of an origin's fetch.

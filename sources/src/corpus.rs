@@ -39,6 +39,8 @@
 //! [`Corpus::skip_bad_records`] turns broken records into
 //! [`Corpus::skipped`] entries instead, and reading goes on.
 
+use crate::status::{Choice, FetchHistory};
+pub use crate::status::{Reason, StatusClass, MAX_REDIRECTS, OUTAGE_GRACE_SECONDS};
 use crate::time::{TimeError, Timestamp};
 use crate::warc;
 use base64::Engine as _;
@@ -49,12 +51,6 @@ use std::fmt;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::sync::Arc;
-
-/// How many redirects are followed before the fetch counts as a 404.
-pub const MAX_REDIRECTS: usize = 5;
-
-/// How long (in seconds) a site may be unreachable and stay blocked: 30 days.
-pub const OUTAGE_GRACE_SECONDS: i64 = 30 * 86_400;
 
 /// What governs an origin.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -116,51 +112,6 @@ pub struct FetchRecord {
     pub error: Option<String>,
     /// Where the record was read.
     pub source: SourceRef,
-}
-
-/// How a fetch status counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum StatusClass {
-    /// 2xx: the body is the robots.txt.
-    Success,
-    /// 3xx: follow `Location`.
-    Redirect,
-    /// 4xx other than 429: no robots.txt.
-    ClientError,
-    /// 5xx, 429, 0 and anything else: the site is unreachable.
-    Unreachable,
-}
-
-impl StatusClass {
-    /// The class of an HTTP status (0 for no answer).
-    pub fn of(status: u16) -> StatusClass {
-        match status {
-            200..=299 => StatusClass::Success,
-            300..=399 => StatusClass::Redirect,
-            429 => StatusClass::Unreachable,
-            400..=499 => StatusClass::ClientError,
-            _ => StatusClass::Unreachable,
-        }
-    }
-}
-
-/// Why an origin is governed the way it is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Reason {
-    /// 2xx (perhaps after redirects): the body's rules.
-    Success,
-    /// 4xx other than 429 (perhaps after redirects): no restrictions.
-    ClientError,
-    /// A redirect chain that did not end within five hops (too long, a loop,
-    /// no `location`, a target the corpus lacks): as 404, no restrictions.
-    RedirectFailed,
-    /// 5xx, 429 or no answer (perhaps after redirects), within 30 days of
-    /// the last reachable fetch: everything disallowed.
-    Unreachable,
-    /// Unreachable for more than 30 days: the last reachable fetch applies.
-    OutageFallback,
-    /// Unreachable for more than 30 days and never reachable: no restrictions.
-    OutageExpired,
 }
 
 /// Why an origin is governed as it is: the record that decided and the story.
@@ -834,9 +785,8 @@ pub fn resolve_location(base: &str, location: &str) -> Option<Vec<u8>> {
     record_key(absolute.as_bytes())
 }
 
-/// The newest record wins, subject to the 30-day rule.
+/// The newest record wins, subject to the 30-day rule ([`FetchHistory`]).
 fn choose(records: &[FetchRecord], indices: &[usize], outcomes: &[Outcome], origin: OriginKey) -> Governing {
-    let newest = outcomes.len() - 1;
     let provenance = |k: usize, reason: Reason, explanation: String| Provenance {
         source: records[indices[k]].source.clone(),
         url: records[indices[k]].url.clone(),
@@ -857,15 +807,16 @@ fn choose(records: &[FetchRecord], indices: &[usize], outcomes: &[Outcome], orig
         (robots, reason)
     };
     let describe_k = |k: usize| describe(records, indices[k], &outcomes[k]);
-    if outcomes[newest].class != StatusClass::Unreachable {
-        let (robots, reason) = plain(newest);
-        return Governing { origin, robots, provenance: provenance(newest, reason, describe_k(newest)) };
+    let mut history = FetchHistory::default();
+    for (k, outcome) in outcomes.iter().enumerate() {
+        history.push(k, outcome.class, records[indices[k]].fetched_at);
     }
-    let newest_time = records[indices[newest]].fetched_at;
-    let more_than_grace = |since: Option<Timestamp>| matches!((since, newest_time), (Some(a), Some(b)) if b.unix_seconds() - a.unix_seconds() > OUTAGE_GRACE_SECONDS);
-    let last_reachable = (0..newest).rev().find(|&k| outcomes[k].class != StatusClass::Unreachable);
-    match last_reachable {
-        Some(k) if more_than_grace(records[indices[k]].fetched_at) => {
+    match history.choose().expect("an origin has a record") {
+        Choice::Newest(newest) => {
+            let (robots, reason) = plain(newest);
+            Governing { origin, robots, provenance: provenance(newest, reason, describe_k(newest)) }
+        }
+        Choice::Fallback { newest, reachable: k } => {
             let (robots, _) = plain(k);
             let explanation = format!(
                 "unreachable for more than 30 days ({}); falling back to the last reachable fetch: {}",
@@ -874,11 +825,11 @@ fn choose(records: &[FetchRecord], indices: &[usize], outcomes: &[Outcome], orig
             );
             Governing { origin, robots, provenance: provenance(k, Reason::OutageFallback, explanation) }
         }
-        Some(k) => {
+        Choice::StaysBlocked { newest, since: (_, since) } => {
             let explanation = format!(
                 "{}; not more than 30 days after the last reachable fetch ({}), so the site stays blocked",
                 describe_k(newest),
-                records[indices[k]].fetched_at.map_or_else(|| "time unknown".to_owned(), |t| t.to_string())
+                since.map_or_else(|| "time unknown".to_owned(), |t| t.to_string())
             );
             Governing {
                 origin,
@@ -886,11 +837,10 @@ fn choose(records: &[FetchRecord], indices: &[usize], outcomes: &[Outcome], orig
                 provenance: provenance(newest, Reason::Unreachable, explanation),
             }
         }
-        None if more_than_grace(records[indices[0]].fetched_at) => {
+        Choice::Expired { newest, since } => {
             let explanation = format!(
-                "{}; unreachable since {} (more than 30 days) with no good copy: no restrictions",
+                "{}; unreachable since {since} (more than 30 days) with no good copy: no restrictions",
                 describe_k(newest),
-                records[indices[0]].fetched_at.expect("checked above")
             );
             Governing {
                 origin,
@@ -898,7 +848,7 @@ fn choose(records: &[FetchRecord], indices: &[usize], outcomes: &[Outcome], orig
                 provenance: provenance(newest, Reason::OutageExpired, explanation),
             }
         }
-        None => Governing {
+        Choice::Blocked(newest) => Governing {
             origin,
             robots: Robots::Blocked,
             provenance: provenance(newest, Reason::Unreachable, describe_k(newest)),

@@ -8,6 +8,8 @@
 //! robots.txt language: bodies stay bytes here.
 //!
 //! - [`corpus`]: fetch records in, one [`Governing`] robots.txt per origin out.
+//! - [`status`]: Google's fetch-status policy (2xx, 3xx, 4xx, 5xx and 429,
+//!   the 30-day rule), shared by every resolution.
 //! - [`warc`]: a streaming WARC record reader.
 //! - [`http`]: the HTTP/1.x response in a WARC record, with its transfer and
 //!   content codings undone.
@@ -16,6 +18,7 @@
 
 pub mod corpus;
 pub mod http;
+pub mod status;
 pub mod time;
 pub mod warc;
 
