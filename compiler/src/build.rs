@@ -25,7 +25,7 @@ use robotsieve_engine::preference::PreferenceLine;
 use robotsieve_engine::shards::shard_of_hash;
 use robotsieve_robotstxt::group::{Agent, Group, Rule, Source, Verb};
 use robotsieve_robotstxt::parse::RobotsTxt;
-use robotsieve_sources::corpus::{Governing, Robots};
+use robotsieve_sources::corpus::{OriginRobots, Robots};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::time::{Duration, Instant};
@@ -186,7 +186,7 @@ fn content_hash(value: &impl Hash) -> u128 {
 /// `origins` into `writer`, a batch at a time; `on_batch` is told the
 /// figures so far after each batch (for a progress bar).
 pub fn build(
-    origins: impl IntoIterator<Item = Governing>,
+    origins: impl IntoIterator<Item = impl Into<OriginRobots>>,
     plan: &BuildPlan,
     writer: &mut ArtifactWriter,
     on_batch: impl FnMut(&BuildReport),
@@ -198,13 +198,13 @@ pub fn build(
 /// hash, writers.len())]` (see `robotsieve_engine::shards`). A group is
 /// compiled once per batch and appended to every shard that uses it.
 pub fn build_shards(
-    origins: impl IntoIterator<Item = Governing>,
+    origins: impl IntoIterator<Item = impl Into<OriginRobots>>,
     plan: &BuildPlan,
     writers: &mut [ArtifactWriter],
     mut on_batch: impl FnMut(&BuildReport),
 ) -> Result<BuildReport, WriteError> {
     let shards = writers.len();
-    let shard_of = |origin: &Governing| {
+    let shard_of = |origin: &OriginRobots| {
         if shards == 1 {
             0
         } else {
@@ -233,9 +233,9 @@ pub fn build_shards(
     let mut known_lists: Vec<KnownIds> = (0..shards).map(|_| KnownIds::new(plan.memory / 8, set_size)).collect();
     let mut report = BuildReport::default();
     let mut selections: Vec<Selection> = Vec::with_capacity(plan.agents.len());
-    let mut origins = origins.into_iter();
+    let mut origins = origins.into_iter().map(Into::into);
     loop {
-        let batch: Vec<Governing> = origins.by_ref().take(BATCH_ORIGINS).collect();
+        let batch: Vec<OriginRobots> = origins.by_ref().take(BATCH_ORIGINS).collect();
         if batch.is_empty() {
             break;
         }
@@ -359,7 +359,7 @@ pub fn build_shards(
         for (i, ((origin, groups), &k)) in
             batch.iter().zip(origin_groups.chunks_exact(plan.agents.len())).zip(&origin_shards).enumerate()
         {
-            let info = fetch_info(&origin.robots, origin.provenance.status);
+            let info = fetch_info(&origin.robots, origin.status);
             // The preference lines of each crawler's group, stored once per shard like groups.
             let (selected, sitemaps): (&[(u128, Selected)], _) = match (&origin.robots, origin_body[i]) {
                 (Robots::Body(_), Some(b)) => (&body_groups[b].0, &body_groups[b].1),
@@ -400,7 +400,7 @@ pub fn build_shards(
 /// Builds an artifact in memory: [`build`] into an in-memory writer
 /// (tests, and tools that hold small artifacts).
 pub fn build_bytes(
-    origins: impl IntoIterator<Item = Governing>,
+    origins: impl IntoIterator<Item = impl Into<OriginRobots>>,
     plan: &BuildPlan,
 ) -> Result<(Vec<u8>, BuildReport), WriteError> {
     let agent_names = plan.agents.iter().map(|a| a.to_string()).collect();
@@ -485,7 +485,7 @@ mod tests {
     use robotsieve_engine::url::{OriginKey, PathMode};
 
     /// Resolves one fetch record per origin, as `compile --corpus` would.
-    pub(crate) fn resolve(records: &[(&str, u16, &str)]) -> Vec<Governing> {
+    pub(crate) fn resolve(records: &[(&str, u16, &str)]) -> Vec<robotsieve_sources::corpus::Governing> {
         let mut corpus = robotsieve_sources::corpus::Corpus::new();
         let lines: String = records
             .iter()

@@ -145,6 +145,25 @@ pub struct Governing {
     pub provenance: Provenance,
 }
 
+/// What an artifact keeps of an origin: its key, its robots.txt or blanket
+/// verdict, and the status of the fetch that decided (the start of its
+/// redirect chain). What the build takes, from either resolution.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OriginRobots {
+    /// The origin.
+    pub origin: OriginKey,
+    /// Its robots.txt, or the blanket verdict.
+    pub robots: Robots,
+    /// [`Provenance::status`].
+    pub status: u16,
+}
+
+impl From<Governing> for OriginRobots {
+    fn from(governing: Governing) -> OriginRobots {
+        OriginRobots { origin: governing.origin, robots: governing.robots, status: governing.provenance.status }
+    }
+}
+
 /// A problem that did not stop the corpus from being read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Warning {
@@ -171,7 +190,7 @@ pub struct CorpusError {
 }
 
 impl CorpusError {
-    fn io(source: SourceRef, error: &std::io::Error) -> CorpusError {
+    pub(crate) fn io(source: SourceRef, error: &std::io::Error) -> CorpusError {
         CorpusError { source, problem: CorpusProblem::Io { kind: error.kind(), message: error.to_string() } }
     }
 }
@@ -317,45 +336,33 @@ fn file_name(path: &Path) -> Arc<str> {
     path.display().to_string().into()
 }
 
-impl Corpus {
-    /// An empty corpus.
-    pub fn new() -> Corpus {
-        Corpus::default()
-    }
+/// Where a [`CorpusReader`] puts what it reads: the records in input order,
+/// the warnings, and the broken records it skips. A [`Corpus`] keeps them in
+/// memory; the bounded resolution ([`crate::bounded`]) keeps a few words per
+/// record and reads the sources twice.
+pub trait RecordSink {
+    /// The next record read. An error stops the reading (the sink could not
+    /// keep it: a temporary file that cannot be written).
+    fn record(&mut self, record: FetchRecord) -> Result<(), CorpusError>;
+    /// A problem that leaves the rest usable.
+    fn warning(&mut self, warning: Warning);
+    /// Whether broken records are skipped ([`Corpus::skip_bad_records`]).
+    fn skips_bad_records(&self) -> bool;
+    /// A broken record: fails with `error`, or keeps it as skipped when
+    /// skipping bad records.
+    fn bad_record(&mut self, error: CorpusError) -> Result<(), CorpusError>;
+}
 
-    /// The records read so far.
-    pub fn records(&self) -> &[FetchRecord] {
-        &self.records
-    }
+/// Reads sources (a robots.txt file, a directory, JSON Lines, WARC) into a
+/// [`RecordSink`], as streams: memory does not grow with a source's size.
+pub struct CorpusReader<'s, S: RecordSink> {
+    sink: &'s mut S,
+}
 
-    /// From now on, a broken record (a JSON Lines line that is no fetch
-    /// record, a WARC record that cannot be parsed) is skipped and listed in
-    /// [`Corpus::skipped`] instead of failing the source: `compile
-    /// --skip-bad-records`. What cannot be skipped still fails: a file that
-    /// cannot be opened or decompressed, and a WARC file ends at a record cut
-    /// short (nothing follows it) or at damaged compressed data.
-    pub fn skip_bad_records(&mut self) {
-        self.skip_bad_records = true;
-    }
-
-    /// The broken records skipped so far, in input order, each with where it
-    /// is and what is wrong.
-    pub fn skipped(&self) -> &[CorpusError] {
-        &self.skipped
-    }
-
-    /// Fails with `error`, or lists it as skipped when skipping bad records.
-    fn bad_record(&mut self, error: CorpusError) -> Result<(), CorpusError> {
-        if !self.skip_bad_records {
-            return Err(error);
-        }
-        self.skipped.push(error);
-        Ok(())
-    }
-
-    /// Adds one record.
-    pub fn push(&mut self, record: FetchRecord) {
-        self.records.push(record);
+impl<'s, S: RecordSink> CorpusReader<'s, S> {
+    /// A reader into `sink`.
+    pub fn new(sink: &'s mut S) -> Self {
+        CorpusReader { sink }
     }
 
     /// `--robots FILE --origin URL`: the file is the robots.txt (fetched with
@@ -367,7 +374,7 @@ impl Corpus {
             problem: CorpusProblem::Origin { url: origin_url.to_owned(), error },
         })?;
         let body = std::fs::read(path).map_err(|e| CorpusError::io(source.clone(), &e))?;
-        self.push(FetchRecord {
+        self.sink.record(FetchRecord {
             url: origin.robots_url(),
             status: 200,
             body: body.into(),
@@ -375,7 +382,7 @@ impl Corpus {
             location: None,
             error: None,
             source,
-        });
+        })?;
         Ok(origin)
     }
 
@@ -412,12 +419,12 @@ impl Corpus {
                 && !host.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control() || b"/\\@?#;[]%".contains(&b))
                 && OriginKey::of_url(format!("http://{host}/")).is_ok();
             if !is_host_name {
-                self.warnings.push(Warning { source, message: format!("skipped: {host:?} is not a host name") });
+                self.sink.warning(Warning { source, message: format!("skipped: {host:?} is not a host name") });
                 continue;
             }
             let body: Arc<[u8]> = std::fs::read(&path).map_err(|e| CorpusError::io(source.clone(), &e))?.into();
             for scheme in ["http", "https"] {
-                self.push(FetchRecord {
+                self.sink.record(FetchRecord {
                     url: format!("{scheme}://{host}/robots.txt"),
                     status: 200,
                     body: body.clone(),
@@ -425,7 +432,7 @@ impl Corpus {
                     location: None,
                     error: None,
                     source: source.clone(),
-                });
+                })?;
             }
             used += 1;
         }
@@ -441,9 +448,15 @@ impl Corpus {
         let file_error =
             |e: std::io::Error| CorpusError::io(SourceRef { file: file_name(path), place: Place::File }, &e);
         let file = std::fs::File::open(path).map_err(file_error)?;
+        self.add_jsonl_file(file_name(path), file)
+    }
+
+    /// [`CorpusReader::add_jsonl`] of an open file, named `name` in messages.
+    pub fn add_jsonl_file(&mut self, name: Arc<str>, file: std::fs::File) -> Result<usize, CorpusError> {
+        let file_error = |e: std::io::Error| CorpusError::io(SourceRef { file: name.clone(), place: Place::File }, &e);
         let (input, compression) =
             warc::decompressed(BufReader::with_capacity(256 * 1024, file)).map_err(file_error)?;
-        self.add_jsonl_from(file_name(path), input).map_err(|mut e| {
+        self.add_jsonl_from(name.clone(), input).map_err(|mut e| {
             if let (CorpusProblem::Read { message, .. }, true) =
                 (&mut e.problem, compression != warc::Compression::None)
             {
@@ -486,10 +499,10 @@ impl Corpus {
             };
             match record {
                 Ok(record) => {
-                    self.push(record);
+                    self.sink.record(record)?;
                     count += 1;
                 }
-                Err(why) => self.bad_record(CorpusError { source, problem: CorpusProblem::Record(why) })?,
+                Err(why) => self.sink.bad_record(CorpusError { source, problem: CorpusProblem::Record(why) })?,
             }
         }
     }
@@ -516,7 +529,7 @@ impl Corpus {
             source: SourceRef { file: name.clone(), place: Place::File },
             problem: CorpusProblem::Warc { offset: None, why: e.to_string() },
         })?;
-        if self.skip_bad_records {
+        if self.sink.skips_bad_records() {
             reader.resync_after_errors();
         }
         let mut count = 0;
@@ -524,7 +537,7 @@ impl Corpus {
             let record = match record {
                 Ok(record) => record,
                 Err(e) => {
-                    self.bad_record(CorpusError {
+                    self.sink.bad_record(CorpusError {
                         source: SourceRef { file: name.clone(), place: Place::Record(e.record) },
                         problem: CorpusProblem::Warc { offset: Some(e.offset), why: e.message },
                     })?;
@@ -535,7 +548,7 @@ impl Corpus {
                 continue;
             }
             let source = SourceRef { file: name.clone(), place: Place::Record(record.number) };
-            let mut warn = |message: String| self.warnings.push(Warning { source: source.clone(), message });
+            let mut warn = |message: String| self.sink.warning(Warning { source: source.clone(), message });
             let Some(url) = record.target_uri().map(str::to_owned) else {
                 warn("skipped: response without WARC-Target-URI".into());
                 continue;
@@ -570,7 +583,7 @@ impl Corpus {
                 None => None,
             };
             let location = response.header("Location").map(|l| String::from_utf8_lossy(l).into_owned());
-            self.push(FetchRecord {
+            self.sink.record(FetchRecord {
                 url,
                 status: response.status,
                 body: body.into(),
@@ -578,10 +591,96 @@ impl Corpus {
                 location,
                 error: None,
                 source,
-            });
+            })?;
             count += 1;
         }
         Ok(count)
+    }
+}
+
+impl RecordSink for Corpus {
+    fn record(&mut self, record: FetchRecord) -> Result<(), CorpusError> {
+        self.records.push(record);
+        Ok(())
+    }
+
+    fn warning(&mut self, warning: Warning) {
+        self.warnings.push(warning);
+    }
+
+    fn skips_bad_records(&self) -> bool {
+        self.skip_bad_records
+    }
+
+    fn bad_record(&mut self, error: CorpusError) -> Result<(), CorpusError> {
+        if !self.skip_bad_records {
+            return Err(error);
+        }
+        self.skipped.push(error);
+        Ok(())
+    }
+}
+
+impl Corpus {
+    /// An empty corpus.
+    pub fn new() -> Corpus {
+        Corpus::default()
+    }
+
+    /// The records read so far.
+    pub fn records(&self) -> &[FetchRecord] {
+        &self.records
+    }
+
+    /// From now on, a broken record (a JSON Lines line that is no fetch
+    /// record, a WARC record that cannot be parsed) is skipped and listed in
+    /// [`Corpus::skipped`] instead of failing the source: `compile
+    /// --skip-bad-records`. What cannot be skipped still fails: a file that
+    /// cannot be opened or decompressed, and a WARC file ends at a record cut
+    /// short (nothing follows it) or at damaged compressed data.
+    pub fn skip_bad_records(&mut self) {
+        self.skip_bad_records = true;
+    }
+
+    /// The broken records skipped so far, in input order, each with where it
+    /// is and what is wrong.
+    pub fn skipped(&self) -> &[CorpusError] {
+        &self.skipped
+    }
+
+    /// Adds one record.
+    pub fn push(&mut self, record: FetchRecord) {
+        self.records.push(record);
+    }
+
+    /// [`CorpusReader::add_robots_file`] into this corpus.
+    pub fn add_robots_file(&mut self, path: &Path, origin_url: &str) -> Result<OriginKey, CorpusError> {
+        CorpusReader::new(self).add_robots_file(path, origin_url)
+    }
+
+    /// [`CorpusReader::add_robots_dir`] into this corpus.
+    pub fn add_robots_dir(&mut self, dir: &Path) -> Result<usize, CorpusError> {
+        CorpusReader::new(self).add_robots_dir(dir)
+    }
+
+    /// [`CorpusReader::add_jsonl`] into this corpus.
+    pub fn add_jsonl(&mut self, path: &Path) -> Result<usize, CorpusError> {
+        CorpusReader::new(self).add_jsonl(path)
+    }
+
+    /// [`CorpusReader::add_jsonl_from`] into this corpus.
+    pub fn add_jsonl_from(&mut self, name: Arc<str>, input: impl BufRead) -> Result<usize, CorpusError> {
+        CorpusReader::new(self).add_jsonl_from(name, input)
+    }
+
+    /// [`CorpusReader::add_warc`] into this corpus.
+    pub fn add_warc(&mut self, path: &Path) -> Result<usize, CorpusError> {
+        CorpusReader::new(self).add_warc(path)
+    }
+
+    /// [`CorpusReader::add_warc_from`] into this corpus.
+    pub fn add_warc_from(&mut self, name: Arc<str>, input: impl BufRead) -> Result<usize, CorpusError> {
+        CorpusReader::new(self).add_warc_from(name, input)
     }
 
     /// Applies the fetch-status rules (see the module documentation): one
