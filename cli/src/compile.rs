@@ -62,7 +62,8 @@ pub struct Args {
     /// then only shard K's origins are kept.
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
     shard: Option<(u32, u32)>,
-    /// The memory budget in bytes (suffixes K, M, G): it sizes the table of
+    /// The memory budget in bytes (suffixes K, M, G): the corpus is resolved
+    /// in sorts that spill to temporary files beyond it; it sizes the table of
     /// first-seen groups (a sixty-fourth) and the map of repeated groups
     /// (a quarter, then it starts afresh); the origin index spills to sorted
     /// temporary files beside the output at 262,144 origins or a quarter of it.
