@@ -335,10 +335,11 @@ pub fn build_shards(
                     .agents
                     .iter()
                     .map(|agent| {
-                        let crawl_delay = Group::crawl_delay(&robots, agent).map(|value| {
-                            let list = vec![value.to_vec()];
-                            let hash = content_hash(&list);
-                            (list, hash)
+                        let delays: Vec<Vec<u8>> =
+                            Group::crawl_delays(&robots, agent).into_iter().map(<[u8]>::to_vec).collect();
+                        let crawl_delay = (!delays.is_empty()).then(|| {
+                            let hash = content_hash(&delays);
+                            (delays, hash)
                         });
                         let mut group = Group::select(&robots, agent);
                         let mut preferences = std::mem::take(&mut group.preferences);
@@ -497,8 +498,8 @@ struct Selected {
     preferences_hash: u128,
     /// Whether a group of the body names the crawler.
     named: bool,
-    /// The group's first `crawl-delay` value, as a list of one (or none),
-    /// and its [`content_hash`].
+    /// The group's `crawl-delay` values in file order (none: `None`), and
+    /// their [`content_hash`].
     crawl_delay: Option<(Vec<Vec<u8>>, u128)>,
 }
 
