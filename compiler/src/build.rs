@@ -127,73 +127,6 @@ impl KnownIds {
     }
 }
 
-/// Estimated build memory of the groups built at the same moment, beyond
-/// which a group waits for the others to finish (a group alone is always
-/// built): two of the largest automata (up to about 40 MiB each, by
-/// [`build_estimate`]) are then never built at once, which set the peak
-/// RSS of a large build (+29 MB from 100,000 to 1,000,000 origins when two
-/// met on two cores).
-pub const CONCURRENT_BUILD_BYTES: usize = 48 << 20;
-
-/// An estimate of the memory an automaton build of `group` takes, from its
-/// rules, before building: the subset construction's transition table has
-/// about one row per pattern byte (a trie's states) of one entry per byte
-/// class (the distinct bytes mentioned, and one for the rest), each entry
-/// costing about 8 bytes with the state interning; the build gives up past
-/// its work budget, which caps the table.
-pub fn build_estimate(group: &Group, options: &BuildOptions) -> usize {
-    let mut mentioned = [false; 256];
-    let mut pattern_bytes = 0usize;
-    for rule in &group.rules {
-        pattern_bytes += rule.pattern.len();
-        for &b in &rule.pattern {
-            mentioned[usize::from(b)] = true;
-        }
-    }
-    let classes = mentioned.iter().filter(|&&m| m).count() + 1;
-    let entries = (pattern_bytes.saturating_mul(classes) as u64).min(options.budget.max_work);
-    entries as usize * 8
-}
-
-/// The build memory in use by the groups being built now ([`build_estimate`]
-/// each), bounded by a share: a group waits until it fits, or until nothing
-/// else is being built.
-struct BuildShare {
-    in_use: std::sync::Mutex<usize>,
-    freed: std::sync::Condvar,
-    limit: usize,
-}
-
-/// A group's part of a [`BuildShare`], given back when dropped.
-struct ShareTaken<'a> {
-    share: &'a BuildShare,
-    bytes: usize,
-}
-
-impl BuildShare {
-    fn new(limit: usize) -> BuildShare {
-        BuildShare { in_use: std::sync::Mutex::new(0), freed: std::sync::Condvar::new(), limit }
-    }
-
-    /// Waits until `bytes` fit beside what is in use (or nothing is), and takes them.
-    fn take(&self, bytes: usize) -> ShareTaken<'_> {
-        let mut in_use = self.in_use.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        while *in_use > 0 && *in_use + bytes > self.limit {
-            in_use = self.freed.wait(in_use).unwrap_or_else(std::sync::PoisonError::into_inner);
-        }
-        *in_use += bytes;
-        ShareTaken { share: self, bytes }
-    }
-}
-
-impl Drop for ShareTaken<'_> {
-    fn drop(&mut self) {
-        let mut in_use = self.share.in_use.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        *in_use -= self.bytes;
-        self.share.freed.notify_all();
-    }
-}
-
 /// What to build.
 #[derive(Clone, Debug)]
 pub struct BuildPlan {
@@ -298,7 +231,6 @@ pub fn build_shards(
     let mut known_sets: Vec<KnownIds> = (0..shards).map(|_| KnownIds::new(plan.memory / 8, set_size)).collect();
     // Per shard: the id of each sitemap or crawl-delay list (by content hash) it holds.
     let mut known_lists: Vec<KnownIds> = (0..shards).map(|_| KnownIds::new(plan.memory / 8, set_size)).collect();
-    let share = BuildShare::new(CONCURRENT_BUILD_BYTES);
     let mut report = BuildReport::default();
     let mut selections: Vec<Selection> = Vec::with_capacity(plan.agents.len());
     let mut origins = origins.into_iter().map(Into::into);
@@ -396,7 +328,6 @@ pub fn build_shards(
         let encoded: Vec<Encoded> = new_groups
             .par_iter()
             .map(|&(group, _)| {
-                let _share = share.take(build_estimate(group, &plan.options));
                 let t = Instant::now();
                 let compiled = automaton::compile(group, &plan.options);
                 let rules: Vec<RuleText<'_>> =
@@ -630,51 +561,6 @@ mod tests {
         // With explanations lines matter: mybot's line-6 rule is not the
         // blocked origin's synthetic rule.
         assert_eq!(artifact(true).groups(), 5);
-    }
-
-    #[test]
-    fn a_build_share_makes_large_builds_wait_and_small_ones_pass() {
-        let share = BuildShare::new(10);
-        let large = share.take(8);
-        // A small one fits beside it; nothing else is refused while alone.
-        drop(share.take(2));
-        let started = std::sync::atomic::AtomicBool::new(false);
-        std::thread::scope(|scope| {
-            let waiter = scope.spawn(|| {
-                let _second = share.take(8);
-                started.load(std::sync::atomic::Ordering::SeqCst)
-            });
-            std::thread::sleep(Duration::from_millis(50));
-            assert!(!waiter.is_finished(), "a second large build waits");
-            started.store(true, std::sync::atomic::Ordering::SeqCst);
-            drop(large);
-            assert!(waiter.join().unwrap(), "it ran only after the first was done");
-        });
-        assert_eq!(*share.in_use.lock().unwrap(), 0);
-        // More than the limit alone is still built.
-        drop(share.take(100));
-    }
-
-    #[test]
-    fn build_estimates_grow_with_the_rules_and_stop_at_the_work_budget() {
-        let group = |patterns: &[&str]| Group {
-            source: Source::Nothing,
-            agent_lines: Vec::new(),
-            rules: patterns
-                .iter()
-                .map(|p| Rule { verb: Verb::Disallow, pattern: p.as_bytes().to_vec(), line: 0, index_directory: false })
-                .collect(),
-            preferences: Vec::new(),
-        };
-        let options = BuildOptions::default();
-        let small = build_estimate(&group(&["/a"]), &options);
-        let larger = build_estimate(&group(&["/a", "/private/", "/search?q="]), &options);
-        assert!(0 < small && small < larger, "{small} {larger}");
-        let many: Vec<String> = (0..200_000).map(|i| format!("/path-{i}/x{}", i * 7)).collect();
-        let many: Vec<&str> = many.iter().map(String::as_str).collect();
-        assert_eq!(build_estimate(&group(&many), &options), options.budget.max_work as usize * 8);
-        assert!(build_estimate(&group(&many), &options) < CONCURRENT_BUILD_BYTES);
-        assert!(2 * build_estimate(&group(&many), &options) > CONCURRENT_BUILD_BYTES);
     }
 
     #[test]
