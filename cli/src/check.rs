@@ -67,14 +67,18 @@ struct Line<'a> {
 struct Crawl {
     /// Its `sitemap` URLs, in file order.
     sitemaps: Vec<String>,
-    /// The crawler's `crawl-delay`, as written (Google ignores it).
-    crawl_delay: Option<String>,
+    /// The crawler's `crawl-delay` values, as written, in file order
+    /// (Google ignores them).
+    crawl_delays: Vec<String>,
 }
 
 impl Crawl {
-    fn of(sitemaps: &[&[u8]], crawl_delay: Option<&[u8]>) -> Crawl {
+    fn of(sitemaps: &[&[u8]], crawl_delays: &[&[u8]]) -> Crawl {
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-        Crawl { sitemaps: sitemaps.iter().map(|s| text(s)).collect(), crawl_delay: crawl_delay.map(text) }
+        Crawl {
+            sitemaps: sitemaps.iter().map(|s| text(s)).collect(),
+            crawl_delays: crawl_delays.iter().map(|d| text(d)).collect(),
+        }
     }
 }
 
@@ -103,7 +107,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             let crawl = match origin {
                 Some(o) => {
                     let sitemaps = artifact.sitemaps(o).map_err(|e| fail!("{e}"))?;
-                    Some(Crawl::of(&sitemaps, artifact.crawl_delay(o, agent_index).map_err(|e| fail!("{e}"))?))
+                    Some(Crawl::of(&sitemaps, &artifact.crawl_delays(o, agent_index).map_err(|e| fail!("{e}"))?))
                 }
                 None => None,
             };
@@ -117,13 +121,13 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         let body = read_all(path)?;
         let robots = RobotsTxt::parse(&body);
         let group = Group::select(&robots, &agent);
-        let (sitemaps, crawl_delay) = (robots.sitemaps(), Group::crawl_delay(&robots, &agent));
+        let (sitemaps, crawl_delays) = (robots.sitemaps(), Group::crawl_delays(&robots, &agent));
         for_each_url(&args.urls, &mut print, |url| {
             let decision = group.decide(&mode.path_of(url));
             let rule = decision.rule.map(|i| &group.rules[i]).map(|r| (r.line, r.to_string()));
             let verdict = if decision.allowed() { Verdict::Allowed } else { Verdict::Disallowed };
             let preferences = Some(crate::preferences::to_json(&group.preferences_for(&mode.path_of(url))));
-            let crawl = Some(Crawl::of(&sitemaps, crawl_delay));
+            let crawl = Some(Crawl::of(&sitemaps, &crawl_delays));
             Ok(Line { verdict, rule, note: None, preferences, crawl, url })
         })?;
     }
@@ -218,7 +222,8 @@ fn print_line(out: &mut impl Write, line: &Line<'_>, json: bool) -> Result<(), F
             "reason": line.note,
             "preferences": line.preferences,
             "sitemaps": line.crawl.as_ref().map(|c| &c.sitemaps),
-            "crawl_delay": line.crawl.as_ref().map(|c| &c.crawl_delay),
+            "crawl_delay": line.crawl.as_ref().map(|c| c.crawl_delays.first()),
+            "crawl_delays": line.crawl.as_ref().map(|c| &c.crawl_delays),
         });
         writeln!(out, "{object}")
     } else {

@@ -9,7 +9,7 @@ use robotsieve_engine::artifact::ShardInfo;
 use robotsieve_engine::output::PendingFile;
 use robotsieve_engine::shards::{shard_file_name, shard_of_hash, SHARD_SCHEME};
 use robotsieve_robotstxt::Agent;
-use robotsieve_sources::corpus::Corpus;
+use robotsieve_sources::bounded::BoundedCorpus;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -62,7 +62,8 @@ pub struct Args {
     /// then only shard K's origins are kept.
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
     shard: Option<(u32, u32)>,
-    /// The memory budget in bytes (suffixes K, M, G): it sizes the table of
+    /// The memory budget in bytes (suffixes K, M, G): the corpus is resolved
+    /// in sorts that spill to temporary files beyond it; it sizes the table of
     /// first-seen groups (a sixty-fourth) and the map of repeated groups
     /// (a quarter, then it starts afresh); the origin index spills to sorted
     /// temporary files beside the output at 262,144 origins or a quarter of it.
@@ -127,16 +128,18 @@ fn compile(args: Args) -> Result<ExitCode, Failure> {
         drop(PendingFile::create(path).map_err(Failure::from)?);
     }
     let started = Instant::now();
-    let mut corpus = Corpus::new();
+    // Read in bounded memory: a few words per record in sorted runs, the
+    // inputs read twice (robotsieve_sources::bounded).
+    let mut corpus = BoundedCorpus::new(args.memory);
     if args.skip_bad_records {
         corpus.skip_bad_records();
     }
     let corpus_error = |e: robotsieve_sources::corpus::CorpusError| fail!("{e}");
     for (file, origin) in args.robots.iter().zip(&args.origin) {
-        corpus.add_robots_file(file, origin).map_err(corpus_error)?;
+        corpus.add_robots_file(file, origin);
     }
     for dir in &args.robots_dir {
-        corpus.add_robots_dir(dir).map_err(corpus_error)?;
+        corpus.add_robots_dir(dir);
     }
     for file in &args.corpus {
         corpus.add_jsonl(file).map_err(corpus_error)?;
@@ -144,24 +147,25 @@ fn compile(args: Args) -> Result<ExitCode, Failure> {
     for file in &args.warc {
         corpus.add_warc(file).map_err(corpus_error)?;
     }
-    let skipped = corpus.skipped().len();
-    for error in corpus.skipped().iter().take(SKIPPED_SHOWN) {
+    let mut resolution = corpus.resolve().map_err(corpus_error)?;
+    let skipped = resolution.skipped_count;
+    for error in resolution.skipped.iter().take(SKIPPED_SHOWN) {
         eprintln!("skipped: {error}");
     }
-    if skipped > SKIPPED_SHOWN {
-        eprintln!("skipped: ... and {} more bad records", skipped - SKIPPED_SHOWN);
+    if skipped > SKIPPED_SHOWN as u64 {
+        eprintln!("skipped: ... and {} more bad records", skipped - SKIPPED_SHOWN as u64);
     }
-    if corpus.records().is_empty() {
+    if resolution.records == 0 {
         return Err(fail!("no robots.txt given: use --robots with --origin, --robots-dir, --corpus or --warc"));
     }
-    let resolution = corpus.resolve();
     let read = started.elapsed();
-    let shown = if args.all_warnings { usize::MAX } else { 20 };
-    for warning in resolution.warnings.iter().take(shown) {
+    let shown = if args.all_warnings { u64::MAX } else { 20 };
+    let warning_error = |e: std::io::Error| fail!("a temporary file of warnings: {e}");
+    for warning in resolution.warnings.first(shown).map_err(warning_error)? {
         eprintln!("warning: {warning}");
     }
-    if resolution.warnings.len() > shown {
-        eprintln!("warning: ... and {} more (--all-warnings shows them)", resolution.warnings.len() - shown);
+    if resolution.warnings.count() > shown {
+        eprintln!("warning: ... and {} more (--all-warnings shows them)", resolution.warnings.count() - shown);
     }
 
     let plan = BuildPlan {
@@ -192,14 +196,14 @@ fn compile(args: Args) -> Result<ExitCode, Failure> {
         writers.push(writer);
     }
     let bar =
-        progress_bar(resolution.origins.len(), set.as_ref().map_or(1, |(n, ks)| if ks.len() == 1 { *n } else { 1 }));
+        progress_bar(resolution.origins as usize, set.as_ref().map_or(1, |(n, ks)| if ks.len() == 1 { *n } else { 1 }));
     let on_batch = |report: &BuildReport| {
         if let Some(bar) = &bar {
             bar.set_position(report.origins as u64);
             bar.set_message(format!("{} groups compiled", report.groups));
         }
     };
-    let origins = resolution.origins.into_values();
+    let origins = &mut resolution.stream;
     let report = match &set {
         Some((n, ks)) if ks.len() == 1 && *n > 1 => {
             let (k, n) = (ks[0], *n);
@@ -209,6 +213,9 @@ fn compile(args: Args) -> Result<ExitCode, Failure> {
         _ => build_shards(origins, &plan, &mut writers, on_batch),
     }
     .map_err(output_error)?;
+    if let Some(e) = resolution.stream.error() {
+        return Err(fail!("a temporary file of the resolved corpus: {e}"));
+    }
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }

@@ -364,7 +364,9 @@ fn origin_json(set: &ShardSet, path: &Path, key: &OriginKey) -> Result<serde_jso
                     })
                 })
                 .collect();
-            let crawl_delay = artifact.crawl_delay(origin, a)?.map(|d| String::from_utf8_lossy(d).into_owned());
+            let delays: Vec<String> =
+                artifact.crawl_delays(origin, a)?.iter().map(|d| String::from_utf8_lossy(d).into_owned()).collect();
+            let crawl_delay = delays.first().cloned();
             Ok(serde_json::json!({
                 "agent": agent,
                 "group": g,
@@ -374,6 +376,7 @@ fn origin_json(set: &ShardSet, path: &Path, key: &OriginKey) -> Result<serde_jso
                 "rules": rules,
                 "preferences": preferences,
                 "crawl_delay": crawl_delay,
+                "crawl_delays": delays,
             }))
         })
         .collect::<Result<Vec<serde_json::Value>, ArtifactError>>()?;
@@ -422,8 +425,10 @@ fn show_origin(out: &mut impl Write, set: &ShardSet, key: &OriginKey) -> Result<
             "  agent {agent}: group {g} ({} states, {} automata, {} fallback rules)",
             s.states, s.dfas, s.fallback_rules
         )?;
-        if let Some(delay) = artifact.crawl_delay(origin, a)? {
-            writeln!(out, "    crawl-delay: {} (kept, never used for verdicts)", String::from_utf8_lossy(delay))?;
+        let delays = artifact.crawl_delays(origin, a)?;
+        if !delays.is_empty() {
+            let delays: Vec<_> = delays.iter().map(|d| String::from_utf8_lossy(d)).collect();
+            writeln!(out, "    crawl-delay: {} (kept, never used for verdicts)", delays.join(", "))?;
         }
         if artifact.explains() {
             for i in 0..artifact.rule_count(g)? {

@@ -193,7 +193,8 @@ fn output_names_the_deciding_line() {
     assert_eq!(
         v,
         serde_json::json!({"url": "https://example.com/b", "verdict": "disallowed", "allowed": false, "line": 3,
-            "rule": "disallow: /b", "reason": null, "preferences": [], "sitemaps": [], "crawl_delay": null})
+            "rule": "disallow: /b", "reason": null, "preferences": [], "sitemaps": [], "crawl_delay": null,
+            "crawl_delays": []})
     );
 }
 
@@ -327,6 +328,8 @@ fn json_and_inspect_show_sitemaps_and_crawl_delays() {
             let line: serde_json::Value = serde_json::from_slice(out.stdout.trim_ascii_end()).unwrap();
             assert_eq!(line["sitemaps"], sitemaps, "{agent} {source}");
             assert_eq!(line["crawl_delay"], delay, "{agent} {source}");
+            let delays = if delay.is_null() { serde_json::json!([]) } else { serde_json::json!([delay]) };
+            assert_eq!(line["crawl_delays"], delays, "{agent} {source}");
             assert_eq!(line["allowed"], agent != "gptbot", "{agent} {source}: the verdict is the rules'");
         }
     }

@@ -25,7 +25,7 @@ use robotsieve_engine::preference::PreferenceLine;
 use robotsieve_engine::shards::shard_of_hash;
 use robotsieve_robotstxt::group::{Agent, Group, Rule, Source, Verb};
 use robotsieve_robotstxt::parse::RobotsTxt;
-use robotsieve_sources::corpus::{Governing, Robots};
+use robotsieve_sources::corpus::{OriginRobots, Robots};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::time::{Duration, Instant};
@@ -105,6 +105,19 @@ impl KnownIds {
         Some(id)
     }
 
+    /// The id of `hash` if it is still remembered, else the id `store`
+    /// gives it (writing the value it hashes), remembered from now on: how
+    /// preference sets and the CRAWL section's string lists are stored once
+    /// per shard.
+    fn id_or_store<E>(&mut self, hash: u128, store: impl FnOnce() -> Result<u32, E>) -> Result<u32, E> {
+        if let Some(id) = self.get(hash) {
+            return Ok(id);
+        }
+        let id = store()?;
+        self.insert(hash, id);
+        Ok(id)
+    }
+
     /// Remembers the id of a hash [`KnownIds::get`] did not know, in place
     /// of the oldest entry of its bucket (an empty one has the largest id).
     fn insert(&mut self, hash: u128, id: u32) {
@@ -173,7 +186,7 @@ fn content_hash(value: &impl Hash) -> u128 {
 /// `origins` into `writer`, a batch at a time; `on_batch` is told the
 /// figures so far after each batch (for a progress bar).
 pub fn build(
-    origins: impl IntoIterator<Item = Governing>,
+    origins: impl IntoIterator<Item = impl Into<OriginRobots>>,
     plan: &BuildPlan,
     writer: &mut ArtifactWriter,
     on_batch: impl FnMut(&BuildReport),
@@ -185,13 +198,13 @@ pub fn build(
 /// hash, writers.len())]` (see `robotsieve_engine::shards`). A group is
 /// compiled once per batch and appended to every shard that uses it.
 pub fn build_shards(
-    origins: impl IntoIterator<Item = Governing>,
+    origins: impl IntoIterator<Item = impl Into<OriginRobots>>,
     plan: &BuildPlan,
     writers: &mut [ArtifactWriter],
     mut on_batch: impl FnMut(&BuildReport),
 ) -> Result<BuildReport, WriteError> {
     let shards = writers.len();
-    let shard_of = |origin: &Governing| {
+    let shard_of = |origin: &OriginRobots| {
         if shards == 1 {
             0
         } else {
@@ -220,9 +233,9 @@ pub fn build_shards(
     let mut known_lists: Vec<KnownIds> = (0..shards).map(|_| KnownIds::new(plan.memory / 8, set_size)).collect();
     let mut report = BuildReport::default();
     let mut selections: Vec<Selection> = Vec::with_capacity(plan.agents.len());
-    let mut origins = origins.into_iter();
+    let mut origins = origins.into_iter().map(Into::into);
     loop {
-        let batch: Vec<Governing> = origins.by_ref().take(BATCH_ORIGINS).collect();
+        let batch: Vec<OriginRobots> = origins.by_ref().take(BATCH_ORIGINS).collect();
         if batch.is_empty() {
             break;
         }
@@ -254,10 +267,11 @@ pub fn build_shards(
                     .agents
                     .iter()
                     .map(|agent| {
-                        let crawl_delay = Group::crawl_delay(&robots, agent).map(|value| {
-                            let list = vec![value.to_vec()];
-                            let hash = content_hash(&list);
-                            (list, hash)
+                        let delays: Vec<Vec<u8>> =
+                            Group::crawl_delays(&robots, agent).into_iter().map(<[u8]>::to_vec).collect();
+                        let crawl_delay = (!delays.is_empty()).then(|| {
+                            let hash = content_hash(&delays);
+                            (delays, hash)
                         });
                         let mut group = Group::select(&robots, agent);
                         let mut preferences = std::mem::take(&mut group.preferences);
@@ -346,7 +360,7 @@ pub fn build_shards(
         for (i, ((origin, groups), &k)) in
             batch.iter().zip(origin_groups.chunks_exact(plan.agents.len())).zip(&origin_shards).enumerate()
         {
-            let info = fetch_info(&origin.robots, origin.provenance.status);
+            let info = fetch_info(&origin.robots, origin.status);
             // The preference lines of each crawler's group, stored once per shard like groups.
             let (selected, sitemaps): (&[(u128, Selected)], _) = match (&origin.robots, origin_body[i]) {
                 (Robots::Body(_), Some(b)) => (&body_groups[b].0, &body_groups[b].1),
@@ -356,12 +370,9 @@ pub fn build_shards(
             for (_, s) in selected {
                 let set = if s.preferences.is_empty() {
                     None
-                } else if let Some(id) = known_sets[k].get(s.preferences_hash) {
-                    Some(id)
                 } else {
-                    let id = writers[k].add_preference_set(&s.preferences)?;
-                    known_sets[k].insert(s.preferences_hash, id);
-                    Some(id)
+                    let writer = &mut writers[k];
+                    Some(known_sets[k].id_or_store(s.preferences_hash, || writer.add_preference_set(&s.preferences))?)
                 };
                 selections.push(Selection { set, named: s.named });
             }
@@ -390,7 +401,7 @@ pub fn build_shards(
 /// Builds an artifact in memory: [`build`] into an in-memory writer
 /// (tests, and tools that hold small artifacts).
 pub fn build_bytes(
-    origins: impl IntoIterator<Item = Governing>,
+    origins: impl IntoIterator<Item = impl Into<OriginRobots>>,
     plan: &BuildPlan,
 ) -> Result<(Vec<u8>, BuildReport), WriteError> {
     let agent_names = plan.agents.iter().map(|a| a.to_string()).collect();
@@ -418,8 +429,8 @@ struct Selected {
     preferences_hash: u128,
     /// Whether a group of the body names the crawler.
     named: bool,
-    /// The group's first `crawl-delay` value, as a list of one (or none),
-    /// and its [`content_hash`].
+    /// The group's `crawl-delay` values in file order (none: `None`), and
+    /// their [`content_hash`].
     crawl_delay: Option<(Vec<Vec<u8>>, u128)>,
 }
 
@@ -431,13 +442,10 @@ fn string_list_id(
     known: &mut KnownIds,
     (list, hash): &(Vec<Vec<u8>>, u128),
 ) -> Result<u32, WriteError> {
-    if let Some(id) = known.get(*hash) {
-        return Ok(id);
-    }
-    let strings: Vec<&[u8]> = list.iter().map(Vec::as_slice).collect();
-    let id = writer.add_string_list(&strings)?;
-    known.insert(*hash, id);
-    Ok(id)
+    known.id_or_store(*hash, || {
+        let strings: Vec<&[u8]> = list.iter().map(Vec::as_slice).collect();
+        writer.add_string_list(&strings)
+    })
 }
 
 /// What the artifact records of an origin's fetch.
@@ -478,7 +486,7 @@ mod tests {
     use robotsieve_engine::url::{OriginKey, PathMode};
 
     /// Resolves one fetch record per origin, as `compile --corpus` would.
-    pub(crate) fn resolve(records: &[(&str, u16, &str)]) -> Vec<Governing> {
+    pub(crate) fn resolve(records: &[(&str, u16, &str)]) -> Vec<robotsieve_sources::corpus::Governing> {
         let mut corpus = robotsieve_sources::corpus::Corpus::new();
         let lines: String = records
             .iter()

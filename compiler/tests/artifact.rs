@@ -423,7 +423,7 @@ fn preferences_through_the_artifact_equal_group_selection() {
 
 /// Each origin's sitemaps and each crawler's crawl-delay through the
 /// artifact equal what the file says (`RobotsTxt::sitemaps`,
-/// `Group::crawl_delay`), shared lists are stored once, a blocked or
+/// `Group::crawl_delays`: every value), shared lists are stored once, a blocked or
 /// unrestricted origin has none, verdicts do not depend on them, and an
 /// artifact of files without any has no such section.
 #[test]
@@ -452,15 +452,18 @@ fn sitemaps_and_crawl_delays_through_the_artifact_equal_the_file() {
         assert_eq!(artifact.sitemaps(origin).unwrap(), robots.sitemaps(), "s{i}");
         for (a, agent) in agents.iter().enumerate() {
             assert_eq!(artifact.crawl_delay(origin, a).unwrap(), Group::crawl_delay(&robots, agent), "s{i} {agent}");
+            assert_eq!(artifact.crawl_delays(origin, a).unwrap(), Group::crawl_delays(&robots, agent), "s{i} {agent}");
         }
     }
     let key = OriginKey::of_url("https://s1.example/").unwrap();
     let s1 = artifact.find_origin(key.as_bytes(), key.hash64()).unwrap();
     assert_eq!(artifact.crawl_delay(s1, 0).unwrap(), Some(&b"0.5"[..]), "the first of the crawler's group");
+    assert_eq!(artifact.crawl_delays(s1, 0).unwrap(), [&b"0.5"[..], b"3"], "every value, in file order");
     assert_eq!(artifact.crawl_delay(s1, 1).unwrap(), None, "the * group has none");
-    // Lists are shared: 2 sitemap lists and 2 distinct crawl-delays ("10", "0.5") for 12 origins.
-    let text = ["https://a.example/sitemap.xml", "https://b.example/1.xml", "https://b.example/2.xml", "10", "0.5"];
-    let expected = 24 + 13 * 3 * 4 + 4 * 4 + 5 * 8 + text.iter().map(|t| t.len()).sum::<usize>();
+    // Lists are shared: 2 sitemap lists and 2 distinct crawl-delay lists (["10"], ["0.5", "3"]) for 12 origins.
+    let text =
+        ["https://a.example/sitemap.xml", "https://b.example/1.xml", "https://b.example/2.xml", "10", "0.5", "3"];
+    let expected = 24 + 13 * 3 * 4 + 4 * 4 + 6 * 8 + text.iter().map(|t| t.len()).sum::<usize>();
     assert_eq!(crawl_bytes, expected, "each distinct list once");
     let key = OriginKey::of_url("https://gone.example/").unwrap();
     let gone = artifact.find_origin(key.as_bytes(), key.hash64()).unwrap();

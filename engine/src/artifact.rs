@@ -759,6 +759,13 @@ impl Artifact {
         Ok(self.crawl()?.and_then(|t| t.crawl_delay(origin, agent)))
     }
 
+    /// Every `crawl-delay` value, as written and in file order, of the group
+    /// that applies to agent `agent` at origin `origin` (readers that honour
+    /// crawl-delay differ on which of several they take).
+    pub fn crawl_delays(&self, origin: usize, agent: usize) -> Result<Vec<&[u8]>, ArtifactError> {
+        Ok(self.crawl()?.map(|t| t.crawl_delays(origin, agent)).unwrap_or_default())
+    }
+
     /// Whether a group of origin `origin`'s robots.txt names agent `agent`
     /// (its rules are its own, not those of `*`). Without a preferences
     /// section no robots.txt of the artifact names any of its crawlers.

@@ -1692,10 +1692,16 @@ impl<'a> CrawlTable<'a> {
         self.list(origin * (self.agents + 1))
     }
 
-    /// The `crawl-delay` value (as written) of crawler `agent`'s group at
-    /// origin `origin`, if it has one.
+    /// The first `crawl-delay` value (as written) of crawler `agent`'s group
+    /// at origin `origin`, if it has one.
     pub fn crawl_delay(&self, origin: usize, agent: usize) -> Option<&'a [u8]> {
-        self.list(origin * (self.agents + 1) + 1 + agent).first().copied()
+        self.crawl_delays(origin, agent).first().copied()
+    }
+
+    /// Every `crawl-delay` value (as written, in file order) of crawler
+    /// `agent`'s group at origin `origin`.
+    pub fn crawl_delays(&self, origin: usize, agent: usize) -> Vec<&'a [u8]> {
+        self.list(origin * (self.agents + 1) + 1 + agent)
     }
 }
 

@@ -431,6 +431,12 @@ impl ShardSet {
         self.shards[k].crawl_delay(o, agent)
     }
 
+    /// [`Artifact::crawl_delays`] of a set's origin.
+    pub fn crawl_delays(&self, origin: usize, agent: usize) -> Result<Vec<&[u8]>, ArtifactError> {
+        let (k, o) = self.split_origin(origin);
+        self.shards[k].crawl_delays(o, agent)
+    }
+
     /// [`Artifact::names_agent`] of a set's origin.
     pub fn names_agent(&self, origin: usize, agent: usize) -> bool {
         let (k, o) = self.split_origin(origin);

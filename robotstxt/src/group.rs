@@ -279,13 +279,23 @@ impl Group {
     }
 
     /// The first `crawl-delay` value (as written) in the groups that
-    /// [`Group::select`] picks for `agent`: what a crawler that honours
-    /// crawl-delay reads (Google ignores it, and so do verdicts).
+    /// [`Group::select`] picks for `agent` (see [`Group::crawl_delays`]).
     pub fn crawl_delay<'a>(robots: &RobotsTxt<'a>, agent: &Agent) -> Option<&'a [u8]> {
+        Group::crawl_delays(robots, agent).into_iter().next()
+    }
+
+    /// Every `crawl-delay` value (as written, in file order) in the groups
+    /// that [`Group::select`] picks for `agent`. Google ignores crawl-delay
+    /// (and so do verdicts), RFC 9309 does not define it, and the readers
+    /// that honour it disagree on a group with several: Python's
+    /// `urllib.robotparser` keeps the last; others the first. So all are
+    /// kept, for the crawl loop to choose.
+    pub fn crawl_delays<'a>(robots: &RobotsTxt<'a>, agent: &Agent) -> Vec<&'a [u8]> {
         Group::other_fields(robots, agent)
             .into_iter()
-            .find(|f| f.key.eq_ignore_ascii_case(b"crawl-delay"))
+            .filter(|f| f.key.eq_ignore_ascii_case(b"crawl-delay"))
             .map(|f| f.value)
+            .collect()
     }
 
     /// The straightforward per-rule matcher: tries every rule. This is the

@@ -39,6 +39,8 @@
 //! [`Corpus::skip_bad_records`] turns broken records into
 //! [`Corpus::skipped`] entries instead, and reading goes on.
 
+use crate::status::{Choice, FetchHistory};
+pub use crate::status::{Reason, StatusClass, MAX_REDIRECTS, OUTAGE_GRACE_SECONDS};
 use crate::time::{TimeError, Timestamp};
 use crate::warc;
 use base64::Engine as _;
@@ -49,12 +51,6 @@ use std::fmt;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::sync::Arc;
-
-/// How many redirects are followed before the fetch counts as a 404.
-pub const MAX_REDIRECTS: usize = 5;
-
-/// How long (in seconds) a site may be unreachable and stay blocked: 30 days.
-pub const OUTAGE_GRACE_SECONDS: i64 = 30 * 86_400;
 
 /// What governs an origin.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -118,51 +114,6 @@ pub struct FetchRecord {
     pub source: SourceRef,
 }
 
-/// How a fetch status counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum StatusClass {
-    /// 2xx: the body is the robots.txt.
-    Success,
-    /// 3xx: follow `Location`.
-    Redirect,
-    /// 4xx other than 429: no robots.txt.
-    ClientError,
-    /// 5xx, 429, 0 and anything else: the site is unreachable.
-    Unreachable,
-}
-
-impl StatusClass {
-    /// The class of an HTTP status (0 for no answer).
-    pub fn of(status: u16) -> StatusClass {
-        match status {
-            200..=299 => StatusClass::Success,
-            300..=399 => StatusClass::Redirect,
-            429 => StatusClass::Unreachable,
-            400..=499 => StatusClass::ClientError,
-            _ => StatusClass::Unreachable,
-        }
-    }
-}
-
-/// Why an origin is governed the way it is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Reason {
-    /// 2xx (perhaps after redirects): the body's rules.
-    Success,
-    /// 4xx other than 429 (perhaps after redirects): no restrictions.
-    ClientError,
-    /// A redirect chain that did not end within five hops (too long, a loop,
-    /// no `location`, a target the corpus lacks): as 404, no restrictions.
-    RedirectFailed,
-    /// 5xx, 429 or no answer (perhaps after redirects), within 30 days of
-    /// the last reachable fetch: everything disallowed.
-    Unreachable,
-    /// Unreachable for more than 30 days: the last reachable fetch applies.
-    OutageFallback,
-    /// Unreachable for more than 30 days and never reachable: no restrictions.
-    OutageExpired,
-}
-
 /// Why an origin is governed as it is: the record that decided and the story.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Provenance {
@@ -194,6 +145,25 @@ pub struct Governing {
     pub provenance: Provenance,
 }
 
+/// What an artifact keeps of an origin: its key, its robots.txt or blanket
+/// verdict, and the status of the fetch that decided (the start of its
+/// redirect chain). What the build takes, from either resolution.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OriginRobots {
+    /// The origin.
+    pub origin: OriginKey,
+    /// Its robots.txt, or the blanket verdict.
+    pub robots: Robots,
+    /// [`Provenance::status`].
+    pub status: u16,
+}
+
+impl From<Governing> for OriginRobots {
+    fn from(governing: Governing) -> OriginRobots {
+        OriginRobots { origin: governing.origin, robots: governing.robots, status: governing.provenance.status }
+    }
+}
+
 /// A problem that did not stop the corpus from being read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Warning {
@@ -220,7 +190,7 @@ pub struct CorpusError {
 }
 
 impl CorpusError {
-    fn io(source: SourceRef, error: &std::io::Error) -> CorpusError {
+    pub(crate) fn io(source: SourceRef, error: &std::io::Error) -> CorpusError {
         CorpusError { source, problem: CorpusProblem::Io { kind: error.kind(), message: error.to_string() } }
     }
 }
@@ -366,45 +336,33 @@ fn file_name(path: &Path) -> Arc<str> {
     path.display().to_string().into()
 }
 
-impl Corpus {
-    /// An empty corpus.
-    pub fn new() -> Corpus {
-        Corpus::default()
-    }
+/// Where a [`CorpusReader`] puts what it reads: the records in input order,
+/// the warnings, and the broken records it skips. A [`Corpus`] keeps them in
+/// memory; the bounded resolution ([`crate::bounded`]) keeps a few words per
+/// record and reads the sources twice.
+pub trait RecordSink {
+    /// The next record read. An error stops the reading (the sink could not
+    /// keep it: a temporary file that cannot be written).
+    fn record(&mut self, record: FetchRecord) -> Result<(), CorpusError>;
+    /// A problem that leaves the rest usable.
+    fn warning(&mut self, warning: Warning);
+    /// Whether broken records are skipped ([`Corpus::skip_bad_records`]).
+    fn skips_bad_records(&self) -> bool;
+    /// A broken record: fails with `error`, or keeps it as skipped when
+    /// skipping bad records.
+    fn bad_record(&mut self, error: CorpusError) -> Result<(), CorpusError>;
+}
 
-    /// The records read so far.
-    pub fn records(&self) -> &[FetchRecord] {
-        &self.records
-    }
+/// Reads sources (a robots.txt file, a directory, JSON Lines, WARC) into a
+/// [`RecordSink`], as streams: memory does not grow with a source's size.
+pub struct CorpusReader<'s, S: RecordSink> {
+    sink: &'s mut S,
+}
 
-    /// From now on, a broken record (a JSON Lines line that is no fetch
-    /// record, a WARC record that cannot be parsed) is skipped and listed in
-    /// [`Corpus::skipped`] instead of failing the source: `compile
-    /// --skip-bad-records`. What cannot be skipped still fails: a file that
-    /// cannot be opened or decompressed, and a WARC file ends at a record cut
-    /// short (nothing follows it) or at damaged compressed data.
-    pub fn skip_bad_records(&mut self) {
-        self.skip_bad_records = true;
-    }
-
-    /// The broken records skipped so far, in input order, each with where it
-    /// is and what is wrong.
-    pub fn skipped(&self) -> &[CorpusError] {
-        &self.skipped
-    }
-
-    /// Fails with `error`, or lists it as skipped when skipping bad records.
-    fn bad_record(&mut self, error: CorpusError) -> Result<(), CorpusError> {
-        if !self.skip_bad_records {
-            return Err(error);
-        }
-        self.skipped.push(error);
-        Ok(())
-    }
-
-    /// Adds one record.
-    pub fn push(&mut self, record: FetchRecord) {
-        self.records.push(record);
+impl<'s, S: RecordSink> CorpusReader<'s, S> {
+    /// A reader into `sink`.
+    pub fn new(sink: &'s mut S) -> Self {
+        CorpusReader { sink }
     }
 
     /// `--robots FILE --origin URL`: the file is the robots.txt (fetched with
@@ -416,7 +374,7 @@ impl Corpus {
             problem: CorpusProblem::Origin { url: origin_url.to_owned(), error },
         })?;
         let body = std::fs::read(path).map_err(|e| CorpusError::io(source.clone(), &e))?;
-        self.push(FetchRecord {
+        self.sink.record(FetchRecord {
             url: origin.robots_url(),
             status: 200,
             body: body.into(),
@@ -424,7 +382,7 @@ impl Corpus {
             location: None,
             error: None,
             source,
-        });
+        })?;
         Ok(origin)
     }
 
@@ -461,12 +419,12 @@ impl Corpus {
                 && !host.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control() || b"/\\@?#;[]%".contains(&b))
                 && OriginKey::of_url(format!("http://{host}/")).is_ok();
             if !is_host_name {
-                self.warnings.push(Warning { source, message: format!("skipped: {host:?} is not a host name") });
+                self.sink.warning(Warning { source, message: format!("skipped: {host:?} is not a host name") });
                 continue;
             }
             let body: Arc<[u8]> = std::fs::read(&path).map_err(|e| CorpusError::io(source.clone(), &e))?.into();
             for scheme in ["http", "https"] {
-                self.push(FetchRecord {
+                self.sink.record(FetchRecord {
                     url: format!("{scheme}://{host}/robots.txt"),
                     status: 200,
                     body: body.clone(),
@@ -474,7 +432,7 @@ impl Corpus {
                     location: None,
                     error: None,
                     source: source.clone(),
-                });
+                })?;
             }
             used += 1;
         }
@@ -490,9 +448,15 @@ impl Corpus {
         let file_error =
             |e: std::io::Error| CorpusError::io(SourceRef { file: file_name(path), place: Place::File }, &e);
         let file = std::fs::File::open(path).map_err(file_error)?;
+        self.add_jsonl_file(file_name(path), file)
+    }
+
+    /// [`CorpusReader::add_jsonl`] of an open file, named `name` in messages.
+    pub fn add_jsonl_file(&mut self, name: Arc<str>, file: std::fs::File) -> Result<usize, CorpusError> {
+        let file_error = |e: std::io::Error| CorpusError::io(SourceRef { file: name.clone(), place: Place::File }, &e);
         let (input, compression) =
             warc::decompressed(BufReader::with_capacity(256 * 1024, file)).map_err(file_error)?;
-        self.add_jsonl_from(file_name(path), input).map_err(|mut e| {
+        self.add_jsonl_from(name.clone(), input).map_err(|mut e| {
             if let (CorpusProblem::Read { message, .. }, true) =
                 (&mut e.problem, compression != warc::Compression::None)
             {
@@ -535,10 +499,10 @@ impl Corpus {
             };
             match record {
                 Ok(record) => {
-                    self.push(record);
+                    self.sink.record(record)?;
                     count += 1;
                 }
-                Err(why) => self.bad_record(CorpusError { source, problem: CorpusProblem::Record(why) })?,
+                Err(why) => self.sink.bad_record(CorpusError { source, problem: CorpusProblem::Record(why) })?,
             }
         }
     }
@@ -565,7 +529,7 @@ impl Corpus {
             source: SourceRef { file: name.clone(), place: Place::File },
             problem: CorpusProblem::Warc { offset: None, why: e.to_string() },
         })?;
-        if self.skip_bad_records {
+        if self.sink.skips_bad_records() {
             reader.resync_after_errors();
         }
         let mut count = 0;
@@ -573,7 +537,7 @@ impl Corpus {
             let record = match record {
                 Ok(record) => record,
                 Err(e) => {
-                    self.bad_record(CorpusError {
+                    self.sink.bad_record(CorpusError {
                         source: SourceRef { file: name.clone(), place: Place::Record(e.record) },
                         problem: CorpusProblem::Warc { offset: Some(e.offset), why: e.message },
                     })?;
@@ -584,7 +548,7 @@ impl Corpus {
                 continue;
             }
             let source = SourceRef { file: name.clone(), place: Place::Record(record.number) };
-            let mut warn = |message: String| self.warnings.push(Warning { source: source.clone(), message });
+            let mut warn = |message: String| self.sink.warning(Warning { source: source.clone(), message });
             let Some(url) = record.target_uri().map(str::to_owned) else {
                 warn("skipped: response without WARC-Target-URI".into());
                 continue;
@@ -619,7 +583,7 @@ impl Corpus {
                 None => None,
             };
             let location = response.header("Location").map(|l| String::from_utf8_lossy(l).into_owned());
-            self.push(FetchRecord {
+            self.sink.record(FetchRecord {
                 url,
                 status: response.status,
                 body: body.into(),
@@ -627,10 +591,96 @@ impl Corpus {
                 location,
                 error: None,
                 source,
-            });
+            })?;
             count += 1;
         }
         Ok(count)
+    }
+}
+
+impl RecordSink for Corpus {
+    fn record(&mut self, record: FetchRecord) -> Result<(), CorpusError> {
+        self.records.push(record);
+        Ok(())
+    }
+
+    fn warning(&mut self, warning: Warning) {
+        self.warnings.push(warning);
+    }
+
+    fn skips_bad_records(&self) -> bool {
+        self.skip_bad_records
+    }
+
+    fn bad_record(&mut self, error: CorpusError) -> Result<(), CorpusError> {
+        if !self.skip_bad_records {
+            return Err(error);
+        }
+        self.skipped.push(error);
+        Ok(())
+    }
+}
+
+impl Corpus {
+    /// An empty corpus.
+    pub fn new() -> Corpus {
+        Corpus::default()
+    }
+
+    /// The records read so far.
+    pub fn records(&self) -> &[FetchRecord] {
+        &self.records
+    }
+
+    /// From now on, a broken record (a JSON Lines line that is no fetch
+    /// record, a WARC record that cannot be parsed) is skipped and listed in
+    /// [`Corpus::skipped`] instead of failing the source: `compile
+    /// --skip-bad-records`. What cannot be skipped still fails: a file that
+    /// cannot be opened or decompressed, and a WARC file ends at a record cut
+    /// short (nothing follows it) or at damaged compressed data.
+    pub fn skip_bad_records(&mut self) {
+        self.skip_bad_records = true;
+    }
+
+    /// The broken records skipped so far, in input order, each with where it
+    /// is and what is wrong.
+    pub fn skipped(&self) -> &[CorpusError] {
+        &self.skipped
+    }
+
+    /// Adds one record.
+    pub fn push(&mut self, record: FetchRecord) {
+        self.records.push(record);
+    }
+
+    /// [`CorpusReader::add_robots_file`] into this corpus.
+    pub fn add_robots_file(&mut self, path: &Path, origin_url: &str) -> Result<OriginKey, CorpusError> {
+        CorpusReader::new(self).add_robots_file(path, origin_url)
+    }
+
+    /// [`CorpusReader::add_robots_dir`] into this corpus.
+    pub fn add_robots_dir(&mut self, dir: &Path) -> Result<usize, CorpusError> {
+        CorpusReader::new(self).add_robots_dir(dir)
+    }
+
+    /// [`CorpusReader::add_jsonl`] into this corpus.
+    pub fn add_jsonl(&mut self, path: &Path) -> Result<usize, CorpusError> {
+        CorpusReader::new(self).add_jsonl(path)
+    }
+
+    /// [`CorpusReader::add_jsonl_from`] into this corpus.
+    pub fn add_jsonl_from(&mut self, name: Arc<str>, input: impl BufRead) -> Result<usize, CorpusError> {
+        CorpusReader::new(self).add_jsonl_from(name, input)
+    }
+
+    /// [`CorpusReader::add_warc`] into this corpus.
+    pub fn add_warc(&mut self, path: &Path) -> Result<usize, CorpusError> {
+        CorpusReader::new(self).add_warc(path)
+    }
+
+    /// [`CorpusReader::add_warc_from`] into this corpus.
+    pub fn add_warc_from(&mut self, name: Arc<str>, input: impl BufRead) -> Result<usize, CorpusError> {
+        CorpusReader::new(self).add_warc_from(name, input)
     }
 
     /// Applies the fetch-status rules (see the module documentation): one
@@ -834,9 +884,8 @@ pub fn resolve_location(base: &str, location: &str) -> Option<Vec<u8>> {
     record_key(absolute.as_bytes())
 }
 
-/// The newest record wins, subject to the 30-day rule.
+/// The newest record wins, subject to the 30-day rule ([`FetchHistory`]).
 fn choose(records: &[FetchRecord], indices: &[usize], outcomes: &[Outcome], origin: OriginKey) -> Governing {
-    let newest = outcomes.len() - 1;
     let provenance = |k: usize, reason: Reason, explanation: String| Provenance {
         source: records[indices[k]].source.clone(),
         url: records[indices[k]].url.clone(),
@@ -857,15 +906,16 @@ fn choose(records: &[FetchRecord], indices: &[usize], outcomes: &[Outcome], orig
         (robots, reason)
     };
     let describe_k = |k: usize| describe(records, indices[k], &outcomes[k]);
-    if outcomes[newest].class != StatusClass::Unreachable {
-        let (robots, reason) = plain(newest);
-        return Governing { origin, robots, provenance: provenance(newest, reason, describe_k(newest)) };
+    let mut history = FetchHistory::default();
+    for (k, outcome) in outcomes.iter().enumerate() {
+        history.push(k, outcome.class, records[indices[k]].fetched_at);
     }
-    let newest_time = records[indices[newest]].fetched_at;
-    let more_than_grace = |since: Option<Timestamp>| matches!((since, newest_time), (Some(a), Some(b)) if b.unix_seconds() - a.unix_seconds() > OUTAGE_GRACE_SECONDS);
-    let last_reachable = (0..newest).rev().find(|&k| outcomes[k].class != StatusClass::Unreachable);
-    match last_reachable {
-        Some(k) if more_than_grace(records[indices[k]].fetched_at) => {
+    match history.choose().expect("an origin has a record") {
+        Choice::Newest(newest) => {
+            let (robots, reason) = plain(newest);
+            Governing { origin, robots, provenance: provenance(newest, reason, describe_k(newest)) }
+        }
+        Choice::Fallback { newest, reachable: k } => {
             let (robots, _) = plain(k);
             let explanation = format!(
                 "unreachable for more than 30 days ({}); falling back to the last reachable fetch: {}",
@@ -874,11 +924,11 @@ fn choose(records: &[FetchRecord], indices: &[usize], outcomes: &[Outcome], orig
             );
             Governing { origin, robots, provenance: provenance(k, Reason::OutageFallback, explanation) }
         }
-        Some(k) => {
+        Choice::StaysBlocked { newest, since: (_, since) } => {
             let explanation = format!(
                 "{}; not more than 30 days after the last reachable fetch ({}), so the site stays blocked",
                 describe_k(newest),
-                records[indices[k]].fetched_at.map_or_else(|| "time unknown".to_owned(), |t| t.to_string())
+                since.map_or_else(|| "time unknown".to_owned(), |t| t.to_string())
             );
             Governing {
                 origin,
@@ -886,11 +936,10 @@ fn choose(records: &[FetchRecord], indices: &[usize], outcomes: &[Outcome], orig
                 provenance: provenance(newest, Reason::Unreachable, explanation),
             }
         }
-        None if more_than_grace(records[indices[0]].fetched_at) => {
+        Choice::Expired { newest, since } => {
             let explanation = format!(
-                "{}; unreachable since {} (more than 30 days) with no good copy: no restrictions",
+                "{}; unreachable since {since} (more than 30 days) with no good copy: no restrictions",
                 describe_k(newest),
-                records[indices[0]].fetched_at.expect("checked above")
             );
             Governing {
                 origin,
@@ -898,7 +947,7 @@ fn choose(records: &[FetchRecord], indices: &[usize], outcomes: &[Outcome], orig
                 provenance: provenance(newest, Reason::OutageExpired, explanation),
             }
         }
-        None => Governing {
+        Choice::Blocked(newest) => Governing {
             origin,
             robots: Robots::Blocked,
             provenance: provenance(newest, Reason::Unreachable, describe_k(newest)),

@@ -7,15 +7,22 @@
 //! robots.txt per origin, and the one time type. It knows nothing of the
 //! robots.txt language: bodies stay bytes here.
 //!
+//! - [`bounded`]: the same resolution in bounded memory, for corpora of any
+//!   size (two passes over the inputs, sorted runs on disk).
 //! - [`corpus`]: fetch records in, one [`Governing`] robots.txt per origin out.
+//! - [`status`]: Google's fetch-status policy (2xx, 3xx, 4xx, 5xx and 429,
+//!   the 30-day rule), shared by every resolution.
 //! - [`warc`]: a streaming WARC record reader.
 //! - [`http`]: the HTTP/1.x response in a WARC record, with its transfer and
 //!   content codings undone.
 //! - [`time`]: [`Timestamp`] and calendar arithmetic.
 #![warn(missing_docs)]
 
+pub mod bounded;
 pub mod corpus;
 pub mod http;
+mod runs;
+pub mod status;
 pub mod time;
 pub mod warc;
 

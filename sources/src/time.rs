@@ -60,6 +60,11 @@ impl Timestamp {
         Timestamp { unix_seconds, nanos: 0 }
     }
 
+    /// The time `unix_seconds` and `nanos` (below 10^9) after 1970-01-01T00:00:00Z.
+    pub fn from_unix_nanos(unix_seconds: i64, nanos: u32) -> Timestamp {
+        Timestamp { unix_seconds, nanos: nanos.min(999_999_999) }
+    }
+
     /// Seconds since 1970-01-01T00:00:00Z.
     pub fn unix_seconds(self) -> i64 {
         self.unix_seconds
