@@ -82,7 +82,7 @@ pub fn partitions_for(origins: usize) -> usize {
 #[inline]
 fn partition_of(url: &[u8], partitions: usize) -> usize {
     // Multiply-shift of the top half: any count, and the top bits decide.
-    ((authority_hash(url) >> 32) * partitions as u64 >> 32) as usize
+    (((authority_hash(url) >> 32) * partitions as u64) >> 32) as usize
 }
 
 /// The hash of what follows the first `://` of `url` up to the next `/`,
