@@ -182,8 +182,11 @@ pub enum Grouping {
     Windowed,
     /// Partitioned when it pays: a mapped input of at least
     /// [`PARTITION_MIN_CHUNKS`] chunks over an artifact of at least
-    /// [`PARTITION_MIN_ORIGINS`] origins (`origins`, the artifact's count);
-    /// windowed otherwise.
+    /// [`PARTITION_MIN_ORIGINS`] origins (`origins`, the artifact's count),
+    /// whose origins are scattered (sampled: in windows of 2,048 lines at 8
+    /// places, more than a quarter of the URLs with an origin of their
+    /// own; a list sorted or clustered by host stays windowed); windowed
+    /// otherwise.
     Auto {
         /// The artifact's number of origins.
         origins: usize,
@@ -795,7 +798,8 @@ impl Pipeline {
             Grouping::Partitioned { partitions } => Some(partitions.clamp(1, partitioned::MAX_PARTITIONS)),
             Grouping::Auto { origins } => {
                 let large = mapped_len? >= self.config.chunk_size.max(1).saturating_mul(PARTITION_MIN_CHUNKS);
-                (large && origins >= PARTITION_MIN_ORIGINS).then(|| partitioned::partitions_for(origins))
+                let scattered = || partitioned::is_scattered(input.mapped_bytes().unwrap_or_default());
+                (large && origins >= PARTITION_MIN_ORIGINS && scattered()).then(|| partitioned::partitions_for(origins))
             }
         }
     }

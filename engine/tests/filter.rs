@@ -840,6 +840,15 @@ fn auto_grouping_partitions_only_large_mapped_inputs_over_many_origins() {
     assert_eq!(batches(Grouping::Auto { origins: PARTITION_MIN_ORIGINS - 1 }, Feed::Mapped), chunks);
     assert_eq!(batches(Grouping::Auto { origins: PARTITION_MIN_ORIGINS }, Feed::Streamed), chunks);
     assert_eq!(batches(Grouping::Partitioned { partitions: 2 }, Feed::Streamed), chunks);
+    // The same URLs sorted by host: origins repeat within every window, windowed.
+    let mut lines: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
+    lines.sort_by_key(|line| line.split(|&b| b == b'/').nth(2).map(<[u8]>::to_vec));
+    let sorted = lines.join(&b'\n');
+    let dir = tempfile::tempdir().unwrap();
+    let mut input = input_of(&sorted, Feed::Mapped, dir.path());
+    let auto = Config { grouping: Grouping::Auto { origins: PARTITION_MIN_ORIGINS }, ..config(2, chunk_size) };
+    let report = Pipeline::new(auto).unwrap().run(&Batches, &mut input, &mut Outputs::new(), None).unwrap();
+    assert!(report.scratches.iter().map(Vec::len).sum::<usize>() >= PARTITION_MIN_CHUNKS, "windowed");
 }
 
 #[test]

@@ -78,6 +78,43 @@ pub fn partitions_for(origins: usize) -> usize {
     (origins / ORIGINS_PER_PARTITION).next_power_of_two().clamp(2, MAX_PARTITIONS)
 }
 
+/// How many places of an input [`is_scattered`] samples, and how many
+/// lines at each: a window of the classifier's grouping.
+const SAMPLES: usize = 8;
+const SAMPLE_LINES: usize = 2048;
+
+/// Whether the origins of a mapped input are scattered: whether, in
+/// windows of [`SAMPLE_LINES`] lines at [`SAMPLES`] places, more than a
+/// quarter of the URLs have an origin of their own. A list sorted or
+/// clustered by host repeats each origin within a window, which the
+/// windowed path then groups (runs of 4 URLs or more scan their group
+/// once); partitioning it would only add its passes (measured: 1.91 CPU s
+/// partitioned against 0.94 windowed on the sorted frontier x20).
+pub(super) fn is_scattered(data: &[u8]) -> bool {
+    let mut hashes = Vec::with_capacity(SAMPLE_LINES);
+    let (mut urls, mut distinct) = (0, 0);
+    for sample in 0..SAMPLES {
+        let from = data.len() / SAMPLES * sample;
+        // From the line after `from`, at most a window's worth of bytes.
+        let start = memchr::memchr(b'\n', &data[from..]).map_or(data.len(), |i| from + i + 1);
+        let window = &data[start..data.len().min(start + SAMPLE_LINES * 256)];
+        hashes.clear();
+        hashes.extend(
+            Lines::new(window)
+                .filter_map(|line| match line {
+                    Line::Url(url) => Some(authority_hash(url)),
+                    Line::Bad(..) => None,
+                })
+                .take(SAMPLE_LINES),
+        );
+        urls += hashes.len();
+        hashes.sort_unstable();
+        hashes.dedup();
+        distinct += hashes.len();
+    }
+    distinct * 4 > urls
+}
+
 /// The partition of `url`, one of `partitions`: by [`authority_hash`].
 #[inline]
 fn partition_of(url: &[u8], partitions: usize) -> usize {
