@@ -32,6 +32,11 @@
 //!   are in [`crate::output`].
 //! - Without reasons, a chunk's URLs go to the classifier all at once, so
 //!   that it can group them by origin ([`crate::classify`]).
+//! - A large mapped list whose origins are scattered over an artifact of
+//!   many origins can instead be split by origin into temporary partitions
+//!   first, each classified with its origins' tables in the cache, and the
+//!   outputs written in input order from a verdict per URL ([`Grouping`],
+//!   the `partitioned` module): the same outputs, three passes.
 //!
 //! The per-URL cost of the pipeline itself is one step of a vectorised
 //! newline search, a call the compiler inlines, and appends to buffers that
