@@ -30,34 +30,13 @@
 # Prints one line per workload; exit status 2 when something is missing.
 set -euo pipefail
 
-bin=target/release/robotsieve
-baseline=
-compiler=
-n=20000
-agent=mybot
-data=target/callgrind-data
-shared=${ROBOTSIEVE_SHARED:-}
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --robotsieve) bin=$2; shift 2 ;;
-        --baseline) baseline=$2; shift 2 ;;
-        --compiler) compiler=$2; shift 2 ;;
-        --n) n=$2; shift 2 ;;
-        --shared) shared=$2; shift 2 ;;
-        --data) data=$2; shift 2 ;;
-        --agent) agent=$2; shift 2 ;;
-        -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
-        *) echo "callgrind.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
-    esac
-done
-if [ -z "$shared" ]; then
-    for d in ../shared /work/shared; do [ -d "$d" ] && { shared=$d; break; }; done
-fi
+script=callgrind.sh usage_lines=2,32 n=20000
+takes="--robotsieve --baseline --compiler --n --shared --data --agent"
+source "$(dirname "$0")/scripts/bench_args.sh"
+bench_args "$@"
 realworld=$shared/realworld
 [ -d "$realworld" ] || { echo "callgrind.sh: no shared/realworld (give --shared DIR)" >&2; exit 2; }
-for b in "$bin" $baseline $compiler; do
-    [ -x "$b" ] || { echo "callgrind.sh: $b is not an executable (cargo build --release -p robotsieve-cli)" >&2; exit 2; }
-done
+require_executables "$bin" $baseline $compiler
 command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind is not installed" >&2; exit 2; }
 mkdir -p "$data"
 data=$(cd "$data" && pwd)

@@ -14,30 +14,12 @@
 # comparison; exit status 1 when any differ, 2 when something is missing.
 set -euo pipefail
 
-bin=target/release/robotsieve
-baseline=
-n=300000
-agent=mybot
-data=target/callgrind-data
-shared=${ROBOTSIEVE_SHARED:-}
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --robotsieve) bin=$2; shift 2 ;;
-        --baseline) baseline=$2; shift 2 ;;
-        --n) n=$2; shift 2 ;;
-        --data) data=$2; shift 2 ;;
-        --shared) shared=$2; shift 2 ;;
-        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
-        *) echo "same_verdicts.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
-    esac
-done
+script=same_verdicts.sh usage_lines=2,16 n=300000
+takes="--robotsieve --baseline --n --data --shared"
+source "$(dirname "$0")/scripts/bench_args.sh"
+bench_args "$@"
 [ -n "$baseline" ] || { echo "same_verdicts.sh: give --baseline BIN" >&2; exit 2; }
-if [ -z "$shared" ]; then
-    for d in ../shared /work/shared; do [ -d "$d" ] && { shared=$d; break; }; done
-fi
-for b in "$bin" "$baseline"; do
-    [ -x "$b" ] || { echo "same_verdicts.sh: $b is not an executable" >&2; exit 2; }
-done
+require_executables "$bin" "$baseline"
 for f in "$data/crawl2019/corpus.jsonl" "$data/synthetic/corpus.jsonl"; do
     [ -s "$f" ] || { echo "same_verdicts.sh: $f is missing (run benches/callgrind.sh first)" >&2; exit 2; }
 done

@@ -420,6 +420,38 @@ fn xml(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
+/// Where the chart's bars start (after the row labels).
+const BAR_START: f64 = 230.0;
+
+/// One bar of the chart: from [`BAR_START`] to `end`, `height` tall, its
+/// top at `top`.
+struct Bar<'c> {
+    top: f64,
+    end: f64,
+    height: u32,
+    color: &'c str,
+}
+
+impl Bar<'_> {
+    /// Writes the row's label (right-aligned before the bars, its baseline
+    /// 15 below the row's top `y`) and the bar.
+    fn row(&self, s: &mut String, y: f64, label: &str) {
+        let Bar { top, end, height, color } = *self;
+        let _ =
+            writeln!(s, r##"<text x="{}" y="{}" text-anchor="end">{}</text>"##, BAR_START - 8.0, y + 15.0, xml(label));
+        let _ = writeln!(
+            s,
+            r##"<rect x="{BAR_START}" y="{top}" width="{}" height="{height}" fill="{color}"/>"##,
+            end - BAR_START
+        );
+    }
+
+    /// Writes `text` (already escaped) just after the bar, its baseline at `y`.
+    fn note(&self, s: &mut String, y: f64, attributes: &str, text: &str) {
+        let _ = writeln!(s, r##"<text x="{}" y="{y}" {attributes}>{text}</text>"##, self.end + 4.0);
+    }
+}
+
 /// The figures as an SVG chart: per crawler (most disallowed first) a bar of
 /// the share of URLs disallowed and a stacked bar of the share of reached
 /// origins fully blocked (by name, only by `*`, by fetch result); then a bar
@@ -427,7 +459,7 @@ fn xml(text: &str) -> String {
 /// every bar is labelled with its figure.
 fn svg(doc: &serde_json::Value) -> String {
     const WIDTH: f64 = 960.0;
-    const LABEL: f64 = 230.0;
+    const LABEL: f64 = BAR_START;
     const CHART: f64 = 620.0;
     const ROW: f64 = 26.0;
     let mut agents: Vec<&serde_json::Value> = doc["agents"].as_array().into_iter().flatten().collect();
@@ -491,22 +523,10 @@ fn svg(doc: &serde_json::Value) -> String {
     }
     for (i, a) in agents.iter().enumerate() {
         let y = top + ROW * i as f64;
-        let name = a["agent"].as_str().unwrap_or("");
-        let _ = writeln!(s, r##"<text x="{}" y="{}" text-anchor="end">{}</text>"##, LABEL - 8.0, y + 15.0, xml(name));
         let urls = a["urls_disallowed_share"].as_f64().unwrap_or(0.0);
-        let _ = writeln!(
-            s,
-            r##"<rect x="{LABEL}" y="{}" width="{}" height="9" fill="#3b6fb6"/>"##,
-            y + 2.0,
-            x(urls) - LABEL
-        );
-        let _ = writeln!(
-            s,
-            r##"<text x="{}" y="{}" font-size="9" fill="#3b6fb6">{:.1}% URLs</text>"##,
-            x(urls) + 4.0,
-            y + 10.0,
-            urls * 100.0
-        );
+        let bar = Bar { top: y + 2.0, end: x(urls), height: 9, color: "#3b6fb6" };
+        bar.row(&mut s, y, a["agent"].as_str().unwrap_or(""));
+        bar.note(&mut s, y + 10.0, r##"font-size="9" fill="#3b6fb6""##, &format!("{:.1}% URLs", urls * 100.0));
         let reached = doc["origins_reached"].as_f64().unwrap_or(0.0).max(1.0);
         let blocked = &a["origins_fully_blocked"];
         let mut at = LABEL;
@@ -546,24 +566,17 @@ fn svg(doc: &serde_json::Value) -> String {
             p["key"].as_str().unwrap_or(""),
             p["value"].as_str().unwrap_or("")
         );
-        let _ = writeln!(s, r##"<text x="{}" y="{}" text-anchor="end">{}</text>"##, LABEL - 8.0, y + 15.0, xml(&label));
         let share = p["origins_share"].as_f64().unwrap_or(0.0);
-        let _ = writeln!(
-            s,
-            r##"<rect x="{LABEL}" y="{}" width="{}" height="14" fill="#2e8b57"/>"##,
-            y + 4.0,
-            x(share) - LABEL
-        );
-        let _ = writeln!(
-            s,
-            r##"<text x="{}" y="{}" font-size="10">{:.1}% of origins ({}), {:.1}% of URLs ({})</text>"##,
-            x(share) + 4.0,
-            y + 15.0,
+        let bar = Bar { top: y + 4.0, end: x(share), height: 14, color: "#2e8b57" };
+        bar.row(&mut s, y, &label);
+        let note = format!(
+            "{:.1}% of origins ({}), {:.1}% of URLs ({})",
             share * 100.0,
             p["origins"],
             percent(&p["urls_share"]),
             p["urls"]
         );
+        bar.note(&mut s, y + 15.0, r##"font-size="10""##, &note);
     }
     s.push_str("</svg>\n");
     s

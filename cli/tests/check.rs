@@ -5,10 +5,32 @@ use robotsieve_robotstxt::Agent;
 use robotsieve_testkit::conformance::{conformance_file, read_verdict_cases, VerdictCase};
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
 
 fn robotsieve() -> Command {
     Command::new(env!("CARGO_BIN_EXE_robotsieve"))
+}
+
+/// Runs a command that must succeed (its stderr shown when it does not).
+fn succeeds(command: &mut Command) -> Output {
+    let out = command.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+/// Compiles one robots.txt file as https://ex.com's into `rules`, with
+/// `args` (the crawlers, `--explain`) before it.
+fn compile_robots(robots: &Path, rules: &Path, args: &[&str]) {
+    succeeds(
+        robotsieve()
+            .arg("compile")
+            .args(args)
+            .args(["--origin", "https://ex.com", "--robots"])
+            .arg(robots)
+            .arg("-o")
+            .arg(rules),
+    );
 }
 
 fn cases() -> Option<Vec<VerdictCase>> {
@@ -242,24 +264,7 @@ fn preferences_through_the_artifact_equal_the_file() {
                 User-agent: gptbot\nDisallow: /\nContent-Usage: train-ai=n\n";
     std::fs::write(&robots, body).unwrap();
     let rules = dir.path().join("r.rsv");
-    let out = robotsieve()
-        .args([
-            "compile",
-            "--agent",
-            "gptbot",
-            "--agent",
-            "ccbot",
-            "--explain",
-            "--origin",
-            "https://ex.com",
-            "--robots",
-        ])
-        .arg(&robots)
-        .arg("-o")
-        .arg(&rules)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    compile_robots(&robots, &rules, &["--agent", "gptbot", "--agent", "ccbot", "--explain"]);
     let urls = ["https://ex.com/docs/a", "https://ex.com/private", "https://ex.com/"];
     for agent in ["gptbot", "ccbot"] {
         let json = |source: &str, path: &std::path::Path| -> Vec<serde_json::Value> {
@@ -281,16 +286,15 @@ fn preferences_through_the_artifact_equal_the_file() {
     let list = dir.path().join("urls.txt");
     std::fs::write(&list, urls.join("\n")).unwrap();
     let verdicts = dir.path().join("v.tsv");
-    let out = robotsieve()
-        .args(["filter", "--agent", "ccbot", "--explain", "--explain-preferences", "--rules"])
-        .arg(&rules)
-        .arg("--urls")
-        .arg(&list)
-        .arg("--verdicts")
-        .arg(&verdicts)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    succeeds(
+        robotsieve()
+            .args(["filter", "--agent", "ccbot", "--explain", "--explain-preferences", "--rules"])
+            .arg(&rules)
+            .arg("--urls")
+            .arg(&list)
+            .arg("--verdicts")
+            .arg(&verdicts),
+    );
     assert_eq!(
         std::fs::read_to_string(&verdicts).unwrap(),
         "allowed\thttps://ex.com/docs/a\tno rule matched | Content-Signal (line 2): ai-train=no, search=yes; Content-Usage (line 4): train-ai=y\n\
@@ -310,24 +314,16 @@ fn json_and_inspect_show_sitemaps_and_crawl_delays() {
                 User-agent: *\nDisallow: /x\nsitemap: https://ex.com/b.xml\n";
     std::fs::write(&robots, body).unwrap();
     let rules = dir.path().join("r.rsv");
-    let out = robotsieve()
-        .args(["compile", "--agent", "gptbot", "--agent", "ccbot", "--origin", "https://ex.com", "--robots"])
-        .arg(&robots)
-        .arg("-o")
-        .arg(&rules)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    compile_robots(&robots, &rules, &["--agent", "gptbot", "--agent", "ccbot"]);
     let sitemaps = serde_json::json!(["https://ex.com/a.xml", "https://ex.com/b.xml"]);
     for (agent, delay) in [("gptbot", serde_json::json!("2.5")), ("ccbot", serde_json::Value::Null)] {
         for (source, path) in [("--robots", &robots), ("--rules", &rules)] {
-            let out = robotsieve()
-                .args(["check", "--json", "--agent", agent, source])
-                .arg(path)
-                .arg("https://ex.com/private")
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let out = succeeds(
+                robotsieve()
+                    .args(["check", "--json", "--agent", agent, source])
+                    .arg(path)
+                    .arg("https://ex.com/private"),
+            );
             let line: serde_json::Value = serde_json::from_slice(out.stdout.trim_ascii_end()).unwrap();
             assert_eq!(line["sitemaps"], sitemaps, "{agent} {source}");
             assert_eq!(line["crawl_delay"], delay, "{agent} {source}");

@@ -22,8 +22,9 @@
 use robotsieve_engine::artifact::Meta;
 use robotsieve_engine::filter::FilterError;
 use robotsieve_engine::format::{
-    align8, encode_preference_set, encode_string_list, Checksum, CrawlHeader, CrawlRefs, FetchInfo, Header,
-    OriginRecord, PreferenceHeader, Section, SectionEntry, Selection, Slot, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START,
+    align8, encode_group_offset, encode_preference_set, encode_string_list, Checksum, CrawlHeader, CrawlRefs,
+    EncodeError, FetchInfo, Header, ListSection, OriginRecord, PreferenceHeader, Section, SectionEntry, Selection,
+    Slot, CRAWL_LISTS, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START, PREFERENCE_LISTS,
 };
 use robotsieve_engine::output::PendingFile;
 use robotsieve_engine::preference::PreferenceLine;
@@ -46,12 +47,39 @@ pub const INDEX_BYTES_PER_ORIGIN: usize = 16;
 /// at the end through a read buffer each).
 pub const INDEX_RUN_PAIRS: usize = 1 << 18;
 
-/// Why an artifact could not be written.
+/// Why an artifact could not be written: a caller's mistake (an origin that
+/// does not match what was added), a limit of the format, or the output.
+#[non_exhaustive]
 #[derive(Debug)]
 pub enum WriteError {
-    /// The same origin was added twice.
+    /// The same origin was added twice (its key).
     DuplicateOrigin(String),
-    /// An origin names a group that was not added, or the wrong number of groups.
+    /// An origin's ids do not match the agents and what was added: `what`
+    /// names the ids ("group ids", "preference sets", "sitemap and
+    /// crawl-delay lists"), `added` what they index ("groups", "sets", "lists").
+    OriginMismatch {
+        /// The origin's key.
+        origin: String,
+        /// Which ids.
+        what: &'static str,
+        /// What they index.
+        added: &'static str,
+    },
+    /// An origin's key is longer than a record can address.
+    KeyTooLong {
+        /// The origin's key.
+        origin: String,
+    },
+    /// More of something than the format can hold.
+    TooMany {
+        /// What ("groups", "preferences: sets", ...).
+        what: String,
+        /// The most there may be.
+        most: u64,
+    },
+    /// A group blob or a list does not fit its encoding.
+    Encode(EncodeError),
+    /// A group the caller could not encode, in its own words.
     BadGroup(String),
     /// Writing the file (or a temporary file) failed.
     Io(std::io::Error),
@@ -63,6 +91,12 @@ impl std::fmt::Display for WriteError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             WriteError::DuplicateOrigin(key) => write!(f, "origin {key} was added twice"),
+            WriteError::OriginMismatch { origin, what, added } => {
+                write!(f, "origin {origin}: {what} do not match the agents and {added}")
+            }
+            WriteError::KeyTooLong { origin } => write!(f, "origin {origin}: key too long"),
+            WriteError::TooMany { what, most } => write!(f, "more than {most} {what}"),
+            WriteError::Encode(e) => write!(f, "{e}"),
             WriteError::BadGroup(msg) => f.write_str(msg),
             WriteError::Io(e) => write!(f, "{e}"),
             WriteError::Output(e) => write!(f, "{e}"),
@@ -70,7 +104,16 @@ impl std::fmt::Display for WriteError {
     }
 }
 
-impl std::error::Error for WriteError {}
+impl std::error::Error for WriteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            WriteError::Encode(e) => Some(e),
+            WriteError::Io(e) => Some(e),
+            WriteError::Output(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 impl WriteError {
     /// An I/O error as an error of the output `name` (the others as they are).
@@ -235,50 +278,96 @@ pub struct ArtifactWriter {
     groups: u64,
     origins: u64,
     record: Vec<u8>,
-    preferences: PreferenceSpools,
-    crawl: CrawlSpools,
+    preferences: ListSpools,
+    crawl: ListSpools,
 }
 
-/// The CRAWL section as it is written (sitemaps, crawl-delays): each
-/// origin's list ids and each distinct list go to temporary files at once;
-/// the section is put together at the end, and left out when no origin has
-/// a sitemap or a crawl-delay.
-struct CrawlSpools {
-    /// [`CrawlRefs::encode`] per origin.
+/// A list section as it is written (PREFERENCES, CRAWL; their shared shape
+/// is [`ListSection`]): each origin's OF words and each distinct list go to
+/// temporary files at once; the section is put together at the end, and
+/// left out when nothing needs it.
+struct ListSpools {
+    shape: ListSection,
+    /// The OF words, per origin.
     of: Spool,
-    /// Per list, the end of its items.
+    /// Per list, the end of its records.
     ends: Spool,
-    /// The items (offset, length in the text).
-    items: Spool,
-    /// Their bytes.
+    /// The records.
+    records: Spool,
+    /// Their text.
     text: Spool,
     lists: u32,
-    item_count: u32,
-    /// Whether some origin has a list.
+    record_count: u32,
+    /// Whether the section is written.
     any: bool,
-    /// Scratch for one list's items and text.
+    /// Scratch for one list's records and text, and for OF words.
     scratch: (Vec<u8>, Vec<u8>),
 }
 
-/// The PREFERENCES section as it is written: each origin's selections and
-/// each distinct set's lines go to temporary files at once; the section is
-/// put together at the end, and left out when no origin has a set or names
-/// a crawler.
-struct PreferenceSpools {
-    /// [`Selection::pack`] per origin and agent.
-    set_of: Spool,
-    /// Per set, the end of its lines.
-    set_ends: Spool,
-    /// The line records.
-    lines: Spool,
-    /// Their paths and entries.
-    text: Spool,
-    sets: u32,
-    line_count: u32,
-    /// Whether some origin has a set or names a crawler.
-    any: bool,
-    /// Scratch for one set's records and text.
-    scratch: (Vec<u8>, Vec<u8>),
+impl ListSpools {
+    fn new(shape: ListSection, dir: &Path) -> std::io::Result<ListSpools> {
+        Ok(ListSpools {
+            shape,
+            of: Spool::new(dir)?,
+            ends: Spool::new(dir)?,
+            records: Spool::new(dir)?,
+            text: Spool::new(dir)?,
+            lists: 0,
+            record_count: 0,
+            any: false,
+            scratch: (Vec::new(), Vec::new()),
+        })
+    }
+
+    /// Appends a list of `records` records, which `encode(text_at, records,
+    /// text)` writes (`text_at`: where its text starts in TEXT), and returns
+    /// its id.
+    fn append(
+        &mut self,
+        records: usize,
+        encode: impl FnOnce(u64, &mut Vec<u8>, &mut Vec<u8>) -> Result<(), EncodeError>,
+    ) -> Result<u32, WriteError> {
+        let (name, (list, record)) = (self.shape.name, self.shape.terms);
+        if self.lists >= self.shape.max_lists {
+            return Err(WriteError::TooMany { what: format!("{name} {list}s"), most: u64::from(self.shape.max_lists) });
+        }
+        let (bytes, text) = &mut self.scratch;
+        bytes.clear();
+        text.clear();
+        encode(self.text.len, bytes, text).map_err(WriteError::Encode)?;
+        self.record_count = u32::try_from(u64::from(self.record_count) + records as u64)
+            .map_err(|_| WriteError::TooMany { what: format!("{name} {record}"), most: u64::from(u32::MAX) })?;
+        self.records.write(bytes)?;
+        self.text.write(text)?;
+        bytes.clear();
+        ListSection::encode_end(self.record_count, bytes);
+        self.ends.write(bytes)?;
+        self.lists += 1;
+        Ok(self.lists - 1)
+    }
+
+    /// Appends OF words.
+    fn words(&mut self, words: impl IntoIterator<Item = u32>) -> std::io::Result<()> {
+        let bytes = &mut self.scratch.0;
+        bytes.clear();
+        for word in words {
+            ListSection::encode_word(word, bytes);
+        }
+        self.of.write(bytes)
+    }
+
+    /// Writes the section at `pos` behind its encoded `header`; its length and checksum.
+    fn write_section(self, file: &mut File, pos: u64, header: &[u8]) -> std::io::Result<(u64, u64)> {
+        file.seek(SeekFrom::Start(pos))?;
+        file.write_all(header)?;
+        let mut sum = Checksum::new();
+        sum.update(header);
+        let mut len = header.len() as u64;
+        for spool in [self.of, self.ends, self.records, self.text] {
+            len += copy_summed_into(&mut spool.into_file()?, file, &mut sum)?;
+        }
+        Ok((len, sum.finish()))
+    }
 }
 
 impl ArtifactWriter {
@@ -340,26 +429,8 @@ impl ArtifactWriter {
             groups: 0,
             origins: 0,
             record: Vec::new(),
-            preferences: PreferenceSpools {
-                set_of: Spool::new(dir)?,
-                set_ends: Spool::new(dir)?,
-                lines: Spool::new(dir)?,
-                text: Spool::new(dir)?,
-                sets: 0,
-                line_count: 0,
-                any: false,
-                scratch: (Vec::new(), Vec::new()),
-            },
-            crawl: CrawlSpools {
-                of: Spool::new(dir)?,
-                ends: Spool::new(dir)?,
-                items: Spool::new(dir)?,
-                text: Spool::new(dir)?,
-                lists: 0,
-                item_count: 0,
-                any: false,
-                scratch: (Vec::new(), Vec::new()),
-            },
+            preferences: ListSpools::new(PREFERENCE_LISTS, dir)?,
+            crawl: ListSpools::new(CRAWL_LISTS, dir)?,
         })
     }
 
@@ -397,10 +468,11 @@ impl ArtifactWriter {
     }
 
     fn append_group(&mut self, blob: &[u8]) -> Result<u32, WriteError> {
-        let id = u32::try_from(self.groups).map_err(|_| WriteError::BadGroup("more than 2^32 groups".into()))?;
+        let id = u32::try_from(self.groups)
+            .map_err(|_| WriteError::TooMany { what: "groups".into(), most: u64::from(u32::MAX) + 1 })?;
         debug_assert_eq!(blob.len() % 8, 0);
         self.target.file()?.write_all(blob)?;
-        self.group_index.write(&self.pos.to_ne_bytes())?;
+        self.group_index.write(&encode_group_offset(self.pos))?;
         self.pos += blob.len() as u64;
         self.groups += 1;
         Ok(id)
@@ -419,22 +491,11 @@ impl ArtifactWriter {
     }
 
     fn append_preference_set(&mut self, lines: &[PreferenceLine]) -> Result<u32, WriteError> {
-        let p = &mut self.preferences;
-        if p.sets >= (1 << 31) - 2 {
-            return Err(WriteError::BadGroup("more than 2^31 preference sets".into()));
-        }
-        let (records, text) = &mut p.scratch;
-        records.clear();
-        text.clear();
-        encode_preference_set(lines, p.text.len, records, text).map_err(|e| WriteError::BadGroup(e.to_string()))?;
-        p.line_count = u32::try_from(u64::from(p.line_count) + lines.len() as u64)
-            .map_err(|_| WriteError::BadGroup("more than 2^32 preference lines".into()))?;
-        p.lines.write(records)?;
-        p.text.write(text)?;
-        p.set_ends.write(&p.line_count.to_ne_bytes())?;
-        p.sets += 1;
-        p.any = true;
-        Ok(p.sets - 1)
+        let id = self
+            .preferences
+            .append(lines.len(), |at, records, text| encode_preference_set(lines, at, records, text))?;
+        self.preferences.any = true;
+        Ok(id)
     }
 
     /// Appends a list of strings (an origin's sitemaps, or a crawler's
@@ -445,21 +506,7 @@ impl ArtifactWriter {
     }
 
     fn append_string_list(&mut self, list: &[&[u8]]) -> Result<u32, WriteError> {
-        let c = &mut self.crawl;
-        if c.lists == u32::MAX - 1 {
-            return Err(WriteError::BadGroup("more than 2^32 sitemap and crawl-delay lists".into()));
-        }
-        let (items, text) = &mut c.scratch;
-        items.clear();
-        text.clear();
-        encode_string_list(list, c.text.len, items, text).map_err(|e| WriteError::BadGroup(e.to_string()))?;
-        c.item_count = u32::try_from(u64::from(c.item_count) + list.len() as u64)
-            .map_err(|_| WriteError::BadGroup("more than 2^32 sitemaps and crawl-delays".into()))?;
-        c.items.write(items)?;
-        c.text.write(text)?;
-        c.ends.write(&c.item_count.to_ne_bytes())?;
-        c.lists += 1;
-        Ok(c.lists - 1)
+        self.crawl.append(list.len(), |at, items, text| encode_string_list(list, at, items, text))
     }
 
     /// Adds an origin with its fetch information and one group id per agent
@@ -494,52 +541,38 @@ impl ArtifactWriter {
         selections: &[Selection],
         crawl: &CrawlRefs,
     ) -> Result<(), WriteError> {
-        self.naming_the_output(|w| w.append_origin(key, info, groups, selections, crawl))
-    }
-
-    fn append_origin(
-        &mut self,
-        key: &OriginKey,
-        info: FetchInfo,
-        groups: &[u32],
-        selections: &[Selection],
-        crawl: &CrawlRefs,
-    ) -> Result<(), WriteError> {
+        let mismatch = |what, added| WriteError::OriginMismatch { origin: key.to_string(), what, added };
         if groups.len() != self.meta.agents.len() || groups.iter().any(|&g| u64::from(g) >= self.groups) {
-            return Err(WriteError::BadGroup(format!("origin {key}: group ids do not match the agents and groups")));
+            return Err(mismatch("group ids", "groups"));
         }
         if selections.len() != groups.len()
-            || selections.iter().any(|s| s.set.is_some_and(|s| s >= self.preferences.sets))
+            || selections.iter().any(|s| s.set.is_some_and(|s| s >= self.preferences.lists))
         {
-            return Err(WriteError::BadGroup(format!(
-                "origin {key}: preference sets do not match the agents and sets"
-            )));
+            return Err(mismatch("preference sets", "sets"));
         }
         let list_ok = |id: &Option<u32>| id.is_none_or(|l| l < self.crawl.lists);
         if crawl.delays.len() != groups.len() || !list_ok(&crawl.sitemaps) || !crawl.delays.iter().all(list_ok) {
-            return Err(WriteError::BadGroup(format!(
-                "origin {key}: sitemap and crawl-delay lists do not match the agents and lists"
-            )));
-        }
-        self.record.clear();
-        crawl.encode(&mut self.record);
-        self.crawl.of.write(&self.record)?;
-        self.crawl.any |= !crawl.is_empty();
-        for s in selections {
-            self.preferences.any |= s.named;
-            self.preferences.set_of.write(&s.pack().to_ne_bytes())?;
+            return Err(mismatch("sitemap and crawl-delay lists", "lists"));
         }
         let bytes = key.as_bytes();
-        let key_len =
-            u32::try_from(bytes.len()).map_err(|_| WriteError::BadGroup(format!("origin {key}: key too long")))?;
-        self.record.clear();
-        OriginRecord { key_off: self.keys.len, key_len, info: info.pack(), groups: groups.to_vec() }
-            .encode(&mut self.record);
-        self.keys.write(bytes)?;
-        self.records.write(&self.record)?;
-        self.index.push(key.hash64(), self.origins)?;
-        self.origins += 1;
-        Ok(())
+        let key_len = u32::try_from(bytes.len()).map_err(|_| WriteError::KeyTooLong { origin: key.to_string() })?;
+        let mut spool = || -> std::io::Result<()> {
+            self.record.clear();
+            crawl.encode(&mut self.record);
+            self.crawl.of.write(&self.record)?;
+            self.crawl.any |= !crawl.is_empty();
+            self.preferences.any |= selections.iter().any(|s| s.named);
+            self.preferences.words(selections.iter().map(|s| s.pack()))?;
+            self.record.clear();
+            OriginRecord { key_off: self.keys.len, key_len, info: info.pack(), groups: groups.to_vec() }
+                .encode(&mut self.record);
+            self.keys.write(bytes)?;
+            self.records.write(&self.record)?;
+            self.index.push(key.hash64(), self.origins)?;
+            self.origins += 1;
+            Ok(())
+        };
+        spool().map_err(|e| WriteError::Io(e).named(&self.name))
     }
 
     /// Number of origins added so far.
@@ -593,47 +626,36 @@ impl ArtifactWriter {
             pos += len;
         }
         pos = pad_to_8(file, pos)?;
-        let p = self.preferences;
+        let origins = |name: &str| {
+            u32::try_from(self.origins)
+                .map_err(|_| WriteError::TooMany { what: format!("{name} origins"), most: u64::from(u32::MAX) })
+        };
+        let agents = self.meta.agents.len() as u32;
+        let (p, c) = (self.preferences, self.crawl);
+        let mut sections = Vec::new();
         if p.any {
             let header = PreferenceHeader {
-                sets: p.sets,
-                lines: p.line_count,
-                origins: u32::try_from(self.origins)
-                    .map_err(|_| WriteError::BadGroup("preferences: more than 2^32 origins".into()))?,
-                agents: self.meta.agents.len() as u32,
+                sets: p.lists,
+                lines: p.record_count,
+                origins: origins(p.shape.name)?,
+                agents,
                 text_len: p.text.len,
             };
-            let head = header.encode();
-            file.write_all(&head)?;
-            let mut sum = Checksum::new();
-            sum.update(&head);
-            let mut len = head.len() as u64;
-            for spool in [p.set_of, p.set_ends, p.lines, p.text] {
-                len += copy_summed_into(&mut spool.into_file()?, file, &mut sum)?;
-            }
-            entries.push(SectionEntry { section: Section::Preferences, offset: pos, len, checksum: sum.finish() });
-            pos = pad_to_8(file, pos + len)?;
+            sections.push((Section::Preferences, header.encode().to_vec(), p));
         }
-        let c = self.crawl;
         if c.any {
             let header = CrawlHeader {
-                origins: u32::try_from(self.origins)
-                    .map_err(|_| WriteError::BadGroup("sitemaps: more than 2^32 origins".into()))?,
-                agents: self.meta.agents.len() as u32,
+                origins: origins(c.shape.name)?,
+                agents,
                 lists: c.lists,
-                items: c.item_count,
+                items: c.record_count,
                 text_len: c.text.len,
             };
-            let head = header.encode();
-            file.seek(SeekFrom::Start(pos))?;
-            file.write_all(&head)?;
-            let mut sum = Checksum::new();
-            sum.update(&head);
-            let mut len = head.len() as u64;
-            for spool in [c.of, c.ends, c.items, c.text] {
-                len += copy_summed_into(&mut spool.into_file()?, file, &mut sum)?;
-            }
-            entries.push(SectionEntry { section: Section::Crawl, offset: pos, len, checksum: sum.finish() });
+            sections.push((Section::Crawl, header.encode().to_vec(), c));
+        }
+        for (section, header, spools) in sections {
+            let (len, checksum) = spools.write_section(file, pos, &header)?;
+            entries.push(SectionEntry { section, offset: pos, len, checksum });
             pos = pad_to_8(file, pos + len)?;
         }
         let (slots_len, checksum) = write_slots(file, pos, self.index, self.origins, &entries, self.meta.agents.len())?;
@@ -653,21 +675,13 @@ impl ArtifactWriter {
         });
         pos = pad_to_8(file, pos + meta.len() as u64)?;
 
-        let mut head = Vec::with_capacity(GROUPS_START);
         let header = Header {
             flags: if self.explain { FLAG_EXPLAIN } else { 0 },
             file_len: pos,
             checksum: 0,
             sections: entries.len() as u32,
         };
-        head.extend_from_slice(&header.encode());
-        for entry in &entries {
-            head.extend_from_slice(&entry.encode());
-        }
-        head.resize(GROUPS_START, 0);
-        let checksum = Header::checksum_of(&head);
-        head[Header::CHECKSUM_AT].copy_from_slice(&checksum.to_ne_bytes());
-        file.write_all_at(&head, 0)?;
+        file.write_all_at(&header.encode_with_sections(&entries), 0)?;
         file.set_len(pos)?;
         Ok((self.target, pos))
     }
@@ -879,8 +893,20 @@ mod tests {
     #[test]
     fn an_origin_of_an_unknown_group_is_refused_at_once() {
         let mut writer = writer_with_one_group(0);
-        assert!(writer.add_origin(&key(0), INFO, &[1]).is_err());
-        assert!(writer.add_origin(&key(0), INFO, &[0, 0]).is_err());
+        for groups in [&[1][..], &[0, 0]] {
+            let e = writer.add_origin(&key(0), INFO, groups).unwrap_err();
+            assert!(matches!(&e, WriteError::OriginMismatch { what: "group ids", .. }), "{e:?}");
+            assert_eq!(e.to_string(), "origin https://host0.example: group ids do not match the agents and groups");
+        }
+        let none = [Selection { set: Some(0), named: false }];
+        let e = writer.add_origin_with_preferences(&key(0), INFO, &[0], &none).unwrap_err();
+        assert!(matches!(&e, WriteError::OriginMismatch { what: "preference sets", added: "sets", .. }), "{e:?}");
+        let crawl = CrawlRefs { sitemaps: Some(0), delays: vec![None] };
+        let e = writer.add_origin_with_extras(&key(0), INFO, &[0], &[Selection::default()], &crawl).unwrap_err();
+        assert!(matches!(&e, WriteError::OriginMismatch { added: "lists", .. }), "{e:?}");
+        // Nothing of the refused origins was written.
+        writer.add_origin(&key(0), INFO, &[0]).unwrap();
+        assert_eq!(writer.origins(), 1);
     }
 
     /// Hashes whose home slots crowd the end of the table wrap round to the

@@ -343,6 +343,39 @@ impl<'a> Dfa<'a> {
         }
     }
 
+    /// The state a scan starts in, as a state index (states are numbered
+    /// `0..states()`, the sinks first). With [`Dfa::next_index`],
+    /// [`Dfa::answer_at`] and [`Dfa::class_of`] it lets a tool explore the
+    /// automaton state by state (the linter walks every reachable state)
+    /// through the same transition lookup [`Dfa::scan`] uses, instead of
+    /// indexing the stored tables itself.
+    pub fn start_index(&self) -> usize {
+        (self.start >> self.stride2) as usize
+    }
+
+    /// The state index after reading `byte` in state index `state`: one step
+    /// of [`Dfa::scan`]. Panics when `state` is not below [`Dfa::states`].
+    pub fn next_index(&self, state: usize, byte: u8) -> usize {
+        assert!(state < self.states(), "state {state} of an automaton of {} states", self.states());
+        let id = (state as u32) << self.stride2;
+        let next = match self.walker() {
+            Walker::U16(dense) => dense.step(id, byte),
+            Walker::U32(dense) => dense.step(id, byte),
+        };
+        (next >> self.stride2) as usize
+    }
+
+    /// The answer (a rank) if the input ends in state index `state`.
+    pub fn answer_at(&self, state: usize) -> u32 {
+        self.answers[state]
+    }
+
+    /// The class of `byte`: bytes of one class lead every state to the same
+    /// target, so one byte of each class stands for all of them.
+    pub fn class_of(&self, byte: u8) -> u8 {
+        self.classes[usize::from(byte)]
+    }
+
     /// Number of states.
     pub fn states(&self) -> usize {
         self.answers.len()

@@ -62,8 +62,8 @@
 //! (sitemaps, crawl-delays), groups checked on first use.
 
 use crate::comb::{Accel, CombDfa, CombDfaBuf, CombTables, NarrowTables, SlotId};
+use crate::compiled::{MatcherBuf, PartBuf};
 use crate::dfa::{Dfa, DfaBuf, Transitions};
-use crate::matcher::{MatcherBuf, PartBuf};
 use crate::preference::{Entry, PreferenceField, PreferenceLine};
 use crate::rules::RuleList;
 use std::fmt;
@@ -109,6 +109,12 @@ fn put32(out: &mut [u8], off: usize, v: u32) {
 
 fn put64(out: &mut [u8], off: usize, v: u64) {
     out[off..off + 8].copy_from_slice(&v.to_ne_bytes());
+}
+
+/// The GROUP_INDEX entry of a group: the file offset of its blob. The
+/// reader takes the section in place as `&[u64]` (aligned, native order).
+pub fn encode_group_offset(offset: u64) -> [u8; 8] {
+    offset.to_ne_bytes()
 }
 
 /// The fixed header at the start of every artifact.
@@ -186,6 +192,28 @@ impl Header {
         sum.update(&[0; 8]);
         sum.update(&header_and_table[Header::CHECKSUM_AT.end..]);
         sum.finish()
+    }
+
+    /// Fills in the checksum of a header and its section table
+    /// ([`Header::checksum_of`]), as the writer does last and
+    /// [`reseal`] does again.
+    pub fn seal(header_and_table: &mut [u8]) {
+        let sum = Header::checksum_of(header_and_table);
+        header_and_table[Header::CHECKSUM_AT].copy_from_slice(&sum.to_ne_bytes());
+    }
+
+    /// The first [`GROUPS_START`] bytes of an artifact: this header (its
+    /// checksum field ignored), the section table with its unused entries
+    /// zero, sealed.
+    pub fn encode_with_sections(&self, entries: &[SectionEntry]) -> Vec<u8> {
+        let mut head = Vec::with_capacity(GROUPS_START);
+        head.extend_from_slice(&Header { sections: entries.len() as u32, ..*self }.encode());
+        for entry in entries {
+            head.extend_from_slice(&entry.encode());
+        }
+        head.resize(GROUPS_START, 0);
+        Header::seal(&mut head);
+        head
     }
 }
 
@@ -1082,6 +1110,199 @@ impl<'a> GroupView<'a> {
 //
 // All integers are in the artifact's (native) byte order.
 
+/// The shape the two optional list sections share (PREFERENCES, CRAWL),
+/// defined once for their encoders and decoders:
+///
+/// ```text
+/// header   the section's own (PreferenceHeader, CrawlHeader)
+/// OF       u32 words per origin, each naming a list + 1 (0: none)
+/// ENDS     u32 per list: the end of its records in RECORDS (increasing)
+/// RECORDS  fixed-size records, each list's one after the other
+/// TEXT     the bytes the records point at
+/// ```
+///
+/// Each distinct list is stored once; the writer appends a list's records
+/// and text as it comes and its end with [`ListSection::encode_end`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListSection {
+    /// How messages name the section.
+    pub name: &'static str,
+    /// How messages name a list and a record ("set" and "lines", "list" and "items").
+    pub terms: (&'static str, &'static str),
+    /// Size of the section's header.
+    pub header_len: usize,
+    /// Size of one record.
+    pub record_len: usize,
+    /// OF words per origin, per agent (`of_words = origins * (fixed + agents)`).
+    pub fixed_words: usize,
+    /// Lists the section may hold (an OF word stores list + 1, and
+    /// PREFERENCES keeps its top bit for [`Selection::named`]).
+    pub max_lists: u32,
+}
+
+/// What a list section's header counts, whatever its order.
+#[derive(Clone, Copy, Debug)]
+struct ListCounts {
+    origins: u32,
+    agents: u32,
+    lists: u32,
+    records: u32,
+    text_len: u64,
+}
+
+/// The tables of a list section ([`ListSection`]), in the section's bytes.
+#[derive(Clone, Copy, Debug)]
+struct ListTables<'a> {
+    of: &'a [u8],
+    ends: &'a [u8],
+    records: &'a [u8],
+    text: &'a [u8],
+}
+
+/// The PREFERENCES section's shape: a SET_OF word per origin and agent.
+pub const PREFERENCE_LISTS: ListSection = ListSection {
+    name: "preferences",
+    terms: ("set", "lines"),
+    header_len: PREFERENCE_HEADER_LEN,
+    record_len: LINE_RECORD_LEN,
+    fixed_words: 0,
+    max_lists: NAMED - 2,
+};
+
+/// The CRAWL section's shape: per origin a sitemap word, then a
+/// crawl-delay word per agent.
+pub const CRAWL_LISTS: ListSection = ListSection {
+    name: "sitemaps and crawl-delays",
+    terms: ("list", "items"),
+    header_len: CRAWL_HEADER_LEN,
+    record_len: CRAWL_ITEM_LEN,
+    fixed_words: 1,
+    max_lists: u32::MAX - 1,
+};
+
+impl ListSection {
+    /// Both sections' headers are four u32 counts and the length of TEXT
+    /// (24 bytes), in an order of their own; this encodes them in the order given.
+    fn encode_header(counts: [u32; 4], text_len: u64) -> [u8; 24] {
+        let mut b = [0u8; 24];
+        for (i, count) in counts.into_iter().enumerate() {
+            put32(&mut b, i * 4, count);
+        }
+        put64(&mut b, 16, text_len);
+        b
+    }
+
+    /// Reads back what [`ListSection::encode_header`] wrote (from at least 24 bytes).
+    fn decode_header(b: &[u8]) -> ([u32; 4], u64) {
+        ([ne32(b, 0), ne32(b, 4), ne32(b, 8), ne32(b, 12)], ne64(b, 16))
+    }
+
+    /// Appends the ENDS word of a list whose records end at `end`.
+    pub fn encode_end(end: u32, out: &mut Vec<u8>) {
+        out.extend_from_slice(&end.to_ne_bytes());
+    }
+
+    /// Appends an OF word.
+    pub fn encode_word(word: u32, out: &mut Vec<u8>) {
+        out.extend_from_slice(&word.to_ne_bytes());
+    }
+
+    /// The section's tables: its header's counts checked against the
+    /// artifact's and the tables' sizes against the section's (constant
+    /// time). `counts` reads the header's.
+    fn layout<'a>(
+        &self,
+        bytes: &'a [u8],
+        origins: usize,
+        agents: usize,
+        counts: fn(&[u8]) -> ListCounts,
+    ) -> Result<ListTables<'a>, String> {
+        if bytes.len() < self.header_len {
+            return Err(format!("{}: shorter than its header", self.name));
+        }
+        let ListCounts { origins: stored_origins, agents: stored_agents, lists, records, text_len } = counts(bytes);
+        if (stored_origins as usize, stored_agents as usize) != (origins, agents) {
+            return Err(format!("{}: written for other counts than {origins} origins and {agents} agents", self.name));
+        }
+        let [of, ends, records, text] = self.split(bytes, origins, agents, lists, records, text_len)?;
+        Ok(ListTables { of, ends, records, text })
+    }
+
+    /// A whole section in memory: the header, then the tables.
+    fn concat(header: &[u8], tables: [&[u8]; 4]) -> Vec<u8> {
+        let mut out = header.to_vec();
+        for table in tables {
+            out.extend_from_slice(table);
+        }
+        out
+    }
+
+    /// The section's four tables (OF, ENDS, RECORDS, TEXT) after its
+    /// header, checked only for size (constant time).
+    fn split<'a>(
+        &self,
+        bytes: &'a [u8],
+        origins: usize,
+        agents: usize,
+        lists: u32,
+        records: u32,
+        text_len: u64,
+    ) -> Result<[&'a [u8]; 4], String> {
+        let sizes = [
+            origins.checked_mul(agents + self.fixed_words).and_then(|n| n.checked_mul(4)),
+            (lists as usize).checked_mul(4),
+            (records as usize).checked_mul(self.record_len),
+        ];
+        let mut at = self.header_len;
+        let mut parts = [&bytes[..0]; 4];
+        for (part, size) in parts.iter_mut().zip(sizes) {
+            let end = size
+                .and_then(|s| at.checked_add(s))
+                .filter(|&e| e <= bytes.len())
+                .ok_or_else(|| format!("{}: tables do not fit", self.name))?;
+            *part = &bytes[at..end];
+            at = end;
+        }
+        if (bytes.len() - at) as u64 != text_len {
+            return Err(format!("{}: text length does not match the section", self.name));
+        }
+        parts[3] = &bytes[at..];
+        Ok(parts)
+    }
+
+    /// Checks ENDS against RECORDS, and that no OF word names a list past
+    /// ENDS (`mask` clears the bits of an OF word that are no list).
+    fn check_lists(&self, tables: &ListTables<'_>, mask: u32) -> Result<(), String> {
+        let ListTables { of, ends, records, .. } = *tables;
+        let (lists, count) = (ends.len() / 4, records.len() / self.record_len);
+        let (list, record) = self.terms;
+        let mut prev = 0;
+        for l in 0..lists {
+            let end = ne32(ends, l * 4) as usize;
+            if end < prev || end > count {
+                return Err(format!("{}: {list} ends are not increasing within the {record}", self.name));
+            }
+            prev = end;
+        }
+        if prev != count {
+            return Err(format!("{}: {record} belong to no {list}", self.name));
+        }
+        for i in 0..of.len() / 4 {
+            let word = ne32(of, i * 4) & mask;
+            if word as usize > lists {
+                return Err(format!("{}: an origin names {list} {} of {lists}", self.name, word - 1));
+            }
+        }
+        Ok(())
+    }
+
+    /// The records of list `l` (below the number of lists in `ends`).
+    fn records(ends: &[u8], l: usize) -> std::ops::Range<usize> {
+        let start = if l == 0 { 0 } else { ne32(ends, (l - 1) * 4) as usize };
+        start..ne32(ends, l * 4) as usize
+    }
+}
+
 /// The `SET_OF` bit of an origin whose robots.txt names the crawler.
 const NAMED: u32 = 1 << 31;
 const PREFERENCE_HEADER_LEN: usize = 24;
@@ -1130,24 +1351,13 @@ impl PreferenceHeader {
 
     /// Encodes the header.
     pub fn encode(&self) -> [u8; PreferenceHeader::LEN] {
-        let mut b = [0u8; PreferenceHeader::LEN];
-        put32(&mut b, 0, self.sets);
-        put32(&mut b, 4, self.lines);
-        put32(&mut b, 8, self.origins);
-        put32(&mut b, 12, self.agents);
-        put64(&mut b, 16, self.text_len);
-        b
+        ListSection::encode_header([self.sets, self.lines, self.origins, self.agents], self.text_len)
     }
 
     /// Decodes a header of at least [`PreferenceHeader::LEN`] bytes.
     pub fn decode(b: &[u8]) -> PreferenceHeader {
-        PreferenceHeader {
-            sets: ne32(b, 0),
-            lines: ne32(b, 4),
-            origins: ne32(b, 8),
-            agents: ne32(b, 12),
-            text_len: ne64(b, 16),
-        }
+        let ([sets, lines, origins, agents], text_len) = ListSection::decode_header(b);
+        PreferenceHeader { sets, lines, origins, agents, text_len }
     }
 }
 
@@ -1197,13 +1407,13 @@ pub fn encode_preferences(
     sets: &[&[PreferenceLine]],
 ) -> Vec<u8> {
     assert_eq!(selections.len(), origins * agents, "one entry per origin and agent");
-    assert!(sets.len() < NAMED as usize - 1, "too many preference sets");
+    assert!(sets.len() <= PREFERENCE_LISTS.max_lists as usize, "too many preference sets");
     assert!(selections.iter().all(|s| s.set.is_none_or(|s| (s as usize) < sets.len())), "an entry names no set");
     let (mut records, mut text) = (Vec::new(), Vec::new());
-    let mut set_ends = Vec::with_capacity(sets.len());
+    let mut set_ends = Vec::with_capacity(sets.len() * 4);
     for set in sets {
         encode_preference_set(set, 0, &mut records, &mut text).expect("preference text within 4 GiB");
-        set_ends.push((records.len() / LINE_RECORD_LEN) as u32);
+        ListSection::encode_end((records.len() / LINE_RECORD_LEN) as u32, &mut set_ends);
     }
     let header = PreferenceHeader {
         sets: sets.len() as u32,
@@ -1212,57 +1422,30 @@ pub fn encode_preferences(
         agents: agents as u32,
         text_len: text.len() as u64,
     };
-    let mut out = header.encode().to_vec();
-    for v in selections.iter().map(|s| s.pack()).chain(set_ends) {
-        out.extend_from_slice(&v.to_ne_bytes());
+    let mut set_of = Vec::with_capacity(selections.len() * 4);
+    for s in selections {
+        ListSection::encode_word(s.pack(), &mut set_of);
     }
-    out.extend_from_slice(&records);
-    out.extend_from_slice(&text);
-    out
+    ListSection::concat(&header.encode(), [&set_of, &set_ends, &records, &text])
 }
 
 /// A validated view of the section.
 #[derive(Clone, Copy, Debug)]
 pub struct PreferenceTable<'a> {
     agents: usize,
-    set_of: &'a [u8],
-    set_ends: &'a [u8],
-    records: &'a [u8],
-    text: &'a [u8],
+    /// SET_OF, SET_ENDS, LINES, TEXT.
+    tables: ListTables<'a>,
 }
 
 impl<'a> PreferenceTable<'a> {
     /// The section's tables, with only its header and sizes checked (a
     /// constant-time view; see [`PreferenceTable::parse`]).
     pub fn layout(bytes: &'a [u8], origins: usize, agents: usize) -> Result<PreferenceTable<'a>, String> {
-        if bytes.len() < PREFERENCE_HEADER_LEN {
-            return Err("preferences: shorter than its header".into());
-        }
-        let header = PreferenceHeader::decode(bytes);
-        let (sets, lines) = (header.sets as usize, header.lines as usize);
-        if (header.origins as usize, header.agents as usize) != (origins, agents) {
-            return Err(format!("preferences: written for other counts than {origins} origins and {agents} agents"));
-        }
-        let text_len = header.text_len;
-        let sizes = [
-            origins.checked_mul(agents).and_then(|n| n.checked_mul(4)),
-            sets.checked_mul(4),
-            lines.checked_mul(LINE_RECORD_LEN),
-        ];
-        let mut at = PREFERENCE_HEADER_LEN;
-        let mut parts = [&bytes[..0]; 3];
-        for (part, size) in parts.iter_mut().zip(sizes) {
-            let end = size
-                .and_then(|s| at.checked_add(s))
-                .filter(|&e| e <= bytes.len())
-                .ok_or("preferences: tables do not fit")?;
-            *part = &bytes[at..end];
-            at = end;
-        }
-        if bytes.len() - at != usize::try_from(text_len).map_err(|_| "preferences: text too long")? {
-            return Err("preferences: text length does not match the section".into());
-        }
-        Ok(PreferenceTable { agents, set_of: parts[0], set_ends: parts[1], records: parts[2], text: &bytes[at..] })
+        let counts = |b: &[u8]| {
+            let h = PreferenceHeader::decode(b);
+            ListCounts { origins: h.origins, agents: h.agents, lists: h.sets, records: h.lines, text_len: h.text_len }
+        };
+        Ok(PreferenceTable { agents, tables: PREFERENCE_LISTS.layout(bytes, origins, agents, counts)? })
     }
 
     /// Reads and checks the section of an artifact of `origins` origins and
@@ -1272,35 +1455,18 @@ impl<'a> PreferenceTable<'a> {
     /// view of a section checked before.)
     pub fn parse(bytes: &'a [u8], origins: usize, agents: usize) -> Result<PreferenceTable<'a>, String> {
         let table = PreferenceTable::layout(bytes, origins, agents)?;
-        let (sets, lines) = (table.set_ends.len() / 4, table.records.len() / LINE_RECORD_LEN);
-        let mut prev = 0;
-        for s in 0..sets {
-            let end = ne32(table.set_ends, s * 4) as usize;
-            if end < prev || end > lines {
-                return Err("preferences: set ends are not increasing within the lines".into());
-            }
-            prev = end;
-        }
-        if prev != lines {
-            return Err("preferences: lines belong to no set".into());
-        }
-        for o in 0..origins * agents {
-            let s = ne32(table.set_of, o * 4) & !NAMED;
-            if s as usize > sets {
-                return Err(format!("preferences: an origin names set {} of {sets}", s - 1));
-            }
-        }
-        for l in 0..lines {
-            let r = |i: usize| ne32(table.records, l * LINE_RECORD_LEN + i * 4) as usize;
+        PREFERENCE_LISTS.check_lists(&table.tables, !NAMED)?;
+        for l in 0..table.tables.records.len() / LINE_RECORD_LEN {
+            let r = |i: usize| ne32(table.tables.records, l * LINE_RECORD_LEN + i * 4) as usize;
             if PreferenceField::from_code(r(0) as u8).is_none() || r(0) > 255 {
                 return Err(format!("preferences: line record {l} has unknown field {}", r(0)));
             }
             for (off, len) in [(r(2), r(3)), (r(4), r(5))] {
-                if off.checked_add(len).is_none_or(|end| end > table.text.len()) {
+                if off.checked_add(len).is_none_or(|end| end > table.tables.text.len()) {
                     return Err(format!("preferences: line record {l} points past the text"));
                 }
             }
-            let entries = &table.text[r(4)..r(4) + r(5)];
+            let entries = &table.tables.text[r(4)..r(4) + r(5)];
             if entries.last().is_some_and(|&b| b != 0) || entries.iter().filter(|&&b| b == 0).count() % 2 != 0 {
                 return Err(format!("preferences: line record {l} has broken entries"));
             }
@@ -1310,7 +1476,7 @@ impl<'a> PreferenceTable<'a> {
 
     /// What the section says of an origin and crawler.
     pub fn selection(&self, origin: usize, agent: usize) -> Selection {
-        Selection::unpack(ne32(self.set_of, (origin * self.agents + agent) * 4))
+        Selection::unpack(ne32(self.tables.of, (origin * self.agents + agent) * 4))
     }
 
     /// The set of an origin and crawler, if it has preference lines.
@@ -1320,7 +1486,7 @@ impl<'a> PreferenceTable<'a> {
 
     /// Number of distinct sets.
     pub fn sets(&self) -> usize {
-        self.set_ends.len() / 4
+        self.tables.ends.len() / 4
     }
 
     /// The lines of set `set`, decoded.
@@ -1329,15 +1495,12 @@ impl<'a> PreferenceTable<'a> {
     ///
     /// When `set` is not below [`PreferenceTable::sets`].
     pub fn lines(&self, set: u32) -> Vec<PreferenceLine> {
-        let s = set as usize;
-        let start = if s == 0 { 0 } else { ne32(self.set_ends, (s - 1) * 4) as usize };
-        let end = ne32(self.set_ends, s * 4) as usize;
-        (start..end)
+        ListSection::records(self.tables.ends, set as usize)
             .map(|l| {
-                let r = |i: usize| ne32(self.records, l * LINE_RECORD_LEN + i * 4);
+                let r = |i: usize| ne32(self.tables.records, l * LINE_RECORD_LEN + i * 4);
                 let field = PreferenceField::from_code(r(0) as u8).expect("checked when opened");
-                let path = self.text[r(2) as usize..(r(2) + r(3)) as usize].to_vec();
-                let raw = &self.text[r(4) as usize..(r(4) + r(5)) as usize];
+                let path = self.tables.text[r(2) as usize..(r(2) + r(3)) as usize].to_vec();
+                let raw = &self.tables.text[r(4) as usize..(r(4) + r(5)) as usize];
                 let mut parts = raw.split(|&b| b == 0);
                 let mut entries = Vec::new();
                 while let (Some(key), Some(value)) = (parts.next(), parts.next()) {
@@ -1392,24 +1555,13 @@ impl CrawlHeader {
 
     /// Encodes the header.
     pub fn encode(&self) -> [u8; CrawlHeader::LEN] {
-        let mut b = [0u8; CrawlHeader::LEN];
-        put32(&mut b, 0, self.origins);
-        put32(&mut b, 4, self.agents);
-        put32(&mut b, 8, self.lists);
-        put32(&mut b, 12, self.items);
-        put64(&mut b, 16, self.text_len);
-        b
+        ListSection::encode_header([self.origins, self.agents, self.lists, self.items], self.text_len)
     }
 
     /// Decodes a header of at least [`CrawlHeader::LEN`] bytes.
     pub fn decode(b: &[u8]) -> CrawlHeader {
-        CrawlHeader {
-            origins: ne32(b, 0),
-            agents: ne32(b, 4),
-            lists: ne32(b, 8),
-            items: ne32(b, 12),
-            text_len: ne64(b, 16),
-        }
+        let ([origins, agents, lists, items], text_len) = ListSection::decode_header(b);
+        CrawlHeader { origins, agents, lists, items, text_len }
     }
 }
 
@@ -1427,7 +1579,7 @@ impl CrawlRefs {
     /// Appends the origin's OF words (1 + agents of them).
     pub fn encode(&self, out: &mut Vec<u8>) {
         for id in std::iter::once(&self.sitemaps).chain(&self.delays) {
-            out.extend_from_slice(&id.map_or(0, |l| l + 1).to_ne_bytes());
+            ListSection::encode_word(id.map_or(0, |l| l + 1), out);
         }
     }
 
@@ -1472,7 +1624,7 @@ pub fn encode_crawl(refs: &[CrawlRefs], agents: usize, lists: &[Vec<&[u8]>]) -> 
     let (mut items, mut text, mut ends) = (Vec::new(), Vec::new(), Vec::new());
     for list in lists {
         encode_string_list(list, 0, &mut items, &mut text).expect("text within 4 GiB");
-        ends.extend_from_slice(&((items.len() / CRAWL_ITEM_LEN) as u32).to_ne_bytes());
+        ListSection::encode_end((items.len() / CRAWL_ITEM_LEN) as u32, &mut ends);
     }
     let header = CrawlHeader {
         origins: refs.len() as u32,
@@ -1481,58 +1633,30 @@ pub fn encode_crawl(refs: &[CrawlRefs], agents: usize, lists: &[Vec<&[u8]>]) -> 
         items: (items.len() / CRAWL_ITEM_LEN) as u32,
         text_len: text.len() as u64,
     };
-    let mut out = header.encode().to_vec();
+    let mut of = Vec::new();
     for r in refs {
-        r.encode(&mut out);
+        r.encode(&mut of);
     }
-    out.extend_from_slice(&ends);
-    out.extend_from_slice(&items);
-    out.extend_from_slice(&text);
-    out
+    ListSection::concat(&header.encode(), [&of, &ends, &items, &text])
 }
 
 /// A checked view of the CRAWL section.
 #[derive(Clone, Copy, Debug)]
 pub struct CrawlTable<'a> {
     agents: usize,
-    of: &'a [u8],
-    ends: &'a [u8],
-    items: &'a [u8],
-    text: &'a [u8],
+    /// OF, ENDS, ITEMS, TEXT.
+    tables: ListTables<'a>,
 }
 
 impl<'a> CrawlTable<'a> {
     /// The section's tables with only its header and sizes checked (a
     /// constant-time view of a section [`CrawlTable::parse`] accepted before).
     pub fn layout(bytes: &'a [u8], origins: usize, agents: usize) -> Result<CrawlTable<'a>, String> {
-        if bytes.len() < CRAWL_HEADER_LEN {
-            return Err("sitemaps and crawl-delays: shorter than its header".into());
-        }
-        let header = CrawlHeader::decode(bytes);
-        if (header.origins as usize, header.agents as usize) != (origins, agents) {
-            return Err(format!(
-                "sitemaps and crawl-delays: written for other counts than {origins} origins and {agents} agents"
-            ));
-        }
-        let sizes = [
-            origins.checked_mul(agents + 1).and_then(|n| n.checked_mul(4)),
-            (header.lists as usize).checked_mul(4),
-            (header.items as usize).checked_mul(CRAWL_ITEM_LEN),
-        ];
-        let mut at = CRAWL_HEADER_LEN;
-        let mut parts = [&bytes[..0]; 3];
-        for (part, size) in parts.iter_mut().zip(sizes) {
-            let end = size
-                .and_then(|s| at.checked_add(s))
-                .filter(|&e| e <= bytes.len())
-                .ok_or("sitemaps and crawl-delays: tables do not fit")?;
-            *part = &bytes[at..end];
-            at = end;
-        }
-        if (bytes.len() - at) as u64 != header.text_len {
-            return Err("sitemaps and crawl-delays: text length does not match the section".into());
-        }
-        Ok(CrawlTable { agents, of: parts[0], ends: parts[1], items: parts[2], text: &bytes[at..] })
+        let counts = |b: &[u8]| {
+            let h = CrawlHeader::decode(b);
+            ListCounts { origins: h.origins, agents: h.agents, lists: h.lists, records: h.items, text_len: h.text_len }
+        };
+        Ok(CrawlTable { agents, tables: CRAWL_LISTS.layout(bytes, origins, agents, counts)? })
     }
 
     /// Reads and checks the section of an artifact of `origins` origins and
@@ -1540,24 +1664,11 @@ impl<'a> CrawlTable<'a> {
     /// lookups afterwards cannot fail (opening does this once).
     pub fn parse(bytes: &'a [u8], origins: usize, agents: usize) -> Result<CrawlTable<'a>, String> {
         let table = CrawlTable::layout(bytes, origins, agents)?;
-        let (lists, items) = (table.ends.len() / 4, table.items.len() / CRAWL_ITEM_LEN);
-        let mut prev = 0;
-        for l in 0..lists {
-            let end = ne32(table.ends, l * 4) as usize;
-            if end < prev || end > items {
-                return Err("sitemaps and crawl-delays: list ends are not increasing within the items".into());
-            }
-            prev = end;
-        }
-        if prev != items {
-            return Err("sitemaps and crawl-delays: items belong to no list".into());
-        }
-        if (0..table.of.len() / 4).any(|i| ne32(table.of, i * 4) as usize > lists) {
-            return Err("sitemaps and crawl-delays: an origin names a list that does not exist".into());
-        }
-        for i in 0..items {
-            let (off, len) = (ne32(table.items, i * 8) as usize, ne32(table.items, i * 8 + 4) as usize);
-            if off.checked_add(len).is_none_or(|end| end > table.text.len()) {
+        CRAWL_LISTS.check_lists(&table.tables, u32::MAX)?;
+        for i in 0..table.tables.records.len() / CRAWL_ITEM_LEN {
+            let (off, len) =
+                (ne32(table.tables.records, i * 8) as usize, ne32(table.tables.records, i * 8 + 4) as usize);
+            if off.checked_add(len).is_none_or(|end| end > table.tables.text.len()) {
                 return Err(format!("sitemaps and crawl-delays: string {i} points past the text"));
             }
         }
@@ -1566,13 +1677,12 @@ impl<'a> CrawlTable<'a> {
 
     /// The strings of the list an OF word names (none for 0).
     fn list(&self, word: usize) -> Vec<&'a [u8]> {
-        let Some(l) = (ne32(self.of, word * 4) as usize).checked_sub(1) else { return Vec::new() };
-        let start = if l == 0 { 0 } else { ne32(self.ends, (l - 1) * 4) as usize };
-        let end = ne32(self.ends, l * 4) as usize;
-        (start..end)
+        let Some(l) = (ne32(self.tables.of, word * 4) as usize).checked_sub(1) else { return Vec::new() };
+        ListSection::records(self.tables.ends, l)
             .map(|i| {
-                let (off, len) = (ne32(self.items, i * 8) as usize, ne32(self.items, i * 8 + 4) as usize);
-                &self.text[off..off + len]
+                let (off, len) =
+                    (ne32(self.tables.records, i * 8) as usize, ne32(self.tables.records, i * 8 + 4) as usize);
+                &self.tables.text[off..off + len]
             })
             .collect()
     }
@@ -1620,8 +1730,7 @@ pub fn reseal(bytes: &mut [u8]) {
             bytes[at..at + SectionEntry::LEN].copy_from_slice(&entry.encode());
         }
     }
-    let sum = Header::checksum_of(&bytes[..GROUPS_START]);
-    bytes[Header::CHECKSUM_AT].copy_from_slice(&sum.to_ne_bytes());
+    Header::seal(&mut bytes[..GROUPS_START]);
 }
 
 /// A fast 64-bit hash over 8-byte words in four independent lanes, fed a

@@ -13,7 +13,8 @@
 //! - `walk` (internal): walking a path through either table layout, once or
 //!   many walks interleaved so that their cache misses overlap.
 //! - [`rules`]: the per-rule fallback for rules no automaton can hold cheaply.
-//! - [`matcher`]: a compiled group: its parts, combined by rank.
+//! - [`compiled`]: a compiled group's owned tables, as the builder makes them.
+//! - [`matcher`]: a compiled group checked and run (through [`runtime`]): its parts, combined by rank.
 //! - [`runtime`]: an artifact's group with its parts read once, for a run of paths.
 //! - [`verdict`]: the four answers for a URL.
 //! - [`preference`]: `Content-Signal` and `Content-Usage` lines, and which apply to a URL.
@@ -32,6 +33,7 @@
 pub mod artifact;
 pub mod classify;
 pub mod comb;
+pub mod compiled;
 pub mod dfa;
 pub mod filter;
 pub mod format;

@@ -18,48 +18,37 @@
 //!
 //! A group is usually one automaton. A group too large for one is split into
 //! at most [`MAX_PARTS`] parts (a literal-rule automaton, a one-star automaton,
-//! a per-rule list); the answer is the maximum over the parts, and parts are
-//! visited highest possible answer first, so a part that cannot beat the rank
-//! found so far is skipped.
+//! a per-rule list); the answer is the maximum over the parts.
 //!
-//! The view [`Matcher`] keeps its parts in a fixed inline array instead of a
-//! `Vec`, so making a view of a one-automaton group allocates nothing and
-//! matching never allocates: the artifact may make a view per lookup. Making a
-//! view reads every answer once (to learn each part's best answer and check it
+//! # One way to run a group
+//!
+//! [`Matcher`] checks the tables (rank tables against the parts' answers)
+//! and then runs the group through [`CompiledGroup`], the runtime the
+//! artifact's classifier uses too: automata first, then the rule lists,
+//! whose prefilter skips the rules that cannot beat the rank found so far.
+//! So the compiled tables that tests and benches decide with are walked by
+//! the very code that decides a frontier. What a matcher adds is the rule
+//! index table, to name the deciding rule of an explain-mode group.
+//!
+//! Parts sit in a fixed inline array instead of a `Vec`, so making a view of
+//! an automaton-only group allocates nothing and matching never allocates.
+//! Making a view reads every answer once (to check each part's best answer
 //! against the rank tables), which costs less than the transition check of
 //! [`Dfa::new`] that a view needs anyway.
 
-use crate::dfa::{Dfa, DfaBuf, DfaError};
+pub use crate::compiled::{MatcherBuf, PartBuf};
+use crate::dfa::{Dfa, DfaError};
 use crate::label::Label;
-use crate::rules::{RuleList, RuleListBuf, RuleListError};
+use crate::rules::{RuleList, RuleListError};
+use crate::runtime::{CompiledGroup, RunnerPart};
 use std::fmt;
+use std::sync::Arc;
 
 /// The most parts a group is split into.
 pub const MAX_PARTS: usize = 3;
 
-/// The stored form of one part.
-// A group has at most three parts and the artifact writer reads `DfaBuf` in
-// place, so the automaton stays unboxed despite its 256-byte class map.
-#[allow(clippy::large_enum_variant)]
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum PartBuf {
-    /// An automaton.
-    Dfa(DfaBuf),
-    /// Rules matched one by one.
-    Rules(RuleListBuf),
-}
-
-/// The stored form of a compiled group.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct MatcherBuf {
-    /// `labels[rank]`: the label a rank stands for (`labels[0] == 0`).
-    pub labels: Vec<u32>,
-    /// `rules[rank]`: index of the deciding rule in `Group::rules`, or `u32::MAX`.
-    pub rules: Vec<u32>,
-    /// The parts, highest possible answer first.
-    pub parts: Vec<PartBuf>,
-}
-
+// Defined in `compiled` (below `format`, which encodes it, so that the
+// format does not depend on the runtime this module uses); its view is made here.
 impl MatcherBuf {
     /// A validated view for matching.
     pub fn matcher(&self) -> Result<Matcher<'_>, MatcherError> {
@@ -88,7 +77,7 @@ pub enum Part<'a> {
     Rules(RuleList<'a>),
 }
 
-impl Part<'_> {
+impl<'a> Part<'a> {
     /// The highest rank this part can answer.
     pub fn max_answer(&self) -> u32 {
         match self {
@@ -97,12 +86,14 @@ impl Part<'_> {
         }
     }
 
-    /// This part's rank for `path`; a part may answer 0 when it cannot beat `floor`.
-    #[inline]
-    fn rank(&self, path: &[u8], floor: u32) -> u32 {
+    /// This part as the runtime walks it.
+    fn into_runner(self) -> RunnerPart<'a> {
         match self {
-            Part::Dfa(dfa) => dfa.scan(path),
-            Part::Rules(rules) => rules.best(path, floor),
+            Part::Dfa(dfa) => RunnerPart::dense(dfa.walker()),
+            Part::Rules(rules) => {
+                let (patterns, ends, ranks, prefilter) = rules.into_tables();
+                RunnerPart::Rules { patterns, ends, ranks, prefilter: Arc::new(prefilter) }
+            }
         }
     }
 }
@@ -195,13 +186,12 @@ impl Outcome {
     }
 }
 
-/// A validated compiled group, ready to decide paths.
+/// A validated compiled group, ready to decide paths: the rank tables, and
+/// the parts run by [`CompiledGroup`].
 #[derive(Clone, Debug)]
 pub struct Matcher<'a> {
-    labels: &'a [u32],
     rules: &'a [u32],
-    /// `(part, its highest answer)`, highest first; the used slots come first.
-    parts: [Option<(Part<'a>, u32)>; MAX_PARTS],
+    group: CompiledGroup<'a>,
 }
 
 impl<'a> Matcher<'a> {
@@ -220,7 +210,7 @@ impl<'a> Matcher<'a> {
         if labels.first() != Some(&0) {
             return Err(MatcherError::RankZeroNotNoRule);
         }
-        let mut slots: [Option<(Part<'a>, u32)>; MAX_PARTS] = Default::default();
+        let mut group = CompiledGroup::new(labels);
         let mut parts = parts.into_iter().enumerate();
         for (n, part) in parts.by_ref() {
             if n == MAX_PARTS {
@@ -230,47 +220,40 @@ impl<'a> Matcher<'a> {
             if max as usize >= labels.len() {
                 return Err(MatcherError::RankOutOfRange { part: n, rank: max, ranks: labels.len() });
             }
-            slots[n] = Some((part, max));
+            group.push(part.into_runner());
         }
-        // Highest possible answer first; empty slots last.
-        slots.sort_by_key(|slot| std::cmp::Reverse(slot.as_ref().map_or(0, |(_, max)| u64::from(*max) + 1)));
-        Ok(Matcher { labels, rules, parts: slots })
+        Ok(Matcher { rules, group })
     }
 
     /// Decides a path (in the form rules are matched against). Allocates nothing.
     #[inline]
     pub fn decide(&self, path: &[u8]) -> Outcome {
-        let mut rank = 0;
-        for (part, max) in self.parts.iter().flatten() {
-            if *max <= rank {
-                break;
-            }
-            rank = rank.max(part.rank(path, rank));
-        }
-        self.outcome(rank)
+        self.outcome(self.group.rank(path))
     }
 
     /// What a rank stands for. Ranks come from this group's parts, which
     /// [`Matcher::new`] checked against the tables.
     pub fn outcome(&self, rank: u32) -> Outcome {
         let rule = self.rules[rank as usize];
-        Outcome { rank, label: Label(self.labels[rank as usize]), rule: (rule != u32::MAX).then_some(rule) }
+        Outcome { rank, label: self.group.label(rank), rule: (rule != u32::MAX).then_some(rule) }
     }
 
     /// Number of ranks, including 0.
     pub fn ranks(&self) -> usize {
-        self.labels.len()
+        self.rules.len()
     }
 
-    /// The parts, highest possible answer first.
-    pub fn parts(&self) -> impl Iterator<Item = &Part<'a>> {
-        self.parts.iter().flatten().map(|(part, _)| part)
+    /// The group as the runtime runs it.
+    pub fn compiled_group(&self) -> &CompiledGroup<'a> {
+        &self.group
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dfa::DfaBuf;
+    use crate::rules::RuleListBuf;
 
     /// One state per rank, all sinks: the start state answers `rank`.
     fn constant(rank: u32) -> DfaBuf {
@@ -288,7 +271,7 @@ mod tests {
             ],
         };
         let m = buf.matcher().unwrap();
-        assert!(matches!(m.parts().next(), Some(Part::Rules(_))));
+        assert_eq!(m.ranks(), 3);
         let x = m.decide(b"/x");
         assert_eq!((x.rank, x.label, x.rule), (2, Label(7), None));
         assert!(x.allowed());

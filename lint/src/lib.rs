@@ -17,7 +17,7 @@
 #![warn(missing_docs)]
 
 use robotsieve_compiler::automaton::{self, Budget, BuildOptions};
-use robotsieve_engine::dfa::DfaBuf;
+use robotsieve_engine::dfa::Dfa;
 use robotsieve_engine::matcher::{MatcherBuf, PartBuf};
 use robotsieve_engine::pattern;
 use robotsieve_engine::preference::PreferenceField;
@@ -401,24 +401,24 @@ impl Reach {
             // Breadth first, remembering how each state was reached.
             let mut representatives = vec![None; 256];
             for byte in 0..=255u8 {
-                representatives[usize::from(dfa.classes[usize::from(byte)])].get_or_insert(byte);
+                representatives[usize::from(dfa.class_of(byte))].get_or_insert(byte);
             }
             let bytes: Vec<u8> = representatives.into_iter().flatten().collect();
-            let states = dfa.answers.len();
+            let states = dfa.states();
             reach.first_state = vec![None; ranks];
             reach.parent = vec![(u32::MAX, 0); states];
-            let first = step(dfa, (dfa.start >> dfa.stride2) as usize, b'/');
+            let first = dfa.next_index(dfa.start_index(), b'/');
             let mut seen = vec![false; states];
             seen[first] = true;
             let mut queue = std::collections::VecDeque::from([first]);
             while let Some(state) = queue.pop_front() {
-                let rank = dfa.answers[state] as usize;
+                let rank = dfa.answer_at(state) as usize;
                 if let Some(w) = reach.wins.get_mut(rank) {
                     *w = true;
                     reach.first_state[rank].get_or_insert(state as u32);
                 }
                 for &byte in &bytes {
-                    let next = step(dfa, state, byte);
+                    let next = dfa.next_index(state, byte);
                     if !seen[next] {
                         seen[next] = true;
                         reach.parent[next] = (state as u32, byte);
@@ -454,12 +454,6 @@ impl Reach {
         }
         paths
     }
-}
-
-/// One transition of an automaton, on state ids (not premultiplied).
-fn step(dfa: &DfaBuf, state: usize, byte: u8) -> usize {
-    let at = (state << dfa.stride2) + usize::from(dfa.classes[usize::from(byte)]);
-    (dfa.transitions[at] >> dfa.stride2) as usize
 }
 
 /// A group's rules without their lines: verb, escaped pattern, derived directory rule.
@@ -615,7 +609,7 @@ fn effect_without(local: &Group, line: std::ops::Range<usize>, steps: &mut u64) 
         return Effect::Unknown;
     }
     let split = full.dfas.len();
-    let dfas: Vec<&DfaBuf> = full.dfas.iter().chain(&without_parts.dfas).copied().collect();
+    let dfas: Vec<Dfa<'_>> = full.dfas.iter().chain(&without_parts.dfas).copied().collect();
     let (mut changes, mut covered) = (false, false);
     let walked = walk_product(&dfas, steps, |states| {
         if ranks.contains(&full.answer(&states[..split], 0)) {
@@ -634,20 +628,23 @@ fn effect_without(local: &Group, line: std::ops::Range<usize>, steps: &mut u64) 
     }
 }
 
-/// The automaton parts of a compiled group, and the best rank of its
-/// per-rule fallback part (0 when there is none).
+/// The automaton parts of a compiled group (the engine's views, which step
+/// a state as a scan does), and the best rank of its per-rule fallback part
+/// (0 when there is none).
 struct Parts<'m> {
-    dfas: Vec<&'m DfaBuf>,
+    dfas: Vec<Dfa<'m>>,
     fallback_max: u32,
 }
 
 impl<'m> Parts<'m> {
-    /// `None` when the group has only a fallback part (nothing to walk).
+    /// `None` when the group has only a fallback part (nothing to walk), or
+    /// an automaton the builder made is not valid (never expected: the
+    /// group is then left unanalysed rather than walked out of bounds).
     fn of(matcher: &'m MatcherBuf) -> Option<Parts<'m>> {
         let mut parts = Parts { dfas: Vec::new(), fallback_max: 0 };
         for part in &matcher.parts {
             match part {
-                PartBuf::Dfa(dfa) => parts.dfas.push(dfa),
+                PartBuf::Dfa(dfa) => parts.dfas.push(dfa.as_dfa().ok()?),
                 PartBuf::Rules(list) => {
                     parts.fallback_max = parts.fallback_max.max(list.ranks.iter().copied().max().unwrap_or(0))
                 }
@@ -658,7 +655,7 @@ impl<'m> Parts<'m> {
 
     /// The group's answer in a combination of part states (the maximum).
     fn answer(&self, states: &[usize], floor: u32) -> u32 {
-        self.dfas.iter().zip(states).map(|(d, &s)| d.answers[s]).fold(floor, u32::max)
+        self.dfas.iter().zip(states).map(|(d, &s)| d.answer_at(s)).fold(floor, u32::max)
     }
 }
 
@@ -667,26 +664,26 @@ impl<'m> Parts<'m> {
 /// returns false to stop. Each state's transitions are taken from `steps`.
 /// Returns false when stopped, out of steps or past [`PRODUCT_STATE_LIMIT`]
 /// combinations.
-fn walk_product(dfas: &[&DfaBuf], steps: &mut u64, mut visit: impl FnMut(&[usize]) -> bool) -> bool {
+fn walk_product(dfas: &[Dfa<'_>], steps: &mut u64, mut visit: impl FnMut(&[usize]) -> bool) -> bool {
     if dfas.is_empty() {
         return visit(&[]);
     }
     // Combinations are numbered in mixed radix; past 64 bits there is no walk.
     let mut radix = 1u64;
     for d in dfas {
-        match radix.checked_mul(d.answers.len() as u64) {
+        match radix.checked_mul(d.states() as u64) {
             Some(r) => radix = r,
             None => return false,
         }
     }
-    let key = |states: &[usize]| states.iter().zip(dfas).fold(0u64, |k, (&s, d)| k * d.answers.len() as u64 + s as u64);
+    let key = |states: &[usize]| states.iter().zip(dfas).fold(0u64, |k, (&s, d)| k * d.states() as u64 + s as u64);
     // One byte per distinct combination of classes stands for all of them.
     let mut representatives: BTreeMap<Vec<u8>, u8> = BTreeMap::new();
     for byte in 0..=255u8 {
-        representatives.entry(dfas.iter().map(|d| d.classes[usize::from(byte)]).collect()).or_insert(byte);
+        representatives.entry(dfas.iter().map(|d| d.class_of(byte)).collect()).or_insert(byte);
     }
     let bytes: Vec<u8> = representatives.into_values().collect();
-    let first: Vec<usize> = dfas.iter().map(|d| step(d, (d.start >> d.stride2) as usize, b'/')).collect();
+    let first: Vec<usize> = dfas.iter().map(|d| d.next_index(d.start_index(), b'/')).collect();
     let mut seen: HashSet<u64, BuildFibonacci> = HashSet::default();
     seen.insert(key(&first));
     let mut stack = vec![first];
@@ -701,7 +698,7 @@ fn walk_product(dfas: &[&DfaBuf], steps: &mut u64, mut visit: impl FnMut(&[usize
         }
         for &byte in &bytes {
             for ((n, d), &s) in next.iter_mut().zip(dfas).zip(&states) {
-                *n = step(d, s, byte);
+                *n = d.next_index(s, byte);
             }
             if seen.insert(key(&next)) {
                 if seen.len() > PRODUCT_STATE_LIMIT {

@@ -418,18 +418,24 @@ fn robots_dir_layout() {
     assert!(r.warnings[0].to_string().contains("bad host.txt"), "{}", r.warnings[0]);
 }
 
+/// A robots directory of [`PRIVATE`] under each of `names`, resolved after
+/// checking that `used` of its files were taken.
+fn robots_dir_of_private(names: &[&str], used: usize) -> Resolution {
+    let dir = tempfile::tempdir().unwrap();
+    for name in names {
+        std::fs::write(dir.path().join(name), PRIVATE).unwrap();
+    }
+    let mut corpus = Corpus::new();
+    assert_eq!(corpus.add_robots_dir(dir.path()).unwrap(), used, "{names:?}");
+    corpus.resolve()
+}
+
 /// File names are hosts read by the URL parser: every IPv4 form is the
 /// address, percent-escapes and user info are no host names.
 #[test]
 fn robots_dir_names_are_hosts_as_urls_read_them() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("0x7f.1.txt"), PRIVATE).unwrap();
-    std::fs::write(dir.path().join("EXAMPLE.org.txt"), PRIVATE).unwrap();
-    std::fs::write(dir.path().join("evil.com\\@good.com.txt"), PRIVATE).unwrap();
-    std::fs::write(dir.path().join("256.256.256.256.txt"), PRIVATE).unwrap();
-    let mut corpus = Corpus::new();
-    assert_eq!(corpus.add_robots_dir(dir.path()).unwrap(), 2);
-    let r = corpus.resolve();
+    let names = ["0x7f.1.txt", "EXAMPLE.org.txt", "evil.com\\@good.com.txt", "256.256.256.256.txt"];
+    let r = robots_dir_of_private(&names, 2);
     assert!(!allowed(&r, "http://127.0.0.1/private"));
     assert!(!allowed(&r, "https://example.org/private"));
     assert!(!r.origins.contains_key(&OriginKey::of_url("http://good.com/").unwrap()));
@@ -439,13 +445,7 @@ fn robots_dir_names_are_hosts_as_urls_read_them() {
 
 #[test]
 fn robots_dir_ports_in_file_names() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("example.org_8443.txt"), PRIVATE).unwrap();
-    std::fs::write(dir.path().join("example.net_443.txt"), PRIVATE).unwrap();
-    std::fs::write(dir.path().join("under_score.example.txt"), PRIVATE).unwrap();
-    let mut corpus = Corpus::new();
-    assert_eq!(corpus.add_robots_dir(dir.path()).unwrap(), 3);
-    let r = corpus.resolve();
+    let r = robots_dir_of_private(&["example.org_8443.txt", "example.net_443.txt", "under_score.example.txt"], 3);
     assert!(!allowed(&r, "https://example.org:8443/private"));
     assert!(!allowed(&r, "https://example.net/private"), "_443 is https on the default port");
     assert!(!allowed(&r, "http://under_score.example/private"), "an underscore without digits is part of the host");
