@@ -13,7 +13,9 @@
 # (run both first; DIR defaults to target/callgrind-data), compiled by the
 # baseline when given (else BIN). Each figure is the fastest of R runs
 # (default 2); CPU is user + system seconds of that run. The load average is
-# printed first: on a busy machine compare CPU seconds.
+# printed first: on a busy machine compare CPU seconds. A binary that has
+# `filter --grouping` runs the random-order frontier twice, windowed and
+# with the default (auto: partitioned, see README "Filter performance").
 set -euo pipefail
 
 bin=target/release/robotsieve
@@ -61,7 +63,7 @@ best() {
 }
 
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores"
-printf '%-24s %-14s %7s %6s %6s %8s %6s %6s %6s\n' binary workload threads wall cpu "M/s" verd-wall verd-cpu cat
+printf '%-24s %-14s %-9s %7s %6s %6s %8s %6s %6s %6s\n' binary workload grouping threads wall cpu "M/s" verd-wall verd-cpu cat
 for run in $baseline "$bin"; do
     for workload in frontier-x20 frontier-x20-sorted crawl2019-x40; do
         case $workload in
@@ -70,14 +72,23 @@ for run in $baseline "$bin"; do
         esac
         list=$lists/$workload.txt
         urls=$(wc -l < "$list")
-        for threads in 1 2; do
-            plain=$(best "$run" filter --rules "$artifact" --agent mybot --urls "$list" --threads "$threads" --stats "$out/stats.json")
-            verdicts=$(best "$run" filter --rules "$artifact" --agent mybot --urls "$list" --threads "$threads" --verdicts "$out/verdicts.tsv")
-            copy=$(best sh -c "cat '$out/verdicts.tsv' > '$out/copy.tsv'")
-            rm -f "$out/copy.tsv"
-            awk -v r="$(basename "$run")" -v w="$workload" -v t="$threads" -v p="$plain" -v v="$verdicts" -v c="$copy" -v n="$urls" 'BEGIN {
-                split(p, a, " "); split(v, b, " "); split(c, d, " ")
-                printf "%-24s %-14s %7d %6.2f %6.2f %8.2f %6.2f %6.2f %6.2f\n", r, w, t, a[1], a[2], n / a[1] / 1e6, b[1], b[2], d[1] }'
+        groupings=default
+        if [[ $("$run" filter --help) == *--grouping* ]]; then
+            groupings=auto
+            [ "$workload" = frontier-x20 ] && groupings="windowed auto"
+        fi
+        for grouping in $groupings; do
+            flags=()
+            [ "$grouping" = default ] || flags=(--grouping "$grouping")
+            for threads in 1 2; do
+                plain=$(best "$run" filter --rules "$artifact" --agent mybot --urls "$list" --threads "$threads" "${flags[@]}" --stats "$out/stats.json")
+                verdicts=$(best "$run" filter --rules "$artifact" --agent mybot --urls "$list" --threads "$threads" "${flags[@]}" --verdicts "$out/verdicts.tsv")
+                copy=$(best sh -c "cat '$out/verdicts.tsv' > '$out/copy.tsv'")
+                rm -f "$out/copy.tsv"
+                awk -v r="$(basename "$run")" -v w="$workload" -v g="$grouping" -v t="$threads" -v p="$plain" -v v="$verdicts" -v c="$copy" -v n="$urls" 'BEGIN {
+                    split(p, a, " "); split(v, b, " "); split(c, d, " ")
+                    printf "%-24s %-14s %-9s %7d %6.2f %6.2f %8.2f %6.2f %6.2f %6.2f\n", r, w, g, t, a[1], a[2], n / a[1] / 1e6, b[1], b[2], d[1] }'
+            done
         done
     done
 done

@@ -8,7 +8,7 @@ use crate::failure::{fail, Context, Failure};
 use crate::unknown_origins::UnknownOrigins;
 use indicatif::{ProgressBar, ProgressStyle};
 use robotsieve_engine::classify::{AgentClassifier, FetchClass, MatrixClassifier, Scratch};
-use robotsieve_engine::filter::{Classifier, Config, Input, Pipeline, Progress, Stats};
+use robotsieve_engine::filter::{partitions_for, Classifier, Config, Grouping, Input, Pipeline, Progress, Stats};
 use robotsieve_engine::output::{Outputs, PendingFile};
 use robotsieve_engine::url::PathMode;
 use robotsieve_engine::verdict::Verdict;
@@ -95,6 +95,30 @@ pub struct Args {
     /// The origin is the fetcher's either way.
     #[arg(long)]
     raw_urls: bool,
+    /// How URLs are grouped by origin before they are classified: `auto`
+    /// partitions a large regular file over an artifact of many origins
+    /// (split by origin into temporary files, classified a partition at a
+    /// time, written in input order); `windowed` groups within each chunk
+    /// only; `partitioned` partitions whenever it can (a regular file,
+    /// without --explain or --matrix, which stay windowed). The outputs are
+    /// the same whichever is used.
+    #[arg(long, value_name = "HOW", value_enum, default_value = "auto")]
+    grouping: GroupingFlag,
+    /// Where the partitioned form keeps its temporary files (unnamed: they
+    /// vanish with the process); about the input's size. Default: TMPDIR.
+    #[arg(long, value_name = "DIR")]
+    temp_dir: Option<PathBuf>,
+}
+
+/// The values of `--grouping`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum GroupingFlag {
+    /// Partitioned for large regular files over many origins.
+    Auto,
+    /// Grouped within each chunk only.
+    Windowed,
+    /// Partitioned whenever the form applies.
+    Partitioned,
 }
 
 /// Where `--unknown-as` puts the URLs of origins without a robots.txt.
@@ -160,7 +184,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         let classifier = MatrixClassifier::new(&artifact, agents, mode, unknown_as(&args));
         let names: Vec<&str> = classifier.agents().iter().map(|&a| artifact.meta().agents[a].as_str()).collect();
         let header = format!("url\t{}\n", names.join("\t"));
-        filter_with(&classifier, &args, header.as_bytes(), |scratches| {
+        filter_with(&classifier, &args, artifact.origins(), header.as_bytes(), |scratches| {
             let by_agent: serde_json::Map<String, serde_json::Value> = names
                 .iter()
                 .zip(classifier.counts(scratches))
@@ -173,7 +197,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let classifier = crate::input::agent_classifier(&artifact, &args.rules, &args.agent[0], mode)?
         .explaining_preferences(args.explain_preferences);
     // `by_agent` is the matrix's; null here, so that both documents have the same keys.
-    filter_with(&classifier, &args, b"", |scratches| {
+    filter_with(&classifier, &args, artifact.origins(), b"", |scratches| {
         vec![("by_robots_fetch", fetch_stats(&classifier, scratches)), ("by_agent", serde_json::Value::Null)]
     })?;
     Ok(ExitCode::SUCCESS)
@@ -292,11 +316,14 @@ impl<R: Read> Read for Positioned<R> {
 }
 
 /// Runs the pipeline with `classifier` and commits the outputs.
-/// `matrix_header` starts the `--matrix` file. `extra_stats` adds the
-/// classifier's own figures to `--stats`, from the scratches of the run.
+/// `origins` is the artifact's number of origins (whether to partition,
+/// see [`Grouping`]); `matrix_header` starts the `--matrix` file.
+/// `extra_stats` adds the classifier's own figures to `--stats`, from the
+/// scratches of the run.
 fn filter_with<C: Classifier>(
     classifier: &C,
     args: &Args,
+    origins: usize,
     matrix_header: &[u8],
     extra_stats: impl FnOnce(&[C::Scratch]) -> Vec<(&'static str, serde_json::Value)>,
 ) -> Result<Stats, Failure> {
@@ -305,6 +332,12 @@ fn filter_with<C: Classifier>(
         threads: args.threads.count(),
         unknown_as: unknown_as(args),
         explain: args.explain,
+        grouping: match args.grouping {
+            GroupingFlag::Auto => Grouping::Auto { origins },
+            GroupingFlag::Windowed => Grouping::Windowed,
+            GroupingFlag::Partitioned => Grouping::Partitioned { partitions: partitions_for(origins) },
+        },
+        temp_dir: args.temp_dir.clone(),
         ..Config::default()
     };
     let pipeline = Pipeline::new(config).map_err(|e| fail!("{e}"))?;

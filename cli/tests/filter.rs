@@ -434,3 +434,49 @@ fn unknown_origins_lists_each_missing_robots_txt_once_in_first_seen_order() {
         assert!(!dir.path().join("fetch3.txt").exists());
     }
 }
+
+#[test]
+fn partitioned_and_windowed_runs_write_the_same_files() {
+    let dir = setup();
+    // FRONTIER's lines over many hosts (the unknown ones), a frontier of
+    // several chunks, CRLF and no final newline included.
+    let mut text = String::new();
+    for i in 0..60_000 {
+        let (url, _) = FRONTIER[i % FRONTIER.len()];
+        text.push_str(&url.replace("other.org", &format!("other{}.org", i / FRONTIER.len() % 5000)));
+        text.push_str(if i % 2 == 0 { "\r\n" } else { "\n" });
+    }
+    text.push_str("https://example.com/private/last");
+    std::fs::write(dir.path().join("big.txt"), &text).unwrap();
+    std::fs::create_dir(dir.path().join("tmp")).unwrap();
+    let outputs = ["allowed", "disallowed", "unknown", "invalid", "verdicts", "unknown-origins"];
+    let mut written = Vec::new();
+    for (grouping, threads) in [("windowed", "1"), ("partitioned", "1"), ("partitioned", "2")] {
+        let mut args: Vec<String> =
+            ["--urls", "big.txt", "--threads", threads, "--grouping", grouping, "--temp-dir", "tmp"]
+                .map(String::from)
+                .into();
+        let names: Vec<String> = outputs.iter().map(|o| format!("{grouping}-{threads}.{o}")).collect();
+        for (flag, name) in outputs.iter().zip(&names) {
+            args.extend([format!("--{flag}"), name.clone()]);
+        }
+        let stats = format!("{grouping}-{threads}.json");
+        args.extend(["--stats".to_string(), stats.clone()]);
+        let out = filter(dir.path(), &args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let files: Vec<String> = names.iter().map(|name| read(dir.path(), name)).collect();
+        let mut stats: serde_json::Value = serde_json::from_str(&read(dir.path(), &stats)).unwrap();
+        for timing in ["elapsed_seconds", "urls_per_second", "bytes_per_second", "threads"] {
+            stats[timing] = serde_json::Value::Null;
+        }
+        written.push((files, stats));
+        assert!(names_in(&dir.path().join("tmp")).is_empty(), "the temporary files are unnamed");
+    }
+    assert_eq!(written[0].1["urls"], 60_001);
+    assert_eq!(written[0].1["by_robots_fetch"]["rules"]["origins"], 1);
+    // Every unknown origin once: the 5,000 hosts and http://example.com.
+    assert_eq!(written[0].0[5].lines().count(), 5001);
+    for other in &written[1..] {
+        assert_eq!(other, &written[0]);
+    }
+}

@@ -32,6 +32,11 @@
 //!   are in [`crate::output`].
 //! - Without reasons, a chunk's URLs go to the classifier all at once, so
 //!   that it can group them by origin ([`crate::classify`]).
+//! - A large mapped list whose origins are scattered over an artifact of
+//!   many origins can instead be split by origin into temporary partitions
+//!   first, each classified with its origins' tables in the cache, and the
+//!   outputs written in input order from a verdict per URL ([`Grouping`],
+//!   the `partitioned` module): the same outputs, three passes.
 //!
 //! The per-URL cost of the pipeline itself is one step of a vectorised
 //! newline search, a call the compiler inlines, and appends to buffers that
@@ -47,10 +52,13 @@ use std::fmt;
 use std::fs::File;
 use std::io::{self, Read};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
+
+mod partitioned;
+pub use partitioned::partitions_for;
 
 /// What decides a URL's verdict: the compiled artifact for one agent and one
 /// path mode, or any other rule (tests use verdicts read from the URL text).
@@ -148,7 +156,62 @@ pub struct Config {
     /// Ask the classifier for a reason and append it to each line of the
     /// verdicts output (ignored when there is no verdicts output).
     pub explain: bool,
+    /// Whether the URLs are grouped by origin within each chunk only, or
+    /// split by origin into partitions first (see [`Grouping`]).
+    pub grouping: Grouping,
+    /// Where the partitioned form keeps its temporary files (unnamed, so
+    /// that nothing is left behind whatever ends the process); `None` is
+    /// the system's temporary directory (`TMPDIR`). It needs about the
+    /// input's size plus a byte per URL.
+    pub temp_dir: Option<PathBuf>,
 }
+
+/// How a run groups URLs by origin, so that each origin's index entry and
+/// automaton are used while they are in the cache.
+///
+/// The windowed path groups the URLs of each chunk (the classifier sorts
+/// a window of them by origin hash): enough when origins repeat within a
+/// window (a list sorted by host, an artifact of a few thousand origins).
+/// When a large list in random order meets many origins, nearly every URL
+/// finds its tables cold; the partitioned form then splits the URLs by
+/// origin hash into temporary partitions, each with few enough origins that
+/// their tables stay in the cache, classifies the partitions (in parallel),
+/// and writes the outputs in input order from a verdict per URL (see
+/// [`crate::filter`]'s `partitioned` module). It needs a mapped input (a
+/// regular file; standard input and decompressed lists stay windowed) and
+/// no reasons (`--explain` and `--matrix` stay windowed): its verdict
+/// store holds one byte per URL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Grouping {
+    /// Within each chunk only.
+    Windowed,
+    /// Partitioned when it pays: a mapped input of at least
+    /// [`PARTITION_MIN_CHUNKS`] chunks over an artifact of at least
+    /// [`PARTITION_MIN_ORIGINS`] origins (`origins`, the artifact's count),
+    /// whose origins are scattered (sampled: in windows of 2,048 lines at 8
+    /// places, more than a quarter of the URLs with an origin of their
+    /// own; a list sorted or clustered by host stays windowed); windowed
+    /// otherwise.
+    Auto {
+        /// The artifact's number of origins.
+        origins: usize,
+    },
+    /// Partitioned into `partitions` (at most 256) whenever the form
+    /// applies (a mapped input, no reasons); for tests and measurements.
+    Partitioned {
+        /// How many partitions.
+        partitions: usize,
+    },
+}
+
+/// From how many chunks of input [`Grouping::Auto`] partitions: below it,
+/// the temporary files cost more than the cold lookups they save.
+pub const PARTITION_MIN_CHUNKS: usize = 32;
+
+/// From how many origins [`Grouping::Auto`] partitions: with fewer, the
+/// tables of all origins stay in the cache anyway, or a chunk's window
+/// repeats each origin often enough.
+pub const PARTITION_MIN_ORIGINS: usize = 4096;
 
 /// The default chunk size: 1 MiB, about 18,000 URLs and 10 ms of work per
 /// chunk (coarse enough that handing chunks out costs nothing, while the
@@ -163,6 +226,8 @@ impl Default for Config {
             chunks_per_thread: 4,
             unknown_as: Verdict::Unknown,
             explain: false,
+            grouping: Grouping::Windowed,
+            temp_dir: None,
         }
     }
 }
@@ -722,6 +787,37 @@ impl Pipeline {
         sink: &mut S,
         progress: Option<&Progress>,
     ) -> Result<Report<C::Scratch>, FilterError> {
+        if let Some(partitions) = self.partitions_for(input, &sink.format(&self.config)) {
+            return partitioned::run(self, classifier, partitions, input, sink, progress);
+        }
+        self.run_chunks(&ClassifyLines(classifier), input, sink, progress)
+    }
+
+    /// How many partitions a run of `input` through `format` is split into
+    /// ([`Grouping`]), or `None` for the windowed path.
+    fn partitions_for<F: Format>(&self, input: &Input, format: &F) -> Option<usize> {
+        let mapped_len = input.mapped_bytes().map(<[u8]>::len);
+        match self.config.grouping {
+            Grouping::Windowed => None,
+            _ if format.wants_reasons() || mapped_len.is_none() => None,
+            Grouping::Partitioned { partitions } => Some(partitions.clamp(1, partitioned::MAX_PARTITIONS)),
+            Grouping::Auto { origins } => {
+                let large = mapped_len? >= self.config.chunk_size.max(1).saturating_mul(PARTITION_MIN_CHUNKS);
+                let scattered = || partitioned::is_scattered(input.mapped_bytes().unwrap_or_default());
+                (large && origins >= PARTITION_MIN_ORIGINS && scattered()).then(|| partitioned::partitions_for(origins))
+            }
+        }
+    }
+
+    /// Runs every chunk of `input` through `job` on the workers and writes
+    /// the chunks to `sink` in input order.
+    fn run_chunks<J: ChunkJob<S::Format>, S: Sink>(
+        &self,
+        job: &J,
+        input: &mut Input,
+        sink: &mut S,
+        progress: Option<&Progress>,
+    ) -> Result<Report<J::Scratch>, FilterError> {
         let started = Instant::now();
         let recorder = Recorder { format: sink.format(&self.config), unknown_as: self.config.unknown_as };
         let recorder = &recorder;
@@ -734,7 +830,7 @@ impl Pipeline {
         };
 
         let mut stats = Stats { threads: self.threads(), ..Stats::default() };
-        let mut spare: Vec<Workspace<S::Chunk, C::Scratch>> = Vec::new();
+        let mut spare: Vec<Workspace<S::Chunk, J::Scratch>> = Vec::new();
         // This sink's kind of buffers from earlier runs; the others stay for theirs.
         let (mut spare_buffers, others): (Vec<_>, Vec<_>) =
             std::mem::take(&mut *self.spare_buffers.lock().unwrap_or_else(|e| e.into_inner()))
@@ -743,19 +839,19 @@ impl Pipeline {
         let mut spare_buffers: Vec<ChunkBuffers<S::Chunk>> =
             spare_buffers.drain(..).filter_map(|b| b.downcast().ok()).map(|b| *b).collect();
         type Classified<O, S> = (Workspace<O, S>, Result<(), ArtifactError>);
-        let (sender, receiver) = mpsc::channel::<(u64, std::thread::Result<Classified<S::Chunk, C::Scratch>>)>();
+        let (sender, receiver) = mpsc::channel::<(u64, std::thread::Result<Classified<S::Chunk, J::Scratch>>)>();
 
         let outcome = self.pool.in_place_scope_fifo(|scope| -> Result<(), FilterError> {
             // Chunks are numbered in input order; `written` is the next to write.
             let mut spawned: u64 = 0;
             let mut written: u64 = 0;
-            let mut done: VecDeque<Option<Workspace<S::Chunk, C::Scratch>>> = VecDeque::new();
+            let mut done: VecDeque<Option<Workspace<S::Chunk, J::Scratch>>> = VecDeque::new();
             let mut input_ended = false;
             loop {
                 while !input_ended && spawned - written < window as u64 {
                     let mut workspace = spare.pop().unwrap_or_else(|| Workspace {
                         buffers: spare_buffers.pop().unwrap_or_default(),
-                        scratch: C::Scratch::default(),
+                        scratch: J::Scratch::default(),
                     });
                     let chunk = chunker
                         .next(&mut workspace.buffers.input, chunk_size)
@@ -781,7 +877,7 @@ impl Pipeline {
                             let input = std::mem::take(&mut buffers.input);
                             let data = mapped_chunk.unwrap_or(&input);
                             buffers.input_len = data.len() + skipped;
-                            let classified = classify_chunk(classifier, data, recorder, buffers, scratch);
+                            let classified = job.run(seq, data, recorder, buffers, scratch);
                             buffers.input = input;
                             (workspace, classified)
                         }));
@@ -865,8 +961,48 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// Classifies every non-blank line of `data` into `buffers`; stops at the
-/// classifier's first error.
+/// What the workers do with one chunk of lines: classify them, or (in the
+/// passes of the partitioned form) split them or replay their verdicts.
+/// Chunks are numbered from 0 in input order, and the same input cut with
+/// the same chunk size gives the same chunks.
+trait ChunkJob<F: Format>: Sync {
+    /// Per-chunk-in-flight state, handed back in [`Report::scratches`].
+    type Scratch: Default + Send;
+
+    /// Formats the lines of chunk `seq` (`data`) into `buffers`.
+    fn run(
+        &self,
+        seq: u64,
+        data: &[u8],
+        recorder: &Recorder<F>,
+        buffers: &mut ChunkBuffers<F::Chunk>,
+        scratch: &mut Self::Scratch,
+    ) -> Result<(), ArtifactError>;
+}
+
+/// The job of the windowed path: each chunk classified by a [`Classifier`].
+struct ClassifyLines<'c, C>(&'c C);
+
+impl<C: Classifier, F: Format> ChunkJob<F> for ClassifyLines<'_, C> {
+    type Scratch = C::Scratch;
+
+    fn run(
+        &self,
+        _seq: u64,
+        data: &[u8],
+        recorder: &Recorder<F>,
+        buffers: &mut ChunkBuffers<F::Chunk>,
+        scratch: &mut C::Scratch,
+    ) -> Result<(), ArtifactError> {
+        classify_chunk(self.0, data, recorder, buffers, scratch)
+    }
+}
+
+/// Classifies every non-blank line of `data` into `buffers`, then hands the
+/// verdicts to the format in input order; stops at the classifier's first
+/// error. Without reasons every URL of the chunk goes to the classifier at
+/// once, so that it can group them by origin; with reasons, [`BATCH`] at a
+/// time, so that the reasons of a batch stay small.
 fn classify_chunk<C: Classifier, F: Format>(
     classifier: &C,
     data: &[u8],
@@ -876,51 +1012,6 @@ fn classify_chunk<C: Classifier, F: Format>(
 ) -> Result<(), ArtifactError> {
     recorder.format.start(&mut buffers.output, data.len());
     let wants_reasons = recorder.format.wants_reasons();
-    if !wants_reasons {
-        return classify_chunk_at_once(classifier, data, recorder, buffers, scratch);
-    }
-    let mut batch: Vec<&[u8]> = Vec::with_capacity(BATCH);
-    let mut verdicts = [Verdict::Invalid; BATCH];
-    // Taken out of the buffers for the chunk, so that `record` can write to them meanwhile.
-    let mut reasons = std::mem::take(&mut buffers.reasons);
-    let mut run = |batch: &mut Vec<&[u8]>, buffers: &mut ChunkBuffers<F::Chunk>| {
-        let verdicts = &mut verdicts[..batch.len()];
-        reasons.clear();
-        classifier.classify_batch(batch, scratch, verdicts, wants_reasons.then_some(&mut reasons))?;
-        for (i, (url, &verdict)) in batch.drain(..).zip(verdicts.iter()).enumerate() {
-            recorder.record(buffers, url, verdict, reasons.get(i));
-        }
-        Ok(())
-    };
-    for line in Lines::new(data) {
-        match line {
-            Line::Url(url) => {
-                batch.push(url);
-                if batch.len() == BATCH {
-                    run(&mut batch, buffers)?;
-                }
-            }
-            Line::Bad(url, problem) => {
-                // The batch so far first: verdicts are written in input order.
-                run(&mut batch, buffers)?;
-                recorder.record_bad_line(buffers, url, problem);
-            }
-        }
-    }
-    run(&mut batch, buffers)?;
-    buffers.reasons = reasons;
-    Ok(())
-}
-
-/// [`classify_chunk`] without reasons: every URL of the chunk handed to the
-/// classifier in one batch, then the outputs written in input order.
-fn classify_chunk_at_once<C: Classifier, F: Format>(
-    classifier: &C,
-    data: &[u8],
-    recorder: &Recorder<F>,
-    buffers: &mut ChunkBuffers<F::Chunk>,
-    scratch: &mut C::Scratch,
-) -> Result<(), ArtifactError> {
     // The line list of the last chunk, its memory reused under this chunk's lifetime.
     let mut urls: Vec<&[u8]> = reuse(std::mem::take(&mut buffers.urls));
     // Lines that are no URL, rare: (how many URLs come before, the line, its problem).
@@ -931,24 +1022,38 @@ fn classify_chunk_at_once<C: Classifier, F: Format>(
             Line::Bad(url, problem) => bad.push((urls.len(), url, problem)),
         }
     }
-    let verdicts = &mut buffers.verdict_list;
+    let mut verdicts = std::mem::take(&mut buffers.verdict_list);
     verdicts.clear();
     verdicts.resize(urls.len(), Verdict::Invalid);
-    classifier.classify_batch(&urls, scratch, verdicts, None)?;
-    let verdicts = std::mem::take(&mut buffers.verdict_list);
+    // Taken out of the buffers for the chunk, so that `record` can write to them meanwhile.
+    let mut reasons = std::mem::take(&mut buffers.reasons);
+    let batch = if wants_reasons { BATCH } else { urls.len().max(1) };
     let mut bad = bad.into_iter().peekable();
-    for (i, (url, &verdict)) in urls.iter().zip(&verdicts).enumerate() {
-        while let Some((_, line, problem)) = bad.next_if(|&(before, _, _)| before == i) {
+    let mut outcome = Ok(());
+    for (start, (batch_urls, batch_verdicts)) in
+        (0..).step_by(batch).zip(urls.chunks(batch).zip(verdicts.chunks_mut(batch)))
+    {
+        reasons.clear();
+        outcome = classifier.classify_batch(batch_urls, scratch, batch_verdicts, wants_reasons.then_some(&mut reasons));
+        if outcome.is_err() {
+            break;
+        }
+        for (i, (url, &verdict)) in batch_urls.iter().zip(batch_verdicts.iter()).enumerate() {
+            while let Some((_, line, problem)) = bad.next_if(|&(before, _, _)| before == start + i) {
+                recorder.record_bad_line(buffers, line, problem);
+            }
+            recorder.record(buffers, url, verdict, reasons.get(i));
+        }
+    }
+    if outcome.is_ok() {
+        for (_, line, problem) in bad {
             recorder.record_bad_line(buffers, line, problem);
         }
-        recorder.record(buffers, url, verdict, b"");
     }
-    for (_, line, problem) in bad {
-        recorder.record_bad_line(buffers, line, problem);
-    }
+    buffers.reasons = reasons;
     buffers.verdict_list = verdicts;
     buffers.urls = reuse(urls);
-    Ok(())
+    outcome
 }
 
 /// An empty vector of slices with the memory of `v` (emptied), for a

@@ -8,7 +8,8 @@
 use proptest::prelude::*;
 use robotsieve_engine::artifact::ArtifactError;
 use robotsieve_engine::filter::{
-    Classifier, Config, FilterError, Format, Input, Pipeline, Progress, Report, Sink, Stats,
+    partitions_for, Classifier, Config, FilterError, Format, Grouping, Input, Pipeline, Progress, Report, Sink, Stats,
+    PARTITION_MIN_CHUNKS, PARTITION_MIN_ORIGINS,
 };
 use robotsieve_engine::line::{self, MAX_LINE};
 use robotsieve_engine::output::{Outputs, PendingFile};
@@ -633,7 +634,7 @@ proptest! {
                 data.extend_from_slice(if *crlf { b"\r\n" } else { b"\n" });
             }
         }
-        let config = Config { threads, chunk_size, chunks_per_thread, explain, unknown_as: Verdict::Unknown };
+        let config = Config { threads, chunk_size, chunks_per_thread, explain, unknown_as: Verdict::Unknown, ..Config::default() };
         let (written, _) = run_all_outputs(&data, feed, config);
         prop_assert_eq!(written, model(&data, Verdict::Unknown, explain));
     }
@@ -735,4 +736,146 @@ fn any_sink_gets_every_verdict_in_input_order() {
         assert_eq!(verdicts, expected.verdicts, "{feed:?}");
         assert_eq!(report.stats.counts, expected.counts, "{feed:?}");
     }
+}
+
+/// A frontier of many hosts in random order, with every kind of line the
+/// pipeline must keep apart: unknown and invalid URLs, lines that are no
+/// text, blank lines, CRLF, a line over the limit, and a last line without
+/// a newline.
+fn mixed_frontier(urls: usize) -> Vec<u8> {
+    let mut data = Vec::new();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    for i in 0..urls {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let kind = b"aduxx"[(state % 5) as usize];
+        let host = (state >> 8) % 3000;
+        match i % 97 {
+            0 => data.extend_from_slice(b"\r\n"),
+            1 => data.extend_from_slice(format!("a://h{host}.example/bin\0ary\n").as_bytes()),
+            2 => data.extend_from_slice(b"d:no authority\n"),
+            3 => data.extend_from_slice(b"u\xff\n"),
+            _ => {}
+        }
+        if i == urls / 2 {
+            data.push(b'd');
+            data.resize(data.len() + MAX_LINE + 10, b'x');
+            data.push(b'\n');
+        }
+        let end: &[u8] = if i % 3 == 0 { b"\r\n" } else { b"\n" };
+        data.extend_from_slice(format!("{}://h{host}.example/p{i}", kind as char).as_bytes());
+        data.extend_from_slice(end);
+    }
+    data.extend_from_slice(b"d://last.example/no-newline");
+    data
+}
+
+#[test]
+fn the_partitioned_form_writes_what_the_windowed_path_writes() {
+    let data = mixed_frontier(20_000);
+    let expected = model(&data, Verdict::Unknown, false);
+    for threads in [1, 2] {
+        let windowed = run_all_outputs(&data, Feed::Mapped, config(threads, 4096));
+        assert_eq!(windowed.0, expected, "windowed, {threads} threads");
+        for partitions in [1, 7, 64] {
+            let temp = tempfile::tempdir().unwrap();
+            let partitioned = Config {
+                grouping: Grouping::Partitioned { partitions },
+                temp_dir: Some(temp.path().to_path_buf()),
+                ..config(threads, 4096)
+            };
+            let (written, report) = run_all_outputs(&data, Feed::Mapped, partitioned);
+            assert_eq!(written, expected, "{partitions} partitions, {threads} threads");
+            // Each URL reached the classifier once (the model's count of
+            // URLs that are text), on at most one scratch per worker.
+            let seen: u64 = report.scratches.iter().sum();
+            assert_eq!(seen, windowed.1.scratches.iter().sum::<u64>(), "{partitions} partitions");
+            assert!(report.scratches.len() <= threads, "{} scratches", report.scratches.len());
+            assert!(names_in(temp.path()).is_empty(), "temporary files left: {:?}", names_in(temp.path()));
+        }
+    }
+}
+
+#[test]
+fn auto_grouping_partitions_only_large_mapped_inputs_over_many_origins() {
+    // A classifier that counts its batches: the partitioned form hands over
+    // blocks of partitions, the windowed path chunks.
+    struct Batches;
+    impl Classifier for Batches {
+        type Scratch = Vec<usize>;
+        fn classify(&self, url: &[u8], _: &mut Vec<usize>, _: Option<&mut Vec<u8>>) -> Result<Verdict, ArtifactError> {
+            Ok(first_byte_verdict(url))
+        }
+        fn classify_batch(
+            &self,
+            urls: &[&[u8]],
+            sizes: &mut Vec<usize>,
+            verdicts: &mut [Verdict],
+            _: Option<&mut robotsieve_engine::filter::Reasons>,
+        ) -> Result<(), ArtifactError> {
+            sizes.push(urls.len());
+            for (url, verdict) in urls.iter().zip(verdicts) {
+                *verdict = first_byte_verdict(url);
+            }
+            Ok(())
+        }
+    }
+    let data = mixed_frontier(20_000);
+    let chunk_size = data.len() / (PARTITION_MIN_CHUNKS * 3);
+    let batches = |grouping: Grouping, feed: Feed| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut input = input_of(&data, feed, dir.path());
+        let run_config = Config { grouping, ..config(2, chunk_size) };
+        let report = Pipeline::new(run_config).unwrap().run(&Batches, &mut input, &mut Outputs::new(), None).unwrap();
+        report.scratches.iter().map(Vec::len).sum::<usize>()
+    };
+    let chunks = batches(Grouping::Windowed, Feed::Mapped);
+    assert!(chunks >= PARTITION_MIN_CHUNKS, "{chunks} chunks");
+    // Many origins, a mapped input of enough chunks: partitions of one block each.
+    let partitions = partitions_for(PARTITION_MIN_ORIGINS);
+    assert!(partitions > 1);
+    assert_eq!(batches(Grouping::Auto { origins: PARTITION_MIN_ORIGINS }, Feed::Mapped), partitions);
+    // Too few origins, or a stream: windowed.
+    assert_eq!(batches(Grouping::Auto { origins: PARTITION_MIN_ORIGINS - 1 }, Feed::Mapped), chunks);
+    assert_eq!(batches(Grouping::Auto { origins: PARTITION_MIN_ORIGINS }, Feed::Streamed), chunks);
+    assert_eq!(batches(Grouping::Partitioned { partitions: 2 }, Feed::Streamed), chunks);
+    // The same URLs sorted by host: origins repeat within every window, windowed.
+    let mut lines: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
+    lines.sort_by_key(|line| line.split(|&b| b == b'/').nth(2).map(<[u8]>::to_vec));
+    let sorted = lines.join(&b'\n');
+    let dir = tempfile::tempdir().unwrap();
+    let mut input = input_of(&sorted, Feed::Mapped, dir.path());
+    let auto = Config { grouping: Grouping::Auto { origins: PARTITION_MIN_ORIGINS }, ..config(2, chunk_size) };
+    let report = Pipeline::new(auto).unwrap().run(&Batches, &mut input, &mut Outputs::new(), None).unwrap();
+    assert!(report.scratches.iter().map(Vec::len).sum::<usize>() >= PARTITION_MIN_CHUNKS, "windowed");
+}
+
+#[test]
+fn the_partitioned_form_fails_like_the_windowed_path_and_leaves_nothing() {
+    let mut data = mixed_frontier(5_000);
+    data.extend_from_slice(b"\nboom\n");
+    let temp = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut input = input_of(&data, Feed::Mapped, dir.path());
+    let partitioned = Config {
+        grouping: Grouping::Partitioned { partitions: 4 },
+        temp_dir: Some(temp.path().to_path_buf()),
+        ..config(2, 4096)
+    };
+    let mut verdicts = Vec::new();
+    let mut outputs = Outputs::new().verdicts("verdicts", &mut verdicts);
+    let error = Pipeline::new(partitioned).unwrap().run(&PanicsOnBoom, &mut input, &mut outputs, None).unwrap_err();
+    assert!(matches!(&error, FilterError::ClassifierPanicked { message } if message == "boom"), "{error}");
+    drop(outputs);
+    assert!(verdicts.is_empty(), "nothing is written before every partition is classified");
+    assert!(names_in(temp.path()).is_empty());
+    // A temporary directory that does not exist: an error naming it.
+    let missing = Config {
+        grouping: Grouping::Partitioned { partitions: 4 },
+        temp_dir: Some(temp.path().join("missing")),
+        ..config(2, 4096)
+    };
+    let error = Pipeline::new(missing).unwrap().run(&FirstByte, &mut input, &mut Outputs::new(), None).unwrap_err();
+    assert!(error.to_string().contains("missing"), "{error}");
 }
