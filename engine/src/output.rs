@@ -500,6 +500,7 @@ pub fn remove_pending_files() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use robotsieve_testkit::names_in as names;
 
     #[test]
     fn verdict_fields_are_the_names() {
@@ -565,12 +566,5 @@ mod tests {
         file.write_all(&pattern(WRITEBACK_STEP as usize + 1, 1)).unwrap();
         assert_eq!(file.writeback_started, 0);
         file.commit().unwrap();
-    }
-
-    fn names(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> =
-            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-        names.sort();
-        names
     }
 }
