@@ -357,6 +357,8 @@ struct Layout {
     scheme: Scheme,
     port: Option<u16>,
     host_len: usize,
+    /// The key: a range of the URL, or `None` for the buffer.
+    key: Option<Range<usize>>,
     /// The path: a range of the URL, or `None` for the buffer.
     path: Option<Range<usize>>,
     google_path_start: Option<usize>,
@@ -392,8 +394,12 @@ impl KeyBuf {
             Some(range) => &url[range],
             None => &self.path[..],
         };
+        let key = match layout.key {
+            Some(range) => &url[range],
+            None => &self.key[..],
+        };
         let Layout { scheme, port, host_len, google_path_start, .. } = layout;
-        Origin { key: &self.key, path, scheme, port, host_len, url, google_path_start }
+        Origin { key, path, scheme, port, host_len, url, google_path_start }
     }
 
     fn parse_complete_layout(&mut self, url: &[u8]) -> Result<Layout, UrlError> {
@@ -402,6 +408,7 @@ impl KeyBuf {
             scheme: parsed.scheme,
             port: parsed.port,
             host_len: parsed.host_len,
+            key: None,
             path: None,
             google_path_start: None,
         })
@@ -418,7 +425,7 @@ impl KeyBuf {
     /// the fragment.
     #[inline]
     fn parse_plain(&mut self, url: &[u8]) -> Option<Layout> {
-        let (scheme, authority_start) = common_scheme_prefix(url)?;
+        let (scheme, authority_start, scheme_as_is) = common_scheme_prefix(url)?;
         let authority = AuthorityScan::of(&url[authority_start..], authority_start);
         if !authority.plain {
             return None;
@@ -453,15 +460,20 @@ impl KeyBuf {
             }
         };
 
-        self.key.clear();
-        // One fixed 8-byte copy, cut back: a copy of 6 to 8 bytes would be a memcpy call.
-        self.key.extend_from_slice(&scheme.key_prefix_padded());
-        self.key.truncate(scheme.key_prefix().len());
-        push_lowercase(&mut self.key, &url[authority.host_start..], host.len());
-        if let Some(port) = port {
-            self.key.push(b':');
-            write_decimal(&mut self.key, port);
-        }
+        let key = if scheme_as_is && key_is_written_as_is(url, authority_start, &authority, port) {
+            Some(0..authority.end)
+        } else {
+            self.key.clear();
+            // One fixed 8-byte copy, cut back: a copy of 6 to 8 bytes would be a memcpy call.
+            self.key.extend_from_slice(&scheme.key_prefix_padded());
+            self.key.truncate(scheme.key_prefix().len());
+            push_lowercase(&mut self.key, &url[authority.host_start..], host.len());
+            if let Some(port) = port {
+                self.key.push(b':');
+                write_decimal(&mut self.key, port);
+            }
+            None
+        };
 
         // The authority ends at '/', '?', '#' or the end ('\' is not plain).
         let path = match url.get(authority.end) {
@@ -479,8 +491,58 @@ impl KeyBuf {
             }
         };
         let google_path_start = authority.semicolon.unwrap_or(authority.end);
-        Some(Layout { scheme, port, host_len: host.len(), path, google_path_start: Some(google_path_start) })
+        Some(Layout { scheme, port, host_len: host.len(), key, path, google_path_start: Some(google_path_start) })
     }
+}
+
+/// Whether a plain URL (one [`KeyBuf::parse_plain`] takes) whose scheme is
+/// written in lower case starts with its origin key exactly as the key is
+/// written: no user info, a host with no upper-case letter, and no port or a port that
+/// is not the scheme's default, written without leading zeros. Then the
+/// key is the URL's first bytes, up to the end of the authority (or of the
+/// host, when there is no port), and nothing is copied.
+///
+/// Nearly every URL of a frontier is written so; the others (`HTTP://`,
+/// `Example.com`, `:80`, `:0080`, `user@`) have their key built.
+#[inline]
+fn key_is_written_as_is(url: &[u8], authority_start: usize, authority: &AuthorityScan, port: Option<u16>) -> bool {
+    let host_end = authority.port_colon.unwrap_or(authority.end);
+    let port_as_is = match (authority.port_colon, port) {
+        (None, _) => true,
+        // `:0`, or digits with no leading zero (`parse_port` took them).
+        (Some(colon), Some(_)) => url[colon + 1] != b'0' || colon + 2 == authority.end,
+        // `:` alone, or the default port written out.
+        (Some(_), None) => false,
+    };
+    port_as_is
+        && authority.host_start == authority_start
+        && !has_upper_case(&url[authority_start..], host_end - authority_start)
+}
+
+/// Whether the first `len` bytes of `text` hold an ASCII upper-case letter:
+/// a word (8 bytes) at a time while `text` has 8 bytes from there (reading
+/// past `len` and masking the extra bytes off), then byte by byte.
+#[inline]
+fn has_upper_case(text: &[u8], len: usize) -> bool {
+    const EACH: u64 = 0x0101_0101_0101_0101;
+    const HIGH_BIT: u64 = 0x80 * EACH;
+    let mut i = 0;
+    while i < len {
+        let Some(word) = text.get(i..i + 8) else {
+            return text[i..len].iter().any(u8::is_ascii_uppercase);
+        };
+        let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        let low = word & (0x7F * EACH);
+        // High bit set where the low 7 bits are 'A'..='Z' and the byte's own high bit is clear.
+        let upper =
+            (low + (0x80 - u64::from(b'A')) * EACH) & !(low + (0x7F - u64::from(b'Z')) * EACH) & !word & HIGH_BIT;
+        let wanted = if len - i >= 8 { HIGH_BIT } else { HIGH_BIT & (u64::MAX >> (64 - 8 * (len - i))) };
+        if upper & wanted != 0 {
+            return true;
+        }
+        i += 8;
+    }
+    false
 }
 
 /// `http://`, `https://` or `ftp://` in any case at the start of `url`, found
@@ -488,7 +550,8 @@ impl KeyBuf {
 /// starts so, and this costs a load and three compares instead of a byte loop
 /// and up to three case-folded string compares. `None` for anything else
 /// (including URLs shorter than 8 bytes), which the complete parser reads.
-fn common_scheme_prefix(url: &[u8]) -> Option<(Scheme, usize)> {
+/// Also says whether the scheme is written in lower case, as in the key.
+fn common_scheme_prefix(url: &[u8]) -> Option<(Scheme, usize, bool)> {
     const fn word(bytes: &[u8; 8]) -> u64 {
         u64::from_le_bytes(*bytes)
     }
@@ -502,11 +565,11 @@ fn common_scheme_prefix(url: &[u8]) -> Option<(Scheme, usize)> {
     const FIRST_6: u64 = u64::MAX >> 16;
     let head = word(url.get(..8)?.try_into().expect("8 bytes"));
     if head | FOLD_5 == word(b"https://") {
-        Some((Scheme::Https, 8))
+        Some((Scheme::Https, 8, head == word(b"https://")))
     } else if (head | FOLD_4) & FIRST_7 == word(b"http://\0") {
-        Some((Scheme::Http, 7))
+        Some((Scheme::Http, 7, head & FIRST_7 == word(b"http://\0")))
     } else if (head | FOLD_3) & FIRST_6 == word(b"ftp://\0\0") {
-        Some((Scheme::Ftp, 6))
+        Some((Scheme::Ftp, 6, head & FIRST_6 == word(b"ftp://\0\0")))
     } else {
         None
     }
@@ -971,6 +1034,49 @@ mod tests {
                 prop_assert_eq!(plain_path_end(&url, start), plain_path_end_bytewise(&url, start));
             }
         }
+    }
+
+    #[test]
+    fn plain_keys_written_as_is_are_the_urls_first_bytes() {
+        let mut buf = KeyBuf::new();
+        let mut complete = KeyBuf::new();
+        for (url, borrowed) in [
+            ("http://example.com/a", true),
+            ("https://a-b.example.org", true),
+            ("https://a.example.org?q", true),
+            ("http://example.com:8080/", true),
+            ("http://example.com:0/", true),
+            ("ftp://files.example.com#x", true),
+            ("http://ex_am~ple.com./x", true),
+            ("HTTP://example.com/", false),
+            ("http://Example.com/", false),
+            ("http://exampLe.com/", false),
+            ("https://abcdefghijklmnoP.com/", false),
+            ("http://example.com:80/", false),
+            ("https://example.com:443/", false),
+            ("http://example.com:/", false),
+            ("http://example.com:08080/", false),
+            ("http://u@example.com/", false),
+        ] {
+            let origin = buf.parse(url.as_bytes()).unwrap();
+            let inside = origin.key.as_ptr() == url.as_ptr();
+            assert_eq!(inside, borrowed, "{url}: key {:?}", String::from_utf8_lossy(origin.key));
+            let key = origin.key.to_vec();
+            assert_eq!(key, complete.parse_complete(url.as_bytes()).unwrap().key, "{url}");
+        }
+    }
+
+    #[test]
+    fn has_upper_case_looks_at_exactly_the_first_len_bytes() {
+        let text = b"abcdefghijklMnopqrstuvwxyzABC";
+        for len in 0..text.len() {
+            for start in 0..text.len() - len {
+                let expected = text[start..start + len].iter().any(u8::is_ascii_uppercase);
+                assert_eq!(has_upper_case(&text[start..], len), expected, "{start} {len}");
+            }
+        }
+        // Bytes with the high bit set are never upper case.
+        assert!(!has_upper_case(&[0xC1, 0xDA, 0xC1, 0xDA, 0xC1, 0xDA, 0xC1, 0xDA, 0x41], 8));
     }
 
     #[test]
