@@ -13,7 +13,7 @@ use crate::artifact::{ArtifactError, ExplainedRule, FetchInfo, FetchKind, GroupO
 use crate::filter::{Classifier, Reasons};
 use crate::preference::{applicable, describe, Applied, PreferenceField};
 use crate::shards::ShardSet;
-use crate::url::{origin_hash, KeyBuf, Origin, PathMode, UrlError};
+use crate::url::{origin_hash, origin_hash_of_prefix, KeyBuf, Origin, PathMode, UrlError};
 use crate::verdict::Verdict;
 use std::borrow::Cow;
 use std::fmt;
@@ -330,8 +330,11 @@ impl<'a> AgentClassifier<'a> {
                 *verdict = Verdict::Invalid;
                 continue;
             };
-            let hash = origin_hash(origin.key);
             let key = BytesAt::of_bytes(origin.key, url, keys);
+            let hash = match &key {
+                BytesAt::Url(range) => origin_hash_of_prefix(&url[range.start..], range.len()),
+                BytesAt::Buffer(_) => origin_hash(origin.key),
+            };
             let path = BytesAt::prepare(self.mode, &origin, url, paths);
             lanes.push(GroupedLane { url: i, key, hash, path });
         }
