@@ -506,7 +506,6 @@ impl KeyBuf {
 /// `Example.com`, `:80`, `:0080`, `user@`) have their key built.
 #[inline]
 fn key_is_written_as_is(url: &[u8], authority_start: usize, authority: &AuthorityScan, port: Option<u16>) -> bool {
-    let host_end = authority.port_colon.unwrap_or(authority.end);
     let port_as_is = match (authority.port_colon, port) {
         (None, _) => true,
         // `:0`, or digits with no leading zero (`parse_port` took them).
@@ -514,35 +513,7 @@ fn key_is_written_as_is(url: &[u8], authority_start: usize, authority: &Authorit
         // `:` alone, or the default port written out.
         (Some(_), None) => false,
     };
-    port_as_is
-        && authority.host_start == authority_start
-        && !has_upper_case(&url[authority_start..], host_end - authority_start)
-}
-
-/// Whether the first `len` bytes of `text` hold an ASCII upper-case letter:
-/// a word (8 bytes) at a time while `text` has 8 bytes from there (reading
-/// past `len` and masking the extra bytes off), then byte by byte.
-#[inline]
-fn has_upper_case(text: &[u8], len: usize) -> bool {
-    const EACH: u64 = 0x0101_0101_0101_0101;
-    const HIGH_BIT: u64 = 0x80 * EACH;
-    let mut i = 0;
-    while i < len {
-        let Some(word) = text.get(i..i + 8) else {
-            return text[i..len].iter().any(u8::is_ascii_uppercase);
-        };
-        let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
-        let low = word & (0x7F * EACH);
-        // High bit set where the low 7 bits are 'A'..='Z' and the byte's own high bit is clear.
-        let upper =
-            (low + (0x80 - u64::from(b'A')) * EACH) & !(low + (0x7F - u64::from(b'Z')) * EACH) & !word & HIGH_BIT;
-        let wanted = if len - i >= 8 { HIGH_BIT } else { HIGH_BIT & (u64::MAX >> (64 - 8 * (len - i))) };
-        if upper & wanted != 0 {
-            return true;
-        }
-        i += 8;
-    }
-    false
+    port_as_is && authority.host_start == authority_start && !authority.upper_case
 }
 
 /// `http://`, `https://` or `ftp://` in any case at the start of `url`, found
@@ -593,6 +564,10 @@ struct AuthorityScan {
     /// `xn--` label, an IPv4 address), or the port may be odd; the complete
     /// parser decides.
     plain: bool,
+    /// Whether an ASCII upper-case letter follows the last `@`: the key
+    /// then differs from the URL's bytes (found on the way, by the same
+    /// word-at-a-time steps that skip host bytes).
+    upper_case: bool,
 }
 
 /// What the authority scan does with a byte.
@@ -662,21 +637,28 @@ impl AuthorityScan {
         // Whether a byte that is not a plain host byte, or a second colon,
         // was seen since the last '@'.
         let mut odd = false;
+        // Whether an upper-case letter was seen since the last '@'.
+        let mut upper_case = false;
         let mut i = 0;
         loop {
             // Host bytes are most of the authority: skip them in bulk.
-            i = skip_host_bytes(tail, i);
+            let upper_case_skipped;
+            (i, upper_case_skipped) = skip_host_bytes(tail, i);
+            upper_case |= upper_case_skipped;
             let Some(&byte) = tail.get(i) else { break };
             match AUTHORITY_BYTES[usize::from(byte)] {
                 AuthorityByte::End => break,
                 // A later '@' makes everything before it user info.
-                AuthorityByte::At => (host_start, colon, odd) = (i + 1, None, false),
+                AuthorityByte::At => (host_start, colon, odd, upper_case) = (i + 1, None, false, false),
                 AuthorityByte::Colon => odd |= colon.replace(i).is_some(),
                 AuthorityByte::Semicolon => {
                     odd = true;
                     semicolon = semicolon.or(Some(i));
                 }
-                AuthorityByte::X => odd |= starts_punycode_or_hex(tail, host_start, i),
+                AuthorityByte::X => {
+                    odd |= starts_punycode_or_hex(tail, host_start, i);
+                    upper_case |= byte == b'X';
+                }
                 AuthorityByte::Other => odd = true,
                 AuthorityByte::Host => {}
             }
@@ -688,25 +670,44 @@ impl AuthorityScan {
             port_colon: colon.map(|c| offset + c),
             semicolon: semicolon.map(|c| offset + c),
             plain: !odd,
+            upper_case,
         }
     }
 }
 
 /// The index of the first byte at or after `i` in `bytes` that is not a
-/// plain host byte ([`is_plain_host_byte`]), or `bytes.len()`: eight bytes
-/// per step while eight remain, then one lookup per byte.
-fn skip_host_bytes(bytes: &[u8], mut i: usize) -> usize {
+/// plain host byte ([`is_plain_host_byte`]), or `bytes.len()`, and whether
+/// an ASCII upper-case letter is among the bytes skipped: eight bytes per
+/// step while eight remain, then one lookup per byte.
+fn skip_host_bytes(bytes: &[u8], mut i: usize) -> (usize, bool) {
+    let mut upper_case = 0;
     while let Some(word) = bytes.get(i..i + 8) {
-        let others = non_host_bytes(u64::from_le_bytes(word.try_into().expect("8 bytes")));
+        let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        let others = non_host_bytes(word);
+        // The bytes up to the first that is not a host byte (which is no
+        // letter, so taking it along changes nothing): all of them when none is.
+        upper_case |= upper_case_bytes(word) & (others ^ others.wrapping_sub(1));
         if others != 0 {
-            return i + others.trailing_zeros() as usize / 8;
+            return (i + others.trailing_zeros() as usize / 8, upper_case != 0);
         }
         i += 8;
     }
-    while bytes.get(i).is_some_and(|&b| HOST_BYTES[usize::from(b)]) {
+    let mut upper_case = upper_case != 0;
+    while let Some(&b) = bytes.get(i).filter(|&&b| HOST_BYTES[usize::from(b)]) {
+        upper_case |= b.is_ascii_uppercase();
         i += 1;
     }
-    i
+    (i, upper_case)
+}
+
+/// The high bit of each byte of `word` that is an ASCII upper-case letter.
+/// Each byte is computed on its own (no carry crosses bytes).
+fn upper_case_bytes(word: u64) -> u64 {
+    const EACH: u64 = 0x0101_0101_0101_0101;
+    let low = word & (0x7F * EACH);
+    let from_a = low + (0x80 - u64::from(b'A')) * EACH;
+    let past_z = low + (0x7F - u64::from(b'Z')) * EACH;
+    from_a & !past_z & !word & (0x80 * EACH)
 }
 
 /// The high bit of each byte of `word` that is not a plain host byte
@@ -756,16 +757,8 @@ fn push_lowercase(out: &mut Vec<u8>, text: &[u8], len: usize) {
 /// [`u8::to_ascii_lowercase`] on each byte of a word. Each byte is computed
 /// on its own (no carry crosses bytes), so any byte values are fine.
 fn lowercase_word(word: u64) -> u64 {
-    const EACH: u64 = 0x0101_0101_0101_0101;
-    const LOW_7: u64 = 0x7F * EACH;
-    const HIGH_BIT: u64 = 0x80 * EACH;
-    let low = word & LOW_7;
-    // High bit set where the low 7 bits are >= 'A', and where they are > 'Z'.
-    let from_a = low + (0x80 - u64::from(b'A')) * EACH;
-    let past_z = low + (0x80 - u64::from(b'Z') - 1) * EACH;
-    // Upper case: 'A'..='Z' with the byte's own high bit clear.
-    let upper = from_a & !past_z & !word & HIGH_BIT;
-    word | (upper >> 2)
+    // Upper case letters differ from lower case ones in bit 0x20 alone.
+    word | (upper_case_bytes(word) >> 2)
 }
 
 /// Whether the fast path must hand a path holding `b` to the complete
@@ -1097,16 +1090,19 @@ mod tests {
     }
 
     #[test]
-    fn has_upper_case_looks_at_exactly_the_first_len_bytes() {
-        let text = b"abcdefghijklMnopqrstuvwxyzABC";
-        for len in 0..text.len() {
-            for start in 0..text.len() - len {
-                let expected = text[start..start + len].iter().any(u8::is_ascii_uppercase);
-                assert_eq!(has_upper_case(&text[start..], len), expected, "{start} {len}");
+    fn skipping_host_bytes_sees_exactly_the_upper_case_letters_skipped() {
+        let text = b"abcdefghijklMnopqrstuvwyzABC/Qr";
+        for start in 0..text.len() {
+            let (end, upper_case) = skip_host_bytes(text, start);
+            assert_eq!(end, if start <= 28 { 28 } else { text.len() }, "{start}");
+            assert_eq!(upper_case, text[start..end].iter().any(u8::is_ascii_uppercase), "{start}");
+        }
+        for word in [*b"\xC1\xDA\xC1\xDAab\xC1\xDA", *b"@ABYZ[`a", *b"abcdefgh", *b"ghijklmN"] {
+            let marks = upper_case_bytes(u64::from_le_bytes(word)).to_le_bytes();
+            for (b, mark) in word.iter().zip(marks) {
+                assert_eq!(mark == 0x80, b.is_ascii_uppercase(), "{b:#x}");
             }
         }
-        // Bytes with the high bit set are never upper case.
-        assert!(!has_upper_case(&[0xC1, 0xDA, 0xC1, 0xDA, 0xC1, 0xDA, 0xC1, 0xDA, 0x41], 8));
     }
 
     #[test]
@@ -1139,10 +1135,10 @@ mod tests {
                 );
             }
         }
-        assert_eq!(skip_host_bytes(b"www.Ebample-1.co_uk~z:80/", 0), 21);
-        assert_eq!(skip_host_bytes(b"www.Ebample-1.co_uk~z:80/", 22), 24);
-        assert_eq!(skip_host_bytes(b"www.sample.xyz", 0), 11);
-        assert_eq!(skip_host_bytes(b"abc", 0), 3);
+        assert_eq!(skip_host_bytes(b"www.Ebample-1.co_uk~z:80/", 0), (21, true));
+        assert_eq!(skip_host_bytes(b"www.Ebample-1.co_uk~z:80/", 22), (24, false));
+        assert_eq!(skip_host_bytes(b"www.sample.xyz", 0), (11, false));
+        assert_eq!(skip_host_bytes(b"abc", 0), (3, false));
     }
 
     #[test]
