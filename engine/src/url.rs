@@ -1085,7 +1085,7 @@ mod tests {
     fn hash_of_a_prefix_is_the_hash_of_the_prefix_alone() {
         let text = b"https://www.example.com:8443/path?q\xff\x00tail";
         for len in 0..=text.len() {
-            assert_eq!(origin_hash_of_prefix(text, len), origin_hash(&text[..len].to_vec()), "{len}");
+            assert_eq!(origin_hash_of_prefix(text, len), origin_hash(&text[..len]), "{len}");
         }
     }
 
