@@ -262,7 +262,8 @@ impl std::error::Error for UrlError {}
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Origin<'a> {
     /// The canonical origin key, `scheme://host` or `scheme://host:port` (see
-    /// [`OriginKey`]).
+    /// [`OriginKey`]): the URL's own first bytes when it is written so
+    /// (see [`KeyBuf`]), else built in the buffer.
     pub key: &'a [u8],
     /// The path and query the fetcher requests, fragment dropped, ready to
     /// match in the default mode ([`PathMode::Escaped`]): serialised as the
@@ -344,7 +345,10 @@ impl<'a> Origin<'a> {
 /// segment starting with `.`. Those are taken in one pass over the authority
 /// and a vector scan of the path; every other URL (about 3% of a real
 /// frontier) goes through the complete parser (the `complete` module), which
-/// gives the same answer for the plain ones.
+/// gives the same answer for the plain ones. A plain URL whose scheme and
+/// host are in lower case, with no user info and no default or zero-padded
+/// port, starts with its key as it is written: its [`Origin::key`] is then
+/// those first bytes of the URL, and nothing is built or copied.
 #[derive(Clone, Debug, Default)]
 pub struct KeyBuf {
     key: Vec<u8>,
