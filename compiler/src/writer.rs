@@ -327,7 +327,7 @@ impl ListSpools {
         records: usize,
         encode: impl FnOnce(u64, &mut Vec<u8>, &mut Vec<u8>) -> Result<(), EncodeError>,
     ) -> Result<u32, WriteError> {
-        let (name, (list, record)) = (self.shape.name, self.shape.terms);
+        let (name, (list, record)) = (self.shape.section.name(), self.shape.terms);
         if self.lists >= self.shape.max_lists {
             return Err(WriteError::TooMany { what: format!("{name} {list}s"), most: u64::from(self.shape.max_lists) });
         }
@@ -637,7 +637,7 @@ impl ArtifactWriter {
             let header = PreferenceHeader {
                 sets: p.lists,
                 lines: p.record_count,
-                origins: origins(p.shape.name)?,
+                origins: origins(p.shape.section.name())?,
                 agents,
                 text_len: p.text.len,
             };
@@ -645,7 +645,7 @@ impl ArtifactWriter {
         }
         if c.any {
             let header = CrawlHeader {
-                origins: origins(c.shape.name)?,
+                origins: origins(c.shape.section.name())?,
                 agents,
                 lists: c.lists,
                 items: c.record_count,

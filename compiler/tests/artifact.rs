@@ -4,9 +4,10 @@
 use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build_bytes, BuildPlan};
 use robotsieve_engine::artifact::{
-    Artifact, ArtifactError, VersionMismatch, Versioned, FORMAT_VERSION, PART_COMB16, SEMANTICS_VERSION,
+    Artifact, ArtifactError, Damage, GroupDamage, Section, VersionMismatch, Versioned, FORMAT_VERSION, PART_COMB16,
+    SEMANTICS_VERSION,
 };
-use robotsieve_engine::format::Header;
+use robotsieve_engine::format::{GroupHead, Header, GROUPS_START};
 use robotsieve_robotstxt::Agent;
 use robotsieve_sources::corpus::{Corpus, Governing};
 use robotsieve_testkit::conformance::{check_verdict_file, conformance_file, read_origin_cases};
@@ -133,7 +134,59 @@ fn a_version_mismatch_is_told_apart_from_damage() {
     let mut damaged = sample_bytes(false);
     let last = damaged.len() - 1;
     damaged[last] ^= 0x40;
-    assert!(matches!(Artifact::from_bytes(&damaged), Err(ArtifactError::Invalid(_))));
+    // The last byte is padding after the last section: the error says where.
+    match Artifact::from_bytes(&damaged) {
+        Err(ArtifactError::Invalid { path: None, damage: Damage::SectionGap { from, to } }) => {
+            assert!(from < to && to == damaged.len() && to - from < 8, "{from}..{to} of {}", damaged.len());
+        }
+        other => panic!("expected damage in the padding, got {other:?}"),
+    }
+    let mut meta = sample_bytes(false);
+    let at = meta.len() - 16;
+    meta[at] ^= 0x40;
+    match Artifact::from_bytes(&meta) {
+        Err(ArtifactError::Invalid { damage: Damage::SectionChecksum { section: Section::Meta }, .. }) => {}
+        other => panic!("expected META's checksum to fail, got {other:?}"),
+    }
+    let path = dir.path().join("damaged.rsv");
+    std::fs::write(&path, &damaged).unwrap();
+    match Artifact::open(&path) {
+        Err(e @ ArtifactError::Invalid { path: Some(_), damage: Damage::SectionGap { .. } }) => {
+            assert!(
+                e.to_string().starts_with(&format!("not a valid robotsieve artifact: {}: ", path.display())),
+                "{e}"
+            );
+        }
+        other => panic!("expected damage naming the file, got {other:?}"),
+    }
+    let mut cut = sample_bytes(false);
+    cut.truncate(cut.len() - 8);
+    match Artifact::from_bytes(&cut) {
+        Err(ArtifactError::Invalid { damage: Damage::Truncated { stored, actual }, .. }) => {
+            assert_eq!(stored, actual as u64 + 8);
+        }
+        other => panic!("expected a truncated file, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_damaged_group_names_its_number_and_what_is_wrong() {
+    let mut bytes = sample_bytes(false);
+    // Group 0's blob starts GROUPS; a byte past its head is covered by its checksum.
+    bytes[GROUPS_START + GroupHead::LEN + 4] ^= 0x01;
+    let artifact = Artifact::from_bytes(&bytes).expect("groups are checked on first use, not at open");
+    match artifact.decide(0, b"/p1") {
+        Err(ArtifactError::DamagedGroup {
+            group: 0,
+            origin: Some(_),
+            problem: GroupDamage::Checksum { stored, computed },
+            ..
+        }) => {
+            assert_ne!(stored, computed);
+        }
+        other => panic!("expected group 0's checksum to fail, got {other:?}"),
+    }
+    assert!(matches!(artifact.verify(), Err(ArtifactError::DamagedGroup { group: 0, .. })));
 }
 
 #[test]

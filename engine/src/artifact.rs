@@ -39,11 +39,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
+pub use crate::format::{Damage, GroupDamage, ListProblem, PartProblem, VersionMismatch, Versioned};
 pub use crate::format::{
     FetchInfo, FetchKind, Section, BYTE_ORDER_MARK, FORMAT_VERSION, MAGIC, PART_COMB, PART_COMB16, PART_DFA16,
     PART_DFA32, PART_RULES, SEMANTICS_VERSION,
 };
-pub use crate::format::{VersionMismatch, Versioned};
 
 /// Why an artifact could not be opened.
 #[derive(Debug)]
@@ -56,8 +56,31 @@ pub enum ArtifactError {
         /// What the system said.
         error: std::io::Error,
     },
-    /// The file is not an artifact, or is damaged; the message says where.
-    Invalid(String),
+    /// The file is not an artifact, or is damaged (found at open, or when
+    /// a section is first read).
+    Invalid {
+        /// The file, when the artifact was opened from one.
+        path: Option<PathBuf>,
+        /// What is wrong, and where.
+        damage: Damage,
+    },
+    /// A shard set's files do not make one set (a file missing, foreign or
+    /// twice).
+    ShardSet {
+        /// The set's directory.
+        path: PathBuf,
+        /// What is wrong with the set.
+        problem: String,
+    },
+    /// One shard of a set was given where the whole set is wanted.
+    PartOfSet {
+        /// The shard's file.
+        path: PathBuf,
+        /// Its number in the set.
+        index: u32,
+        /// How many shards the set has.
+        count: u32,
+    },
     /// A group blob failed its check when a lookup first reached it (or
     /// when [`Artifact::verify`] read it): the file was damaged after it was
     /// written, and no answer from that group is given.
@@ -70,7 +93,7 @@ pub enum ArtifactError {
         /// others do, when any does.
         origin: Option<(String, usize)>,
         /// What is wrong with it.
-        problem: String,
+        problem: GroupDamage,
     },
     /// A lookup asked for a group the artifact does not have.
     NoSuchGroup {
@@ -93,7 +116,18 @@ impl fmt::Display for ArtifactError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ArtifactError::Io { path, error } => write!(f, "{}: {error}", path.display()),
-            ArtifactError::Invalid(msg) => write!(f, "not a valid robotsieve artifact: {msg}"),
+            ArtifactError::Invalid { path: Some(path), damage } => {
+                write!(f, "not a valid robotsieve artifact: {}: {damage}", path.display())
+            }
+            ArtifactError::Invalid { path: None, damage } => write!(f, "not a valid robotsieve artifact: {damage}"),
+            ArtifactError::ShardSet { path, problem } => {
+                write!(f, "not a valid robotsieve artifact: shard set {}: {problem}", path.display())
+            }
+            ArtifactError::PartOfSet { path, index, count } => write!(
+                f,
+                "not a valid robotsieve artifact: {}: this is shard {index} of {count}: give the directory of the whole set",
+                path.display()
+            ),
             ArtifactError::DamagedGroup { path, group, origin, problem } => {
                 if !path.as_os_str().is_empty() {
                     write!(f, "{}: ", path.display())?;
@@ -115,7 +149,16 @@ impl fmt::Display for ArtifactError {
     }
 }
 
-impl std::error::Error for ArtifactError {}
+impl std::error::Error for ArtifactError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ArtifactError::Io { error, .. } => Some(error),
+            ArtifactError::Invalid { damage, .. } => Some(damage),
+            ArtifactError::DamagedGroup { problem, .. } => Some(problem),
+            _ => None,
+        }
+    }
+}
 
 /// An agent the artifact was not compiled for ([`Artifact::find_agent`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -135,8 +178,8 @@ impl fmt::Display for UnknownAgent {
 
 impl std::error::Error for UnknownAgent {}
 
-fn invalid<T>(msg: impl Into<String>) -> Result<T, ArtifactError> {
-    Err(ArtifactError::Invalid(msg.into()))
+fn invalid<T>(damage: Damage) -> Result<T, ArtifactError> {
+    Err(ArtifactError::Invalid { path: None, damage })
 }
 
 /// The metadata of an artifact (the META section).
@@ -381,7 +424,7 @@ pub struct Artifact {
     /// and its tables on first use: no verdict reads the section, so
     /// opening does not pay for it.
     crawl_checksum: u64,
-    crawl_checked: OnceLock<Result<(), String>>,
+    crawl_checked: OnceLock<Result<(), Damage>>,
 }
 
 impl fmt::Debug for Artifact {
@@ -407,7 +450,9 @@ impl Artifact {
         // memmap2 cannot rule out and every mmap user accepts.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
         Artifact::validate(Backing::Mapped(map), path.to_path_buf()).map_err(|e| match e {
-            ArtifactError::Invalid(msg) => ArtifactError::Invalid(format!("{}: {msg}", path.display())),
+            ArtifactError::Invalid { path: None, damage } => {
+                ArtifactError::Invalid { path: Some(path.to_path_buf()), damage }
+            }
             ArtifactError::Version { path: None, mismatch } => {
                 ArtifactError::Version { path: Some(path.to_path_buf()), mismatch }
             }
@@ -433,52 +478,47 @@ impl Artifact {
         let bytes = backing.bytes();
         let header = Header::decode(bytes).map_err(|e| match e {
             HeaderError::Version(mismatch) => ArtifactError::Version { path: None, mismatch },
-            other => ArtifactError::Invalid(other.to_string()),
+            HeaderError::Invalid(damage) => ArtifactError::Invalid { path: None, damage },
         })?;
         if header.file_len != bytes.len() as u64 {
-            return invalid(format!(
-                "header says {} bytes but the file has {} (truncated?)",
-                header.file_len,
-                bytes.len()
-            ));
+            return invalid(Damage::Truncated { stored: header.file_len, actual: bytes.len() });
         }
         let count = header.sections as usize;
         let table_end = GROUPS_START;
         if count > MAX_SECTIONS || table_end > bytes.len() {
-            return invalid(format!("section table of {count} entries does not fit"));
+            return invalid(Damage::SectionTable { count });
         }
-        let actual = Header::checksum_of(&bytes[..table_end]);
-        if header.checksum != actual {
-            return invalid(format!(
-                "header checksum mismatch (stored {:016x}, computed {actual:016x}): the file is damaged",
-                header.checksum
-            ));
+        let computed = Header::checksum_of(&bytes[..table_end]);
+        if header.checksum != computed {
+            return invalid(Damage::HeaderChecksum { stored: header.checksum, computed });
         }
         let mut sections: SectionTable = [(0, 0); Section::ALL.len()];
         let mut seen = [false; Section::ALL.len()];
         let mut crawl_checksum = 0;
         for i in 0..count {
-            let entry =
-                SectionEntry::decode(&bytes[Header::LEN + i * SectionEntry::LEN..]).map_err(ArtifactError::Invalid)?;
-            let (off, len, name) = (entry.offset, entry.len, entry.section.name());
+            let entry = match SectionEntry::decode(&bytes[Header::LEN + i * SectionEntry::LEN..]) {
+                Ok(entry) => entry,
+                Err(damage) => return invalid(damage),
+            };
+            let (off, len, section) = (entry.offset, entry.len, entry.section);
             let end = off.checked_add(len);
             if off % 8 != 0 || (off as usize) < table_end || end.is_none_or(|end| end > bytes.len() as u64) {
-                return invalid(format!("section {name} at {off}+{len} is out of bounds or misaligned"));
+                return invalid(Damage::SectionBounds { section, offset: off, len });
             }
             let range = off as usize..(off + len) as usize;
             // GROUPS' blobs carry their own checksums; CRAWL is checked on first use.
             if entry.section == Section::Crawl {
                 crawl_checksum = entry.checksum;
             } else if entry.section != Section::Groups && checksum(&bytes[range]) != entry.checksum {
-                return invalid(format!("section {name}: checksum mismatch: the file is damaged"));
+                return invalid(Damage::SectionChecksum { section });
             }
             if std::mem::replace(&mut seen[entry.section.index()], true) {
-                return invalid(format!("section {name} appears twice"));
+                return invalid(Damage::SectionTwice { section });
             }
             sections[entry.section.index()] = (off as usize, len as usize);
         }
         if let Some(missing) = Section::ALL.iter().find(|s| s.is_required() && !seen[s.index()]) {
-            return invalid(format!("section {} is missing", missing.name()));
+            return invalid(Damage::SectionMissing { section: *missing });
         }
         // The sections tile the file, with zero padding of under 8 bytes between.
         let mut tiles: Vec<(usize, usize)> =
@@ -487,7 +527,7 @@ impl Artifact {
         let mut at = table_end;
         for &(off, len) in tiles.iter().chain([&(bytes.len(), 0)]) {
             if off < at || off - at >= 8 || bytes[at..off].iter().any(|&b| b != 0) {
-                return invalid(format!("the sections do not follow one another (bytes {at} to {off})"));
+                return invalid(Damage::SectionGap { from: at, to: off });
             }
             at = off + len;
         }
@@ -495,15 +535,15 @@ impl Artifact {
             let (off, len) = sections[s.index()];
             &bytes[off..off + len]
         };
-        let meta_text =
-            std::str::from_utf8(section(Section::Meta)).map_err(|e| ArtifactError::Invalid(format!("meta: {e}")))?;
-        let meta = Meta::from_json(meta_text).map_err(|e| ArtifactError::Invalid(format!("meta: {e}")))?;
+        let meta_damage = |problem: String| ArtifactError::Invalid { path: None, damage: Damage::Meta { problem } };
+        let meta_text = std::str::from_utf8(section(Section::Meta)).map_err(|e| meta_damage(e.to_string()))?;
+        let meta = Meta::from_json(meta_text).map_err(meta_damage)?;
         let agents = meta.agents.len();
         let record_len = OriginRecord::len(agents);
 
         let records = section(Section::Origins);
         if records.len() % record_len != 0 {
-            return invalid("origin records do not divide their section");
+            return invalid(Damage::OriginRecords);
         }
         let origins = records.len() / record_len;
         // The group index: blobs in id order, each at least a head long, from
@@ -517,46 +557,48 @@ impl Artifact {
         for (g, &off) in index.iter().enumerate() {
             let first_ok = g > 0 || off == groups_off as u64;
             if off % 8 != 0 || off < next_at_least || !first_ok || off >= groups_end {
-                return invalid(format!("group {g} does not follow group {} in the groups section", g.wrapping_sub(1)));
+                return invalid(Damage::GroupOrder { group: g });
             }
             next_at_least = off + GroupHead::LEN as u64;
         }
         if (groups == 0 && groups_len != 0) || next_at_least > groups_end {
-            return invalid("the groups section does not end with its last group");
+            return invalid(Damage::GroupsEnd);
         }
         let keys_len = section(Section::Keys).len() as u64;
         for (o, record) in records.chunks_exact(record_len).enumerate() {
             let (key_off, key_len) = OriginRecord::key_range(record);
             if key_off.checked_add(u64::from(key_len)).is_none_or(|end| end > keys_len) {
-                return invalid(format!("origin {o}: key out of range"));
+                return invalid(Damage::OriginKey { origin: o });
             }
             let info = OriginRecord::info(record);
             if FetchInfo::unpack(info).is_none() {
-                return invalid(format!("origin {o}: unknown fetch kind {}", info >> 16));
+                return invalid(Damage::OriginFetchKind { origin: o, kind: info >> 16 });
             }
             if let Some(g) = (0..agents).map(|a| OriginRecord::group(record, a)).find(|&g| g as usize >= groups) {
-                return invalid(format!("origin {o} refers to group {g} of {groups}"));
+                return invalid(Damage::OriginGroup { origin: o, group: g, groups });
             }
         }
         if seen[Section::Preferences.index()] {
-            PreferenceTable::parse(section(Section::Preferences), origins, agents).map_err(ArtifactError::Invalid)?;
+            if let Err(damage) = PreferenceTable::parse(section(Section::Preferences), origins, agents) {
+                return invalid(damage);
+            }
         }
         let slots = section(Section::Slots);
         let slot_count = slots.len() / Slot::LEN;
         if slots.len() % Slot::LEN != 0 || !slot_count.is_power_of_two() || slot_count < origins {
-            return invalid("origin index size is not a power of two at least the number of origins");
+            return invalid(Damage::SlotCount);
         }
         let mut filled = 0usize;
         for slot in slots.chunks_exact(Slot::LEN).map(Slot::decode) {
             if slot.origin != EMPTY_SLOT {
                 if slot.origin as usize >= origins {
-                    return invalid(format!("origin index points at origin {} of {origins}", slot.origin));
+                    return invalid(Damage::SlotOrigin { origin: slot.origin, origins });
                 }
                 filled += 1;
             }
         }
         if filled != origins {
-            return invalid(format!("origin index holds {filled} origins of {origins}"));
+            return invalid(Damage::SlotsFilled { filled, origins });
         }
         Ok(Artifact {
             slot_bits: slot_count.trailing_zeros(),
@@ -582,17 +624,11 @@ impl Artifact {
     /// first use would). `inspect --verify`. Afterwards no lookup can meet
     /// a damaged group. The first problem found is the error.
     pub fn verify(&self) -> Result<(), ArtifactError> {
-        let named = |msg: String| {
-            let msg = if self.path.as_os_str().is_empty() { msg } else { format!("{}: {msg}", self.path.display()) };
-            ArtifactError::Invalid(msg)
-        };
         for o in 0..self.origins {
             let key = self.origin_key(o);
             if self.find_origin(key, crate::url::origin_hash(key)) != Some(o) {
-                return Err(named(format!(
-                    "origin {o} ({}) is not found through the index",
-                    String::from_utf8_lossy(key)
-                )));
+                let key = String::from_utf8_lossy(key).into_owned();
+                return Err(self.invalid(Damage::OriginNotIndexed { origin: o, key }));
             }
         }
         for g in 0..self.groups {
@@ -634,9 +670,16 @@ impl Artifact {
         Ok(view)
     }
 
+    /// The error for `damage` found after opening, naming the file.
+    #[cold]
+    fn invalid(&self, damage: Damage) -> ArtifactError {
+        let path = Some(self.path.clone()).filter(|p| !p.as_os_str().is_empty());
+        ArtifactError::Invalid { path, damage }
+    }
+
     /// The error for damaged group `g`, naming an origin that uses it.
     #[cold]
-    fn damaged(&self, g: usize, problem: String) -> ArtifactError {
+    fn damaged(&self, g: usize, problem: GroupDamage) -> ArtifactError {
         let mut users = (0..self.origins).filter(|&o| (0..self.agents).any(|a| self.group_of(o, a) == g));
         let origin = users.next().map(|o| (String::from_utf8_lossy(self.origin_key(o)).into_owned(), users.count()));
         ArtifactError::DamagedGroup { path: self.path.clone(), group: g, origin, problem }
@@ -653,15 +696,11 @@ impl Artifact {
     }
 
     /// Group `g`'s blob, its length checked against the index but not its contents.
-    fn raw_group(&self, g: usize) -> Result<GroupView<'_>, String> {
-        let extent = self.group_extent(g).ok_or("no such group")?;
+    fn raw_group(&self, g: usize) -> Result<GroupView<'_>, GroupDamage> {
+        let extent = self.group_extent(g).ok_or(GroupDamage::NotIndexed)?;
         let view = GroupView::at(&self.bytes()[extent.clone()])?;
         if view.bytes().len() != extent.len() {
-            return Err(format!(
-                "its length of {} bytes is not the {} the index gives",
-                view.bytes().len(),
-                extent.len()
-            ));
+            return Err(GroupDamage::IndexLength { len: view.bytes().len(), extent: extent.len() });
         }
         Ok(view)
     }
@@ -727,21 +766,13 @@ impl Artifact {
         let bytes = self.section(Section::Crawl);
         let checked = self.crawl_checked.get_or_init(|| {
             if checksum(bytes) != self.crawl_checksum {
-                return Err("section sitemaps and crawl-delays: checksum mismatch: the file is damaged".into());
+                return Err(Damage::SectionChecksum { section: Section::Crawl });
             }
             CrawlTable::parse(bytes, self.origins, self.agents).map(|_| ())
         });
-        let named = |msg: &str| {
-            let msg = if self.path.as_os_str().is_empty() {
-                msg.to_string()
-            } else {
-                format!("{}: {msg}", self.path.display())
-            };
-            ArtifactError::Invalid(msg)
-        };
         match checked {
-            Ok(()) => CrawlTable::layout(bytes, self.origins, self.agents).map(Some).map_err(|e| named(&e)),
-            Err(e) => Err(named(e)),
+            Ok(()) => CrawlTable::layout(bytes, self.origins, self.agents).map(Some).map_err(|e| self.invalid(e)),
+            Err(e) => Err(self.invalid(e.clone())),
         }
     }
 
@@ -1116,5 +1147,6 @@ pub struct GroupStats {
 }
 
 fn cast<T: bytemuck::Pod>(bytes: &[u8], s: Section) -> Result<&[T], ArtifactError> {
-    bytemuck::try_cast_slice(bytes).map_err(|_| ArtifactError::Invalid(format!("section {} is misaligned", s.name())))
+    bytemuck::try_cast_slice(bytes)
+        .map_err(|_| ArtifactError::Invalid { path: None, damage: Damage::SectionMisaligned { section: s } })
 }

@@ -153,15 +153,15 @@ impl Header {
     /// Decodes and checks magic, byte order, versions and flags; an older
     /// or newer file is a [`HeaderError::Version`], named by its version.
     pub fn decode(b: &[u8]) -> Result<Header, HeaderError> {
-        let damaged = |why: String| Err(HeaderError::Invalid(why));
+        let damaged = |damage: Damage| Err(HeaderError::Invalid(damage));
         if b.len() < Header::LEN {
-            return damaged(format!("{} bytes is shorter than the {}-byte header", b.len(), Header::LEN));
+            return damaged(Damage::ShortFile { len: b.len() });
         }
         if b[..8] != MAGIC {
-            return damaged("wrong magic bytes: this is not a robotsieve artifact".into());
+            return damaged(Damage::NotAnArtifact);
         }
         if ne32(b, 16) != BYTE_ORDER_MARK {
-            return damaged("written on a machine of the other byte order".into());
+            return damaged(Damage::OtherByteOrder);
         }
         let (format, semantics) = (ne32(b, 8), ne32(b, 12));
         if format != FORMAT_VERSION {
@@ -178,7 +178,7 @@ impl Header {
         }
         let flags = ne32(b, 20);
         if flags & !FLAG_EXPLAIN != 0 {
-            return damaged(format!("unknown flags {flags:#x}: written by a newer robotsieve?"));
+            return damaged(Damage::UnknownFlags { flags });
         }
         Ok(Header { flags, file_len: ne64(b, 24), checksum: ne64(b, 32), sections: ne32(b, 40) })
     }
@@ -224,15 +224,15 @@ pub enum HeaderError {
     /// Another version of robotsieve wrote the file: nothing is damaged,
     /// it wants compiling again (or a newer robotsieve).
     Version(VersionMismatch),
-    /// Not an artifact, or a damaged one; the message says what is wrong.
-    Invalid(String),
+    /// Not an artifact, or a damaged one: what is wrong.
+    Invalid(Damage),
 }
 
 impl fmt::Display for HeaderError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             HeaderError::Version(mismatch) => mismatch.fmt(f),
-            HeaderError::Invalid(why) => f.write_str(why),
+            HeaderError::Invalid(damage) => damage.fmt(f),
         }
     }
 }
@@ -287,6 +287,404 @@ impl fmt::Display for VersionMismatch {
         }
     }
 }
+
+/// What is wrong with a damaged artifact (or a file that is none), found
+/// when it is opened or a section is first read: the decoders of this module
+/// and [`crate::artifact::Artifact`]'s checks return it, and
+/// [`crate::artifact::ArtifactError::Invalid`] carries it with the file, so
+/// that code can tell damage from a version mismatch
+/// ([`HeaderError::Version`]) and see where the damage is. Its `Display` is
+/// the message robotsieve prints after the file's name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Damage {
+    /// The file is shorter than a header.
+    ShortFile {
+        /// The file's length.
+        len: usize,
+    },
+    /// The first 8 bytes are not [`MAGIC`]: not an artifact.
+    NotAnArtifact,
+    /// Written on a machine of the other byte order.
+    OtherByteOrder,
+    /// The header sets flags this build does not know.
+    UnknownFlags {
+        /// The header's flags.
+        flags: u32,
+    },
+    /// The header's file length is not the file's.
+    Truncated {
+        /// The length the header gives.
+        stored: u64,
+        /// The file's.
+        actual: usize,
+    },
+    /// The section table has too many entries, or does not fit the file.
+    SectionTable {
+        /// The number of entries the header gives.
+        count: usize,
+    },
+    /// The header and section table do not match their checksum.
+    HeaderChecksum {
+        /// The stored checksum.
+        stored: u64,
+        /// The checksum of the bytes.
+        computed: u64,
+    },
+    /// An entry of the section table names no section this build knows.
+    UnknownSection {
+        /// The entry's kind.
+        kind: u32,
+    },
+    /// A section lies outside the file or is not 8-byte aligned.
+    SectionBounds {
+        /// Which section.
+        section: Section,
+        /// Its offset in the file.
+        offset: u64,
+        /// Its length.
+        len: u64,
+    },
+    /// A section's bytes do not match their checksum.
+    SectionChecksum {
+        /// Which section.
+        section: Section,
+    },
+    /// A section appears twice in the table.
+    SectionTwice {
+        /// Which section.
+        section: Section,
+    },
+    /// A required section is missing.
+    SectionMissing {
+        /// Which section.
+        section: Section,
+    },
+    /// Bytes between sections that are no padding.
+    SectionGap {
+        /// The end of one section.
+        from: usize,
+        /// The start of the next.
+        to: usize,
+    },
+    /// A section's length does not fit its items' size.
+    SectionMisaligned {
+        /// Which section.
+        section: Section,
+    },
+    /// The META section is not the JSON this build writes.
+    Meta {
+        /// What the JSON reader said.
+        problem: String,
+    },
+    /// The origin records do not divide their section.
+    OriginRecords,
+    /// The group index does not lay group `group` after the one before.
+    GroupOrder {
+        /// The group.
+        group: usize,
+    },
+    /// The groups section does not end with its last group.
+    GroupsEnd,
+    /// An origin's key lies outside the keys section.
+    OriginKey {
+        /// The origin's number.
+        origin: usize,
+    },
+    /// An origin's fetch kind is unknown.
+    OriginFetchKind {
+        /// The origin's number.
+        origin: usize,
+        /// The stored kind.
+        kind: u32,
+    },
+    /// An origin refers to a group the artifact does not have.
+    OriginGroup {
+        /// The origin's number.
+        origin: usize,
+        /// The group it names.
+        group: u32,
+        /// How many groups there are.
+        groups: usize,
+    },
+    /// The origin index's size is not a power of two at least the number of origins.
+    SlotCount,
+    /// An origin index slot names an origin the artifact does not have.
+    SlotOrigin {
+        /// The origin it names.
+        origin: u64,
+        /// How many there are.
+        origins: usize,
+    },
+    /// The origin index does not hold every origin once.
+    SlotsFilled {
+        /// The slots that name an origin.
+        filled: usize,
+        /// How many origins there are.
+        origins: usize,
+    },
+    /// An origin is not found through the index under its own key ([`crate::artifact::Artifact::verify`]).
+    OriginNotIndexed {
+        /// The origin's number.
+        origin: usize,
+        /// Its key.
+        key: String,
+    },
+    /// A list section (PREFERENCES or CRAWL, [`ListSection`]) is damaged.
+    List {
+        /// Which section.
+        section: Section,
+        /// What is wrong.
+        problem: ListProblem,
+    },
+}
+
+impl fmt::Display for Damage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Damage::ShortFile { len } => write!(f, "{len} bytes is shorter than the {}-byte header", Header::LEN),
+            Damage::NotAnArtifact => f.write_str("wrong magic bytes: this is not a robotsieve artifact"),
+            Damage::OtherByteOrder => f.write_str("written on a machine of the other byte order"),
+            Damage::UnknownFlags { flags } => write!(f, "unknown flags {flags:#x}: written by a newer robotsieve?"),
+            Damage::Truncated { stored, actual } => {
+                write!(f, "header says {stored} bytes but the file has {actual} (truncated?)")
+            }
+            Damage::SectionTable { count } => write!(f, "section table of {count} entries does not fit"),
+            Damage::HeaderChecksum { stored, computed } => write!(
+                f,
+                "header checksum mismatch (stored {stored:016x}, computed {computed:016x}): the file is damaged"
+            ),
+            Damage::UnknownSection { kind } => write!(f, "unknown section kind {kind}"),
+            Damage::SectionBounds { section, offset, len } => {
+                write!(f, "section {} at {offset}+{len} is out of bounds or misaligned", section.name())
+            }
+            Damage::SectionChecksum { section } => {
+                write!(f, "section {}: checksum mismatch: the file is damaged", section.name())
+            }
+            Damage::SectionTwice { section } => write!(f, "section {} appears twice", section.name()),
+            Damage::SectionMissing { section } => write!(f, "section {} is missing", section.name()),
+            Damage::SectionGap { from, to } => {
+                write!(f, "the sections do not follow one another (bytes {from} to {to})")
+            }
+            Damage::SectionMisaligned { section } => write!(f, "section {} is misaligned", section.name()),
+            Damage::Meta { problem } => write!(f, "meta: {problem}"),
+            Damage::OriginRecords => f.write_str("origin records do not divide their section"),
+            Damage::GroupOrder { group } => {
+                write!(f, "group {group} does not follow group {} in the groups section", group.wrapping_sub(1))
+            }
+            Damage::GroupsEnd => f.write_str("the groups section does not end with its last group"),
+            Damage::OriginKey { origin } => write!(f, "origin {origin}: key out of range"),
+            Damage::OriginFetchKind { origin, kind } => write!(f, "origin {origin}: unknown fetch kind {kind}"),
+            Damage::OriginGroup { origin, group, groups } => {
+                write!(f, "origin {origin} refers to group {group} of {groups}")
+            }
+            Damage::SlotCount => f.write_str("origin index size is not a power of two at least the number of origins"),
+            Damage::SlotOrigin { origin, origins } => {
+                write!(f, "origin index points at origin {origin} of {origins}")
+            }
+            Damage::SlotsFilled { filled, origins } => write!(f, "origin index holds {filled} origins of {origins}"),
+            Damage::OriginNotIndexed { origin, key } => {
+                write!(f, "origin {origin} ({key}) is not found through the index")
+            }
+            Damage::List { section, problem } => {
+                let (list, record) = ListSection::of(*section).terms;
+                let name = section.name();
+                match problem {
+                    ListProblem::ShorterThanHeader => write!(f, "{name}: shorter than its header"),
+                    ListProblem::OtherCounts { origins, agents } => {
+                        write!(f, "{name}: written for other counts than {origins} origins and {agents} agents")
+                    }
+                    ListProblem::TablesDoNotFit => write!(f, "{name}: tables do not fit"),
+                    ListProblem::TextLength => write!(f, "{name}: text length does not match the section"),
+                    ListProblem::EndsNotIncreasing { .. } => {
+                        write!(f, "{name}: {list} ends are not increasing within the {record}")
+                    }
+                    ListProblem::RecordsInNoList => write!(f, "{name}: {record} belong to no {list}"),
+                    ListProblem::UnknownList { list: l, lists } => {
+                        write!(f, "{name}: an origin names {list} {l} of {lists}")
+                    }
+                    ListProblem::UnknownField { record, field } => {
+                        write!(f, "{name}: line record {record} has unknown field {field}")
+                    }
+                    ListProblem::RecordPastText { record } if *section == Section::Preferences => {
+                        write!(f, "{name}: line record {record} points past the text")
+                    }
+                    ListProblem::RecordPastText { record } => write!(f, "{name}: string {record} points past the text"),
+                    ListProblem::BrokenEntries { record } => {
+                        write!(f, "{name}: line record {record} has broken entries")
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl std::error::Error for Damage {}
+
+/// What is wrong with a list section ([`Damage::List`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ListProblem {
+    /// The section is shorter than its header.
+    ShorterThanHeader,
+    /// Its header counts other origins or agents than the artifact's.
+    OtherCounts {
+        /// The artifact's origins.
+        origins: usize,
+        /// The artifact's agents.
+        agents: usize,
+    },
+    /// Its tables, as its header counts them, do not fit the section.
+    TablesDoNotFit,
+    /// Its text is not as long as its header says.
+    TextLength,
+    /// The end of list `list` is below the one before, or past the records.
+    EndsNotIncreasing {
+        /// The list.
+        list: usize,
+    },
+    /// The last list ends before the last record.
+    RecordsInNoList,
+    /// An origin names a list the section does not have.
+    UnknownList {
+        /// The list named.
+        list: u32,
+        /// How many there are.
+        lists: usize,
+    },
+    /// A preference line record has a field this build does not know.
+    UnknownField {
+        /// The record.
+        record: usize,
+        /// Its field.
+        field: usize,
+    },
+    /// A record points past the section's text.
+    RecordPastText {
+        /// The record.
+        record: usize,
+    },
+    /// A preference line's entries are not `key NUL value NUL` pairs.
+    BrokenEntries {
+        /// The record.
+        record: usize,
+    },
+}
+
+/// What is wrong with a damaged group blob ([`GroupView::at`],
+/// [`GroupView::check`], [`GroupView::part`]), carried by
+/// [`crate::artifact::ArtifactError::DamagedGroup`] with the file, the group
+/// number and an origin that uses it.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum GroupDamage {
+    /// The group index has no entry for it.
+    NotIndexed,
+    /// The blob is shorter than a group head.
+    HeadOutOfBounds,
+    /// The head's length is not a multiple of 8 within the bytes there are.
+    Length {
+        /// The head's length.
+        len: u64,
+    },
+    /// The head's length is not the extent the group index gives.
+    IndexLength {
+        /// The head's length.
+        len: usize,
+        /// The extent's.
+        extent: usize,
+    },
+    /// The blob does not match its checksum.
+    Checksum {
+        /// The stored checksum.
+        stored: u64,
+        /// The checksum of the bytes.
+        computed: u64,
+    },
+    /// The group has no ranks.
+    NoRanks,
+    /// The labels do not ascend from 0.
+    LabelsNotAscending,
+    /// A rank names a rule beyond the explanation table.
+    RuleBeyondExplanations,
+    /// No parts, too many, or their records past the blob.
+    PartCount {
+        /// The head's part count.
+        parts: u32,
+    },
+    /// A table lies outside the blob.
+    OutOfRange {
+        /// Which table ("labels", "transitions", "comb slots", ...).
+        table: &'static str,
+    },
+    /// A dense part's stride is out of range.
+    BadStride {
+        /// The part.
+        part: usize,
+    },
+    /// A part's kind is unknown.
+    UnknownPartKind {
+        /// The part.
+        part: usize,
+        /// Its kind.
+        kind: u32,
+    },
+    /// A part's automaton or rule list failed its check.
+    Part {
+        /// The part.
+        part: usize,
+        /// What the check said.
+        problem: PartProblem,
+    },
+    /// A part answers a rank beyond the rank table.
+    AnswerBeyondRanks {
+        /// The part.
+        part: usize,
+    },
+    /// An explanation table in an artifact compiled without explanations.
+    UnexpectedExplanations,
+}
+
+/// Why a part's tables failed their check ([`GroupDamage::Part`]).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum PartProblem {
+    /// A dense automaton's or a comb's.
+    Automaton(crate::dfa::DfaError),
+    /// A rule list's.
+    Rules(crate::rules::RuleListError),
+}
+
+impl fmt::Display for GroupDamage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GroupDamage::NotIndexed => f.write_str("no such group"),
+            GroupDamage::HeadOutOfBounds => f.write_str("the group's head is out of bounds"),
+            GroupDamage::Length { len } => write!(f, "a group length of {len} bytes does not fit"),
+            GroupDamage::IndexLength { len, extent } => {
+                write!(f, "its length of {len} bytes is not the {extent} the index gives")
+            }
+            GroupDamage::Checksum { stored, computed } => {
+                write!(f, "checksum mismatch (stored {stored:016x}, computed {computed:016x}): the group is damaged")
+            }
+            GroupDamage::NoRanks => f.write_str("no ranks"),
+            GroupDamage::LabelsNotAscending => f.write_str("labels are not ascending from 0"),
+            GroupDamage::RuleBeyondExplanations => f.write_str("a rank names a rule beyond the explanation table"),
+            GroupDamage::PartCount { .. } => f.write_str("parts out of range"),
+            GroupDamage::OutOfRange { table } => write!(f, "{table} out of range"),
+            GroupDamage::BadStride { .. } => f.write_str("bad stride"),
+            GroupDamage::UnknownPartKind { kind, .. } => write!(f, "unknown part kind {kind}"),
+            GroupDamage::Part { problem: PartProblem::Automaton(e), .. } => e.fmt(f),
+            GroupDamage::Part { problem: PartProblem::Rules(e), .. } => e.fmt(f),
+            GroupDamage::AnswerBeyondRanks { .. } => f.write_str("an answer is beyond the rank table"),
+            GroupDamage::UnexpectedExplanations => {
+                f.write_str("an explanation table in an artifact without explanations")
+            }
+        }
+    }
+}
+
+impl std::error::Error for GroupDamage {}
 
 /// The sections of an artifact.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -382,9 +780,9 @@ impl SectionEntry {
     }
 
     /// Decodes an entry; an unknown kind is an error.
-    pub fn decode(b: &[u8]) -> Result<SectionEntry, String> {
+    pub fn decode(b: &[u8]) -> Result<SectionEntry, Damage> {
         let kind = ne32(b, 0);
-        let section = Section::from_u32(kind).ok_or_else(|| format!("unknown section kind {kind}"))?;
+        let section = Section::from_u32(kind).ok_or(Damage::UnknownSection { kind })?;
         Ok(SectionEntry { section, offset: ne64(b, 8), len: ne64(b, 16), checksum: ne64(b, 24) })
     }
 }
@@ -914,40 +1312,37 @@ impl<'a> GroupView<'a> {
     /// The blob at the start of `bytes` (which may run past it); checks only
     /// that the head fits and its length is within `bytes`. See
     /// [`GroupView::check`] for everything else.
-    pub fn at(bytes: &'a [u8]) -> Result<GroupView<'a>, String> {
+    pub fn at(bytes: &'a [u8]) -> Result<GroupView<'a>, GroupDamage> {
         if bytes.len() < GroupHead::LEN {
-            return Err("the group's head is out of bounds".into());
+            return Err(GroupDamage::HeadOutOfBounds);
         }
         let head = GroupHead::decode(bytes);
         let len = usize::try_from(head.len).ok().filter(|&l| l >= GroupHead::LEN && l <= bytes.len() && l % 8 == 0);
-        let len = len.ok_or_else(|| format!("a group length of {} bytes does not fit", head.len))?;
+        let len = len.ok_or(GroupDamage::Length { len: head.len })?;
         Ok(GroupView { head, blob: &bytes[..len] })
     }
 
     /// The checksum and every table and transition of the group: after this,
     /// lookups with [`Check::Validated`] cannot read out of bounds or loop.
-    pub fn check(&self, explain: bool) -> Result<(), String> {
-        let actual = checksum(&self.blob[8..]);
-        if actual != self.head.checksum {
-            return Err(format!(
-                "checksum mismatch (stored {:016x}, computed {actual:016x}): the group is damaged",
-                self.head.checksum
-            ));
+    pub fn check(&self, explain: bool) -> Result<(), GroupDamage> {
+        let computed = checksum(&self.blob[8..]);
+        if computed != self.head.checksum {
+            return Err(GroupDamage::Checksum { stored: self.head.checksum, computed });
         }
         let rec = &self.head;
         if rec.ranks == 0 {
-            return Err("no ranks".into());
+            return Err(GroupDamage::NoRanks);
         }
-        let labels = self.labels().ok_or("labels out of range")?;
-        let rules = self.rule_ids().ok_or("rules out of range")?;
+        let labels = self.labels().ok_or(GroupDamage::OutOfRange { table: "labels" })?;
+        let rules = self.rule_ids().ok_or(GroupDamage::OutOfRange { table: "rules" })?;
         if labels[0] != 0 || labels.windows(2).any(|w| w[0] > w[1]) {
-            return Err("labels are not ascending from 0".into());
+            return Err(GroupDamage::LabelsNotAscending);
         }
         if rules.iter().any(|&r| r != NO_RULE && r >= rec.explain_count) {
-            return Err("a rank names a rule beyond the explanation table".into());
+            return Err(GroupDamage::RuleBeyondExplanations);
         }
         if rec.parts == 0 || rec.parts > GroupHead::MAX_PARTS || self.records_end() > self.blob.len() {
-            return Err("parts out of range".into());
+            return Err(GroupDamage::PartCount { parts: rec.parts });
         }
         for p in 0..rec.parts as usize {
             let max_answer = match self.part(p, Check::Full)? {
@@ -955,21 +1350,23 @@ impl<'a> GroupView<'a> {
                 PartView::Comb(comb) => comb.max_answer(),
                 PartView::Comb16(comb) => comb.max_answer(),
                 PartView::Rules { ends, ranks, patterns } => {
-                    RuleList::check(patterns, ends, ranks).map_err(|e| e.to_string())?;
+                    RuleList::check(patterns, ends, ranks)
+                        .map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Rules(e) })?;
                     ranks.iter().copied().max().unwrap_or(0)
                 }
             };
             if max_answer >= rec.ranks {
-                return Err("an answer is beyond the rank table".into());
+                return Err(GroupDamage::AnswerBeyondRanks { part: p });
             }
         }
         if rec.explain_count > 0 {
             if !explain {
-                return Err("an explanation table in an artifact without explanations".into());
+                return Err(GroupDamage::UnexpectedExplanations);
             }
             for i in 0..rec.explain_count as usize {
-                let entry = self.explain_entry(i).ok_or("explanation table out of range")?;
-                self.bytes_at(entry.text_off, entry.text_len as usize).ok_or("explanation text out of range")?;
+                let entry = self.explain_entry(i).ok_or(GroupDamage::OutOfRange { table: "explanation table" })?;
+                self.bytes_at(entry.text_off, entry.text_len as usize)
+                    .ok_or(GroupDamage::OutOfRange { table: "explanation text" })?;
             }
         }
         Ok(())
@@ -1022,60 +1419,68 @@ impl<'a> GroupView<'a> {
     }
 
     /// Part `p`, read in place.
-    pub fn part(&self, p: usize, check: Check) -> Result<PartView<'a>, String> {
-        let part = self.part_record(p).ok_or("part record out of range")?;
+    pub fn part(&self, p: usize, check: Check) -> Result<PartView<'a>, GroupDamage> {
+        let out_of_range = |table| GroupDamage::OutOfRange { table };
+        let part = self.part_record(p).ok_or(out_of_range("part record"))?;
         let count = part.count as usize;
         match part.kind {
             PART_DFA16 | PART_DFA32 => {
                 let classes = self.classes(part.a)?;
-                let entries = count.checked_shl(part.stride2).filter(|_| part.stride2 <= 9).ok_or("bad stride")?;
+                let entries = count
+                    .checked_shl(part.stride2)
+                    .filter(|_| part.stride2 <= 9)
+                    .ok_or(GroupDamage::BadStride { part: p })?;
                 let transitions = if part.kind == PART_DFA16 {
-                    Transitions::U16(self.table(part.b, entries).ok_or("transitions out of range")?)
+                    Transitions::U16(self.table(part.b, entries).ok_or(out_of_range("transitions"))?)
                 } else {
-                    Transitions::U32(self.table(part.b, entries).ok_or("transitions out of range")?)
+                    Transitions::U32(self.table(part.b, entries).ok_or(out_of_range("transitions"))?)
                 };
-                let answers = self.table(part.c, count).ok_or("answers out of range")?;
+                let answers = self.table(part.c, count).ok_or(out_of_range("answers"))?;
                 let dfa = match check {
                     Check::Full => Dfa::new(classes, part.stride2, transitions, answers, part.start, part.sinks),
                     Check::Validated => {
                         Ok(Dfa::validated(classes, part.stride2, transitions, answers, part.start, part.sinks))
                     }
                 };
-                dfa.map(PartView::Dfa).map_err(|e| e.to_string())
+                dfa.map(PartView::Dfa).map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Automaton(e) })
             }
-            PART_COMB => self.comb(&part, check).map(PartView::Comb),
-            PART_COMB16 => self.comb(&part, check).map(PartView::Comb16),
+            PART_COMB => self.comb(p, &part, check).map(PartView::Comb),
+            PART_COMB16 => self.comb(p, &part, check).map(PartView::Comb16),
             PART_RULES => {
-                let ends: &[u32] = self.table(part.b, count).ok_or("rule ends out of range")?;
-                let ranks: &[u32] = self.table(part.c, count).ok_or("rule ranks out of range")?;
+                let ends: &[u32] = self.table(part.b, count).ok_or(out_of_range("rule ends"))?;
+                let ranks: &[u32] = self.table(part.c, count).ok_or(out_of_range("rule ranks"))?;
                 let len = ends.last().copied().unwrap_or(0) as usize;
-                let patterns = self.bytes_at(part.a, len).ok_or("rule patterns out of range")?;
+                let patterns = self.bytes_at(part.a, len).ok_or(out_of_range("rule patterns"))?;
                 Ok(PartView::Rules { patterns, ends, ranks })
             }
-            other => Err(format!("unknown part kind {other}")),
+            kind => Err(GroupDamage::UnknownPartKind { part: p, kind }),
         }
     }
 
-    fn classes(&self, off: u32) -> Result<&'a [u8; 256], String> {
-        self.bytes_at(off, 256).and_then(|b| b.try_into().ok()).ok_or_else(|| "byte classes out of range".into())
+    fn classes(&self, off: u32) -> Result<&'a [u8; 256], GroupDamage> {
+        self.bytes_at(off, 256).and_then(|b| b.try_into().ok()).ok_or(GroupDamage::OutOfRange { table: "byte classes" })
     }
 
     /// A comb part's tables: `count` rows, then `slots` slots of `T` ids.
-    fn comb<T: SlotId>(&self, part: &PartRecord, check: Check) -> Result<CombDfa<'a, T>, String> {
+    fn comb<T: SlotId>(&self, p: usize, part: &PartRecord, check: Check) -> Result<CombDfa<'a, T>, GroupDamage> {
+        let out_of_range = |table| GroupDamage::OutOfRange { table };
         let count = part.count as usize;
         let classes = self.classes(part.a)?;
-        let rows: &[[u32; 2]] = self.table(part.b, count).ok_or("comb rows out of range")?;
-        let slots_at = u32::try_from(part.b as usize + 8 * count).map_err(|_| "comb slots out of range")?;
-        let slots: &[[T; 2]] = self.table(slots_at, part.slots as usize).ok_or("comb slots out of range")?;
+        let rows: &[[u32; 2]] = self.table(part.b, count).ok_or(out_of_range("comb rows"))?;
+        let slots_at = u32::try_from(part.b as usize + 8 * count).map_err(|_| out_of_range("comb slots"))?;
+        let slots: &[[T; 2]] = self.table(slots_at, part.slots as usize).ok_or(out_of_range("comb slots"))?;
         let accels_at = u32::try_from(slots_at as usize + std::mem::size_of_val(slots))
-            .map_err(|_| "comb accelerations out of range")?;
-        let accels: &[Accel] = self.table(accels_at, part.stride2 as usize).ok_or("comb accelerations out of range")?;
+            .map_err(|_| out_of_range("comb accelerations"))?;
+        let accels: &[Accel] =
+            self.table(accels_at, part.stride2 as usize).ok_or(out_of_range("comb accelerations"))?;
         // A 16-bit comb's rows carry the answers.
-        let answers = if T::ANSWER_IN_ROW { &[] } else { self.table(part.c, count).ok_or("answers out of range")? };
+        let answers = if T::ANSWER_IN_ROW { &[] } else { self.table(part.c, count).ok_or(out_of_range("answers"))? };
         let (start, sinks) = (part.start, part.sinks);
         let tables = CombTables { classes, rows, slots, answers, accels, start, sinks };
         match check {
-            Check::Full => CombDfa::new(tables).map_err(|e| e.to_string()),
+            Check::Full => {
+                CombDfa::new(tables).map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Automaton(e) })
+            }
             Check::Validated => Ok(CombDfa::validated(tables)),
         }
     }
@@ -1125,8 +1530,8 @@ impl<'a> GroupView<'a> {
 /// and text as it comes and its end with [`ListSection::encode_end`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ListSection {
-    /// How messages name the section.
-    pub name: &'static str,
+    /// Which section (messages name it by [`Section::name`]).
+    pub section: Section,
     /// How messages name a list and a record ("set" and "lines", "list" and "items").
     pub terms: (&'static str, &'static str),
     /// Size of the section's header.
@@ -1161,7 +1566,7 @@ struct ListTables<'a> {
 
 /// The PREFERENCES section's shape: a SET_OF word per origin and agent.
 pub const PREFERENCE_LISTS: ListSection = ListSection {
-    name: "preferences",
+    section: Section::Preferences,
     terms: ("set", "lines"),
     header_len: PREFERENCE_HEADER_LEN,
     record_len: LINE_RECORD_LEN,
@@ -1172,7 +1577,7 @@ pub const PREFERENCE_LISTS: ListSection = ListSection {
 /// The CRAWL section's shape: per origin a sitemap word, then a
 /// crawl-delay word per agent.
 pub const CRAWL_LISTS: ListSection = ListSection {
-    name: "sitemaps and crawl-delays",
+    section: Section::Crawl,
     terms: ("list", "items"),
     header_len: CRAWL_HEADER_LEN,
     record_len: CRAWL_ITEM_LEN,
@@ -1181,6 +1586,21 @@ pub const CRAWL_LISTS: ListSection = ListSection {
 };
 
 impl ListSection {
+    /// The shape of a list section ([`PREFERENCE_LISTS`] for
+    /// [`Section::Preferences`], else [`CRAWL_LISTS`]).
+    pub fn of(section: Section) -> &'static ListSection {
+        if section == Section::Preferences {
+            &PREFERENCE_LISTS
+        } else {
+            &CRAWL_LISTS
+        }
+    }
+
+    /// The damage `problem` in this section.
+    fn damage(&self, problem: ListProblem) -> Damage {
+        Damage::List { section: self.section, problem }
+    }
+
     /// Both sections' headers are four u32 counts and the length of TEXT
     /// (24 bytes), in an order of their own; this encodes them in the order given.
     fn encode_header(counts: [u32; 4], text_len: u64) -> [u8; 24] {
@@ -1216,13 +1636,13 @@ impl ListSection {
         origins: usize,
         agents: usize,
         counts: fn(&[u8]) -> ListCounts,
-    ) -> Result<ListTables<'a>, String> {
+    ) -> Result<ListTables<'a>, Damage> {
         if bytes.len() < self.header_len {
-            return Err(format!("{}: shorter than its header", self.name));
+            return Err(self.damage(ListProblem::ShorterThanHeader));
         }
         let ListCounts { origins: stored_origins, agents: stored_agents, lists, records, text_len } = counts(bytes);
         if (stored_origins as usize, stored_agents as usize) != (origins, agents) {
-            return Err(format!("{}: written for other counts than {origins} origins and {agents} agents", self.name));
+            return Err(self.damage(ListProblem::OtherCounts { origins, agents }));
         }
         let [of, ends, records, text] = self.split(bytes, origins, agents, lists, records, text_len)?;
         Ok(ListTables { of, ends, records, text })
@@ -1247,7 +1667,7 @@ impl ListSection {
         lists: u32,
         records: u32,
         text_len: u64,
-    ) -> Result<[&'a [u8]; 4], String> {
+    ) -> Result<[&'a [u8]; 4], Damage> {
         let sizes = [
             origins.checked_mul(agents + self.fixed_words).and_then(|n| n.checked_mul(4)),
             (lists as usize).checked_mul(4),
@@ -1259,12 +1679,12 @@ impl ListSection {
             let end = size
                 .and_then(|s| at.checked_add(s))
                 .filter(|&e| e <= bytes.len())
-                .ok_or_else(|| format!("{}: tables do not fit", self.name))?;
+                .ok_or(self.damage(ListProblem::TablesDoNotFit))?;
             *part = &bytes[at..end];
             at = end;
         }
         if (bytes.len() - at) as u64 != text_len {
-            return Err(format!("{}: text length does not match the section", self.name));
+            return Err(self.damage(ListProblem::TextLength));
         }
         parts[3] = &bytes[at..];
         Ok(parts)
@@ -1272,25 +1692,24 @@ impl ListSection {
 
     /// Checks ENDS against RECORDS, and that no OF word names a list past
     /// ENDS (`mask` clears the bits of an OF word that are no list).
-    fn check_lists(&self, tables: &ListTables<'_>, mask: u32) -> Result<(), String> {
+    fn check_lists(&self, tables: &ListTables<'_>, mask: u32) -> Result<(), Damage> {
         let ListTables { of, ends, records, .. } = *tables;
         let (lists, count) = (ends.len() / 4, records.len() / self.record_len);
-        let (list, record) = self.terms;
         let mut prev = 0;
         for l in 0..lists {
             let end = ne32(ends, l * 4) as usize;
             if end < prev || end > count {
-                return Err(format!("{}: {list} ends are not increasing within the {record}", self.name));
+                return Err(self.damage(ListProblem::EndsNotIncreasing { list: l }));
             }
             prev = end;
         }
         if prev != count {
-            return Err(format!("{}: {record} belong to no {list}", self.name));
+            return Err(self.damage(ListProblem::RecordsInNoList));
         }
         for i in 0..of.len() / 4 {
             let word = ne32(of, i * 4) & mask;
             if word as usize > lists {
-                return Err(format!("{}: an origin names {list} {} of {lists}", self.name, word - 1));
+                return Err(self.damage(ListProblem::UnknownList { list: word - 1, lists }));
             }
         }
         Ok(())
@@ -1440,7 +1859,7 @@ pub struct PreferenceTable<'a> {
 impl<'a> PreferenceTable<'a> {
     /// The section's tables, with only its header and sizes checked (a
     /// constant-time view; see [`PreferenceTable::parse`]).
-    pub fn layout(bytes: &'a [u8], origins: usize, agents: usize) -> Result<PreferenceTable<'a>, String> {
+    pub fn layout(bytes: &'a [u8], origins: usize, agents: usize) -> Result<PreferenceTable<'a>, Damage> {
         let counts = |b: &[u8]| {
             let h = PreferenceHeader::decode(b);
             ListCounts { origins: h.origins, agents: h.agents, lists: h.sets, records: h.lines, text_len: h.text_len }
@@ -1453,22 +1872,22 @@ impl<'a> PreferenceTable<'a> {
     /// afterwards cannot fail. The message says what is wrong. (Opening an
     /// artifact does this once; [`PreferenceTable::layout`] is the cheap
     /// view of a section checked before.)
-    pub fn parse(bytes: &'a [u8], origins: usize, agents: usize) -> Result<PreferenceTable<'a>, String> {
+    pub fn parse(bytes: &'a [u8], origins: usize, agents: usize) -> Result<PreferenceTable<'a>, Damage> {
         let table = PreferenceTable::layout(bytes, origins, agents)?;
         PREFERENCE_LISTS.check_lists(&table.tables, !NAMED)?;
         for l in 0..table.tables.records.len() / LINE_RECORD_LEN {
             let r = |i: usize| ne32(table.tables.records, l * LINE_RECORD_LEN + i * 4) as usize;
             if PreferenceField::from_code(r(0) as u8).is_none() || r(0) > 255 {
-                return Err(format!("preferences: line record {l} has unknown field {}", r(0)));
+                return Err(PREFERENCE_LISTS.damage(ListProblem::UnknownField { record: l, field: r(0) }));
             }
             for (off, len) in [(r(2), r(3)), (r(4), r(5))] {
                 if off.checked_add(len).is_none_or(|end| end > table.tables.text.len()) {
-                    return Err(format!("preferences: line record {l} points past the text"));
+                    return Err(PREFERENCE_LISTS.damage(ListProblem::RecordPastText { record: l }));
                 }
             }
             let entries = &table.tables.text[r(4)..r(4) + r(5)];
             if entries.last().is_some_and(|&b| b != 0) || entries.iter().filter(|&&b| b == 0).count() % 2 != 0 {
-                return Err(format!("preferences: line record {l} has broken entries"));
+                return Err(PREFERENCE_LISTS.damage(ListProblem::BrokenEntries { record: l }));
             }
         }
         Ok(table)
@@ -1651,7 +2070,7 @@ pub struct CrawlTable<'a> {
 impl<'a> CrawlTable<'a> {
     /// The section's tables with only its header and sizes checked (a
     /// constant-time view of a section [`CrawlTable::parse`] accepted before).
-    pub fn layout(bytes: &'a [u8], origins: usize, agents: usize) -> Result<CrawlTable<'a>, String> {
+    pub fn layout(bytes: &'a [u8], origins: usize, agents: usize) -> Result<CrawlTable<'a>, Damage> {
         let counts = |b: &[u8]| {
             let h = CrawlHeader::decode(b);
             ListCounts { origins: h.origins, agents: h.agents, lists: h.lists, records: h.items, text_len: h.text_len }
@@ -1662,14 +2081,14 @@ impl<'a> CrawlTable<'a> {
     /// Reads and checks the section of an artifact of `origins` origins and
     /// `agents` crawlers: every count, list id, end and offset, so that
     /// lookups afterwards cannot fail (opening does this once).
-    pub fn parse(bytes: &'a [u8], origins: usize, agents: usize) -> Result<CrawlTable<'a>, String> {
+    pub fn parse(bytes: &'a [u8], origins: usize, agents: usize) -> Result<CrawlTable<'a>, Damage> {
         let table = CrawlTable::layout(bytes, origins, agents)?;
         CRAWL_LISTS.check_lists(&table.tables, u32::MAX)?;
         for i in 0..table.tables.records.len() / CRAWL_ITEM_LEN {
             let (off, len) =
                 (ne32(table.tables.records, i * 8) as usize, ne32(table.tables.records, i * 8 + 4) as usize);
             if off.checked_add(len).is_none_or(|end| end > table.tables.text.len()) {
-                return Err(format!("sitemaps and crawl-delays: string {i} points past the text"));
+                return Err(CRAWL_LISTS.damage(ListProblem::RecordPastText { record: i }));
             }
         }
         Ok(table)

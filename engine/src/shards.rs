@@ -58,7 +58,7 @@ pub struct ShardSet {
 }
 
 fn set_error(dir: &Path, msg: String) -> ArtifactError {
-    ArtifactError::Invalid(format!("shard set {}: {msg}", dir.display()))
+    ArtifactError::ShardSet { path: dir.to_path_buf(), problem: msg }
 }
 
 impl ShardSet {
@@ -67,12 +67,8 @@ impl ShardSet {
         if !path.is_dir() {
             let artifact = Artifact::open(path)?;
             if let Some(shard) = artifact.meta().shard.as_ref().filter(|s| s.count > 1) {
-                return Err(ArtifactError::Invalid(format!(
-                    "{}: this is shard {} of {}: give the directory of the whole set",
-                    path.display(),
-                    shard.index,
-                    shard.count
-                )));
+                let (index, count) = (shard.index, shard.count);
+                return Err(ArtifactError::PartOfSet { path: path.to_path_buf(), index, count });
             }
             return Ok(ShardSet::from_parts(vec![artifact], vec![path.to_path_buf()]));
         }

@@ -315,6 +315,7 @@ def compile(
     agents: Sequence[str],
     output: Union[str, os.PathLike],
     explain: bool = False,
+    memory: Optional[int] = None,
 ) -> dict:
     """Compiles fetch records into an artifact at ``output`` (written under a
     temporary name and renamed into place).
@@ -325,15 +326,24 @@ def compile(
     bytes), ``fetched_at`` (RFC 3339 or a datetime), ``location`` and
     ``error``. Newest wins per origin and redirects are followed as the
     command line does. ``agents`` lists the crawlers (``"mybot"``,
-    ``"mybot-news,mybot"``). Returns ``{"origins": N, "warnings": [...]}``.
+    ``"mybot-news,mybot"``). The records are resolved as ``robotsieve
+    compile --corpus`` resolves them, in bounded memory: two passes over a
+    temporary copy, sorts that spill to temporary files beyond ``memory``
+    bytes (default 1 GiB, as ``--memory``; it sizes the writer's tables
+    too), so the artifact is byte for byte the command line's but for its
+    META's list of sources. Returns ``{"origins": N, "warnings": [...],
+    "spilled_runs": R}`` (the sorted runs written to temporary files).
     A bad record raises :class:`CorpusError` naming it (``records:N``).
     """
+    if memory is not None and (not isinstance(memory, int) or isinstance(memory, bool) or memory < 1):
+        raise ValueError(f"memory must be a positive number of bytes, not {memory!r}")
     if isinstance(agents, str):
         agents = [agents]
     if isinstance(records, (pa.Table, pa.RecordBatch)):
         records = records.to_pylist()
     lines = "\n".join(_record_line(r, i + 1) for i, r in enumerate(records))
-    origins, warnings = _native.compile_jsonl(
-        lines.encode("utf-8"), list(agents), os.fspath(output), bool(explain)
+    native_memory = {} if memory is None else {"memory": memory}
+    origins, warnings, spilled_runs = _native.compile_jsonl(
+        lines.encode("utf-8"), list(agents), os.fspath(output), bool(explain), **native_memory
     )
-    return {"origins": origins, "warnings": warnings}
+    return {"origins": origins, "warnings": warnings, "spilled_runs": spilled_runs}

@@ -313,7 +313,7 @@ def _compile_shard(rows: List[Any], agents: List[str], path: str, explain: bool,
     records = [{name: row[name] for name in FETCH_COLUMNS} for row in rows]
     lines = "\n".join(_record_line(r, i + 1) for i, r in enumerate(records))
     try:
-        origins, warnings = _native.compile_jsonl(lines.encode("utf-8"), agents, path, explain, (index, shards))
+        origins, warnings, _ = _native.compile_jsonl(lines.encode("utf-8"), agents, path, explain, (index, shards))
     except robotsieve.CorpusError as e:
         place = _RECORD_PLACE.match(str(e))
         if not place:

@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule};
 use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build, BuildPlan};
-use robotsieve_compiler::writer::{ArtifactWriter, WriteError};
+use robotsieve_compiler::writer::{ArtifactWriter, WriteError, DEFAULT_MEMORY};
 use robotsieve_engine::artifact::ShardInfo;
 use robotsieve_engine::classify::{AgentClassifier, Reason, Scratch};
 use robotsieve_engine::filter::BATCH;
@@ -22,10 +22,10 @@ use robotsieve_engine::verdict::Verdict;
 use robotsieve_robotstxt::group::UserAgent;
 use robotsieve_robotstxt::parse::Field;
 use robotsieve_robotstxt::{Agent, Group};
-use robotsieve_sources::corpus::{record_key, resolve_location, Corpus, StatusClass, MAX_REDIRECTS};
+use robotsieve_sources::bounded::BoundedCorpus;
+use robotsieve_sources::corpus::{record_key, resolve_location, StatusClass, MAX_REDIRECTS};
 use robotsieve_sources::Timestamp;
 use std::collections::HashMap;
-use std::io::Cursor;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -407,7 +407,7 @@ fn py_shard_file_name(index: u32, count: u32) -> String {
 }
 
 /// What a distributed resolution needs of each fetch record, computed as
-/// [`Corpus::resolve`] computes it:
+/// [`robotsieve_sources::corpus::Corpus::resolve`] computes it:
 /// `key` (the [`record_key`] redirects find it by; None for a URL that cannot
 /// be parsed), `shard` (the shard of its origin when it is the origin's
 /// `/robots.txt`, else None), `target` (for a redirect, a 3xx status, the
@@ -454,13 +454,16 @@ fn fetch_keys(
 }
 
 /// Compiles fetch records (JSON Lines, as `compile --corpus` reads them) for
-/// `agents` into an artifact at `output`; returns the resolution's warnings
-/// and the number of origins. With `shard=(K, N)` the artifact is shard K of
-/// a set of N and keeps only the origins of shard K (as `compile --shard
-/// K/N`): redirect targets of other shards resolve its origins and are
-/// dropped; no records at all make an empty shard.
+/// `agents` into an artifact at `output`; returns the number of origins, the
+/// resolution's warnings and the sorted runs it spilled. The records are resolved as `compile --corpus`
+/// resolves them, in bounded memory ([`BoundedCorpus`]: two passes over a
+/// temporary copy, sorted runs spilled beyond `memory` bytes, which also
+/// sizes the writer as `--memory` does). With `shard=(K, N)` the artifact is
+/// shard K of a set of N and keeps only the origins of shard K (as `compile
+/// --shard K/N`): redirect targets of other shards resolve its origins and
+/// are dropped; no records at all make an empty shard.
 #[pyfunction]
-#[pyo3(signature = (records, agents, output, explain, shard=None))]
+#[pyo3(signature = (records, agents, output, explain, shard=None, memory=DEFAULT_MEMORY))]
 fn compile_jsonl(
     py: Python<'_>,
     records: Vec<u8>,
@@ -468,7 +471,8 @@ fn compile_jsonl(
     output: PathBuf,
     explain: bool,
     shard: Option<(u32, u32)>,
-) -> PyResult<(usize, Vec<String>)> {
+    memory: usize,
+) -> PyResult<(usize, Vec<String>, usize)> {
     if let Some((k, n)) = shard {
         if k >= n {
             return Err(pyo3::exceptions::PyValueError::new_err(format!("shard {k} of {n}: K must be below N")));
@@ -476,16 +480,19 @@ fn compile_jsonl(
     }
     let agents = parse_agents(&agents)?;
     py.allow_threads(|| {
-        let mut corpus = Corpus::new();
-        corpus
-            .add_jsonl_from("records".into(), Cursor::new(records))
-            .map_err(|e| CorpusError::new_err(e.to_string()))?;
-        if corpus.records().is_empty() && shard.is_none() {
+        let corpus_error = |e: robotsieve_sources::corpus::CorpusError| CorpusError::new_err(e.to_string());
+        let mut corpus = BoundedCorpus::new(memory);
+        corpus.add_jsonl_bytes("records", &records).map_err(corpus_error)?;
+        drop(records);
+        let mut resolution = corpus.resolve().map_err(corpus_error)?;
+        if resolution.records == 0 && shard.is_none() {
             return Err(CorpusError::new_err("records: no fetch record given"));
         }
-        let resolution = corpus.resolve();
-        let warnings = resolution.warnings.iter().map(|w| w.to_string()).collect();
-        let plan = BuildPlan::new(agents, BuildOptions { explain, ..BuildOptions::default() });
+        let warnings = resolution
+            .warnings
+            .first(u64::MAX)
+            .map_err(|e| CorpusError::new_err(format!("a temporary file of warnings: {e}")))?;
+        let plan = BuildPlan { agents, options: BuildOptions { explain, ..BuildOptions::default() }, memory };
         let names = plan.agents.iter().map(|a| a.to_string()).collect();
         // Output errors name the file already (`PATH: cannot write: ...`).
         let failed = |e: WriteError| match e {
@@ -496,7 +503,7 @@ fn compile_jsonl(
         writer.build_info("robotsieve", env!("CARGO_PKG_VERSION"));
         writer.build_info("explain", if explain { "yes" } else { "no" });
         writer.build_info("sources", "python records");
-        let origins = resolution.origins.into_values();
+        let origins = &mut resolution.stream;
         let report = match shard {
             Some((index, count)) => {
                 writer.set_shard(ShardInfo { index, count, scheme: SHARD_SCHEME.to_string() });
@@ -506,8 +513,11 @@ fn compile_jsonl(
             None => build(origins, &plan, &mut writer, |_| {}),
         }
         .map_err(failed)?;
+        if let Some(e) = resolution.stream.error() {
+            return Err(CorpusError::new_err(format!("a temporary file of the resolved corpus: {e}")));
+        }
         writer.finish().map_err(failed)?;
-        Ok((report.origins, warnings))
+        Ok((report.origins, warnings, resolution.spilled_runs))
     })
 }
 

@@ -392,6 +392,18 @@ impl BoundedCorpus {
         Ok(())
     }
 
+    /// JSON Lines held in memory (the Python API's records), named `name`
+    /// in messages (`name:LINE: ...`): copied to an unnamed temporary file
+    /// now, so that both passes read it and the caller can drop its copy.
+    pub fn add_jsonl_bytes(&mut self, name: &str, bytes: &[u8]) -> Result<(), CorpusError> {
+        let tmp = |e: io::Error| temporary_error(&e);
+        let mut spool = tempfile::tempfile().map_err(tmp)?;
+        spool.write_all(bytes).map_err(tmp)?;
+        spool.seek(SeekFrom::Start(0)).map_err(tmp)?;
+        self.inputs.push(Input::Jsonl(PathBuf::from(name), Some(spool)));
+        Ok(())
+    }
+
     /// [`CorpusReader::add_warc`]: a pipe is copied to a temporary file now.
     pub fn add_warc(&mut self, path: &Path) -> Result<(), CorpusError> {
         let spool = spooled(path)?;
