@@ -13,7 +13,7 @@ use crate::artifact::{ArtifactError, ExplainedRule, FetchInfo, FetchKind, GroupO
 use crate::filter::{Classifier, Reasons};
 use crate::preference::{applicable, describe, Applied, PreferenceField};
 use crate::shards::ShardSet;
-use crate::url::{origin_hash, KeyBuf, Origin, PathMode, UrlError};
+use crate::url::{origin_hash, origin_hash_of_prefix, KeyBuf, Origin, PathMode, UrlError};
 use crate::verdict::Verdict;
 use std::borrow::Cow;
 use std::fmt;
@@ -66,51 +66,64 @@ struct Lane {
 }
 
 /// A URL of the grouped path ([`AgentClassifier::verdicts`]) that parsed:
-/// its number, where its key lies in the scratch, its origin hash and where
-/// its prepared path is.
+/// its number, where its origin key is, its origin hash and where its
+/// prepared path is.
 #[derive(Clone, Debug)]
 struct GroupedLane {
     url: usize,
-    key: Range<usize>,
+    key: BytesAt,
     hash: u64,
-    path: PathAt,
+    path: BytesAt,
 }
 
-/// Where a prepared path is: inside its URL (nearly always: the plain URLs
-/// of a frontier need no change), or copied into the scratch's paths.
+/// Where a URL's origin key or prepared path is: inside the URL (nearly
+/// always: the plain URLs of a frontier start with their key as it is
+/// written and need no change to their path), or copied into a scratch
+/// buffer (the keys or the paths).
 #[derive(Clone, Debug)]
-enum PathAt {
+enum BytesAt {
     /// These bytes of the URL.
     Url(Range<usize>),
-    /// These bytes of the paths buffer.
+    /// These bytes of the buffer.
     Buffer(Range<usize>),
 }
 
-impl PathAt {
-    /// The path of `origin` (taken from `url`) in `mode`, copied into `paths`
-    /// only when it is not a part of the URL as it is.
+impl BytesAt {
+    /// Where `bytes` are: in `url` when they are a part of it, else copied
+    /// into `buffer`.
     #[inline]
-    fn prepare(mode: PathMode, origin: &Origin<'_>, url: &[u8], paths: &mut Vec<u8>) -> PathAt {
-        let path = origin.path_for(mode);
-        let within = (path.as_ptr() as usize).checked_sub(url.as_ptr() as usize);
-        match (&path, within) {
-            (Cow::Borrowed(_), Some(start)) if start + path.len() <= url.len() => {
-                PathAt::Url(start..start + path.len())
-            }
+    fn of_bytes(bytes: &[u8], url: &[u8], buffer: &mut Vec<u8>) -> BytesAt {
+        let within = (bytes.as_ptr() as usize).checked_sub(url.as_ptr() as usize);
+        match within {
+            Some(start) if start + bytes.len() <= url.len() => BytesAt::Url(start..start + bytes.len()),
             _ => {
-                let start = paths.len();
-                paths.extend_from_slice(&path);
-                PathAt::Buffer(start..paths.len())
+                let start = buffer.len();
+                buffer.extend_from_slice(bytes);
+                BytesAt::Buffer(start..buffer.len())
             }
         }
     }
 
-    /// The path's bytes, given its URL and the paths buffer.
+    /// The path of `origin` (taken from `url`) in `mode`, copied into `paths`
+    /// only when it is not a part of the URL as it is.
     #[inline]
-    fn of<'p>(&self, url: &'p [u8], paths: &'p [u8]) -> &'p [u8] {
+    fn prepare(mode: PathMode, origin: &Origin<'_>, url: &[u8], paths: &mut Vec<u8>) -> BytesAt {
+        match origin.path_for(mode) {
+            Cow::Borrowed(path) => BytesAt::of_bytes(path, url, paths),
+            Cow::Owned(path) => {
+                let start = paths.len();
+                paths.extend_from_slice(&path);
+                BytesAt::Buffer(start..paths.len())
+            }
+        }
+    }
+
+    /// The bytes, given their URL and the buffer.
+    #[inline]
+    fn of<'p>(&self, url: &'p [u8], buffer: &'p [u8]) -> &'p [u8] {
         match self {
-            PathAt::Url(range) => &url[range.clone()],
-            PathAt::Buffer(range) => &paths[range.clone()],
+            BytesAt::Url(range) => &url[range.clone()],
+            BytesAt::Buffer(range) => &buffer[range.clone()],
         }
     }
 }
@@ -317,11 +330,13 @@ impl<'a> AgentClassifier<'a> {
                 *verdict = Verdict::Invalid;
                 continue;
             };
-            let key_start = keys.len();
-            keys.extend_from_slice(origin.key);
-            let hash = origin_hash(origin.key);
-            let path = PathAt::prepare(self.mode, &origin, url, paths);
-            lanes.push(GroupedLane { url: i, key: key_start..keys.len(), hash, path });
+            let key = BytesAt::of_bytes(origin.key, url, keys);
+            let hash = match &key {
+                BytesAt::Url(range) => origin_hash_of_prefix(&url[range.start..], range.len()),
+                BytesAt::Buffer(_) => origin_hash(origin.key),
+            };
+            let path = BytesAt::prepare(self.mode, &origin, url, paths);
+            lanes.push(GroupedLane { url: i, key, hash, path });
         }
         // Ordered by hash, the URLs of an origin are side by side: each entry
         // is the top half of the hash over the lane number, sorted on the
@@ -331,11 +346,12 @@ impl<'a> AgentClassifier<'a> {
         order.extend(lanes.iter().enumerate().map(|(l, lane)| lane.hash & !LANE_BITS | l as u64));
         group_by_hash(order, spare);
         let lane_of = |entry: u64| &lanes[(entry & LANE_BITS) as usize];
+        let key_of = |lane: &GroupedLane| lane.key.of(urls[lane.url], keys);
         // The runs: where each origin's entries of `order` end.
         runs.clear();
         for (i, pair) in order.windows(2).enumerate() {
             let (a, b) = (lane_of(pair[0]), lane_of(pair[1]));
-            if a.hash != b.hash || keys[a.key.clone()] != keys[b.key.clone()] {
+            if a.hash != b.hash || key_of(a) != key_of(b) {
                 runs.push(i + 1);
             }
         }
@@ -352,7 +368,7 @@ impl<'a> AgentClassifier<'a> {
                 .chain(window[..window.len() - 1].iter().copied())
                 .map(|at| {
                     let lane = lane_of(order[at]);
-                    (&keys[lane.key.clone()], lane.hash)
+                    (key_of(lane), lane.hash)
                 })
                 .collect();
             origins.clear();

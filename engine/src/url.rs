@@ -262,7 +262,8 @@ impl std::error::Error for UrlError {}
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Origin<'a> {
     /// The canonical origin key, `scheme://host` or `scheme://host:port` (see
-    /// [`OriginKey`]).
+    /// [`OriginKey`]): the URL's own first bytes when it is written so
+    /// (see [`KeyBuf`]), else built in the buffer.
     pub key: &'a [u8],
     /// The path and query the fetcher requests, fragment dropped, ready to
     /// match in the default mode ([`PathMode::Escaped`]): serialised as the
@@ -344,7 +345,10 @@ impl<'a> Origin<'a> {
 /// segment starting with `.`. Those are taken in one pass over the authority
 /// and a vector scan of the path; every other URL (about 3% of a real
 /// frontier) goes through the complete parser (the `complete` module), which
-/// gives the same answer for the plain ones.
+/// gives the same answer for the plain ones. A plain URL whose scheme and
+/// host are in lower case, with no user info and no default or zero-padded
+/// port, starts with its key as it is written: its [`Origin::key`] is then
+/// those first bytes of the URL, and nothing is built or copied.
 #[derive(Clone, Debug, Default)]
 pub struct KeyBuf {
     key: Vec<u8>,
@@ -357,6 +361,8 @@ struct Layout {
     scheme: Scheme,
     port: Option<u16>,
     host_len: usize,
+    /// The key: a range of the URL, or `None` for the buffer.
+    key: Option<Range<usize>>,
     /// The path: a range of the URL, or `None` for the buffer.
     path: Option<Range<usize>>,
     google_path_start: Option<usize>,
@@ -392,8 +398,12 @@ impl KeyBuf {
             Some(range) => &url[range],
             None => &self.path[..],
         };
+        let key = match layout.key {
+            Some(range) => &url[range],
+            None => &self.key[..],
+        };
         let Layout { scheme, port, host_len, google_path_start, .. } = layout;
-        Origin { key: &self.key, path, scheme, port, host_len, url, google_path_start }
+        Origin { key, path, scheme, port, host_len, url, google_path_start }
     }
 
     fn parse_complete_layout(&mut self, url: &[u8]) -> Result<Layout, UrlError> {
@@ -402,6 +412,7 @@ impl KeyBuf {
             scheme: parsed.scheme,
             port: parsed.port,
             host_len: parsed.host_len,
+            key: None,
             path: None,
             google_path_start: None,
         })
@@ -418,7 +429,7 @@ impl KeyBuf {
     /// the fragment.
     #[inline]
     fn parse_plain(&mut self, url: &[u8]) -> Option<Layout> {
-        let (scheme, authority_start) = common_scheme_prefix(url)?;
+        let (scheme, authority_start, scheme_as_is) = common_scheme_prefix(url)?;
         let authority = AuthorityScan::of(&url[authority_start..], authority_start);
         if !authority.plain {
             return None;
@@ -453,15 +464,20 @@ impl KeyBuf {
             }
         };
 
-        self.key.clear();
-        // One fixed 8-byte copy, cut back: a copy of 6 to 8 bytes would be a memcpy call.
-        self.key.extend_from_slice(&scheme.key_prefix_padded());
-        self.key.truncate(scheme.key_prefix().len());
-        push_lowercase(&mut self.key, &url[authority.host_start..], host.len());
-        if let Some(port) = port {
-            self.key.push(b':');
-            write_decimal(&mut self.key, port);
-        }
+        let key = if scheme_as_is && key_is_written_as_is(url, authority_start, &authority, port) {
+            Some(0..authority.end)
+        } else {
+            self.key.clear();
+            // One fixed 8-byte copy, cut back: a copy of 6 to 8 bytes would be a memcpy call.
+            self.key.extend_from_slice(&scheme.key_prefix_padded());
+            self.key.truncate(scheme.key_prefix().len());
+            push_lowercase(&mut self.key, &url[authority.host_start..], host.len());
+            if let Some(port) = port {
+                self.key.push(b':');
+                write_decimal(&mut self.key, port);
+            }
+            None
+        };
 
         // The authority ends at '/', '?', '#' or the end ('\' is not plain).
         let path = match url.get(authority.end) {
@@ -479,8 +495,29 @@ impl KeyBuf {
             }
         };
         let google_path_start = authority.semicolon.unwrap_or(authority.end);
-        Some(Layout { scheme, port, host_len: host.len(), path, google_path_start: Some(google_path_start) })
+        Some(Layout { scheme, port, host_len: host.len(), key, path, google_path_start: Some(google_path_start) })
     }
+}
+
+/// Whether a plain URL (one [`KeyBuf::parse_plain`] takes) whose scheme is
+/// written in lower case starts with its origin key exactly as the key is
+/// written: no user info, a host with no upper-case letter, and no port or a port that
+/// is not the scheme's default, written without leading zeros. Then the
+/// key is the URL's first bytes, up to the end of the authority (or of the
+/// host, when there is no port), and nothing is copied.
+///
+/// Nearly every URL of a frontier is written so; the others (`HTTP://`,
+/// `Example.com`, `:80`, `:0080`, `user@`) have their key built.
+#[inline]
+fn key_is_written_as_is(url: &[u8], authority_start: usize, authority: &AuthorityScan, port: Option<u16>) -> bool {
+    let port_as_is = match (authority.port_colon, port) {
+        (None, _) => true,
+        // `:0`, or digits with no leading zero (`parse_port` took them).
+        (Some(colon), Some(_)) => url[colon + 1] != b'0' || colon + 2 == authority.end,
+        // `:` alone, or the default port written out.
+        (Some(_), None) => false,
+    };
+    port_as_is && authority.host_start == authority_start && !authority.upper_case
 }
 
 /// `http://`, `https://` or `ftp://` in any case at the start of `url`, found
@@ -488,7 +525,8 @@ impl KeyBuf {
 /// starts so, and this costs a load and three compares instead of a byte loop
 /// and up to three case-folded string compares. `None` for anything else
 /// (including URLs shorter than 8 bytes), which the complete parser reads.
-fn common_scheme_prefix(url: &[u8]) -> Option<(Scheme, usize)> {
+/// Also says whether the scheme is written in lower case, as in the key.
+fn common_scheme_prefix(url: &[u8]) -> Option<(Scheme, usize, bool)> {
     const fn word(bytes: &[u8; 8]) -> u64 {
         u64::from_le_bytes(*bytes)
     }
@@ -502,11 +540,11 @@ fn common_scheme_prefix(url: &[u8]) -> Option<(Scheme, usize)> {
     const FIRST_6: u64 = u64::MAX >> 16;
     let head = word(url.get(..8)?.try_into().expect("8 bytes"));
     if head | FOLD_5 == word(b"https://") {
-        Some((Scheme::Https, 8))
+        Some((Scheme::Https, 8, head == word(b"https://")))
     } else if (head | FOLD_4) & FIRST_7 == word(b"http://\0") {
-        Some((Scheme::Http, 7))
+        Some((Scheme::Http, 7, head & FIRST_7 == word(b"http://\0")))
     } else if (head | FOLD_3) & FIRST_6 == word(b"ftp://\0\0") {
-        Some((Scheme::Ftp, 6))
+        Some((Scheme::Ftp, 6, head & FIRST_6 == word(b"ftp://\0\0")))
     } else {
         None
     }
@@ -530,6 +568,10 @@ struct AuthorityScan {
     /// `xn--` label, an IPv4 address), or the port may be odd; the complete
     /// parser decides.
     plain: bool,
+    /// Whether an ASCII upper-case letter follows the last `@`: the key
+    /// then differs from the URL's bytes (found on the way, by the same
+    /// word-at-a-time steps that skip host bytes).
+    upper_case: bool,
 }
 
 /// What the authority scan does with a byte.
@@ -599,21 +641,28 @@ impl AuthorityScan {
         // Whether a byte that is not a plain host byte, or a second colon,
         // was seen since the last '@'.
         let mut odd = false;
+        // Whether an upper-case letter was seen since the last '@'.
+        let mut upper_case = false;
         let mut i = 0;
         loop {
             // Host bytes are most of the authority: skip them in bulk.
-            i = skip_host_bytes(tail, i);
+            let upper_case_skipped;
+            (i, upper_case_skipped) = skip_host_bytes(tail, i);
+            upper_case |= upper_case_skipped;
             let Some(&byte) = tail.get(i) else { break };
             match AUTHORITY_BYTES[usize::from(byte)] {
                 AuthorityByte::End => break,
                 // A later '@' makes everything before it user info.
-                AuthorityByte::At => (host_start, colon, odd) = (i + 1, None, false),
+                AuthorityByte::At => (host_start, colon, odd, upper_case) = (i + 1, None, false, false),
                 AuthorityByte::Colon => odd |= colon.replace(i).is_some(),
                 AuthorityByte::Semicolon => {
                     odd = true;
                     semicolon = semicolon.or(Some(i));
                 }
-                AuthorityByte::X => odd |= starts_punycode_or_hex(tail, host_start, i),
+                AuthorityByte::X => {
+                    odd |= starts_punycode_or_hex(tail, host_start, i);
+                    upper_case |= byte == b'X';
+                }
                 AuthorityByte::Other => odd = true,
                 AuthorityByte::Host => {}
             }
@@ -625,25 +674,44 @@ impl AuthorityScan {
             port_colon: colon.map(|c| offset + c),
             semicolon: semicolon.map(|c| offset + c),
             plain: !odd,
+            upper_case,
         }
     }
 }
 
 /// The index of the first byte at or after `i` in `bytes` that is not a
-/// plain host byte ([`is_plain_host_byte`]), or `bytes.len()`: eight bytes
-/// per step while eight remain, then one lookup per byte.
-fn skip_host_bytes(bytes: &[u8], mut i: usize) -> usize {
+/// plain host byte ([`is_plain_host_byte`]), or `bytes.len()`, and whether
+/// an ASCII upper-case letter is among the bytes skipped: eight bytes per
+/// step while eight remain, then one lookup per byte.
+fn skip_host_bytes(bytes: &[u8], mut i: usize) -> (usize, bool) {
+    let mut upper_case = 0;
     while let Some(word) = bytes.get(i..i + 8) {
-        let others = non_host_bytes(u64::from_le_bytes(word.try_into().expect("8 bytes")));
+        let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        let others = non_host_bytes(word);
+        // The bytes up to the first that is not a host byte (which is no
+        // letter, so taking it along changes nothing): all of them when none is.
+        upper_case |= upper_case_bytes(word) & (others ^ others.wrapping_sub(1));
         if others != 0 {
-            return i + others.trailing_zeros() as usize / 8;
+            return (i + others.trailing_zeros() as usize / 8, upper_case != 0);
         }
         i += 8;
     }
-    while bytes.get(i).is_some_and(|&b| HOST_BYTES[usize::from(b)]) {
+    let mut upper_case = upper_case != 0;
+    while let Some(&b) = bytes.get(i).filter(|&&b| HOST_BYTES[usize::from(b)]) {
+        upper_case |= b.is_ascii_uppercase();
         i += 1;
     }
-    i
+    (i, upper_case)
+}
+
+/// The high bit of each byte of `word` that is an ASCII upper-case letter.
+/// Each byte is computed on its own (no carry crosses bytes).
+fn upper_case_bytes(word: u64) -> u64 {
+    const EACH: u64 = 0x0101_0101_0101_0101;
+    let low = word & (0x7F * EACH);
+    let from_a = low + (0x80 - u64::from(b'A')) * EACH;
+    let past_z = low + (0x7F - u64::from(b'Z')) * EACH;
+    from_a & !past_z & !word & (0x80 * EACH)
 }
 
 /// The high bit of each byte of `word` that is not a plain host byte
@@ -693,16 +761,8 @@ fn push_lowercase(out: &mut Vec<u8>, text: &[u8], len: usize) {
 /// [`u8::to_ascii_lowercase`] on each byte of a word. Each byte is computed
 /// on its own (no carry crosses bytes), so any byte values are fine.
 fn lowercase_word(word: u64) -> u64 {
-    const EACH: u64 = 0x0101_0101_0101_0101;
-    const LOW_7: u64 = 0x7F * EACH;
-    const HIGH_BIT: u64 = 0x80 * EACH;
-    let low = word & LOW_7;
-    // High bit set where the low 7 bits are >= 'A', and where they are > 'Z'.
-    let from_a = low + (0x80 - u64::from(b'A')) * EACH;
-    let past_z = low + (0x80 - u64::from(b'Z') - 1) * EACH;
-    // Upper case: 'A'..='Z' with the byte's own high bit clear.
-    let upper = from_a & !past_z & !word & HIGH_BIT;
-    word | (upper >> 2)
+    // Upper case letters differ from lower case ones in bit 0x20 alone.
+    word | (upper_case_bytes(word) >> 2)
 }
 
 /// Whether the fast path must hand a path holding `b` to the complete
@@ -926,9 +986,24 @@ impl fmt::Debug for OriginKey {
 /// h ^= h >> 33; h *= 0xC4CEB9FE1A85EC53; h ^= h >> 33`. All arithmetic
 /// wraps. Independent of the machine's byte order.
 pub fn origin_hash(key: &[u8]) -> u64 {
+    origin_hash_of_prefix(key, key.len())
+}
+
+/// [`origin_hash`] of the first `len` bytes of `text`, reading the bytes
+/// after them when that is cheaper: where `text` goes on past the key (a
+/// key that is the start of its URL, see [`Origin::key`]), the key's last
+/// 0 to 7 bytes are read as one word and the bytes after them masked off,
+/// instead of being gathered one by one.
+///
+/// # Panics
+///
+/// When `len` is more than `text.len()`.
+#[inline]
+pub fn origin_hash_of_prefix(text: &[u8], len: usize) -> u64 {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
     const M: u64 = 0xFF51_AFD7_ED55_8CCD;
-    let mut h = K ^ (key.len() as u64).wrapping_mul(M);
+    let key = &text[..len];
+    let mut h = K ^ (len as u64).wrapping_mul(M);
     let mut words = key.chunks_exact(8);
     for word in &mut words {
         let w = u64::from_le_bytes(word.try_into().expect("chunks of 8"));
@@ -937,7 +1012,14 @@ pub fn origin_hash(key: &[u8]) -> u64 {
     // The tail as a little-endian word, zero-padded. Built in a register: a
     // copy into a zeroed array and a load of it stalled on store forwarding
     // (a fifth of the batch's bookkeeping in a profile).
-    let tail = words.remainder().iter().rev().fold(0u64, |word, &b| word << 8 | u64::from(b));
+    let whole = len - words.remainder().len();
+    let tail = match text.get(whole..whole + 8) {
+        Some(word) => {
+            let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+            word & ((1u64 << (8 * (len - whole))) - 1)
+        }
+        None => words.remainder().iter().rev().fold(0u64, |word, &b| word << 8 | u64::from(b)),
+    };
     h = (h ^ tail).wrapping_mul(K);
     h ^= h >> 33;
     h = h.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
@@ -974,6 +1056,60 @@ mod tests {
     }
 
     #[test]
+    fn plain_keys_written_as_is_are_the_urls_first_bytes() {
+        let mut buf = KeyBuf::new();
+        let mut complete = KeyBuf::new();
+        for (url, borrowed) in [
+            ("http://example.com/a", true),
+            ("https://a-b.example.org", true),
+            ("https://a.example.org?q", true),
+            ("http://example.com:8080/", true),
+            ("http://example.com:0/", true),
+            ("ftp://files.example.com#x", true),
+            ("http://ex_am~ple.com./x", true),
+            ("HTTP://example.com/", false),
+            ("http://Example.com/", false),
+            ("http://exampLe.com/", false),
+            ("https://abcdefghijklmnoP.com/", false),
+            ("http://example.com:80/", false),
+            ("https://example.com:443/", false),
+            ("http://example.com:/", false),
+            ("http://example.com:08080/", false),
+            ("http://u@example.com/", false),
+        ] {
+            let origin = buf.parse(url.as_bytes()).unwrap();
+            let inside = origin.key.as_ptr() == url.as_ptr();
+            assert_eq!(inside, borrowed, "{url}: key {:?}", String::from_utf8_lossy(origin.key));
+            let key = origin.key.to_vec();
+            assert_eq!(key, complete.parse_complete(url.as_bytes()).unwrap().key, "{url}");
+        }
+    }
+
+    #[test]
+    fn hash_of_a_prefix_is_the_hash_of_the_prefix_alone() {
+        let text = b"https://www.example.com:8443/path?q\xff\x00tail";
+        for len in 0..=text.len() {
+            assert_eq!(origin_hash_of_prefix(text, len), origin_hash(&text[..len]), "{len}");
+        }
+    }
+
+    #[test]
+    fn skipping_host_bytes_sees_exactly_the_upper_case_letters_skipped() {
+        let text = b"abcdefghijklMnopqrstuvwyzABC/Qr";
+        for start in 0..text.len() {
+            let (end, upper_case) = skip_host_bytes(text, start);
+            assert_eq!(end, if start <= 28 { 28 } else { text.len() }, "{start}");
+            assert_eq!(upper_case, text[start..end].iter().any(u8::is_ascii_uppercase), "{start}");
+        }
+        for word in [*b"\xC1\xDA\xC1\xDAab\xC1\xDA", *b"@ABYZ[`a", *b"abcdefgh", *b"ghijklmN"] {
+            let marks = upper_case_bytes(u64::from_le_bytes(word)).to_le_bytes();
+            for (b, mark) in word.iter().zip(marks) {
+                assert_eq!(mark == 0x80, b.is_ascii_uppercase(), "{b:#x}");
+            }
+        }
+    }
+
+    #[test]
     fn lowercase_word_lowers_each_byte_alone() {
         for b in 0..=255u8 {
             for neighbour in [0u8, b'A', b'Z', 0x7F, 0x80, 0xC1, 0xFF] {
@@ -1003,10 +1139,10 @@ mod tests {
                 );
             }
         }
-        assert_eq!(skip_host_bytes(b"www.Ebample-1.co_uk~z:80/", 0), 21);
-        assert_eq!(skip_host_bytes(b"www.Ebample-1.co_uk~z:80/", 22), 24);
-        assert_eq!(skip_host_bytes(b"www.sample.xyz", 0), 11);
-        assert_eq!(skip_host_bytes(b"abc", 0), 3);
+        assert_eq!(skip_host_bytes(b"www.Ebample-1.co_uk~z:80/", 0), (21, true));
+        assert_eq!(skip_host_bytes(b"www.Ebample-1.co_uk~z:80/", 22), (24, false));
+        assert_eq!(skip_host_bytes(b"www.sample.xyz", 0), (11, false));
+        assert_eq!(skip_host_bytes(b"abc", 0), (3, false));
     }
 
     #[test]

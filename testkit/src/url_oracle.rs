@@ -6,7 +6,7 @@
 //! disagrees in their `Err`.
 
 use robotsieve_engine::pattern;
-use robotsieve_engine::url::{path_params_query, trim_c0_and_space, KeyBuf, UrlError};
+use robotsieve_engine::url::{origin_hash, path_params_query, trim_c0_and_space, KeyBuf, UrlError};
 use std::fmt::Write as _;
 
 /// Checks [`KeyBuf::parse`] on `input` against `url::Url::parse`:
@@ -65,9 +65,10 @@ pub fn check_against_url_crate(input: &[u8]) -> Result<(), String> {
     }
 }
 
-/// Checks that [`KeyBuf::parse`] (fast path first) and
-/// [`KeyBuf::parse_complete`] (the complete parser alone) give the same
-/// answer on `input`, and that the Google path both give is
+/// Checks that [`KeyBuf::parse`] (fast path first, whose key may be the
+/// URL's own first bytes) and [`KeyBuf::parse_complete`] (the complete
+/// parser alone, which always builds the key) give the same answer on
+/// `input`: key, its [`origin_hash`], path, scheme, port and host, and that the Google path both give is
 /// [`path_params_query`] of the trimmed URL.
 pub fn check_fast_path(input: &[u8]) -> Result<(), String> {
     let (mut fast, mut complete) = (KeyBuf::new(), KeyBuf::new());
@@ -75,7 +76,7 @@ pub fn check_fast_path(input: &[u8]) -> Result<(), String> {
     match (fast.parse(input), complete.parse_complete(input)) {
         (Ok(f), Ok(c)) => {
             let parts = |o: &robotsieve_engine::url::Origin<'_>| {
-                (o.key.to_vec(), o.path.to_vec(), o.scheme, o.port, o.host().to_vec())
+                (o.key.to_vec(), origin_hash(o.key), o.path.to_vec(), o.scheme, o.port, o.host().to_vec())
             };
             if parts(&f) != parts(&c) {
                 return Err(format!(
