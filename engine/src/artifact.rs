@@ -24,6 +24,7 @@
 //! format helps `inspect` and debugging, and a binary serialiser would add a
 //! dependency (bincode, the usual choice, is unmaintained) for no speed gain.
 
+use crate::dfa::Walker;
 use crate::format::{
     checksum, Check, CrawlTable, GroupHead, GroupView, Header, HeaderError, OriginRecord, PartView, PreferenceTable,
     SectionEntry, Slot, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START, MAX_SECTIONS, NO_RULE,
@@ -953,12 +954,14 @@ impl Artifact {
             let job_id = job as u32;
             for p in 0..view.head.parts as usize {
                 let Ok(part) = view.part(p, Check::Validated) else { continue };
-                match self.runner_part(group, p, part) {
-                    RunnerPart::Comb(comb) => combs.push(Walk::new(comb, path, job_id)),
-                    RunnerPart::Comb16(comb) => combs16.push(Walk::new(comb, path, job_id)),
-                    RunnerPart::Dense16(dense) => dense16.push(Walk::new(dense, path, job_id)),
-                    RunnerPart::Dense32(dense) => dense32.push(Walk::new(dense, path, job_id)),
-                    rules @ RunnerPart::Rules { .. } => lists.push((job, rules)),
+                match part {
+                    PartView::Comb(comb) => combs.push(Walk::new(comb, path, job_id)),
+                    PartView::Comb16(comb) => combs16.push(Walk::new(comb, path, job_id)),
+                    PartView::Dfa(dfa) => match dfa.walker() {
+                        Walker::U16(dense) => dense16.push(Walk::new(dense, path, job_id)),
+                        Walker::U32(dense) => dense32.push(Walk::new(dense, path, job_id)),
+                    },
+                    PartView::Rules { .. } => lists.push((job, self.runner_part(group, p, part))),
                 }
             }
         }
@@ -998,14 +1001,7 @@ impl Artifact {
     /// stored part in, a rule list with its shared [`LazyPrefilter`].
     #[inline]
     fn runner_part<'s>(&'s self, group: usize, p: usize, part: PartView<'s>) -> RunnerPart<'s> {
-        match part {
-            PartView::Comb(comb) => RunnerPart::Comb(comb),
-            PartView::Comb16(comb) => RunnerPart::Comb16(comb),
-            PartView::Dfa(dfa) => RunnerPart::dense(dfa.walker()),
-            PartView::Rules { patterns, ends, ranks } => {
-                RunnerPart::Rules { patterns, ends, ranks, prefilter: self.prefilter((group, p), patterns) }
-            }
-        }
+        RunnerPart::new(part, |patterns| self.prefilter((group, p), patterns))
     }
 
     /// The prefilter of a per-rule part, made on its first use (and built
