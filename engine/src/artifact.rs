@@ -439,6 +439,33 @@ impl fmt::Debug for Artifact {
     }
 }
 
+/// The vector of walks [`Artifact::decide_many`] puts a part in: one per
+/// table layout that [`walk::interleave`] runs separately, and the rule lists.
+#[derive(Clone, Copy, Debug)]
+enum WalkKind {
+    Comb,
+    Comb16,
+    Dense16,
+    Dense32,
+    Rules,
+}
+
+impl WalkKind {
+    const COUNT: usize = 5;
+
+    #[inline]
+    fn of(part: &PartView<'_>) -> WalkKind {
+        match part {
+            PartView::Comb(_) => WalkKind::Comb,
+            PartView::Comb16(_) => WalkKind::Comb16,
+            PartView::Dfa(dfa) => match dfa.walker() {
+                Walker::U16(_) => WalkKind::Dense16,
+                Walker::U32(_) => WalkKind::Dense32,
+            },
+            PartView::Rules { .. } => WalkKind::Rules,
+        }
+    }
+}
 impl Artifact {
     /// Maps an artifact file and checks its header and index (the groups
     /// are checked on first use; [`Artifact::verify`] checks them all).
@@ -948,21 +975,35 @@ impl Artifact {
         }
         let views = queries.iter().map(|&(group, _)| self.checked_group(group)).collect::<Result<Vec<_>, _>>()?;
         let mut best = vec![0u32; queries.len()];
-        let (mut combs, mut combs16, mut dense16, mut dense32) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let mut lists = Vec::new();
-        for (job, (view, &(group, path))) in views.iter().zip(queries).enumerate() {
-            let job_id = job as u32;
+        // Every part of every query, and room for each kind's walks counted
+        // first: grown push by push, these vectors' reallocations cost about
+        // a tenth of a cold frontier's instructions.
+        let mut parts = Vec::with_capacity(views.iter().map(|view| view.head.parts as usize).sum());
+        let mut kinds = [0usize; WalkKind::COUNT];
+        for (job, view) in views.iter().enumerate() {
             for p in 0..view.head.parts as usize {
                 let Ok(part) = view.part(p, Check::Validated) else { continue };
-                match part {
-                    PartView::Comb(comb) => combs.push(Walk::new(comb, path, job_id)),
-                    PartView::Comb16(comb) => combs16.push(Walk::new(comb, path, job_id)),
-                    PartView::Dfa(dfa) => match dfa.walker() {
-                        Walker::U16(dense) => dense16.push(Walk::new(dense, path, job_id)),
-                        Walker::U32(dense) => dense32.push(Walk::new(dense, path, job_id)),
-                    },
-                    PartView::Rules { .. } => lists.push((job, self.runner_part(group, p, part))),
-                }
+                let kind = WalkKind::of(&part);
+                kinds[kind as usize] += 1;
+                parts.push((job, p, kind, part));
+            }
+        }
+        let mut combs = Vec::with_capacity(kinds[WalkKind::Comb as usize]);
+        let mut combs16 = Vec::with_capacity(kinds[WalkKind::Comb16 as usize]);
+        let mut dense16 = Vec::with_capacity(kinds[WalkKind::Dense16 as usize]);
+        let mut dense32 = Vec::with_capacity(kinds[WalkKind::Dense32 as usize]);
+        let mut lists = Vec::with_capacity(kinds[WalkKind::Rules as usize]);
+        for (job, p, _, part) in parts {
+            let (group, path) = queries[job];
+            let job_id = job as u32;
+            match part {
+                PartView::Comb(comb) => combs.push(Walk::new(comb, path, job_id)),
+                PartView::Comb16(comb) => combs16.push(Walk::new(comb, path, job_id)),
+                PartView::Dfa(dfa) => match dfa.walker() {
+                    Walker::U16(dense) => dense16.push(Walk::new(dense, path, job_id)),
+                    Walker::U32(dense) => dense32.push(Walk::new(dense, path, job_id)),
+                },
+                PartView::Rules { .. } => lists.push((job, self.runner_part(group, p, part))),
             }
         }
         let mut finish = |job: u32, answer: u32| best[job as usize] = best[job as usize].max(answer);

@@ -373,8 +373,11 @@ impl<'a> AgentClassifier<'a> {
                 .collect();
             origins.clear();
             self.artifact.find_origins(&heads, origins);
-            let mut queries: Vec<(usize, &[u8])> = Vec::new();
-            let mut asked: Vec<usize> = Vec::new();
+            // Room for every URL of the window's runs (grown push by push,
+            // the reallocations were a few percent of a cold frontier's work).
+            let urls_in_window = window.last().map_or(0, |&end| end - start);
+            let mut queries: Vec<(usize, &[u8])> = Vec::with_capacity(urls_in_window);
+            let mut asked: Vec<usize> = Vec::with_capacity(urls_in_window);
             for (&end, origin) in window.iter().zip(origins.iter()) {
                 let run = &order[start..end];
                 start = end;

@@ -129,6 +129,13 @@ impl std::error::Error for RuleListError {}
 pub struct Prefilter {
     /// The number of rules it was built for (checked by [`RuleList::with_prefilter`]).
     rules: usize,
+    /// The index, boxed so that a [`RuleList`] that owns its prefilter stays small.
+    tables: Box<PieceTables>,
+}
+
+/// The tables of a [`Prefilter`].
+#[derive(Clone, Debug, Default)]
+struct PieceTables {
     /// The distinct pieces of two bytes or more, sorted by [`pair_slot`] of
     /// their first two bytes; piece `p` is
     /// `piece_bytes[piece_ends[p - 1]..piece_ends[p]]` (from 0 for the first).
@@ -177,20 +184,15 @@ fn has_bit(bits: &[u64], i: usize) -> bool {
 impl Prefilter {
     /// Builds the prefilter of tables that [`RuleList::check`] accepted.
     pub fn new(patterns: &[u8], ends: &[u32]) -> Prefilter {
-        let mut prefilter = Prefilter {
-            rules: ends.len(),
-            pair_bits: vec![0; PAIR_SLOTS / 64],
-            first: vec![0; 256],
-            ..Prefilter::default()
-        };
+        let mut t = PieceTables { pair_bits: vec![0; PAIR_SLOTS / 64], first: vec![0; 256], ..PieceTables::default() };
         // The rules by their longest literal piece: long pieces by slot, then one-byte pieces.
         let mut pieces: Vec<(bool, u16, &[u8], u32)> = Vec::with_capacity(ends.len());
-        prefilter.piece_rules.reserve_exact(ends.len());
+        t.piece_rules.reserve_exact(ends.len());
         for i in 0..ends.len() {
             match longest_piece(pattern_at(patterns, ends, i)) {
                 Some(&[byte]) => pieces.push((true, u16::from(byte), &[], i as u32)),
                 Some(piece) => pieces.push((false, pair_slot(piece[0], piece[1]) as u16, piece, i as u32)),
-                None => prefilter.always.push(i as u32),
+                None => t.always.push(i as u32),
             }
         }
         pieces.sort_unstable();
@@ -198,29 +200,29 @@ impl Prefilter {
         for (single, slot, piece, rule) in pieces {
             if last != Some((single, slot, piece)) {
                 last = Some((single, slot, piece));
-                prefilter.piece_starts.push(prefilter.piece_rules.len() as u32);
+                t.piece_starts.push(t.piece_rules.len() as u32);
                 if single {
                     let byte = slot as u8;
-                    prefilter.bytes.push(byte);
-                    prefilter.first[usize::from(byte)] |= IS_PIECE;
+                    t.bytes.push(byte);
+                    t.first[usize::from(byte)] |= IS_PIECE;
                 } else {
-                    prefilter.piece_bytes.extend_from_slice(piece);
-                    prefilter.piece_ends.push(prefilter.piece_bytes.len() as u32);
-                    prefilter.piece_slots.push(slot);
-                    prefilter.pair_bits[usize::from(slot) / 64] |= 1 << (slot % 64);
-                    prefilter.first[usize::from(piece[0])] |= STARTS_PIECE;
+                    t.piece_bytes.extend_from_slice(piece);
+                    t.piece_ends.push(t.piece_bytes.len() as u32);
+                    t.piece_slots.push(slot);
+                    t.pair_bits[usize::from(slot) / 64] |= 1 << (slot % 64);
+                    t.first[usize::from(piece[0])] |= STARTS_PIECE;
                 }
             }
-            prefilter.piece_rules.push(rule);
+            t.piece_rules.push(rule);
         }
-        prefilter.piece_starts.push(prefilter.piece_rules.len() as u32);
-        prefilter
+        t.piece_starts.push(t.piece_rules.len() as u32);
+        Prefilter { rules: ends.len(), tables: Box::new(t) }
     }
 
     /// The rules of piece `p` (numbered as for `piece_starts`).
     #[inline]
     fn rules_of(&self, p: usize) -> &[u32] {
-        &self.piece_rules[self.piece_starts[p] as usize..self.piece_starts[p + 1] as usize]
+        &self.tables.piece_rules[self.tables.piece_starts[p] as usize..self.tables.piece_starts[p + 1] as usize]
     }
 
     /// Calls `found` with the rules of every piece that occurs in `path`, in
@@ -228,33 +230,34 @@ impl Prefilter {
     /// reported at each, a one-byte piece once), while `found` says to go on.
     #[inline]
     fn candidates(&self, path: &[u8], mut found: impl FnMut(&[u32]) -> bool) {
-        if self.first.len() != 256 {
+        let t = &*self.tables;
+        if t.first.len() != 256 {
             return; // No piece at all (a default prefilter).
         }
         let mut seen = [0u64; 4];
         for (i, &byte) in path.iter().enumerate() {
-            let flags = self.first[usize::from(byte)];
+            let flags = t.first[usize::from(byte)];
             if flags == 0 {
                 continue;
             }
             let b = usize::from(byte);
             if flags & IS_PIECE != 0 && !has_bit(&seen, b) {
                 seen[b / 64] |= 1 << (b % 64);
-                let p = self.bytes.partition_point(|&x| x < byte);
-                if !found(self.rules_of(self.piece_slots.len() + p)) {
+                let p = t.bytes.partition_point(|&x| x < byte);
+                if !found(self.rules_of(t.piece_slots.len() + p)) {
                     return;
                 }
             }
             let Some(&next) = path.get(i + 1) else { break };
             let slot = pair_slot(byte, next);
-            if flags & STARTS_PIECE != 0 && has_bit(&self.pair_bits, slot) {
-                let first = self.piece_slots.partition_point(|&s| usize::from(s) < slot);
-                for p in first..self.piece_slots.len() {
-                    if usize::from(self.piece_slots[p]) != slot {
+            if flags & STARTS_PIECE != 0 && has_bit(&t.pair_bits, slot) {
+                let first = t.piece_slots.partition_point(|&s| usize::from(s) < slot);
+                for p in first..t.piece_slots.len() {
+                    if usize::from(t.piece_slots[p]) != slot {
                         break;
                     }
-                    let start = if p == 0 { 0 } else { self.piece_ends[p - 1] as usize };
-                    let piece = &self.piece_bytes[start..self.piece_ends[p] as usize];
+                    let start = if p == 0 { 0 } else { t.piece_ends[p - 1] as usize };
+                    let piece = &t.piece_bytes[start..t.piece_ends[p] as usize];
                     if path[i..].starts_with(piece) && !found(self.rules_of(p)) {
                         return;
                     }
@@ -476,7 +479,7 @@ impl<'a> RuleList<'a> {
             }
         };
         let prefilter = &*self.prefilter;
-        consider(&prefilter.always, &mut winner);
+        consider(&prefilter.tables.always, &mut winner);
         if winner > 0 {
             prefilter.candidates(path, |rules| {
                 consider(rules, &mut winner);
