@@ -17,7 +17,7 @@
 //!   them with [`remove_pending_files`] before the process exits. The
 //!   artifact writer and `meta` write through it too.
 
-use crate::filter::{Config, FilterError, Format, Sink};
+use crate::filter::{ChunkSink, Config, FilterError, Format, Sink};
 use crate::line::LineProblem;
 use crate::verdict::Verdict;
 use std::fs::File;
@@ -111,7 +111,6 @@ pub struct TsvFormat {
 }
 
 impl Sink for Outputs<'_> {
-    type Chunk = TsvChunk;
     type Format = TsvFormat;
 
     fn format(&self, config: &Config) -> TsvFormat {
@@ -123,6 +122,10 @@ impl Sink for Outputs<'_> {
             rows: self.rows.is_some(),
         }
     }
+}
+
+impl ChunkSink for Outputs<'_> {
+    type Chunk = TsvChunk;
 
     fn write(&mut self, chunk: &TsvChunk) -> Result<(), FilterError> {
         let lists = self.lists.iter_mut().zip(&chunk.lists);
