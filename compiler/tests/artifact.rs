@@ -427,10 +427,11 @@ fn a_shard_holding_another_shards_origin_is_refused() {
     assert!(message.contains("https://site"), "{message}");
     // Code can tell the problem from the others, and sees where it is.
     let first = dir.path().join(shard_file_name(0, 2));
+    let ArtifactError::ShardSet { problem, .. } = &err else { panic!("{err:?}") };
     assert!(
-        matches!(&err, ArtifactError::ShardSet { problem: ShardSetProblem::ForeignOrigin { file, index: 0, belongs: 1, origin }, .. }
+        matches!(problem.as_ref(), ShardSetProblem::ForeignOrigin { file, index: 0, belongs: 1, origin }
             if *file == first && origin.starts_with("https://site")),
-        "{err:?}"
+        "{problem:?}"
     );
 }
 

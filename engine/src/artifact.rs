@@ -70,8 +70,8 @@ pub enum ArtifactError {
     ShardSet {
         /// The set's directory.
         path: PathBuf,
-        /// What is wrong with the set.
-        problem: ShardSetProblem,
+        /// What is wrong with the set (boxed: it is large, and rare).
+        problem: Box<ShardSetProblem>,
     },
     /// One shard of a set was given where the whole set is wanted.
     PartOfSet {

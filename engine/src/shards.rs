@@ -59,7 +59,7 @@ pub struct ShardSet {
 }
 
 fn set_error(dir: &Path, problem: ShardSetProblem) -> ArtifactError {
-    ArtifactError::ShardSet { path: dir.to_path_buf(), problem }
+    ArtifactError::ShardSet { path: dir.to_path_buf(), problem: Box::new(problem) }
 }
 
 impl ShardSet {
