@@ -26,7 +26,14 @@
 //!   size to finish a line longer than it).
 //! - Where the results go is a [`Sink`]'s business: the pipeline hands each
 //!   URL's verdict to the sink's [`Format`] on its worker and the finished
-//!   chunks to the sink in input order; it formats and opens nothing itself.
+//!   chunks to the sink ([`ChunkSink::write`]) in input order; it formats
+//!   and opens nothing itself.
+//! - Lines of URLs are one kind of chunk. [`Pipeline::run_chunks_of`] runs
+//!   any other on the same ordered loop: a [`ChunkReader`] cuts the input
+//!   on the calling thread, a [`ChunkWorker`] works each chunk on the pool,
+//!   a [`ChunkSink`] gets them in input order (`meta --warc`: batches of
+//!   WARC records in, lines of page rules out). A reader's damage ends a
+//!   run once the chunks before it are written.
 //!   The command line's TSV outputs and its output files (written under a
 //!   temporary name, renamed into place on success, removed on a signal)
 //!   are in [`crate::output`].
