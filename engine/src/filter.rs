@@ -241,6 +241,7 @@ impl Default for Config {
 
 /// Why a run failed. Every variant names what failed, for the user.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum FilterError {
     /// Reading the URL list failed (or it could not be opened).
     Input {
