@@ -24,6 +24,7 @@
 //! format helps `inspect` and debugging, and a binary serialiser would add a
 //! dependency (bincode, the usual choice, is unmaintained) for no speed gain.
 
+use crate::dfa::Walker;
 use crate::format::{
     checksum, Check, CrawlTable, GroupHead, GroupView, Header, HeaderError, MetaProblem, OriginRecord, PartView,
     PreferenceTable, SectionEntry, ShardSetProblem, Slot, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START, MAX_SECTIONS,
@@ -439,6 +440,33 @@ impl fmt::Debug for Artifact {
     }
 }
 
+/// The vector of walks [`Artifact::decide_many`] puts a part in: one per
+/// table layout that [`walk::interleave`] runs separately, and the rule lists.
+#[derive(Clone, Copy, Debug)]
+enum WalkKind {
+    Comb,
+    Comb16,
+    Dense16,
+    Dense32,
+    Rules,
+}
+
+impl WalkKind {
+    const COUNT: usize = 5;
+
+    #[inline]
+    fn of(part: &PartView<'_>) -> WalkKind {
+        match part {
+            PartView::Comb(_) => WalkKind::Comb,
+            PartView::Comb16(_) => WalkKind::Comb16,
+            PartView::Dfa(dfa) => match dfa.walker() {
+                Walker::U16(_) => WalkKind::Dense16,
+                Walker::U32(_) => WalkKind::Dense32,
+            },
+            PartView::Rules { .. } => WalkKind::Rules,
+        }
+    }
+}
 impl Artifact {
     /// Maps an artifact file and checks its header and index (the groups
     /// are checked on first use; [`Artifact::verify`] checks them all).
@@ -949,19 +977,35 @@ impl Artifact {
         }
         let views = queries.iter().map(|&(group, _)| self.checked_group(group)).collect::<Result<Vec<_>, _>>()?;
         let mut best = vec![0u32; queries.len()];
-        let (mut combs, mut combs16, mut dense16, mut dense32) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let mut lists = Vec::new();
-        for (job, (view, &(group, path))) in views.iter().zip(queries).enumerate() {
-            let job_id = job as u32;
+        // Every part of every query, and room for each kind's walks counted
+        // first: grown push by push, these vectors' reallocations cost about
+        // a tenth of a cold frontier's instructions.
+        let mut parts = Vec::with_capacity(views.iter().map(|view| view.head.parts as usize).sum());
+        let mut kinds = [0usize; WalkKind::COUNT];
+        for (job, view) in views.iter().enumerate() {
             for p in 0..view.head.parts as usize {
                 let Ok(part) = view.part(p, Check::Validated) else { continue };
-                match self.runner_part(group, p, part) {
-                    RunnerPart::Comb(comb) => combs.push(Walk::new(comb, path, job_id)),
-                    RunnerPart::Comb16(comb) => combs16.push(Walk::new(comb, path, job_id)),
-                    RunnerPart::Dense16(dense) => dense16.push(Walk::new(dense, path, job_id)),
-                    RunnerPart::Dense32(dense) => dense32.push(Walk::new(dense, path, job_id)),
-                    rules @ RunnerPart::Rules { .. } => lists.push((job, rules)),
-                }
+                let kind = WalkKind::of(&part);
+                kinds[kind as usize] += 1;
+                parts.push((job, p, kind, part));
+            }
+        }
+        let mut combs = Vec::with_capacity(kinds[WalkKind::Comb as usize]);
+        let mut combs16 = Vec::with_capacity(kinds[WalkKind::Comb16 as usize]);
+        let mut dense16 = Vec::with_capacity(kinds[WalkKind::Dense16 as usize]);
+        let mut dense32 = Vec::with_capacity(kinds[WalkKind::Dense32 as usize]);
+        let mut lists = Vec::with_capacity(kinds[WalkKind::Rules as usize]);
+        for (job, p, _, part) in parts {
+            let (group, path) = queries[job];
+            let job_id = job as u32;
+            match part {
+                PartView::Comb(comb) => combs.push(Walk::new(comb, path, job_id)),
+                PartView::Comb16(comb) => combs16.push(Walk::new(comb, path, job_id)),
+                PartView::Dfa(dfa) => match dfa.walker() {
+                    Walker::U16(dense) => dense16.push(Walk::new(dense, path, job_id)),
+                    Walker::U32(dense) => dense32.push(Walk::new(dense, path, job_id)),
+                },
+                PartView::Rules { .. } => lists.push((job, self.runner_part(group, p, part))),
             }
         }
         let mut finish = |job: u32, answer: u32| best[job as usize] = best[job as usize].max(answer);
@@ -1000,14 +1044,7 @@ impl Artifact {
     /// stored part in, a rule list with its shared [`LazyPrefilter`].
     #[inline]
     fn runner_part<'s>(&'s self, group: usize, p: usize, part: PartView<'s>) -> RunnerPart<'s> {
-        match part {
-            PartView::Comb(comb) => RunnerPart::Comb(comb),
-            PartView::Comb16(comb) => RunnerPart::Comb16(comb),
-            PartView::Dfa(dfa) => RunnerPart::dense(dfa.walker()),
-            PartView::Rules { patterns, ends, ranks } => {
-                RunnerPart::Rules { patterns, ends, ranks, prefilter: self.prefilter((group, p), patterns) }
-            }
-        }
+        RunnerPart::new(part, |patterns| self.prefilter((group, p), patterns))
     }
 
     /// The prefilter of a per-rule part, made on its first use (and built

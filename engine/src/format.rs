@@ -1547,7 +1547,9 @@ pub struct GroupView<'a> {
     blob: &'a [u8],
 }
 
-/// A part of a group, read in place.
+/// A part of a group, read in place: the one list of the part kinds a
+/// group stores (the runtime wraps it, see `runtime::RunnerPart`).
+#[derive(Clone, Copy, Debug)]
 pub enum PartView<'a> {
     /// A dense automaton.
     Dfa(Dfa<'a>),
