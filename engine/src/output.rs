@@ -181,7 +181,7 @@ impl Format for TsvFormat {
             // (measured: one list wanted of two verdicts, 44 to 62 million URLs/s).
             let list = &mut chunk.lists[index];
             let len = list.len();
-            list.extend_from_slice(url);
+            push_line_bytes(list, url);
             list.push(b'\n');
             list.truncate(len + (url.len() + 1) * usize::from(self.lists[index]));
         }
@@ -190,9 +190,10 @@ impl Format for TsvFormat {
             // A fixed-size copy of the padded field, cut to its length: no
             // variable-length copy and no branch on the verdict.
             let len = out.len();
+            out.reserve(VERDICT_FIELDS_PADDED[index].len() + url.len() + 1);
             out.extend_from_slice(&VERDICT_FIELDS_PADDED[index]);
             out.truncate(len + VERDICT_FIELDS[index].len());
-            out.extend_from_slice(url);
+            push_line_bytes(out, url);
             if self.explain {
                 out.push(b'\t');
                 // The classifier promises a tab-free reason; a broken promise must
@@ -221,6 +222,37 @@ impl Format for TsvFormat {
             buf.clear();
             buf.shrink_to(keep);
         }
+    }
+}
+
+/// Appends `bytes` (a URL, tens of bytes) to `out` in fixed 16-byte copies,
+/// the last one overlapping the one before, instead of one copy of
+/// `bytes.len()`: that is a `memcpy` call, whose call and size dispatch cost
+/// more than the copy on URLs (callgrind: about 35 instructions a URL
+/// against about 12). Shorter than 16 bytes, one plain copy.
+#[inline(always)]
+fn push_line_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    let len = bytes.len();
+    if len < 16 {
+        out.extend_from_slice(bytes);
+        return;
+    }
+    out.reserve(len);
+    let start = out.len();
+    // SAFETY: `reserve` made room for `len` bytes from `start`. Each copy
+    // reads 16 bytes of `bytes` at an offset of at most `len - 16` and writes
+    // them at the same offset from `start`, within that room; together the
+    // copies write all `len` bytes before `set_len` takes them in.
+    unsafe {
+        let src = bytes.as_ptr();
+        let dst = out.as_mut_ptr().add(start);
+        let mut at = 0;
+        while at + 16 < len {
+            std::ptr::copy_nonoverlapping(src.add(at), dst.add(at), 16);
+            at += 16;
+        }
+        std::ptr::copy_nonoverlapping(src.add(len - 16), dst.add(len - 16), 16);
+        out.set_len(start + len);
     }
 }
 
@@ -507,6 +539,19 @@ mod tests {
         for verdict in Verdict::ALL {
             assert_eq!(VERDICT_FIELDS[verdict.index()], format!("{verdict}\t").as_bytes());
             assert!(VERDICT_FIELDS_PADDED[verdict.index()].starts_with(VERDICT_FIELDS[verdict.index()]));
+        }
+    }
+
+    #[test]
+    fn line_bytes_are_appended_whole_at_every_length() {
+        let text: Vec<u8> = (0..80u8).map(|i| b'!' + i).collect();
+        for len in 0..=text.len() {
+            for before in [0, 1, 15, 16, 17] {
+                let mut out = vec![b'_'; before];
+                push_line_bytes(&mut out, &text[..len]);
+                assert_eq!(&out[..before], &vec![b'_'; before][..], "{len} after {before}");
+                assert_eq!(&out[before..], &text[..len], "{len} after {before}");
+            }
         }
     }
 
