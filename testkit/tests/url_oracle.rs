@@ -148,6 +148,12 @@ fn long_plain_url_near_misses() -> impl Strategy<Value = Vec<u8>> {
         "[",
         "]",
         "\u{10000}",
+        "|",
+        "~",
+        "^",
+        "`",
+        "{",
+        "}",
     ]);
     let edits = prop::collection::vec((edit, any::<prop::sample::Index>()), 0..=3);
     (scheme, host, port, path, edits).prop_map(|(scheme, host, port, path, edits)| {
@@ -172,7 +178,7 @@ fn every_delimiter_at_every_position() {
         "http://a-much-longer-host-name.example.com/a/path/of/some/length/to/cross/blocks?q=1",
         "ftp://host.with.a.port.example:8080/p",
     ];
-    let bytes = b"/?#@\\%:;AXxn-0.\x80\xc3\xff\x7f\x00 \t[]_~";
+    let bytes = b"/?#@\\%:;AXxn-0.\x80\xc3\xff\x7f\x00 \t[]_~|^`{}<>\"'";
     for base in bases {
         for at in 0..=base.len() {
             for &b in bytes {
