@@ -92,24 +92,15 @@ fn url_soup() -> impl Strategy<Value = Vec<u8>> {
 /// last label (IPv4 forms), a trailing dot, an `xn--` or `0x` label, a tab
 /// or a newline, inserted anywhere.
 fn plain_url_near_misses() -> impl Strategy<Value = Vec<u8>> {
-    let scheme = prop::sample::select(vec!["http://", "https://", "ftp://"]);
     let host = "[a-z0-9][a-z0-9\\-]{0,8}(\\.[a-z0-9\\-]{1,8}){0,3}[a-z]";
     let port = prop_oneof![4 => Just(String::new()), 1 => ":[1-9][0-9]{0,4}", 1 => Just(":0".to_owned())];
     let path = prop_oneof![1 => Just(String::new()), 4 => "[/?#][a-z0-9/._?=&#-]{0,16}"];
-    let edit = prop::sample::select(vec![
+    let edits = vec![
         "A", "Z", "X", "N", "\\", "@", "u@", "%", "%41", "%2e", ".", "..", ".1", ".0x", ".0x7f", ".255", ":", ":80",
         ":443", ":21", ":080", ":00", "xn--", "xn--a", "0x", "\t", "\n", "\r", " ", "\x00", "\x7f", "\u{e9}", "_", "~",
         ";", "[", "]", "/", "?", "#",
-    ]);
-    let edits = prop::collection::vec((edit, any::<prop::sample::Index>()), 0..=3);
-    (scheme, host, port, path, edits).prop_map(|(scheme, host, port, path, edits)| {
-        let mut url = [scheme, &host, &port, &path].concat().into_bytes();
-        for (edit, at) in edits {
-            let at = at.index(url.len() + 1);
-            url.splice(at..at, edit.bytes());
-        }
-        url
-    })
+    ];
+    plain_url_with_edits(host, port, path, edits)
 }
 
 /// A plain URL with a host of up to about 50 bytes and a path of up to 90
@@ -118,11 +109,10 @@ fn plain_url_near_misses() -> impl Strategy<Value = Vec<u8>> {
 /// to three edits: every delimiter the authority scan looks for, upper case,
 /// `x` labels, and bytes of 0x80 and above.
 fn long_plain_url_near_misses() -> impl Strategy<Value = Vec<u8>> {
-    let scheme = prop::sample::select(vec!["http://", "https://", "ftp://"]);
     let host = "[a-z0-9]{1,12}(\\.[a-z0-9\\-]{1,12}){0,3}[a-z]";
     let port = prop_oneof![4 => Just(String::new()), 1 => ":[1-9][0-9]{0,4}"];
     let path = prop_oneof![1 => Just(String::new()), 4 => "[/?#][a-zA-Z0-9/._?=&#%-]{0,90}"];
-    let edit = prop::sample::select(vec![
+    let edits = vec![
         "/",
         "?",
         "#",
@@ -154,8 +144,20 @@ fn long_plain_url_near_misses() -> impl Strategy<Value = Vec<u8>> {
         "`",
         "{",
         "}",
-    ]);
-    let edits = prop::collection::vec((edit, any::<prop::sample::Index>()), 0..=3);
+    ];
+    plain_url_with_edits(host, port, path, edits)
+}
+
+/// `scheme://` (http, https or ftp), a host, a port and a path from the
+/// strategies given, with up to three of `edits` inserted anywhere.
+fn plain_url_with_edits(
+    host: &'static str,
+    port: impl Strategy<Value = String>,
+    path: impl Strategy<Value = String>,
+    edits: Vec<&'static str>,
+) -> impl Strategy<Value = Vec<u8>> {
+    let scheme = prop::sample::select(vec!["http://", "https://", "ftp://"]);
+    let edits = prop::collection::vec((prop::sample::select(edits), any::<prop::sample::Index>()), 0..=3);
     (scheme, host, port, path, edits).prop_map(|(scheme, host, port, path, edits)| {
         let mut url = [scheme, &host, &port, &path].concat().into_bytes();
         for (edit, at) in edits {
