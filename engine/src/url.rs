@@ -110,6 +110,12 @@ fn find_subslice(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 /// `url` without leading and trailing C0 controls and spaces (bytes up to
 /// 0x20), as the URL Standard strips them before parsing.
 pub fn trim_c0_and_space(url: &[u8]) -> &[u8] {
+    // Nearly every URL: nothing to trim, seen from its two ends.
+    if let [first, .., last] = url {
+        if *first > 0x20 && *last > 0x20 {
+            return url;
+        }
+    }
     let start = url.iter().position(|&b| b > 0x20).unwrap_or(url.len());
     let end = url.iter().rposition(|&b| b > 0x20).map_or(start, |e| e + 1);
     &url[start..end]
@@ -1044,22 +1050,24 @@ fn plain_path_end_bytewise(url: &[u8], start: usize) -> usize {
         .unwrap_or(url.len())
 }
 
-/// [`plain_path_end`] 32 bytes at a time (16 for URLs of 17 to 32 bytes),
-/// from `start > 0` in URLs of more than 16 bytes: the last block is the
-/// URL's last bytes, overlapping what was checked.
+/// [`plain_path_end`] 32 bytes at a time, or 16 where at most 16 are left
+/// (or the URL has at most 32), from `start > 0` in URLs of more than 16
+/// bytes: the last block is the URL's last bytes, overlapping what was
+/// checked.
 #[cfg(target_arch = "x86_64")]
 #[inline]
 fn plain_path_end_sse2(url: &[u8], start: usize) -> usize {
     debug_assert!(url.len() > 16 && start > 0);
-    let width = if url.len() > 32 { 32 } else { 16 };
     let mut i = start;
     while i < url.len() {
-        let block = i.min(url.len() - width);
-        let mut found = path_stops_sse2(url, block);
-        if width == 32 {
-            found |= path_stops_sse2(url, block + 16) << 16;
-        }
-        found &= u32::MAX << (i - block);
+        let (block, width, found) = if url.len() > 32 && url.len() - i > 16 {
+            let block = i.min(url.len() - 32);
+            (block, 32, path_stops_sse2(url, block) | path_stops_sse2(url, block + 16) << 16)
+        } else {
+            let block = i.min(url.len() - 16);
+            (block, 16, path_stops_sse2(url, block))
+        };
+        let found = found & (u32::MAX << (i - block));
         if found != 0 {
             return block + found.trailing_zeros() as usize;
         }
@@ -1356,6 +1364,23 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn trimming_drops_exactly_the_c0_and_space_bytes_at_both_ends() {
+        let bytes = [b' ', b'\t', 0, 0x20, 0x21, b'a', 0x7f, 0xff];
+        // Every string of up to 4 of these bytes.
+        let (mut inputs, mut longest) = (vec![Vec::new()], vec![Vec::new()]);
+        for _ in 0..4 {
+            longest = longest.iter().flat_map(|s| bytes.iter().map(move |&b| [&s[..], &[b][..]].concat())).collect();
+            inputs.extend(longest.iter().cloned());
+        }
+        for input in &inputs {
+            let start = input.iter().position(|&b| b > 0x20).unwrap_or(input.len());
+            let end = input.iter().rposition(|&b| b > 0x20).map_or(start, |e| e + 1);
+            assert_eq!(trim_c0_and_space(input), &input[start..end], "{input:?}");
+        }
+        assert!(inputs.len() > 4000);
     }
 
     #[test]
