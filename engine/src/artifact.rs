@@ -25,8 +25,9 @@
 //! dependency (bincode, the usual choice, is unmaintained) for no speed gain.
 
 use crate::format::{
-    checksum, Check, CrawlTable, GroupHead, GroupView, Header, HeaderError, OriginRecord, PartView, PreferenceTable,
-    SectionEntry, Slot, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START, MAX_SECTIONS, NO_RULE,
+    checksum, Check, CrawlTable, GroupHead, GroupView, Header, HeaderError, MetaProblem, OriginRecord, PartView,
+    PreferenceTable, SectionEntry, ShardSetProblem, Slot, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START, MAX_SECTIONS,
+    NO_RULE,
 };
 use crate::label::Label;
 use crate::preference::PreferenceLine;
@@ -69,8 +70,8 @@ pub enum ArtifactError {
     ShardSet {
         /// The set's directory.
         path: PathBuf,
-        /// What is wrong with the set.
-        problem: String,
+        /// What is wrong with the set (boxed: it is large, and rare).
+        problem: Box<ShardSetProblem>,
     },
     /// One shard of a set was given where the whole set is wanted.
     PartOfSet {
@@ -236,7 +237,7 @@ impl Meta {
     }
 
     /// Parses what [`Meta::to_json`] wrote.
-    pub fn from_json(text: &str) -> Result<Meta, String> {
+    pub fn from_json(text: &str) -> Result<Meta, MetaProblem> {
         let mut p = JsonReader { s: text.as_bytes(), i: 0 };
         let mut meta = Meta::default();
         p.expect(b'{')?;
@@ -313,23 +314,23 @@ impl JsonReader<'_> {
         }
     }
 
-    fn expect(&mut self, b: u8) -> Result<(), String> {
+    fn expect(&mut self, b: u8) -> Result<(), MetaProblem> {
         if self.eat(b) {
             Ok(())
         } else {
-            Err(format!("expected '{}' at byte {}", b as char, self.i))
+            Err(MetaProblem::Expected { expected: b, at: self.i })
         }
     }
 
-    fn key(&mut self, name: &str) -> Result<(), String> {
+    fn key(&mut self, name: &'static str) -> Result<(), MetaProblem> {
         let k = self.string()?;
         if k != name {
-            return Err(format!("expected key {name:?}, found {k:?}"));
+            return Err(MetaProblem::Key { expected: name, found: k });
         }
         self.expect(b':')
     }
 
-    fn number(&mut self) -> Result<u32, String> {
+    fn number(&mut self) -> Result<u32, MetaProblem> {
         let start = self.i;
         while self.s.get(self.i).is_some_and(u8::is_ascii_digit) {
             self.i += 1;
@@ -337,18 +338,18 @@ impl JsonReader<'_> {
         std::str::from_utf8(&self.s[start..self.i])
             .ok()
             .and_then(|digits| digits.parse().ok())
-            .ok_or_else(|| format!("expected a number at byte {start}"))
+            .ok_or(MetaProblem::Number { at: start })
     }
 
-    fn string(&mut self) -> Result<String, String> {
+    fn string(&mut self) -> Result<String, MetaProblem> {
         self.expect(b'"')?;
         let mut out = Vec::new();
         loop {
             match self.s.get(self.i).copied() {
-                None => return Err("unterminated string".into()),
+                None => return Err(MetaProblem::UnterminatedString),
                 Some(b'"') => {
                     self.i += 1;
-                    return String::from_utf8(out).map_err(|e| e.to_string());
+                    return String::from_utf8(out).map_err(|e| MetaProblem::StringNotUtf8(e.utf8_error()));
                 }
                 Some(b'\\') => {
                     let esc = self.s.get(self.i + 1).copied();
@@ -357,14 +358,14 @@ impl JsonReader<'_> {
                         Some(b'"') => out.push(b'"'),
                         Some(b'\\') => out.push(b'\\'),
                         Some(b'u') => {
-                            let hex = self.s.get(self.i..self.i + 4).ok_or("short \\u escape")?;
-                            let code = u32::from_str_radix(std::str::from_utf8(hex).map_err(|e| e.to_string())?, 16)
-                                .map_err(|e| e.to_string())?;
-                            let c = char::from_u32(code).ok_or("bad \\u escape")?;
+                            let hex = self.s.get(self.i..self.i + 4).ok_or(MetaProblem::ShortEscape)?;
+                            let hex = std::str::from_utf8(hex).map_err(MetaProblem::StringNotUtf8)?;
+                            let code = u32::from_str_radix(hex, 16).map_err(MetaProblem::EscapeDigits)?;
+                            let c = char::from_u32(code).ok_or(MetaProblem::EscapeNotChar { code })?;
                             out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
                             self.i += 4;
                         }
-                        _ => return Err(format!("unsupported escape at byte {}", self.i)),
+                        _ => return Err(MetaProblem::UnsupportedEscape { at: self.i }),
                     }
                 }
                 Some(b) => {
@@ -535,8 +536,9 @@ impl Artifact {
             let (off, len) = sections[s.index()];
             &bytes[off..off + len]
         };
-        let meta_damage = |problem: String| ArtifactError::Invalid { path: None, damage: Damage::Meta { problem } };
-        let meta_text = std::str::from_utf8(section(Section::Meta)).map_err(|e| meta_damage(e.to_string()))?;
+        let meta_damage = |problem| ArtifactError::Invalid { path: None, damage: Damage::Meta { problem } };
+        let meta_text =
+            std::str::from_utf8(section(Section::Meta)).map_err(|e| meta_damage(MetaProblem::NotUtf8(e)))?;
         let meta = Meta::from_json(meta_text).map_err(meta_damage)?;
         let agents = meta.agents.len();
         let record_len = OriginRecord::len(agents);

@@ -33,8 +33,8 @@
 //! together in practice at the cost of a search and a hash.
 
 use super::{
-    reuse, ChunkBuffers, ChunkJob, Classifier, FilterError, Format, Input, Line, Lines, Pipeline, Progress, Recorder,
-    Report, Sink,
+    reuse, ChunkBuffers, ChunkJob, ChunkSink, Classifier, FilterError, Format, Input, Line, Lines, Pipeline, Progress,
+    Recorder, Report, Sink,
 };
 use crate::artifact::ArtifactError;
 use crate::line::LineProblem;
@@ -312,12 +312,15 @@ struct Split<'a> {
 }
 
 impl Sink for Split<'_> {
-    type Chunk = SplitChunk;
     type Format = SplitFormat;
 
     fn format(&self, _: &super::Config) -> SplitFormat {
         SplitFormat { partitions: self.files.len() }
     }
+}
+
+impl ChunkSink for Split<'_> {
+    type Chunk = SplitChunk;
 
     fn write(&mut self, chunk: &SplitChunk) -> Result<(), FilterError> {
         for total in &self.totals {
