@@ -1218,7 +1218,9 @@ fn classify_chunk<C: Classifier, F: Format>(
     // Taken out of the buffers for the chunk, so that `record` can write to them meanwhile.
     let mut reasons = std::mem::take(&mut buffers.reasons);
     let batch = if wants_reasons { BATCH } else { urls.len().max(1) };
-    let mut bad = bad.into_iter().peekable();
+    // The first bad line not yet recorded: the URLs up to it are recorded
+    // in a loop that checks nothing else per URL.
+    let mut next_bad = 0;
     let mut outcome = Ok(());
     for (start, (batch_urls, batch_verdicts)) in
         (0..).step_by(batch).zip(urls.chunks(batch).zip(verdicts.chunks_mut(batch)))
@@ -1228,15 +1230,35 @@ fn classify_chunk<C: Classifier, F: Format>(
         if outcome.is_err() {
             break;
         }
-        for (i, (url, &verdict)) in batch_urls.iter().zip(batch_verdicts.iter()).enumerate() {
-            while let Some((_, line, problem)) = bad.next_if(|&(before, _, _)| before == start + i) {
+        let mut from = 0;
+        loop {
+            // Bad lines that come before URL `from` of the batch.
+            while let Some(&(_, line, problem)) = bad.get(next_bad).filter(|&&(before, _, _)| before == start + from) {
                 recorder.record_bad_line(buffers, line, problem);
+                next_bad += 1;
             }
-            recorder.record(buffers, url, verdict, reasons.get(i));
+            let upto = match bad.get(next_bad) {
+                Some(&(before, _, _)) if before < start + batch_urls.len() => before - start,
+                _ => batch_urls.len(),
+            };
+            let (urls, verdicts) = (&batch_urls[from..upto], &batch_verdicts[from..upto]);
+            if wants_reasons {
+                for (i, (url, &verdict)) in (from..).zip(urls.iter().zip(verdicts)) {
+                    recorder.record(buffers, url, verdict, reasons.get(i));
+                }
+            } else {
+                for (url, &verdict) in urls.iter().zip(verdicts) {
+                    recorder.record(buffers, url, verdict, b"");
+                }
+            }
+            if upto == batch_urls.len() {
+                break;
+            }
+            from = upto;
         }
     }
     if outcome.is_ok() {
-        for (_, line, problem) in bad {
+        for &(_, line, problem) in &bad[next_bad..] {
             recorder.record_bad_line(buffers, line, problem);
         }
     }
@@ -1288,18 +1310,24 @@ impl<'a> Iterator for Lines<'a> {
                 Some(line) => line,
                 None => (self.data.len(), self.newlines.rest_is_odd()),
             };
-            let url = match &self.data[self.start..end] {
-                [url @ .., b'\r'] => url,
-                url => url,
-            };
+            let url = &self.data[self.start..end];
             self.start = end + 1;
             if url.is_empty() {
                 continue;
             }
             if odd || url.len() > MAX_LINE {
+                // A CR is an odd byte: only an odd line can end in one.
+                let url = match url {
+                    [url @ .., b'\r'] => url,
+                    url => url,
+                };
+                if url.is_empty() {
+                    continue;
+                }
                 if let Some(problem) = line::problem(url) {
                     return Some(Line::Bad(url, problem));
                 }
+                return Some(Line::Url(url));
             }
             return Some(Line::Url(url));
         }
