@@ -406,8 +406,10 @@ impl Format for SplitFormat {
 }
 
 /// Bytes of the write-combining blocks of pass 1, all partitions together:
-/// each partition's block is [`block_size`] bytes.
-const BLOCK_BUFFERS: usize = 32 << 20;
+/// each partition's block is [`block_size`] bytes. Measured at 2,048
+/// partitions on the frontier x20: 8 MiB (4 KiB blocks) and 32 MiB cost the
+/// same CPU time (1.53 and 1.45 to 1.98 s, load 16), peak RSS 127 and 151 MB.
+const BLOCK_BUFFERS: usize = 8 << 20;
 
 /// The block size of a run of `partitions` partitions: [`BLOCK_BUFFERS`]
 /// shared out, from 4 KiB (a page, one read of pass 2) to 1 MiB.
