@@ -51,7 +51,7 @@ use crate::url::origin_hash;
 use crate::verdict::Verdict;
 use memmap2::Mmap;
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IoSlice, Write};
 use std::os::unix::fs::FileExt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
@@ -418,8 +418,9 @@ fn block_size(partitions: usize) -> usize {
 }
 
 /// Bytes of full blocks gathered before they are appended to the file: one
-/// `write` for many blocks.
+/// `writev` for many blocks (of at most [`MAX_SLICES`]), no copy.
 const APPEND: usize = 1 << 20;
+const MAX_SLICES: usize = 1024;
 
 /// Where one block of a partition lies in the temporary file. A block holds
 /// whole records.
@@ -435,10 +436,13 @@ struct Extent {
 /// chunk to the cursor file.
 struct Split<'a> {
     file: &'a File,
-    /// Bytes of the file, the blocks gathered in `append` included.
+    /// Bytes of the file, the blocks in `pending` included.
     file_len: u64,
-    /// Full blocks not yet written, from byte `file_len - append.len()`.
-    append: Vec<u8>,
+    /// Full blocks not yet written (`pending_bytes` in all, the last ending
+    /// at `file_len`), and emptied ones to fill again.
+    pending: Vec<Vec<u8>>,
+    pending_bytes: usize,
+    spare: Vec<Vec<u8>>,
     block_size: usize,
     /// Each partition's block being filled, and its chain of blocks written.
     blocks: Vec<Vec<u8>>,
@@ -460,7 +464,9 @@ impl<'a> Split<'a> {
         Split {
             file,
             file_len: 0,
-            append: Vec::new(),
+            pending: Vec::new(),
+            pending_bytes: 0,
+            spare: Vec::new(),
             block_size: block_size(partitions),
             blocks: vec![Vec::new(); partitions],
             chains: vec![Vec::new(); partitions],
@@ -477,10 +483,10 @@ impl<'a> Split<'a> {
     /// (never a record cut in two) whenever the next record does not fit.
     /// A record longer than a block gets a block of its own.
     fn add(&mut self, p: usize, records: &[u8]) -> Result<(), FilterError> {
+        if self.blocks[p].capacity() == 0 {
+            self.blocks[p].reserve_exact(self.block_size);
+        }
         if self.blocks[p].len() + records.len() <= self.block_size {
-            if self.blocks[p].capacity() == 0 {
-                self.blocks[p].reserve_exact(self.block_size);
-            }
             self.blocks[p].extend_from_slice(records);
             return Ok(());
         }
@@ -495,22 +501,39 @@ impl<'a> Split<'a> {
         Ok(())
     }
 
-    /// Links partition `p`'s block into its chain and queues it for the file.
+    /// Links partition `p`'s block into its chain and queues it for the
+    /// file, the partition going on in a spare block.
     fn close(&mut self, p: usize) -> Result<(), FilterError> {
-        let block = &mut self.blocks[p];
+        let next = self.spare.pop().unwrap_or_default();
+        let block = std::mem::replace(&mut self.blocks[p], next);
         self.chains[p].push(Extent { offset: self.file_len, len: block.len() as u32 });
         self.file_len += block.len() as u64;
-        self.append.extend_from_slice(block);
-        block.clear();
-        if self.append.len() >= APPEND {
-            self.write_appended()?;
+        self.pending_bytes += block.len();
+        self.pending.push(block);
+        if self.pending_bytes >= APPEND || self.pending.len() >= MAX_SLICES {
+            self.write_pending()?;
         }
         Ok(())
     }
 
-    fn write_appended(&mut self) -> Result<(), FilterError> {
-        (&mut &*self.file).write_all(&self.append).map_err(|e| self.temp.failed(e))?;
-        self.append.clear();
+    /// Appends the pending blocks to the file in one `writev` (or more, if
+    /// the kernel takes fewer bytes) and keeps their buffers as spares.
+    fn write_pending(&mut self) -> Result<(), FilterError> {
+        let mut slices: Vec<IoSlice<'_>> = self.pending.iter().map(|block| IoSlice::new(block)).collect();
+        let mut rest = &mut slices[..];
+        while !rest.is_empty() {
+            match (&mut &*self.file).write_vectored(rest) {
+                Ok(0) => return Err(self.temp.failed(io::ErrorKind::WriteZero.into())),
+                Ok(written) => IoSlice::advance_slices(&mut rest, written),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(self.temp.failed(e)),
+            }
+        }
+        for mut block in self.pending.drain(..) {
+            block.clear();
+            self.spare.push(block);
+        }
+        self.pending_bytes = 0;
         Ok(())
     }
 }
@@ -546,7 +569,8 @@ impl Sink for Split<'_> {
             // No more records: give the block's memory back.
             self.blocks[p] = Vec::new();
         }
-        self.write_appended()?;
+        self.write_pending()?;
+        self.spare = Vec::new();
         self.order.flush().map_err(|e| self.temp.failed(e))?;
         self.cursors.flush().map_err(|e| self.temp.failed(e))
     }
