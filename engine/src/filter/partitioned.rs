@@ -155,11 +155,11 @@ fn authority_hash(url: &[u8]) -> u64 {
     origin_hash(authority)
 }
 
-/// How many buckets a block's URLs are sorted into before they are
+/// The most buckets a batch's URLs are sorted into before they are
 /// classified ([`PartitionBlock::classify`]): by the low bits of their
-/// [`authority_hash`], so that the URLs of an origin come in one run. A
-/// partition holds a few hundred origins: two rarely share a bucket, and
-/// those that do only interleave their runs.
+/// [`authority_hash`] (stored in each record's header), so that the URLs of
+/// an origin come in one run. A partition holds a few dozen origins: two
+/// rarely share a bucket, and those that do only interleave their runs.
 const BUCKETS: usize = 1 << 12;
 
 /// Up to how many URLs a batch of pass 2 may hold and still be handed over
@@ -692,8 +692,8 @@ impl PartitionBlock {
         let data = &self.bytes[..end];
         let mut urls = reuse(std::mem::take(&mut self.urls));
         self.buckets.clear();
-        // About 4 URLs a bucket: the sort stays linear in the URLs, and a
-        // partition's few origins rarely share a bucket.
+        // About a bucket per 256 bytes of records (4 URLs or so): the sort
+        // stays linear in the URLs, and a partition's origins rarely share one.
         let buckets = (data.len() / 256).next_power_of_two().clamp(64, BUCKETS);
         for (url, bits) in records(data) {
             urls.push(url);
