@@ -17,7 +17,7 @@
 //!   them with [`remove_pending_files`] before the process exits. The
 //!   artifact writer and `meta` write through it too.
 
-use crate::filter::{Config, FilterError, Format, Sink};
+use crate::filter::{ChunkSink, Config, FilterError, Format, Sink};
 use crate::line::LineProblem;
 use crate::verdict::Verdict;
 use std::fs::File;
@@ -111,7 +111,6 @@ pub struct TsvFormat {
 }
 
 impl Sink for Outputs<'_> {
-    type Chunk = TsvChunk;
     type Format = TsvFormat;
 
     fn format(&self, config: &Config) -> TsvFormat {
@@ -123,6 +122,10 @@ impl Sink for Outputs<'_> {
             rows: self.rows.is_some(),
         }
     }
+}
+
+impl ChunkSink for Outputs<'_> {
+    type Chunk = TsvChunk;
 
     fn write(&mut self, chunk: &TsvChunk) -> Result<(), FilterError> {
         let lists = self.lists.iter_mut().zip(&chunk.lists);
@@ -248,7 +251,11 @@ impl Format for TsvFormat {
 /// disk writes while later chunks are classified, and the commit's sync
 /// waits for little more than the last step.
 pub struct PendingFile {
+    /// The path given, for messages.
     path: PathBuf,
+    /// What the commit renames over: the path, or the file a symbolic link
+    /// there leads to.
+    target: PathBuf,
     temp_path: PathBuf,
     file: Option<File>,
     /// Bytes written so far, and how many of them have had their writeback
@@ -274,18 +281,24 @@ impl PendingFile {
     /// descriptors' names (`/dev/fd/63` of a `>(...)`); and whatever exists
     /// and is not a regular file (`/dev/null`, `/dev/full`, a named pipe, a
     /// terminal). A directory is refused at once.
+    ///
+    /// A symbolic link is written through: the temporary file goes next to
+    /// the file the link leads to (through every link of a chain, whether
+    /// or not that file exists yet), and the commit renames over that file,
+    /// so the link stays a link.
     pub fn create(path: &Path) -> Result<PendingFile, FilterError> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let failed = |source| FilterError::Output { name: path.display().to_string(), source };
         if let Some(file) = open_stream(path) {
             let file = file.map_err(failed)?;
-            return Ok(PendingFile::new(path.to_path_buf(), PathBuf::new(), file));
+            return Ok(PendingFile::new(path.to_path_buf(), path.to_path_buf(), PathBuf::new(), file));
         }
         if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
             return Err(failed(io::Error::other("is a directory")));
         }
-        let file_name = path.file_name().ok_or_else(|| failed(io::Error::other("not a file name")))?;
-        let dir = match path.parent() {
+        let target = link_target(path).map_err(failed)?;
+        let file_name = target.file_name().ok_or_else(|| failed(io::Error::other("not a file name")))?;
+        let dir = match target.parent() {
             Some(dir) if !dir.as_os_str().is_empty() => dir,
             _ => Path::new("."),
         };
@@ -304,7 +317,7 @@ impl PendingFile {
                         return Err(failed(io::Error::other("the process is being interrupted")));
                     }
                     registry.temp_paths.push(temp_path.clone());
-                    return Ok(PendingFile::new(path.to_path_buf(), temp_path, file));
+                    return Ok(PendingFile::new(path.to_path_buf(), target, temp_path, file));
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(failed(e)),
@@ -312,8 +325,8 @@ impl PendingFile {
         }
     }
 
-    fn new(path: PathBuf, temp_path: PathBuf, file: File) -> PendingFile {
-        PendingFile { path, temp_path, file: Some(file), written: 0, writeback_started: 0 }
+    fn new(path: PathBuf, target: PathBuf, temp_path: PathBuf, file: File) -> PendingFile {
+        PendingFile { path, target, temp_path, file: Some(file), written: 0, writeback_started: 0 }
     }
 
     /// Counts `len` more bytes written and, once a [`WRITEBACK_STEP`] of them
@@ -347,7 +360,8 @@ impl PendingFile {
     }
 
     /// Closes the file and renames it to its final path (replacing any file
-    /// there). On failure the temporary file is removed.
+    /// there; through a symbolic link, the file it leads to). On failure
+    /// the temporary file is removed.
     pub fn commit(mut self) -> Result<(), FilterError> {
         let failed = |source| FilterError::Output { name: self.path.display().to_string(), source };
         let mut file = self.file.take().expect("a pending file is committed once");
@@ -357,7 +371,7 @@ impl PendingFile {
         }
         file.sync_all().map_err(failed)?;
         drop(file);
-        std::fs::rename(&self.temp_path, &self.path).map_err(failed)?;
+        std::fs::rename(&self.temp_path, &self.target).map_err(failed)?;
         unregister_pending(&std::mem::take(&mut self.temp_path));
         Ok(())
     }
@@ -372,6 +386,28 @@ impl PendingFile {
     pub fn file_mut(&mut self) -> io::Result<&mut File> {
         self.file()
     }
+}
+
+/// Where a write to `path` lands: `path` itself, or, when it is a symbolic
+/// link, the file at the end of its chain of links (which need not exist:
+/// writing through a dangling link creates its target). A chain longer
+/// than the system's limit is an error, as opening it would be.
+fn link_target(path: &Path) -> io::Result<PathBuf> {
+    const MAX_LINKS: usize = 40;
+    let mut at = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = std::fs::read_link(&at)?;
+                at = match at.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            _ => return Ok(at),
+        }
+    }
+    Err(io::Error::other("too many levels of symbolic links"))
 }
 
 impl Write for PendingFile {

@@ -42,8 +42,8 @@
 //! URL in pass 1.
 
 use super::{
-    reuse, ChunkBuffers, ChunkJob, Classifier, FilterError, Format, Input, Line, Lines, Pipeline, Progress, Recorder,
-    Report, Sink,
+    reuse, ChunkBuffers, ChunkJob, ChunkSink, Classifier, FilterError, Format, Input, Line, Lines, Pipeline, Progress,
+    Recorder, Report, Sink,
 };
 use crate::artifact::ArtifactError;
 use crate::line::LineProblem;
@@ -539,12 +539,15 @@ impl<'a> Split<'a> {
 }
 
 impl Sink for Split<'_> {
-    type Chunk = SplitChunk;
     type Format = SplitFormat;
 
     fn format(&self, _: &super::Config) -> SplitFormat {
         SplitFormat { partitions: self.blocks.len() }
     }
+}
+
+impl ChunkSink for Split<'_> {
+    type Chunk = SplitChunk;
 
     fn write(&mut self, chunk: &SplitChunk) -> Result<(), FilterError> {
         self.row.clear();
