@@ -99,7 +99,7 @@ pub struct Args {
     raw_urls: bool,
     /// How URLs are grouped by origin before they are classified: `auto`
     /// partitions a large regular file over an artifact of many origins
-    /// (split by origin into temporary files, classified a partition at a
+    /// (split by origin into a temporary file, classified a partition at a
     /// time, written in input order); `windowed` groups within each chunk
     /// only; `partitioned` partitions whenever it can (a regular file,
     /// without --explain or --matrix, which stay windowed). The outputs are

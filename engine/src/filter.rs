@@ -203,7 +203,7 @@ pub enum Grouping {
         /// The artifact's number of origins.
         origins: usize,
     },
-    /// Partitioned into `partitions` (at most 256) whenever the form
+    /// Partitioned into `partitions` (at most 8,192) whenever the form
     /// applies (a mapped input, no reasons); for tests and measurements.
     Partitioned {
         /// How many partitions.

@@ -781,7 +781,7 @@ fn the_partitioned_form_writes_what_the_windowed_path_writes() {
     for threads in [1, 2] {
         let windowed = run_all_outputs(&data, Feed::Mapped, config(threads, 4096));
         assert_eq!(windowed.0, expected, "windowed, {threads} threads");
-        for partitions in [1, 7, 64] {
+        for partitions in [1, 7, 64, 1024, 8192] {
             let temp = tempfile::tempdir().unwrap();
             let partitioned = Config {
                 grouping: Grouping::Partitioned { partitions },
