@@ -994,8 +994,10 @@ impl Artifact {
         // one origin's URLs in a row) read the group's view and parts once:
         // per query, these reads and a rule list's prefilter lookup were
         // about a fifth of a cold frontier's instructions.
-        let mut runs: Vec<QueryRun<'_>> = Vec::new();
-        let mut parts: Vec<(usize, PartView<'_>)> = Vec::new();
+        // Sized for one run and one part per query (grown push by push, the
+        // reallocations cost more than the per-query reads saved).
+        let mut runs: Vec<QueryRun<'_>> = Vec::with_capacity(queries.len());
+        let mut parts: Vec<(usize, PartView<'_>)> = Vec::with_capacity(queries.len());
         let mut kinds = [0usize; WalkKind::COUNT];
         let mut start = 0;
         while start < queries.len() {
@@ -1021,23 +1023,23 @@ impl Artifact {
         let mut dense32 = Vec::with_capacity(kinds[WalkKind::Dense32 as usize]);
         let mut lists = Vec::new();
         for run in &runs {
-            let jobs = run.jobs.clone();
-            let walks = queries[jobs.clone()].iter().zip(jobs.clone()).map(|(&(_, path), job)| (path, job as u32));
             for &(p, part) in &parts[run.parts.clone()] {
-                match part {
-                    PartView::Comb(comb) => combs.extend(walks.clone().map(|(path, job)| Walk::new(comb, path, job))),
-                    PartView::Comb16(comb) => {
-                        combs16.extend(walks.clone().map(|(path, job)| Walk::new(comb, path, job)))
+                if let PartView::Rules { .. } = part {
+                    lists.push((run.jobs.clone(), self.runner_part(run.group, p, part)));
+                    continue;
+                }
+                for job in run.jobs.clone() {
+                    let path = queries[job].1;
+                    let job = job as u32;
+                    match part {
+                        PartView::Comb(comb) => combs.push(Walk::new(comb, path, job)),
+                        PartView::Comb16(comb) => combs16.push(Walk::new(comb, path, job)),
+                        PartView::Dfa(dfa) => match dfa.walker() {
+                            Walker::U16(dense) => dense16.push(Walk::new(dense, path, job)),
+                            Walker::U32(dense) => dense32.push(Walk::new(dense, path, job)),
+                        },
+                        PartView::Rules { .. } => {}
                     }
-                    PartView::Dfa(dfa) => match dfa.walker() {
-                        Walker::U16(dense) => {
-                            dense16.extend(walks.clone().map(|(path, job)| Walk::new(dense, path, job)))
-                        }
-                        Walker::U32(dense) => {
-                            dense32.extend(walks.clone().map(|(path, job)| Walk::new(dense, path, job)))
-                        }
-                    },
-                    PartView::Rules { .. } => lists.push((jobs.clone(), self.runner_part(run.group, p, part))),
                 }
             }
         }
