@@ -16,7 +16,7 @@
 //! body's `sitemap` URLs and each crawler's `crawl-delay` (kept for the crawl
 //! loop, never used for a verdict).
 
-use crate::automaton::{self, BuildOptions};
+use crate::automaton::{self, BuildGate, BuildOptions, LargeBuilds};
 use crate::writer::{ArtifactWriter, WriteError, DEFAULT_MEMORY};
 use rayon::prelude::*;
 use robotsieve_engine::artifact::{FetchInfo, FetchKind};
@@ -231,6 +231,8 @@ pub fn build_shards(
     let mut known_sets: Vec<KnownIds> = (0..shards).map(|_| KnownIds::new(plan.memory / 8, set_size)).collect();
     // Per shard: the id of each sitemap or crawl-delay list (by content hash) it holds.
     let mut known_lists: Vec<KnownIds> = (0..shards).map(|_| KnownIds::new(plan.memory / 8, set_size)).collect();
+    // Builds past this many bytes run one at a time (see `LargeBuilds`).
+    let large_builds = LargeBuilds::default();
     let mut report = BuildReport::default();
     let mut selections: Vec<Selection> = Vec::with_capacity(plan.agents.len());
     let mut origins = origins.into_iter().map(Into::into);
@@ -329,7 +331,9 @@ pub fn build_shards(
             .par_iter()
             .map(|&(group, _)| {
                 let t = Instant::now();
-                let compiled = automaton::compile(group, &plan.options);
+                // A large build holds the token to the end of its encoding.
+                let mut gate = BuildGate::on(&large_builds);
+                let compiled = automaton::compile_gated(group, &plan.options, &mut gate);
                 let rules: Vec<RuleText<'_>> =
                     if explain { group.rules.iter().map(rule_text).collect() } else { Vec::new() };
                 let blob = encode_group(&compiled.matcher, explain, &rules)
@@ -392,10 +396,27 @@ pub fn build_shards(
         }
         report.origins += batch.len();
         report.elapsed = started.elapsed();
+        drop(batch);
+        return_freed_memory();
         on_batch(&report);
     }
     report.elapsed = started.elapsed();
     Ok(report)
+}
+
+/// Gives the memory freed by a batch back to the system (glibc's
+/// `malloc_trim`: every free page of every arena, not only the top of the
+/// heap). Without it, the pages a batch's builds used and freed stay
+/// resident, scattered between live blocks, and the resident size grows
+/// well past what is live: 177 MB resident between batches for 39 MB live
+/// (measured with `compile_scale`'s trace), and the next batch's peak
+/// comes on top of what fragmentation left. Elsewhere a no-op.
+fn return_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory; it may be called at any time.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// Builds an artifact in memory: [`build`] into an in-memory writer
