@@ -141,12 +141,24 @@ pub struct LargeBuilds {
     threshold: usize,
     taken: std::sync::Mutex<bool>,
     freed: std::sync::Condvar,
+    /// How many times the token was taken so far.
+    large: std::sync::atomic::AtomicUsize,
 }
 
 impl LargeBuilds {
     /// A token for builds past `threshold` bytes ([`LARGE_BUILD_BYTES`] by default).
     pub fn new(threshold: usize) -> LargeBuilds {
-        LargeBuilds { threshold, taken: std::sync::Mutex::new(false), freed: std::sync::Condvar::new() }
+        LargeBuilds {
+            threshold,
+            taken: std::sync::Mutex::new(false),
+            freed: std::sync::Condvar::new(),
+            large: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    /// How many builds have been large so far (took the token).
+    pub fn large_builds(&self) -> usize {
+        self.large.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Waits until no other build holds the token, and takes it.
@@ -156,6 +168,7 @@ impl LargeBuilds {
             taken = self.freed.wait(taken).unwrap_or_else(std::sync::PoisonError::into_inner);
         }
         *taken = true;
+        self.large.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         LargeBuild(self)
     }
 }
@@ -894,6 +907,7 @@ mod tests {
             drop(first);
             assert_eq!(second.join().unwrap(), (true, true), "it went on only once the first was done");
         });
+        assert_eq!(large.large_builds(), 2);
         // An open gate never takes anything.
         let mut open = BuildGate::open();
         open.account(usize::MAX);
@@ -922,7 +936,7 @@ mod tests {
     }
 
     #[test]
-    fn minimising_finds_the_same_blocks_as_a_forward_fill_of_predecessors() {
+    fn minimising_merges_the_states_that_lead_alike_and_only_those() {
         // A table of 6 states over 2 classes: 0 -> {1,2}, 1 and 2 alike, 3..5 sinks of two answers.
         let table = [1, 2, 3, 4, 3, 4, 3, 3, 4, 4, 5, 5];
         let answers = [0, 0, 0, 1, 2, 1];

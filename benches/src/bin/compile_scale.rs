@@ -19,6 +19,12 @@
 //! Usage: `nice cargo run --release -p robotsieve-benches --bin compile_scale --
 //! [--sizes 100000,300000,1000000] [--memory BYTES] [--baseline PATH/robotsieve] [--no-cli] [--tiny]`
 //! (build `robotsieve` in release first: the CLI runs use the binary beside this one).
+//!
+//! To see what sets the peak: `COMPILE_SCALE_TRACE=1 compile_scale synth-build N
+//! OUT MEMORY real` prints after every batch the live heap bytes, their peak
+//! during the batch, VmRSS and VmHWM (the allocator counts only when the
+//! variable is set); `COMPILE_SCALE_TRACE=1 compile_scale group-peaks` builds
+//! each real file's group alone and lists the largest builds' peak heap bytes.
 
 use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build, BuildPlan};
