@@ -15,6 +15,12 @@
 //! the same way, a hash and a set id each, and written at once; so are each
 //! body's `sitemap` URLs and each crawler's `crawl-delay` (kept for the crawl
 //! loop, never used for a verdict).
+//!
+//! What the builds of a batch hold at once is bounded, not estimated: a
+//! build past [`automaton::LARGE_BUILD_BYTES`] of subset construction waits
+//! until no other large build runs ([`LargeBuilds`]), and after a batch that
+//! had one, the freed memory is given back to the system, so the peak
+//! resident size does not depend on which large groups happen to meet.
 
 use crate::automaton::{self, BuildGate, BuildOptions, LargeBuilds};
 use crate::writer::{ArtifactWriter, WriteError, DEFAULT_MEMORY};

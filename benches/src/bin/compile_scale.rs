@@ -255,6 +255,8 @@ fn group_peaks() {
     let agent = Agent::parse("mybot").expect("a valid token");
     let options = BuildOptions::default();
     let mut peaks: Vec<(usize, usize, usize, String)> = Vec::new();
+    // Per file in order: whether its build took the large-build token.
+    let mut takes_token: Vec<bool> = Vec::new();
     for (i, path) in files.iter().enumerate() {
         let mut body = std::fs::read(path).unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
         body.extend_from_slice(unique_rule(i).as_bytes());
@@ -262,11 +264,25 @@ fn group_peaks() {
         let group = robotsieve_robotstxt::group::Group::select(&robots, &agent);
         let base = LIVE.load(Relaxed);
         LIVE_PEAK.store(base, Relaxed);
-        let compiled = robotsieve_compiler::automaton::compile(&group, &options);
+        let large = robotsieve_compiler::automaton::LargeBuilds::default();
+        let mut gate = robotsieve_compiler::automaton::BuildGate::on(&large);
+        let compiled = robotsieve_compiler::automaton::compile_gated(&group, &options, &mut gate);
+        takes_token.push(gate.holds_token());
         let blob = robotsieve_engine::format::encode_group(&compiled.matcher, false, &[]).expect("encodes");
         let peak = LIVE_PEAK.load(Relaxed) - base;
         peaks.push((peak, blob.len(), group.rules.len(), path.file_name().unwrap().to_string_lossy().into()));
     }
+    // Large builds per batch of a synthetic run (4,096 consecutive files, cyclically).
+    let n = takes_token.len();
+    let window = 4096.min(n);
+    let per_window: Vec<usize> =
+        (0..n).map(|start| (start..start + window).filter(|&i| takes_token[i % n]).count()).collect();
+    println!(
+        "large_builds={} fewest_per_{window}_files={} most={}",
+        takes_token.iter().filter(|&&t| t).count(),
+        per_window.iter().min().unwrap_or(&0),
+        per_window.iter().max().unwrap_or(&0)
+    );
     peaks.sort_by(|a, b| b.cmp(a));
     let total: usize = peaks.iter().map(|p| p.0).sum();
     println!("files={} sum_of_peaks_mb={:.1}", peaks.len(), total as f64 / 1048576.0);
