@@ -6,7 +6,8 @@
 # its host, as benches/src/bin/compile_scale.rs makes them). Issue 15 asks
 # for the 4x run within 10% of the 1x run.
 #
-# Usage: benches/filter_scale.sh [--robotsieve BIN] [--urls N] [--threads T] [--keep]
+# Usage: benches/filter_scale.sh [--robotsieve BIN] [--baseline BIN] [--urls N] [--threads T]
+#                                [--rounds R] [--keep]
 #
 # Each list holds N URLs (default 3,000,000): a random origin of the
 # artifact's and a path of the synth_frontier.py frontier (callgrind.sh's
@@ -15,26 +16,34 @@
 # unknown origins (none). Each artifact is run with --grouping windowed and
 # --grouping auto (partitioned), T threads (default 1), and the figures are
 # CPU seconds (user + system), URLs per CPU second and peak RSS; the load
-# average is printed first. Everything generated is under
+# average is printed first. With --baseline (main's binary, say), both
+# binaries run each case one after the other, R rounds (default 1), so that
+# their CPU seconds are measured under the same load. Everything generated is under
 # target/filter-scale/ and deleted at the end unless --keep (the 4x
 # artifact is about 700 MB).
 set -euo pipefail
 
 bin=target/release/robotsieve
+baseline=
+rounds=1
 urls=3000000
 threads=1
 keep=
 while [ $# -gt 0 ]; do
     case "$1" in
         --robotsieve) bin=$2; shift 2 ;;
+        --baseline) baseline=$2; shift 2 ;;
+        --rounds) rounds=$2; shift 2 ;;
         --urls) urls=$2; shift 2 ;;
         --threads) threads=$2; shift 2 ;;
         --keep) keep=1; shift ;;
-        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
         *) echo "filter_scale.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
-[ -x "$bin" ] || { echo "filter_scale.sh: $bin is not an executable (cargo build --release -p robotsieve-cli)" >&2; exit 2; }
+for b in $baseline "$bin"; do
+    [ -x "$b" ] || { echo "filter_scale.sh: $b is not an executable (cargo build --release -p robotsieve-cli)" >&2; exit 2; }
+done
 work=target/filter-scale
 mkdir -p "$work"
 [ -n "$keep" ] || trap 'rm -rf "$work"' EXIT
@@ -70,16 +79,21 @@ EOF
 done
 
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores; $urls URLs, $threads threads; $(git rev-parse --short HEAD)"
-printf '%-10s %8s %10s %8s %8s %12s %9s\n' origins MB grouping wall cpu "M URLs/cpu-s" "RSS MB"
+printf '%-24s %-10s %8s %10s %8s %8s %12s %9s\n' binary origins MB grouping wall cpu "M URLs/cpu-s" "RSS MB"
+for _ in $(seq "$rounds"); do
 for n in 31898 127592; do
     artifact=$work/origins-$n.rsv
     for grouping in windowed auto; do
-        /usr/bin/time -f '%e %U %S %M' -o "$work/time" "$bin" filter --rules "$artifact" --agent mybot \
+      for run in $baseline "$bin"; do
+        /usr/bin/time -f '%e %U %S %M' -o "$work/time" "$run" filter --rules "$artifact" --agent mybot \
             --urls "$work/urls-$n.txt" --threads "$threads" --grouping "$grouping" --stats "$work/stats.json" \
             2>"$work/err" || { echo "filter_scale.sh: filter failed" >&2; cat "$work/err" >&2; exit 2; }
         read -r wall user sys rss < "$work/time"
-        awk -v n="$n" -v g="$grouping" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" -v c="$urls" \
-            -v mb="$(stat -c %s "$artifact")" 'BEGIN {
-            printf "%-10d %8.0f %10s %8.2f %8.2f %12.2f %9.0f\n", n, mb / 1e6, g, w, u + s, c / (u + s) / 1e6, r / 1024 }'
+        awk -v b="$(basename "$run")" -v n="$n" -v g="$grouping" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" \
+            -v c="$urls" -v mb="$(stat -c %s "$artifact")" 'BEGIN {
+            printf "%-24s %-10d %8.0f %10s %8.2f %8.2f %12.2f %9.0f\n", b, n, mb / 1e6, g, w, u + s, c / (u + s) / 1e6, r / 1024 }'
+      done
     done
 done
+done
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -27,22 +27,12 @@
 # most that.
 set -euo pipefail
 
-bin=target/release/robotsieve
-baseline=
-data=target/callgrind-data
-repeat=2
+script=filter_speed.sh usage_lines=2,28 n=0 repeat=2
 workloads="frontier-x20 frontier-x20-sorted crawl2019-x40"
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --robotsieve) bin=$2; shift 2 ;;
-        --baseline) baseline=$2; shift 2 ;;
-        --data) data=$2; shift 2 ;;
-        --repeat) repeat=$2; shift 2 ;;
-        --workloads) workloads=$2; shift 2 ;;
-        -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
-        *) echo "filter_speed.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
-    esac
-done
+takes="--robotsieve --baseline --data --repeat --workloads"
+source "$(dirname "$0")/scripts/bench_args.sh"
+bench_args "$@"
+require_executables "$bin" $baseline
 compiler=${baseline:-$bin}
 sum=$(sha1sum "$compiler" | cut -c1-12)
 for f in "$data/synthetic/frontier-300000.txt" "$data/crawl2019/urls.txt" \

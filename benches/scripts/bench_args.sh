@@ -1,17 +1,22 @@
 # Sourced by the benches/*.sh scripts that compare two robotsieve binaries
-# on the callgrind.sh workloads (callgrind.sh, same_verdicts.sh): the options
-# they share, parsed, defaulted and checked one way.
+# on the callgrind.sh workloads (callgrind.sh, same_verdicts.sh,
+# filter_speed.sh): the options they share, parsed, defaulted and checked
+# one way.
 #
 # Before sourcing, a script sets
 #   script        its name, for messages
 #   usage_lines   the sed range of its usage comment (for --help), e.g. 2,16
 #   takes         the options it takes, of those below (space separated)
-#   n             its default for --n
+#   n             its default for --n (if it takes --n)
+#   repeat        its default for --repeat (if it takes --repeat; else 1)
+#   workloads     its default for --workloads (if it takes --workloads)
 # and after sourcing calls `bench_args "$@"`, which sets
 #   bin       --robotsieve BIN   (default target/release/robotsieve)
 #   baseline  --baseline BIN     (default none)
 #   compiler  --compiler BIN     (default none)
 #   n         --n N
+#   repeat    --repeat R         (how many runs a figure is the best of)
+#   workloads --workloads "NAME..." (which of the script's workloads to run)
 #   agent     --agent NAME       (default mybot)
 #   data      --data DIR         (default target/callgrind-data)
 #   shared    --shared DIR       (default $ROBOTSIEVE_SHARED, else the first
@@ -24,6 +29,8 @@ compiler=
 agent=mybot
 data=target/callgrind-data
 shared=${ROBOTSIEVE_SHARED:-}
+repeat=${repeat:-1}
+workloads=${workloads:-}
 
 bench_args() {
     while [ $# -gt 0 ]; do
@@ -43,11 +50,16 @@ bench_args() {
             --agent) agent=$2 ;;
             --data) data=$2 ;;
             --shared) shared=$2 ;;
+            --repeat) repeat=$2 ;;
+            --workloads) workloads=$2 ;;
         esac
         shift 2
     done
     case "$n" in
         ''|*[!0-9]*) echo "$script: --n takes a whole number, not '$n'" >&2; exit 2 ;;
+    esac
+    case "$repeat" in
+        ''|0|*[!0-9]*) echo "$script: --repeat takes a whole number from 1, not '$repeat'" >&2; exit 2 ;;
     esac
     if [ -z "$shared" ]; then
         for d in ../shared /work/shared; do [ -d "$d" ] && { shared=$d; break; }; done

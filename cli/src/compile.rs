@@ -34,7 +34,8 @@ pub struct Args {
     /// The origin (`https://example.com`, or its robots.txt URL) of the matching --robots.
     #[arg(long, value_name = "URL")]
     origin: Vec<String>,
-    /// A directory of `<host>.txt` files, each the robots.txt of http://host and https://host.
+    /// A directory of `<host>.txt` files, each the robots.txt of http://host and https://host
+    /// (`<host>_<port>.txt` for another port; names are percent-decoded).
     #[arg(long, value_name = "DIR")]
     robots_dir: Vec<PathBuf>,
     /// JSON Lines files of fetch records: {"url": ".../robots.txt", "status": 200, "body": "..."}

@@ -84,7 +84,9 @@ pub struct Args {
     /// instead of unknown: in the lists, the verdicts file and the counts.
     #[arg(long, value_name = "VERDICT", value_enum)]
     unknown_as: Option<UnknownAs>,
-    /// Write counts per verdict and speed as JSON here.
+    /// Write counts per verdict and speed as JSON here. `counts` are the
+    /// verdicts of the crawler named by `agent`: with --matrix the first
+    /// crawler's, and `by_agent` has every crawler's.
     #[arg(long, value_name = "FILE")]
     stats: Option<PathBuf>,
     #[command(flatten)]
@@ -97,7 +99,7 @@ pub struct Args {
     raw_urls: bool,
     /// How URLs are grouped by origin before they are classified: `auto`
     /// partitions a large regular file over an artifact of many origins
-    /// (split by origin into temporary files, classified a partition at a
+    /// (split by origin into a temporary file, classified a partition at a
     /// time, written in input order); `windowed` groups within each chunk
     /// only; `partitioned` partitions whenever it can (a regular file,
     /// without --explain or --matrix, which stay windowed). The outputs are
@@ -190,15 +192,25 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
                 .zip(classifier.counts(scratches))
                 .map(|(name, counts)| (name.to_string(), verdict_counts(&counts)))
                 .collect();
-            vec![("by_robots_fetch", fetch_json(&classifier.fetch_tallies(scratches))), ("by_agent", by_agent.into())]
+            // The pipeline counts the verdicts the classifier gives, the first crawler's.
+            vec![
+                ("agent", names[0].into()),
+                ("by_robots_fetch", fetch_json(&classifier.fetch_tallies(scratches))),
+                ("by_agent", by_agent.into()),
+            ]
         })?;
         return Ok(ExitCode::SUCCESS);
     }
-    let classifier = crate::input::agent_classifier(&artifact, &args.rules, &args.agent[0], mode)?
-        .explaining_preferences(args.explain_preferences);
+    let agent = crate::input::agent_index(&artifact, &args.rules, &args.agent[0])?;
+    let classifier = AgentClassifier::new(&artifact, agent, mode).explaining_preferences(args.explain_preferences);
+    let name = artifact.meta().agents[agent].as_str();
     // `by_agent` is the matrix's; null here, so that both documents have the same keys.
     filter_with(&classifier, &args, artifact.origins(), b"", |scratches| {
-        vec![("by_robots_fetch", fetch_stats(&classifier, scratches)), ("by_agent", serde_json::Value::Null)]
+        vec![
+            ("agent", name.into()),
+            ("by_robots_fetch", fetch_stats(&classifier, scratches)),
+            ("by_agent", serde_json::Value::Null),
+        ]
     })?;
     Ok(ExitCode::SUCCESS)
 }
@@ -401,8 +413,10 @@ fn filter_with<C: Classifier>(
     Ok(stats)
 }
 
-/// The `--stats` document. Classifier-specific figures (origins hit per
-/// robots.txt status class, ...) are added as further top-level keys.
+/// The `--stats` document. Classifier-specific figures (`agent`, the
+/// crawler whose verdicts `counts` counts; origins hit per robots.txt
+/// status class; with --matrix, `by_agent`, the counts of every crawler)
+/// are added as further top-level keys.
 fn stats_json(stats: &Stats) -> serde_json::Value {
     let counts: serde_json::Map<String, serde_json::Value> =
         Verdict::ALL.iter().map(|v| (v.name().to_string(), stats.count(*v).into())).collect();

@@ -3,12 +3,12 @@
 
 use crate::failure::{fail, Context, Failure};
 use crate::input::read_all;
-use rayon::prelude::*;
+use robotsieve_engine::filter::{ChunkReader, ChunkSink, ChunkWorker, Config, FilterError, Pipeline};
 use robotsieve_engine::output::PendingFile;
 use robotsieve_page::{Field, PageRules, Statement};
 use robotsieve_robotstxt::Agent;
 use robotsieve_sources::http::HttpError;
-use robotsieve_sources::warc::{self, WarcRecord};
+use robotsieve_sources::warc::{self, WarcError, WarcReader, WarcRecord};
 use serde_json::Value;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -61,7 +61,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     }
     if let Some(warc) = &args.warc {
         let output = args.output.as_deref().or(args.out.as_deref());
-        return args.threads.install(|| run_warc(&agent, warc, output, args.json))?;
+        return run_warc(&agent, warc, output, args.json, args.threads.count());
     }
     let headers = parse_headers(&args.header)?;
     let header_refs: Vec<(&[u8], &[u8])> = headers.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes())).collect();
@@ -161,16 +161,18 @@ fn rules_json(rules: &PageRules) -> serde_json::Value {
     })
 }
 
-/// Records handed to the workers at a time: enough to keep every core busy,
-/// few enough bytes to bound memory.
-const BATCH_RECORDS: usize = 512;
-const BATCH_BYTES: usize = 64 << 20;
+/// The most records in a chunk of `meta --warc`, and the bytes of record
+/// blocks after which a chunk ends sooner: enough records per chunk that
+/// handing chunks to the workers costs nothing, few enough bytes that the
+/// chunks in flight (`threads × chunks_per_thread`) bound memory.
+const CHUNK_RECORDS: usize = 256;
+const CHUNK_BYTES: usize = 16 << 20;
 
 /// The columns of `meta --warc` output.
 const TSV_HEADER: &str = "url\tstatus\tindex\tfollow\tarchive\tsnippet\timageindex\ttranslate\tindexifembedded\t\
                           max-snippet\tmax-image-preview\tmax-video-preview\tunavailable_after\tnote";
 
-/// Counts for the summary of `meta --warc`.
+/// Counts for the summary of `meta --warc`, of one chunk or of a run.
 #[derive(Default)]
 struct Summary {
     records: u64,
@@ -179,6 +181,118 @@ struct Summary {
     nofollow: u64,
     with_problems: u64,
     errors: u64,
+}
+
+impl Summary {
+    /// Adds a chunk's counts to the run's.
+    fn add(&mut self, chunk: &Summary) {
+        self.records += chunk.records;
+        self.responses += chunk.responses;
+        self.noindex += chunk.noindex;
+        self.nofollow += chunk.nofollow;
+        self.with_problems += chunk.with_problems;
+        self.errors += chunk.errors;
+    }
+}
+
+/// A chunk of `meta --warc` on the engine's ordered pipeline: records read
+/// in input order, their lines made on a worker, and how they count.
+#[derive(Default)]
+struct WarcChunk {
+    records: Vec<WarcRecord>,
+    /// The output lines of the records, each with its newline.
+    lines: Vec<u8>,
+    summary: Summary,
+}
+
+/// Reads a WARC file into [`WarcChunk`]s on the thread that runs the
+/// pipeline (the reader, a boxed decoder, stays on it).
+struct WarcChunks<R: std::io::BufRead> {
+    records: WarcReader<R>,
+    /// The file's name, for errors.
+    name: String,
+    /// Damage found after the records of the last chunk: the next call's error.
+    damage: Option<WarcError>,
+}
+
+impl<R: std::io::BufRead> ChunkReader for WarcChunks<R> {
+    type Chunk = WarcChunk;
+
+    fn read_next(&mut self, chunk: &mut WarcChunk) -> Result<bool, FilterError> {
+        chunk.records.clear();
+        chunk.lines.clear();
+        chunk.summary = Summary::default();
+        let damaged =
+            |name: &str, error: WarcError| FilterError::Record { name: name.to_string(), source: error.into() };
+        if let Some(error) = self.damage.take() {
+            return Err(damaged(&self.name, error));
+        }
+        let mut bytes = 0;
+        while chunk.records.len() < CHUNK_RECORDS && bytes < CHUNK_BYTES {
+            match self.records.next() {
+                Some(Ok(record)) => {
+                    bytes += record.block.len();
+                    chunk.records.push(record);
+                }
+                // The records before the damage are written first.
+                Some(Err(error)) if !chunk.records.is_empty() => {
+                    self.damage = Some(error);
+                    break;
+                }
+                Some(Err(error)) => return Err(damaged(&self.name, error)),
+                None => break,
+            }
+        }
+        Ok(!chunk.records.is_empty())
+    }
+}
+
+/// Evaluates the records of a [`WarcChunk`] into its lines, on a worker.
+struct WarcLines<'a> {
+    agent: &'a Agent,
+    json: bool,
+}
+
+impl ChunkWorker<WarcChunk> for WarcLines<'_> {
+    fn work(&self, chunk: &mut WarcChunk) -> Result<(), FilterError> {
+        let summary = &mut chunk.summary;
+        summary.records = chunk.records.len() as u64;
+        for result in chunk.records.iter().filter_map(|r| record_line(self.agent, r, self.json)) {
+            summary.responses += 1;
+            match &result.rules {
+                Some(rules) => {
+                    summary.noindex += u64::from(!rules.index);
+                    summary.nofollow += u64::from(!rules.follow);
+                    summary.with_problems += u64::from(rules.problems().next().is_some());
+                }
+                None => summary.errors += 1,
+            }
+            chunk.lines.extend_from_slice(result.line.as_bytes());
+            chunk.lines.push(b'\n');
+        }
+        Ok(())
+    }
+}
+
+/// Where `meta --warc` writes its chunks, in input order, and the run's counts.
+struct WarcSink<W: Write> {
+    output: W,
+    /// The output's name, for errors.
+    name: String,
+    summary: Summary,
+}
+
+impl<W: Write> ChunkSink for WarcSink<W> {
+    type Chunk = WarcChunk;
+
+    fn write(&mut self, chunk: &WarcChunk) -> Result<(), FilterError> {
+        self.summary.add(&chunk.summary);
+        self.output.write_all(&chunk.lines).map_err(|source| FilterError::Output { name: self.name.clone(), source })
+    }
+
+    fn finish(&mut self) -> Result<(), FilterError> {
+        self.output.flush().map_err(|source| FilterError::Output { name: self.name.clone(), source })
+    }
 }
 
 /// What one record gave: its output line, and how it counts.
@@ -240,78 +354,36 @@ fn record_json(agent: &Agent, record: &WarcRecord) -> RecordResult {
     RecordResult { line: object.to_string(), rules: evaluated.ok() }
 }
 
-/// `meta --warc`: reads records on one thread in batches, evaluates each
-/// batch on all cores, writes lines in input order.
-fn run_warc(agent: &Agent, path: &Path, out_path: Option<&Path>, json: bool) -> Result<ExitCode, Failure> {
+/// `meta --warc`: on the engine's ordered pipeline, the records are read
+/// in chunks on this thread, each chunk evaluated on a worker, and the
+/// lines written in input order.
+fn run_warc(
+    agent: &Agent,
+    path: &Path,
+    out_path: Option<&Path>,
+    json: bool,
+    threads: usize,
+) -> Result<ExitCode, Failure> {
     let started = Instant::now();
-    let mut summary = Summary::default();
+    let pipeline = Pipeline::new(Config { threads, ..Config::default() })?;
     // With --output, lines go to a temporary file renamed into place only when
     // every record was read; a failed run leaves nothing under the name.
     let mut pending = out_path.map(PendingFile::create).transpose().map_err(Failure::from)?;
     let out_name = out_path.map_or_else(|| "standard output".to_string(), |p| p.display().to_string());
     let stdout = std::io::stdout();
-    let mut output: BufWriter<Box<dyn Write + '_>> = match pending.as_mut() {
+    let output: BufWriter<Box<dyn Write + '_>> = match pending.as_mut() {
         Some(file) => BufWriter::with_capacity(1 << 20, Box::new(file)),
         None => BufWriter::with_capacity(1 << 20, Box::new(stdout.lock())),
     };
+    let mut sink = WarcSink { output, name: out_name, summary: Summary::default() };
     if !json {
-        writeln!(output, "{TSV_HEADER}").context(&out_name)?;
+        writeln!(sink.output, "{TSV_HEADER}").context(&sink.name)?;
     }
-    let (sender, receiver) = std::sync::mpsc::sync_channel::<Result<Vec<WarcRecord>, String>>(2);
-    std::thread::scope(|scope| -> Result<(), Failure> {
-        scope.spawn(move || {
-            // The reader is not `Send` (a boxed decoder), so it is opened here.
-            let records = match warc::open(path) {
-                Ok(records) => records,
-                Err(e) => {
-                    let _ = sender.send(Err(e.to_string()));
-                    return;
-                }
-            };
-            let mut batch = Vec::new();
-            let mut bytes = 0;
-            for record in records {
-                match record {
-                    Ok(record) => {
-                        bytes += record.block.len();
-                        batch.push(record);
-                        if batch.len() >= BATCH_RECORDS || bytes >= BATCH_BYTES {
-                            bytes = 0;
-                            if sender.send(Ok(std::mem::take(&mut batch))).is_err() {
-                                return;
-                            }
-                        }
-                    }
-                    Err(e) => {
-                        let _ = sender.send(Ok(std::mem::take(&mut batch)));
-                        let _ = sender.send(Err(e.to_string()));
-                        return;
-                    }
-                }
-            }
-            let _ = sender.send(Ok(batch));
-        });
-        for batch in receiver {
-            let batch = batch.map_err(|e| fail!("{}: {e}", path.display()))?;
-            summary.records += batch.len() as u64;
-            let results: Vec<Option<RecordResult>> = batch.par_iter().map(|r| record_line(agent, r, json)).collect();
-            for result in results.into_iter().flatten() {
-                summary.responses += 1;
-                match &result.rules {
-                    Some(rules) => {
-                        summary.noindex += u64::from(!rules.index);
-                        summary.nofollow += u64::from(!rules.follow);
-                        summary.with_problems += u64::from(rules.problems().next().is_some());
-                    }
-                    None => summary.errors += 1,
-                }
-                writeln!(output, "{}", result.line).context(&out_name)?;
-            }
-        }
-        Ok(())
-    })?;
-    output.flush().context(&out_name)?;
-    drop(output);
+    let records = warc::open(path).map_err(|e| fail!("{}: {e}", path.display()))?;
+    let mut reader = WarcChunks { records, name: path.display().to_string(), damage: None };
+    pipeline.run_chunks_of(&mut reader, &WarcLines { agent, json }, &mut sink)?;
+    let summary = std::mem::take(&mut sink.summary);
+    drop(sink);
     if let Some(file) = pending {
         file.commit().map_err(Failure::from)?;
     }
@@ -328,7 +400,7 @@ fn run_warc(agent: &Agent, path: &Path, out_path: Option<&Path>, json: bool) -> 
         summary.errors,
         summary.responses as f64 / seconds.max(1e-9),
         seconds,
-        rayon::current_num_threads(),
+        pipeline.threads(),
     );
     Ok(ExitCode::SUCCESS)
 }

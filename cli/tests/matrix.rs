@@ -194,3 +194,61 @@ fn repeated_agent_without_matrix_is_an_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `filter --stats` says whose verdicts its top-level `counts` are
+/// (`agent`): with --matrix the first crawler's, and `by_agent` holds every
+/// crawler's, each what a run for that crawler alone counts.
+#[test]
+fn matrix_stats_say_which_crawler_they_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let records = [
+        ("a.example", "user-agent: gptbot\ndisallow: /\n\nuser-agent: *\ndisallow: /private\n"),
+        ("b.example", "user-agent: googlebot\ndisallow: /x\n"),
+    ];
+    let mut corpus = String::new();
+    for (host, body) in records {
+        corpus.push_str(&format!(
+            "{}\n",
+            serde_json::json!({"url": format!("https://{host}/robots.txt"), "status": 200, "body": body})
+        ));
+    }
+    std::fs::write(dir.path().join("corpus.jsonl"), corpus).unwrap();
+    run(robotsieve().current_dir(dir.path()).args([
+        "compile",
+        "--corpus",
+        "corpus.jsonl",
+        "-o",
+        "r.rsv",
+        "--agent",
+        "googlebot",
+        "--agent",
+        "gptbot",
+    ]));
+    let urls = "https://a.example/\nhttps://a.example/other\nhttps://a.example/private\nhttps://b.example/x\nhttps://c.example/\nnot a url\n";
+    std::fs::write(dir.path().join("u.txt"), urls).unwrap();
+    let stats = |args: &[&str], out: &str| -> serde_json::Value {
+        let base = ["filter", "--rules", "r.rsv", "--urls", "u.txt", "--stats", out];
+        run(robotsieve().current_dir(dir.path()).args(base).args(args));
+        serde_json::from_slice(&std::fs::read(dir.path().join(out)).unwrap()).unwrap()
+    };
+    let single: BTreeMap<&str, serde_json::Value> =
+        AGENTS_OF_STATS.iter().map(|&a| (a, stats(&["--agent", a], &format!("{a}.json")))).collect();
+    for (agent, document) in &single {
+        assert_eq!(document["agent"], *agent);
+    }
+    // The two crawlers differ, so that counting the wrong one shows.
+    assert_ne!(single["gptbot"]["counts"], single["googlebot"]["counts"]);
+    assert_eq!(single["gptbot"]["counts"]["disallowed"], 3);
+    assert_eq!(single["googlebot"]["counts"]["disallowed"], 2);
+    assert_eq!(single["googlebot"]["counts"]["allowed"], 2);
+    for order in [["gptbot", "googlebot"], ["googlebot", "gptbot"]] {
+        let matrix = stats(&["--agent", order[0], "--agent", order[1], "--matrix", "m.tsv"], "m.json");
+        assert_eq!(matrix["agent"], order[0]);
+        assert_eq!(matrix["counts"], single[order[0]]["counts"]);
+        for agent in order {
+            assert_eq!(matrix["by_agent"][agent], single[agent]["counts"], "{agent}");
+        }
+    }
+}
+
+const AGENTS_OF_STATS: [&str; 2] = ["googlebot", "gptbot"];

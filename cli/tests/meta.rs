@@ -169,3 +169,55 @@ fn bulk_warc_lines_in_input_order_with_a_summary() {
     assert!(stderr.contains("truncated.warc: record 1502"), "{stderr}");
     assert!(!out_path.exists());
 }
+
+#[test]
+fn warc_records_across_many_chunks_keep_their_order_and_damage_names_its_record() {
+    // 2,000 responses of varying size (about eight chunks of records), a
+    // request record between them now and then.
+    let dir = tempfile::tempdir().unwrap();
+    let mut warc = warc_record("warcinfo", "", b"software: test\r\n");
+    let mut starts = Vec::new();
+    for i in 0..2000 {
+        starts.push(warc.len());
+        let padding = "x".repeat(i * 37 % 3000);
+        let body = if i % 4 == 1 {
+            format!("<head><meta name=googlebot content=noindex></head><p>{padding}</p>")
+        } else {
+            format!("<head></head><p>{padding}</p>")
+        };
+        warc.extend(warc_record("response", &format!("https://example.com/{i}"), &http_response("", &body)));
+        if i % 97 == 0 {
+            warc.extend(warc_record("request", &format!("https://example.com/{i}"), b"GET / HTTP/1.1\r\n\r\n"));
+        }
+    }
+    let whole = dir.path().join("whole.warc");
+    std::fs::write(&whole, &warc).unwrap();
+    let expected: Vec<String> = (0..2000).map(|i| format!("https://example.com/{i}\t200\t{}", i % 4 != 1)).collect();
+    let mut outputs = Vec::new();
+    for threads in ["1", "2", "3"] {
+        let out =
+            robotsieve(&["meta", "--agent", "googlebot", "--warc", whole.to_str().unwrap(), "--threads", threads]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let lines: Vec<&str> = stdout.lines().skip(1).collect();
+        let starts: Vec<String> = lines.iter().map(|l| l.split('\t').take(3).collect::<Vec<_>>().join("\t")).collect();
+        assert_eq!(starts, expected, "{threads} threads");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(stderr.contains("2022 records, 2000 HTTP responses: 500 noindex, 0 nofollow"), "{stderr}");
+        assert!(stderr.contains(&format!("on {threads} threads")), "{stderr}");
+        outputs.push(stdout);
+    }
+    assert!(outputs.windows(2).all(|w| w[0] == w[1]));
+
+    // Damage in a late chunk, written to standard output: every line before
+    // the damaged record comes out, in order, then exit 2 naming it.
+    let cut = dir.path().join("cut.warc");
+    std::fs::write(&cut, &warc[..starts[1600] + 30]).unwrap();
+    let record = 1 + 1600 + 1600 / 97 + 1 + 1;
+    let out = robotsieve(&["meta", "--agent", "googlebot", "--warc", cut.to_str().unwrap(), "--threads", "2"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains(&format!("cut.warc: record {record} (offset {}): ", starts[1600])), "{stderr}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(stdout, outputs[0].lines().take(1 + 1600).map(|l| format!("{l}\n")).collect::<String>());
+}

@@ -406,6 +406,7 @@ fn a_shard_holding_another_shards_origin_is_refused() {
     use robotsieve_compiler::build::build;
     use robotsieve_compiler::writer::ArtifactWriter;
     use robotsieve_engine::artifact::ShardInfo;
+    use robotsieve_engine::format::ShardSetProblem;
     use robotsieve_engine::shards::{shard_file_name, ShardSet, SHARD_SCHEME};
     let dir = tempfile::tempdir().unwrap();
     let records: Vec<_> = (0..20)
@@ -420,9 +421,43 @@ fn a_shard_holding_another_shards_origin_is_refused() {
         build(resolve(&records), &plan, &mut writer, |_| {}).unwrap();
         writer.finish().unwrap();
     }
-    let err = ShardSet::open(dir.path()).unwrap_err().to_string();
-    assert!(err.contains(&shard_file_name(0, 2)) && err.contains("which belongs to shard 1"), "{err}");
-    assert!(err.contains("https://site"), "{err}");
+    let err = ShardSet::open(dir.path()).unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains(&shard_file_name(0, 2)) && message.contains("which belongs to shard 1"), "{message}");
+    assert!(message.contains("https://site"), "{message}");
+    // Code can tell the problem from the others, and sees where it is.
+    let first = dir.path().join(shard_file_name(0, 2));
+    let ArtifactError::ShardSet { problem, .. } = &err else { panic!("{err:?}") };
+    assert!(
+        matches!(problem.as_ref(), ShardSetProblem::ForeignOrigin { file, index: 0, belongs: 1, origin }
+            if *file == first && origin.starts_with("https://site")),
+        "{problem:?}"
+    );
+}
+
+/// A META section that is not the JSON this build writes: a typed problem
+/// that says what was expected where, with the message of old.
+#[test]
+fn a_damaged_meta_section_says_what_was_expected_where() {
+    use robotsieve_engine::artifact::Meta;
+    use robotsieve_engine::format::MetaProblem;
+    let cases: [(&str, MetaProblem, &str); 4] = [
+        (r#"{"agents":[1]}"#, MetaProblem::Expected { expected: b'"', at: 11 }, r#"expected '"' at byte 11"#),
+        (
+            r#"{"agent":[]}"#,
+            MetaProblem::Key { expected: "agents", found: "agent".into() },
+            r#"expected key "agents", found "agent""#,
+        ),
+        (r#"{"agents":["a"#, MetaProblem::UnterminatedString, "unterminated string"),
+        (r#"{"agents":["\x"]}"#, MetaProblem::UnsupportedEscape { at: 14 }, "unsupported escape at byte 14"),
+    ];
+    for (json, problem, message) in cases {
+        let found = Meta::from_json(json).unwrap_err();
+        assert_eq!(found, problem, "{json}");
+        assert_eq!(found.to_string(), message, "{json}");
+    }
+    let shard = r#"{"agents":[],"build":{},"shard":{"index":x"#;
+    assert_eq!(Meta::from_json(shard).unwrap_err(), MetaProblem::Number { at: 41 });
 }
 
 /// Bodies with preference lines in varied groups: the artifact gives each

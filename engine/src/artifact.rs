@@ -24,9 +24,11 @@
 //! format helps `inspect` and debugging, and a binary serialiser would add a
 //! dependency (bincode, the usual choice, is unmaintained) for no speed gain.
 
+use crate::dfa::Walker;
 use crate::format::{
-    checksum, Check, CrawlTable, GroupHead, GroupView, Header, HeaderError, OriginRecord, PartView, PreferenceTable,
-    SectionEntry, Slot, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START, MAX_SECTIONS, NO_RULE,
+    checksum, Check, CrawlTable, GroupHead, GroupView, Header, HeaderError, MetaProblem, OriginRecord, PartView,
+    PreferenceTable, SectionEntry, ShardSetProblem, Slot, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START, MAX_SECTIONS,
+    NO_RULE,
 };
 use crate::label::Label;
 use crate::preference::PreferenceLine;
@@ -69,8 +71,8 @@ pub enum ArtifactError {
     ShardSet {
         /// The set's directory.
         path: PathBuf,
-        /// What is wrong with the set.
-        problem: String,
+        /// What is wrong with the set (boxed: it is large, and rare).
+        problem: Box<ShardSetProblem>,
     },
     /// One shard of a set was given where the whole set is wanted.
     PartOfSet {
@@ -236,7 +238,7 @@ impl Meta {
     }
 
     /// Parses what [`Meta::to_json`] wrote.
-    pub fn from_json(text: &str) -> Result<Meta, String> {
+    pub fn from_json(text: &str) -> Result<Meta, MetaProblem> {
         let mut p = JsonReader { s: text.as_bytes(), i: 0 };
         let mut meta = Meta::default();
         p.expect(b'{')?;
@@ -313,23 +315,23 @@ impl JsonReader<'_> {
         }
     }
 
-    fn expect(&mut self, b: u8) -> Result<(), String> {
+    fn expect(&mut self, b: u8) -> Result<(), MetaProblem> {
         if self.eat(b) {
             Ok(())
         } else {
-            Err(format!("expected '{}' at byte {}", b as char, self.i))
+            Err(MetaProblem::Expected { expected: b, at: self.i })
         }
     }
 
-    fn key(&mut self, name: &str) -> Result<(), String> {
+    fn key(&mut self, name: &'static str) -> Result<(), MetaProblem> {
         let k = self.string()?;
         if k != name {
-            return Err(format!("expected key {name:?}, found {k:?}"));
+            return Err(MetaProblem::Key { expected: name, found: k });
         }
         self.expect(b':')
     }
 
-    fn number(&mut self) -> Result<u32, String> {
+    fn number(&mut self) -> Result<u32, MetaProblem> {
         let start = self.i;
         while self.s.get(self.i).is_some_and(u8::is_ascii_digit) {
             self.i += 1;
@@ -337,18 +339,18 @@ impl JsonReader<'_> {
         std::str::from_utf8(&self.s[start..self.i])
             .ok()
             .and_then(|digits| digits.parse().ok())
-            .ok_or_else(|| format!("expected a number at byte {start}"))
+            .ok_or(MetaProblem::Number { at: start })
     }
 
-    fn string(&mut self) -> Result<String, String> {
+    fn string(&mut self) -> Result<String, MetaProblem> {
         self.expect(b'"')?;
         let mut out = Vec::new();
         loop {
             match self.s.get(self.i).copied() {
-                None => return Err("unterminated string".into()),
+                None => return Err(MetaProblem::UnterminatedString),
                 Some(b'"') => {
                     self.i += 1;
-                    return String::from_utf8(out).map_err(|e| e.to_string());
+                    return String::from_utf8(out).map_err(|e| MetaProblem::StringNotUtf8(e.utf8_error()));
                 }
                 Some(b'\\') => {
                     let esc = self.s.get(self.i + 1).copied();
@@ -357,14 +359,14 @@ impl JsonReader<'_> {
                         Some(b'"') => out.push(b'"'),
                         Some(b'\\') => out.push(b'\\'),
                         Some(b'u') => {
-                            let hex = self.s.get(self.i..self.i + 4).ok_or("short \\u escape")?;
-                            let code = u32::from_str_radix(std::str::from_utf8(hex).map_err(|e| e.to_string())?, 16)
-                                .map_err(|e| e.to_string())?;
-                            let c = char::from_u32(code).ok_or("bad \\u escape")?;
+                            let hex = self.s.get(self.i..self.i + 4).ok_or(MetaProblem::ShortEscape)?;
+                            let hex = std::str::from_utf8(hex).map_err(MetaProblem::StringNotUtf8)?;
+                            let code = u32::from_str_radix(hex, 16).map_err(MetaProblem::EscapeDigits)?;
+                            let c = char::from_u32(code).ok_or(MetaProblem::EscapeNotChar { code })?;
                             out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
                             self.i += 4;
                         }
-                        _ => return Err(format!("unsupported escape at byte {}", self.i)),
+                        _ => return Err(MetaProblem::UnsupportedEscape { at: self.i }),
                     }
                 }
                 Some(b) => {
@@ -438,6 +440,33 @@ impl fmt::Debug for Artifact {
     }
 }
 
+/// The vector of walks [`Artifact::decide_many`] puts a part in: one per
+/// table layout that [`walk::interleave`] runs separately, and the rule lists.
+#[derive(Clone, Copy, Debug)]
+enum WalkKind {
+    Comb,
+    Comb16,
+    Dense16,
+    Dense32,
+    Rules,
+}
+
+impl WalkKind {
+    const COUNT: usize = 5;
+
+    #[inline]
+    fn of(part: &PartView<'_>) -> WalkKind {
+        match part {
+            PartView::Comb(_) => WalkKind::Comb,
+            PartView::Comb16(_) => WalkKind::Comb16,
+            PartView::Dfa(dfa) => match dfa.walker() {
+                Walker::U16(_) => WalkKind::Dense16,
+                Walker::U32(_) => WalkKind::Dense32,
+            },
+            PartView::Rules { .. } => WalkKind::Rules,
+        }
+    }
+}
 impl Artifact {
     /// Maps an artifact file and checks its header and index (the groups
     /// are checked on first use; [`Artifact::verify`] checks them all).
@@ -535,8 +564,9 @@ impl Artifact {
             let (off, len) = sections[s.index()];
             &bytes[off..off + len]
         };
-        let meta_damage = |problem: String| ArtifactError::Invalid { path: None, damage: Damage::Meta { problem } };
-        let meta_text = std::str::from_utf8(section(Section::Meta)).map_err(|e| meta_damage(e.to_string()))?;
+        let meta_damage = |problem| ArtifactError::Invalid { path: None, damage: Damage::Meta { problem } };
+        let meta_text =
+            std::str::from_utf8(section(Section::Meta)).map_err(|e| meta_damage(MetaProblem::NotUtf8(e)))?;
         let meta = Meta::from_json(meta_text).map_err(meta_damage)?;
         let agents = meta.agents.len();
         let record_len = OriginRecord::len(agents);
@@ -947,19 +977,35 @@ impl Artifact {
         }
         let views = queries.iter().map(|&(group, _)| self.checked_group(group)).collect::<Result<Vec<_>, _>>()?;
         let mut best = vec![0u32; queries.len()];
-        let (mut combs, mut combs16, mut dense16, mut dense32) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let mut lists = Vec::new();
-        for (job, (view, &(group, path))) in views.iter().zip(queries).enumerate() {
-            let job_id = job as u32;
+        // Every part of every query, and room for each kind's walks counted
+        // first: grown push by push, these vectors' reallocations cost about
+        // a tenth of a cold frontier's instructions.
+        let mut parts = Vec::with_capacity(views.iter().map(|view| view.head.parts as usize).sum());
+        let mut kinds = [0usize; WalkKind::COUNT];
+        for (job, view) in views.iter().enumerate() {
             for p in 0..view.head.parts as usize {
                 let Ok(part) = view.part(p, Check::Validated) else { continue };
-                match self.runner_part(group, p, part) {
-                    RunnerPart::Comb(comb) => combs.push(Walk::new(comb, path, job_id)),
-                    RunnerPart::Comb16(comb) => combs16.push(Walk::new(comb, path, job_id)),
-                    RunnerPart::Dense16(dense) => dense16.push(Walk::new(dense, path, job_id)),
-                    RunnerPart::Dense32(dense) => dense32.push(Walk::new(dense, path, job_id)),
-                    rules @ RunnerPart::Rules { .. } => lists.push((job, rules)),
-                }
+                let kind = WalkKind::of(&part);
+                kinds[kind as usize] += 1;
+                parts.push((job, p, kind, part));
+            }
+        }
+        let mut combs = Vec::with_capacity(kinds[WalkKind::Comb as usize]);
+        let mut combs16 = Vec::with_capacity(kinds[WalkKind::Comb16 as usize]);
+        let mut dense16 = Vec::with_capacity(kinds[WalkKind::Dense16 as usize]);
+        let mut dense32 = Vec::with_capacity(kinds[WalkKind::Dense32 as usize]);
+        let mut lists = Vec::with_capacity(kinds[WalkKind::Rules as usize]);
+        for (job, p, _, part) in parts {
+            let (group, path) = queries[job];
+            let job_id = job as u32;
+            match part {
+                PartView::Comb(comb) => combs.push(Walk::new(comb, path, job_id)),
+                PartView::Comb16(comb) => combs16.push(Walk::new(comb, path, job_id)),
+                PartView::Dfa(dfa) => match dfa.walker() {
+                    Walker::U16(dense) => dense16.push(Walk::new(dense, path, job_id)),
+                    Walker::U32(dense) => dense32.push(Walk::new(dense, path, job_id)),
+                },
+                PartView::Rules { .. } => lists.push((job, self.runner_part(group, p, part))),
             }
         }
         let mut finish = |job: u32, answer: u32| best[job as usize] = best[job as usize].max(answer);
@@ -998,14 +1044,7 @@ impl Artifact {
     /// stored part in, a rule list with its shared [`LazyPrefilter`].
     #[inline]
     fn runner_part<'s>(&'s self, group: usize, p: usize, part: PartView<'s>) -> RunnerPart<'s> {
-        match part {
-            PartView::Comb(comb) => RunnerPart::Comb(comb),
-            PartView::Comb16(comb) => RunnerPart::Comb16(comb),
-            PartView::Dfa(dfa) => RunnerPart::dense(dfa.walker()),
-            PartView::Rules { patterns, ends, ranks } => {
-                RunnerPart::Rules { patterns, ends, ranks, prefilter: self.prefilter((group, p), patterns) }
-            }
-        }
+        RunnerPart::new(part, |patterns| self.prefilter((group, p), patterns))
     }
 
     /// The prefilter of a per-rule part, made on its first use (and built

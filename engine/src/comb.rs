@@ -248,15 +248,19 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
         for &class in self.classes.iter() {
             class_size[usize::from(class)] += 1;
         }
-        // (class, its first byte, its size) of each class that has bytes.
-        let mut class_list: Vec<(u8, u8, u16)> = Vec::new();
+        // (class, its first byte, its size) of each class that has bytes
+        // (on the stack: a group's first use checks hundreds of these).
+        let mut class_list = [(0u8, 0u8, 0u16); 256];
+        let mut classes = 0;
         let mut listed = [false; 256];
         for b in 0..=255u8 {
             let class = self.classes[usize::from(b)];
             if !std::mem::replace(&mut listed[usize::from(class)], true) {
-                class_list.push((class, b, class_size[usize::from(class)]));
+                class_list[classes] = (class, b, class_size[usize::from(class)]);
+                classes += 1;
             }
         }
+        let class_list = &class_list[..classes];
         for &[state, packed] in self.accels {
             if state < self.sinks || state as usize >= self.rows.len() || self.rows[state as usize][1] & ACCEL == 0 {
                 return Err(DfaError::AccelNotMarkedState { state });

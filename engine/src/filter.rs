@@ -26,7 +26,14 @@
 //!   size to finish a line longer than it).
 //! - Where the results go is a [`Sink`]'s business: the pipeline hands each
 //!   URL's verdict to the sink's [`Format`] on its worker and the finished
-//!   chunks to the sink in input order; it formats and opens nothing itself.
+//!   chunks to the sink ([`ChunkSink::write`]) in input order; it formats
+//!   and opens nothing itself.
+//! - Lines of URLs are one kind of chunk. [`Pipeline::run_chunks_of`] runs
+//!   any other on the same ordered loop: a [`ChunkReader`] cuts the input
+//!   on the calling thread, a [`ChunkWorker`] works each chunk on the pool,
+//!   a [`ChunkSink`] gets them in input order (`meta --warc`: batches of
+//!   WARC records in, lines of page rules out). A reader's damage ends a
+//!   run once the chunks before it are written.
 //!   The command line's TSV outputs and its output files (written under a
 //!   temporary name, renamed into place on success, removed on a signal)
 //!   are in [`crate::output`].
@@ -196,7 +203,7 @@ pub enum Grouping {
         /// The artifact's number of origins.
         origins: usize,
     },
-    /// Partitioned into `partitions` (at most 256) whenever the form
+    /// Partitioned into `partitions` (at most 8,192) whenever the form
     /// applies (a mapped input, no reasons); for tests and measurements.
     Partitioned {
         /// How many partitions.
@@ -234,6 +241,7 @@ impl Default for Config {
 
 /// Why a run failed. Every variant names what failed, for the user.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum FilterError {
     /// Reading the URL list failed (or it could not be opened).
     Input {
@@ -249,8 +257,9 @@ pub enum FilterError {
         /// The underlying error.
         source: io::Error,
     },
-    /// The classifier panicked: a bug, reported instead of a crash so that the
-    /// outputs are cleaned up and the caller exits with a message.
+    /// The classifier (or another kind of chunk's [`ChunkWorker`]) panicked:
+    /// a bug, reported instead of a crash so that the outputs are cleaned up
+    /// and the caller exits with a message.
     ClassifierPanicked {
         /// The panic message.
         message: String,
@@ -260,6 +269,14 @@ pub enum FilterError {
     /// The classifier could not answer: a group of the artifact is damaged.
     /// Nothing of the chunk it was classifying was written.
     Artifact(ArtifactError),
+    /// A record of an input of another kind than URL lines (a WARC record,
+    /// say, for [`Pipeline::run_chunks_of`]) could not be read.
+    Record {
+        /// The input's name (its path).
+        name: String,
+        /// The reader's own error, which says which record and why.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 impl fmt::Display for FilterError {
@@ -272,6 +289,7 @@ impl fmt::Display for FilterError {
             }
             FilterError::ThreadPool(message) => write!(f, "cannot start worker threads: {message}"),
             FilterError::Artifact(error) => write!(f, "{error}"),
+            FilterError::Record { name, source } => write!(f, "{name}: {source}"),
         }
     }
 }
@@ -281,6 +299,7 @@ impl std::error::Error for FilterError {
         match self {
             FilterError::Input { source, .. } | FilterError::Output { source, .. } => Some(source),
             FilterError::Artifact(error) => Some(error),
+            FilterError::Record { source, .. } => Some(source.as_ref()),
             _ => None,
         }
     }
@@ -639,20 +658,36 @@ pub struct Report<S> {
 // The pipeline
 // ---------------------------------------------------------------------------
 
-/// Where the results of a run go, ripgrep's `Sink` for verdicts: the
-/// pipeline classifies and keeps input order, the sink decides what is
-/// written and where.
+/// Where the finished chunks of a run go, in input order: the part of a
+/// sink every kind of chunk shares (ripgrep's `Sink`). The pipeline cuts,
+/// works and orders; the sink decides what is written and where.
+///
+/// The finished chunks go to [`ChunkSink::write`] one at a time in input
+/// order, on the thread that called [`Pipeline::run`] (or
+/// [`Pipeline::run_chunks_of`]), while later chunks are worked on. A
+/// chunk of lines is a [`Sink`]'s; a chunk of another kind (a batch of
+/// WARC records, say) is its [`ChunkReader`]'s.
+pub trait ChunkSink {
+    /// A chunk's output: buffers, reused from chunk to chunk (and, for
+    /// lines, from run to run).
+    type Chunk: Default + Send + 'static;
+
+    /// Writes a finished chunk; chunks come in input order.
+    fn write(&mut self, chunk: &Self::Chunk) -> Result<(), FilterError>;
+
+    /// After the last chunk of a successful run (flushes, say).
+    fn finish(&mut self) -> Result<(), FilterError>;
+}
+
+/// Where the results of a run of URL lines go: a [`ChunkSink`] whose
+/// chunks are filled, URL by URL, by its [`Format`].
 ///
 /// Each URL's verdict (and reason, when the sink's [`Format`] wants them)
 /// goes to the sink's format on the worker that classified it, into that
-/// chunk's [`Sink::Chunk`]; the finished chunks then go to [`Sink::write`]
-/// one at a time in input order, on the thread that called
-/// [`Pipeline::run`], while later chunks are classified. The TSV outputs
-/// of the command line are one sink ([`crate::output::Outputs`]).
-pub trait Sink {
-    /// A chunk's formatted output: buffers, reused from chunk to chunk (and
-    /// from run to run).
-    type Chunk: Default + Send + 'static;
+/// chunk's [`ChunkSink::Chunk`]; the finished chunks then go to
+/// [`ChunkSink::write`] in input order. The TSV outputs of the command
+/// line are one sink ([`crate::output::Outputs`]).
+pub trait Sink: ChunkSink {
     /// What formats the chunks, on the workers: a small value each worker
     /// shares.
     type Format: Format<Chunk = Self::Chunk>;
@@ -660,12 +695,31 @@ pub trait Sink {
     /// The format of a run with `config` ([`Config::explain`] says whether
     /// reasons are asked for).
     fn format(&self, config: &Config) -> Self::Format;
+}
 
-    /// Writes a finished chunk; chunks come in input order.
-    fn write(&mut self, chunk: &Self::Chunk) -> Result<(), FilterError>;
+/// How the thread that runs [`Pipeline::run_chunks_of`] reads an input of
+/// some kind other than URL lines into chunks, in input order: a batch of
+/// WARC records, say, which workers then turn into output lines
+/// ([`ChunkWorker`]) while the next chunks are read.
+pub trait ChunkReader {
+    /// A chunk: its input, and its output once a worker is done with it.
+    /// Recycled from chunk to chunk, and the sink's chunk type.
+    type Chunk: Default + Send + 'static;
 
-    /// After the last chunk of a successful run (flushes, say).
-    fn finish(&mut self) -> Result<(), FilterError>;
+    /// Empties `chunk` (it may hold a chunk already written) and reads the
+    /// next chunk of the input into it; `false` at the end of the input.
+    /// An error ends the run once the chunks read before it are written:
+    /// a reader that finds damage after some good input returns the good
+    /// part as a chunk and the error at the next call.
+    fn read_next(&mut self, chunk: &mut Self::Chunk) -> Result<bool, FilterError>;
+}
+
+/// What the workers of [`Pipeline::run_chunks_of`] do with one chunk of a
+/// [`ChunkReader`]'s kind: turn its input into its output.
+pub trait ChunkWorker<C>: Sync {
+    /// Works `chunk` on a worker thread. An error stops the run at once,
+    /// and nothing of this chunk is written.
+    fn work(&self, chunk: &mut C) -> Result<(), FilterError>;
 }
 
 /// How a [`Sink`] turns a chunk's verdicts into output, on the workers.
@@ -822,104 +876,39 @@ impl Pipeline {
         let recorder = Recorder { format: sink.format(&self.config), unknown_as: self.config.unknown_as };
         let recorder = &recorder;
         let chunk_size = self.config.chunk_size.max(1);
-        let window = (self.threads() * self.config.chunks_per_thread.max(1)).max(2);
         let name = input.name.clone();
-        let mut chunker = match &mut input.source {
+        let chunker = match &mut input.source {
             Source::Mapped(map) => Chunker::Mapped { map, at: 0, released: 0 },
             Source::Stream { reader, carry, eof } => Chunker::Stream { reader: reader.as_mut(), carry, eof },
         };
-
-        let mut stats = Stats { threads: self.threads(), ..Stats::default() };
-        let mut spare: Vec<Workspace<S::Chunk, J::Scratch>> = Vec::new();
         // This sink's kind of buffers from earlier runs; the others stay for theirs.
         let (mut spare_buffers, others): (Vec<_>, Vec<_>) =
             std::mem::take(&mut *self.spare_buffers.lock().unwrap_or_else(|e| e.into_inner()))
                 .into_iter()
                 .partition(|b| b.is::<ChunkBuffers<S::Chunk>>());
-        let mut spare_buffers: Vec<ChunkBuffers<S::Chunk>> =
+        let spare_buffers: Vec<ChunkBuffers<S::Chunk>> =
             spare_buffers.drain(..).filter_map(|b| b.downcast().ok()).map(|b| *b).collect();
-        type Classified<O, S> = (Workspace<O, S>, Result<(), ArtifactError>);
-        let (sender, receiver) = mpsc::channel::<(u64, std::thread::Result<Classified<S::Chunk, J::Scratch>>)>();
-
-        let outcome = self.pool.in_place_scope_fifo(|scope| -> Result<(), FilterError> {
-            // Chunks are numbered in input order; `written` is the next to write.
-            let mut spawned: u64 = 0;
-            let mut written: u64 = 0;
-            let mut done: VecDeque<Option<Workspace<S::Chunk, J::Scratch>>> = VecDeque::new();
-            let mut input_ended = false;
-            loop {
-                while !input_ended && spawned - written < window as u64 {
-                    let mut workspace = spare.pop().unwrap_or_else(|| Workspace {
-                        buffers: spare_buffers.pop().unwrap_or_default(),
-                        scratch: J::Scratch::default(),
-                    });
-                    let chunk = chunker
-                        .next(&mut workspace.buffers.input, chunk_size)
-                        .map_err(|source| FilterError::Input { name: name.clone(), source })?;
-                    let (mapped_chunk, skipped) = match chunk {
-                        Some(Chunk::Mapped(data, skipped)) => (Some(data), skipped),
-                        Some(Chunk::Buffered(skipped)) => (None, skipped),
-                        None => {
-                            input_ended = true;
-                            (None, 0)
-                        }
-                    };
-                    if input_ended {
-                        spare.push(workspace);
-                        break;
-                    }
-                    let seq = spawned;
-                    spawned += 1;
-                    let sender = sender.clone();
-                    scope.spawn_fifo(move |_| {
-                        let result = catch_unwind(AssertUnwindSafe(move || {
-                            let Workspace { buffers, scratch } = &mut workspace;
-                            let input = std::mem::take(&mut buffers.input);
-                            let data = mapped_chunk.unwrap_or(&input);
-                            buffers.input_len = data.len() + skipped;
-                            let classified = job.run(seq, data, recorder, buffers, scratch);
-                            buffers.input = input;
-                            (workspace, classified)
-                        }));
-                        // The receiver is gone only when the run already failed.
-                        let _ = sender.send((seq, result));
-                    });
-                }
-                if written == spawned {
-                    return Ok(());
-                }
-                let (seq, result) = receiver.recv().expect("a sender lives while chunks are in flight");
-                let (workspace, classified) = result
-                    .map_err(|panic| FilterError::ClassifierPanicked { message: panic_message(panic.as_ref()) })?;
-                if let Err(error) = classified {
-                    spare.push(workspace);
-                    return Err(FilterError::Artifact(error));
-                }
-                let slot = (seq - written) as usize;
-                if done.len() <= slot {
-                    done.resize_with(slot + 1, || None);
-                }
-                done[slot] = Some(workspace);
-                while let Some(Some(_)) = done.front() {
-                    let mut workspace = done.pop_front().flatten().expect("checked above");
-                    let buffers = &mut workspace.buffers;
-                    sink.write(&buffers.output)?;
-                    let urls: u64 = buffers.counts.iter().sum();
-                    for (total, count) in stats.counts.iter_mut().zip(&buffers.counts) {
-                        *total += count;
-                    }
-                    stats.input_bytes += buffers.input_len as u64;
-                    if let Some(progress) = progress {
-                        progress.urls.fetch_add(urls, Ordering::Relaxed);
-                        progress.bytes.fetch_add(buffers.input_len as u64, Ordering::Relaxed);
-                    }
-                    buffers.reset(chunk_size, &recorder.format);
-                    spare.push(workspace);
-                    written += 1;
-                    chunker.release_before(stats.input_bytes as usize);
-                }
-            }
+        let mut ends = LineEnds {
+            chunker,
+            name,
+            chunk_size,
+            sink,
+            format: &recorder.format,
+            progress,
+            stats: Stats { threads: self.threads(), ..Stats::default() },
+            spare_buffers,
+        };
+        let mut spare: Vec<Workspace<S::Chunk, J::Scratch>> = Vec::new();
+        let outcome = self.run_ordered(&mut ends, &mut spare, |seq, (mapped_chunk, skipped), workspace| {
+            let Workspace { buffers, scratch } = workspace;
+            let input = std::mem::take(&mut buffers.input);
+            let data = mapped_chunk.unwrap_or(&input);
+            buffers.input_len = data.len() + skipped;
+            let classified = job.run(seq, data, recorder, buffers, scratch);
+            buffers.input = input;
+            classified.map_err(FilterError::Artifact)
         });
+        let LineEnds { mut stats, mut spare_buffers, sink, .. } = ends;
         let mut scratches = Vec::with_capacity(spare.len());
         for Workspace { buffers, scratch } in spare {
             spare_buffers.push(buffers);
@@ -932,6 +921,207 @@ impl Pipeline {
         sink.finish()?;
         stats.elapsed = started.elapsed();
         Ok(Report { stats, scratches })
+    }
+
+    /// Runs an input of another kind than URL lines (a WARC file's
+    /// records, say) on the same ordered pipeline as [`Pipeline::run`]:
+    /// `reader` cuts it into chunks on this thread, `worker` works each on
+    /// the pool, and `sink` gets them in input order while later chunks
+    /// are worked on. At most `threads × chunks_per_thread` chunks are in
+    /// flight ([`Config`]; its other fields are for lines). A worker's
+    /// error or panic ends the run at once; a reader's error once the
+    /// chunks read before it are written. Returns the number of chunks
+    /// written.
+    pub fn run_chunks_of<R, W, S>(&self, reader: &mut R, worker: &W, sink: &mut S) -> Result<u64, FilterError>
+    where
+        R: ChunkReader,
+        W: ChunkWorker<R::Chunk>,
+        S: ChunkSink<Chunk = R::Chunk>,
+    {
+        let mut ends = ReaderEnds { reader, sink, written: 0 };
+        let mut spare = Vec::new();
+        self.run_ordered(&mut ends, &mut spare, |_, (), chunk| worker.work(chunk))?;
+        ends.sink.finish()?;
+        Ok(ends.written)
+    }
+
+    /// The ordered parallel loop every kind of chunk runs on. `ends.cut`
+    /// fills a workspace with the next chunk on this thread, `work` runs it
+    /// on the pool with the piece `cut` returned, and `ends.finish` gets
+    /// the worked workspaces one at a time in the order they were cut. At
+    /// most `threads × chunks_per_thread` chunks are in flight, so memory
+    /// stays bounded whatever the input's size. A worker's error or panic
+    /// ends the run at once; an input error once the chunks cut before it
+    /// are finished, so that everything before the damage is written.
+    /// Workspaces are recycled; those not in flight when the loop ends are
+    /// left in `spare`.
+    fn run_ordered<W, E>(
+        &self,
+        ends: &mut E,
+        spare: &mut Vec<W>,
+        work: impl Fn(u64, E::Piece, &mut W) -> Result<(), FilterError> + Sync,
+    ) -> Result<(), FilterError>
+    where
+        W: Send,
+        E: RunEnds<W>,
+    {
+        let window = (self.threads() * self.config.chunks_per_thread.max(1)).max(2);
+        let work = &work;
+        let (sender, receiver) = mpsc::channel::<(u64, std::thread::Result<(W, Result<(), FilterError>)>)>();
+        self.pool.in_place_scope_fifo(|scope| {
+            // Chunks are numbered in input order; `written` is the next to finish.
+            let mut spawned: u64 = 0;
+            let mut written: u64 = 0;
+            let mut done: VecDeque<Option<W>> = VecDeque::new();
+            let mut input_ended = false;
+            let mut input_error = None;
+            loop {
+                while !input_ended && spawned - written < window as u64 {
+                    let mut workspace = spare.pop().unwrap_or_else(|| ends.workspace());
+                    let piece = match ends.cut(&mut workspace) {
+                        Ok(Some(piece)) => piece,
+                        outcome => {
+                            spare.push(workspace);
+                            input_ended = true;
+                            input_error = outcome.err();
+                            break;
+                        }
+                    };
+                    let seq = spawned;
+                    spawned += 1;
+                    let sender = sender.clone();
+                    scope.spawn_fifo(move |_| {
+                        let result = catch_unwind(AssertUnwindSafe(move || {
+                            let worked = work(seq, piece, &mut workspace);
+                            (workspace, worked)
+                        }));
+                        // The receiver is gone only when the run already failed.
+                        let _ = sender.send((seq, result));
+                    });
+                }
+                if written == spawned {
+                    return input_error.map_or(Ok(()), Err);
+                }
+                let (seq, result) = receiver.recv().expect("a sender lives while chunks are in flight");
+                let (workspace, worked) = result
+                    .map_err(|panic| FilterError::ClassifierPanicked { message: panic_message(panic.as_ref()) })?;
+                if let Err(error) = worked {
+                    spare.push(workspace);
+                    return Err(error);
+                }
+                let slot = (seq - written) as usize;
+                if done.len() <= slot {
+                    done.resize_with(slot + 1, || None);
+                }
+                done[slot] = Some(workspace);
+                while let Some(Some(_)) = done.front() {
+                    let mut workspace = done.pop_front().flatten().expect("checked above");
+                    let finished = ends.finish(&mut workspace);
+                    spare.push(workspace);
+                    finished?;
+                    written += 1;
+                }
+            }
+        })
+    }
+}
+
+/// The two ends of an ordered run, on the thread that runs it
+/// ([`Pipeline::run_ordered`]): where chunks are cut, in input order, and
+/// where the worked chunks are finished, in the same order.
+trait RunEnds<W> {
+    /// What a chunk's worker gets besides its workspace (a slice of a
+    /// mapped input, say).
+    type Piece: Send;
+
+    /// A new workspace, when none is spare.
+    fn workspace(&mut self) -> W;
+
+    /// Cuts the next chunk into `workspace`; `None` at the end of the input.
+    fn cut(&mut self, workspace: &mut W) -> Result<Option<Self::Piece>, FilterError>;
+
+    /// Finishes a worked chunk (writes it to the sink), in input order.
+    fn finish(&mut self, workspace: &mut W) -> Result<(), FilterError>;
+}
+
+/// The ends of a run of URL lines: the chunker, and the sink with the
+/// run's figures.
+struct LineEnds<'a, 'r, S: Sink> {
+    chunker: Chunker<'a>,
+    /// The input's name, for errors.
+    name: String,
+    chunk_size: usize,
+    sink: &'r mut S,
+    format: &'r S::Format,
+    progress: Option<&'r Progress>,
+    stats: Stats,
+    /// Buffers of earlier runs, for new workspaces.
+    spare_buffers: Vec<ChunkBuffers<S::Chunk>>,
+}
+
+impl<'a, S: Sink, X: Default> RunEnds<Workspace<S::Chunk, X>> for LineEnds<'a, '_, S> {
+    /// The chunk's bytes when they are a slice of a mapped input (else they
+    /// are in the workspace's buffer), and how many bytes after them were
+    /// skipped.
+    type Piece = (Option<&'a [u8]>, usize);
+
+    fn workspace(&mut self) -> Workspace<S::Chunk, X> {
+        Workspace { buffers: self.spare_buffers.pop().unwrap_or_default(), scratch: X::default() }
+    }
+
+    fn cut(&mut self, workspace: &mut Workspace<S::Chunk, X>) -> Result<Option<Self::Piece>, FilterError> {
+        let chunk = self
+            .chunker
+            .next(&mut workspace.buffers.input, self.chunk_size)
+            .map_err(|source| FilterError::Input { name: self.name.clone(), source })?;
+        Ok(chunk.map(|chunk| match chunk {
+            Chunk::Mapped(data, skipped) => (Some(data), skipped),
+            Chunk::Buffered(skipped) => (None, skipped),
+        }))
+    }
+
+    fn finish(&mut self, workspace: &mut Workspace<S::Chunk, X>) -> Result<(), FilterError> {
+        let buffers = &mut workspace.buffers;
+        self.sink.write(&buffers.output)?;
+        let urls: u64 = buffers.counts.iter().sum();
+        for (total, count) in self.stats.counts.iter_mut().zip(&buffers.counts) {
+            *total += count;
+        }
+        self.stats.input_bytes += buffers.input_len as u64;
+        if let Some(progress) = self.progress {
+            progress.urls.fetch_add(urls, Ordering::Relaxed);
+            progress.bytes.fetch_add(buffers.input_len as u64, Ordering::Relaxed);
+        }
+        buffers.reset(self.chunk_size, self.format);
+        self.chunker.release_before(self.stats.input_bytes as usize);
+        Ok(())
+    }
+}
+
+/// The ends of a run of another kind of chunk ([`Pipeline::run_chunks_of`]).
+struct ReaderEnds<'r, R, S> {
+    reader: &'r mut R,
+    sink: &'r mut S,
+    /// Chunks written so far.
+    written: u64,
+}
+
+impl<R: ChunkReader, S: ChunkSink<Chunk = R::Chunk>> RunEnds<R::Chunk> for ReaderEnds<'_, R, S> {
+    /// The chunk holds its input.
+    type Piece = ();
+
+    fn workspace(&mut self) -> R::Chunk {
+        R::Chunk::default()
+    }
+
+    fn cut(&mut self, chunk: &mut R::Chunk) -> Result<Option<()>, FilterError> {
+        Ok(self.reader.read_next(chunk)?.then_some(()))
+    }
+
+    fn finish(&mut self, chunk: &mut R::Chunk) -> Result<(), FilterError> {
+        self.sink.write(chunk)?;
+        self.written += 1;
+        Ok(())
     }
 }
 
@@ -1028,7 +1218,9 @@ fn classify_chunk<C: Classifier, F: Format>(
     // Taken out of the buffers for the chunk, so that `record` can write to them meanwhile.
     let mut reasons = std::mem::take(&mut buffers.reasons);
     let batch = if wants_reasons { BATCH } else { urls.len().max(1) };
-    let mut bad = bad.into_iter().peekable();
+    // The first bad line not yet recorded: the URLs up to it are recorded
+    // in a loop that checks nothing else per URL.
+    let mut next_bad = 0;
     let mut outcome = Ok(());
     for (start, (batch_urls, batch_verdicts)) in
         (0..).step_by(batch).zip(urls.chunks(batch).zip(verdicts.chunks_mut(batch)))
@@ -1038,15 +1230,35 @@ fn classify_chunk<C: Classifier, F: Format>(
         if outcome.is_err() {
             break;
         }
-        for (i, (url, &verdict)) in batch_urls.iter().zip(batch_verdicts.iter()).enumerate() {
-            while let Some((_, line, problem)) = bad.next_if(|&(before, _, _)| before == start + i) {
+        let mut from = 0;
+        loop {
+            // Bad lines that come before URL `from` of the batch.
+            while let Some(&(_, line, problem)) = bad.get(next_bad).filter(|&&(before, _, _)| before == start + from) {
                 recorder.record_bad_line(buffers, line, problem);
+                next_bad += 1;
             }
-            recorder.record(buffers, url, verdict, reasons.get(i));
+            let upto = match bad.get(next_bad) {
+                Some(&(before, _, _)) if before < start + batch_urls.len() => before - start,
+                _ => batch_urls.len(),
+            };
+            let (urls, verdicts) = (&batch_urls[from..upto], &batch_verdicts[from..upto]);
+            if wants_reasons {
+                for (i, (url, &verdict)) in (from..).zip(urls.iter().zip(verdicts)) {
+                    recorder.record(buffers, url, verdict, reasons.get(i));
+                }
+            } else {
+                for (url, &verdict) in urls.iter().zip(verdicts) {
+                    recorder.record(buffers, url, verdict, b"");
+                }
+            }
+            if upto == batch_urls.len() {
+                break;
+            }
+            from = upto;
         }
     }
     if outcome.is_ok() {
-        for (_, line, problem) in bad {
+        for &(_, line, problem) in &bad[next_bad..] {
             recorder.record_bad_line(buffers, line, problem);
         }
     }
@@ -1098,18 +1310,24 @@ impl<'a> Iterator for Lines<'a> {
                 Some(line) => line,
                 None => (self.data.len(), self.newlines.rest_is_odd()),
             };
-            let url = match &self.data[self.start..end] {
-                [url @ .., b'\r'] => url,
-                url => url,
-            };
+            let url = &self.data[self.start..end];
             self.start = end + 1;
             if url.is_empty() {
                 continue;
             }
             if odd || url.len() > MAX_LINE {
+                // A CR is an odd byte: only an odd line can end in one.
+                let url = match url {
+                    [url @ .., b'\r'] => url,
+                    url => url,
+                };
+                if url.is_empty() {
+                    continue;
+                }
                 if let Some(problem) = line::problem(url) {
                     return Some(Line::Bad(url, problem));
                 }
+                return Some(Line::Url(url));
             }
             return Some(Line::Url(url));
         }

@@ -67,6 +67,7 @@ use crate::dfa::{Dfa, DfaBuf, Transitions};
 use crate::preference::{Entry, PreferenceField, PreferenceLine};
 use crate::rules::RuleList;
 use std::fmt;
+use std::path::PathBuf;
 
 /// The first eight bytes of every artifact. The CR LF catches text-mode
 /// mangling, as in PNG.
@@ -374,8 +375,8 @@ pub enum Damage {
     },
     /// The META section is not the JSON this build writes.
     Meta {
-        /// What the JSON reader said.
-        problem: String,
+        /// What the JSON reader found.
+        problem: MetaProblem,
     },
     /// The origin records do not divide their section.
     OriginRecords,
@@ -571,6 +572,263 @@ pub enum ListProblem {
     },
 }
 
+/// The tables of a group's blob, as [`GroupDamage::OutOfRange`] names the
+/// one that lies outside it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GroupTable {
+    /// The rank labels.
+    Labels,
+    /// The rule index of each rank.
+    Rules,
+    /// The explanation entries.
+    ExplanationTable,
+    /// An explanation's text.
+    ExplanationText,
+    /// A part's record.
+    PartRecord,
+    /// A dense automaton's transitions.
+    Transitions,
+    /// An automaton's answers.
+    Answers,
+    /// A rule list's pattern ends.
+    RuleEnds,
+    /// A rule list's ranks.
+    RuleRanks,
+    /// A rule list's pattern bytes.
+    RulePatterns,
+    /// An automaton's byte classes.
+    ByteClasses,
+    /// A comb automaton's rows.
+    CombRows,
+    /// A comb automaton's slots.
+    CombSlots,
+    /// A comb automaton's accelerations.
+    CombAccelerations,
+}
+
+impl GroupTable {
+    /// The table's name in messages (`comb slots`).
+    pub fn name(self) -> &'static str {
+        match self {
+            GroupTable::Labels => "labels",
+            GroupTable::Rules => "rules",
+            GroupTable::ExplanationTable => "explanation table",
+            GroupTable::ExplanationText => "explanation text",
+            GroupTable::PartRecord => "part record",
+            GroupTable::Transitions => "transitions",
+            GroupTable::Answers => "answers",
+            GroupTable::RuleEnds => "rule ends",
+            GroupTable::RuleRanks => "rule ranks",
+            GroupTable::RulePatterns => "rule patterns",
+            GroupTable::ByteClasses => "byte classes",
+            GroupTable::CombRows => "comb rows",
+            GroupTable::CombSlots => "comb slots",
+            GroupTable::CombAccelerations => "comb accelerations",
+        }
+    }
+}
+
+impl fmt::Display for GroupTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why the META section is not the JSON this build writes
+/// ([`Damage::Meta`]): what the reader of `Meta::to_json`'s output found,
+/// and where (`at`: a byte offset in the section).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MetaProblem {
+    /// The section is not UTF-8.
+    NotUtf8(std::str::Utf8Error),
+    /// Another byte than `expected` (or the end) at `at`.
+    Expected {
+        /// The byte the JSON needs there.
+        expected: u8,
+        /// Where.
+        at: usize,
+    },
+    /// Another key than `expected`.
+    Key {
+        /// The key the JSON needs there.
+        expected: &'static str,
+        /// The key found.
+        found: String,
+    },
+    /// No number (of at most 32 bits) at `at`.
+    Number {
+        /// Where.
+        at: usize,
+    },
+    /// A string does not end.
+    UnterminatedString,
+    /// A string's bytes are not UTF-8.
+    StringNotUtf8(std::str::Utf8Error),
+    /// A `\u` escape with fewer than four digits.
+    ShortEscape,
+    /// A `\u` escape whose digits are not hex.
+    EscapeDigits(std::num::ParseIntError),
+    /// A `\u` escape that is no character (a surrogate).
+    EscapeNotChar {
+        /// The escape's value.
+        code: u32,
+    },
+    /// A backslash escape other than `\"`, `\\` and `\u`, before `at`.
+    UnsupportedEscape {
+        /// Just after the escape.
+        at: usize,
+    },
+}
+
+impl fmt::Display for MetaProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MetaProblem::NotUtf8(e) | MetaProblem::StringNotUtf8(e) => e.fmt(f),
+            MetaProblem::Expected { expected, at } => write!(f, "expected '{}' at byte {at}", *expected as char),
+            MetaProblem::Key { expected, found } => write!(f, "expected key {expected:?}, found {found:?}"),
+            MetaProblem::Number { at } => write!(f, "expected a number at byte {at}"),
+            MetaProblem::UnterminatedString => f.write_str("unterminated string"),
+            MetaProblem::ShortEscape => f.write_str("short \\u escape"),
+            MetaProblem::EscapeDigits(e) => e.fmt(f),
+            MetaProblem::EscapeNotChar { .. } => f.write_str("bad \\u escape"),
+            MetaProblem::UnsupportedEscape { at } => write!(f, "unsupported escape at byte {at}"),
+        }
+    }
+}
+
+/// Why the shards given as one set (a directory's `*.rsv` files, or
+/// artifacts opened already) do not make one: carried by
+/// `ArtifactError::ShardSet` with the set's directory. Files are named by
+/// their paths (`shard file 0` for artifacts opened in memory).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ShardSetProblem {
+    /// The directory holds no `*.rsv` file.
+    NoShardFiles,
+    /// No artifacts were given.
+    NoShards,
+    /// A file has no shard information: it is a whole artifact.
+    NotAShard {
+        /// The file.
+        file: PathBuf,
+    },
+    /// A file is of another set: another shard count or scheme than the
+    /// first file's.
+    ForeignSet {
+        /// The file.
+        file: PathBuf,
+        /// Its shard number, count and scheme.
+        index: u32,
+        /// How many shards its set has.
+        count: u32,
+        /// Its scheme.
+        scheme: String,
+        /// The first file.
+        first: PathBuf,
+        /// The first file's shard count.
+        first_count: u32,
+        /// The first file's scheme.
+        first_scheme: String,
+    },
+    /// A file's shard scheme is not one this build knows.
+    UnknownScheme {
+        /// The file.
+        file: PathBuf,
+        /// Its scheme.
+        scheme: String,
+    },
+    /// A file was compiled for other agents or options than the first.
+    ForeignAgents {
+        /// The file.
+        file: PathBuf,
+        /// The first file.
+        first: PathBuf,
+    },
+    /// A file's shard number is not below its count.
+    IndexBeyondCount {
+        /// The file.
+        file: PathBuf,
+        /// Its shard number.
+        index: u32,
+        /// The set's shard count.
+        count: u32,
+    },
+    /// Two files are the same shard.
+    SameShard {
+        /// The file found first.
+        first: PathBuf,
+        /// The other.
+        second: PathBuf,
+        /// Their shard number.
+        index: u32,
+        /// The set's shard count.
+        count: u32,
+    },
+    /// A file holds an origin whose hash puts it in another shard.
+    ForeignOrigin {
+        /// The file.
+        file: PathBuf,
+        /// Its shard number.
+        index: u32,
+        /// The origin's key, as text.
+        origin: String,
+        /// The shard the origin belongs to.
+        belongs: u32,
+    },
+    /// No file is shard `index`.
+    Missing {
+        /// The shard number.
+        index: u32,
+        /// The set's shard count.
+        count: u32,
+        /// The file that shard would be.
+        expected: PathBuf,
+    },
+}
+
+impl fmt::Display for ShardSetProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ShardSetProblem::NoShardFiles => f.write_str("no shard files (*.rsv) in the directory"),
+            ShardSetProblem::NoShards => f.write_str("no shards"),
+            ShardSetProblem::NotAShard { file } => {
+                write!(f, "{} is not a shard (it has no shard information)", file.display())
+            }
+            ShardSetProblem::ForeignSet { file, index, count, scheme, first, first_count, first_scheme } => write!(
+                f,
+                "{} is shard {index} of {count} by {scheme}, but {} is of {first_count} by {first_scheme}: a foreign shard",
+                file.display(),
+                first.display()
+            ),
+            ShardSetProblem::UnknownScheme { file, scheme } => {
+                write!(f, "{}: unknown shard scheme {scheme}", file.display())
+            }
+            ShardSetProblem::ForeignAgents { file, first } => write!(
+                f,
+                "{} was compiled for other agents or options than {}: a foreign shard",
+                file.display(),
+                first.display()
+            ),
+            ShardSetProblem::IndexBeyondCount { file, index, count } => {
+                write!(f, "{} claims shard {index} of {count}", file.display())
+            }
+            ShardSetProblem::SameShard { first, second, index, count } => {
+                write!(f, "{} and {} are both shard {index} of {count}", first.display(), second.display())
+            }
+            ShardSetProblem::ForeignOrigin { file, index, origin, belongs } => write!(
+                f,
+                "{} (shard {index}) holds origin {origin}, which belongs to shard {belongs}: a foreign shard",
+                file.display()
+            ),
+            ShardSetProblem::Missing { index, count, expected } => {
+                write!(f, "shard {index} of {count} is missing ({})", expected.display())
+            }
+        }
+    }
+}
+
 /// What is wrong with a damaged group blob ([`GroupView::at`],
 /// [`GroupView::check`], [`GroupView::part`]), carried by
 /// [`crate::artifact::ArtifactError::DamagedGroup`] with the file, the group
@@ -614,8 +872,8 @@ pub enum GroupDamage {
     },
     /// A table lies outside the blob.
     OutOfRange {
-        /// Which table ("labels", "transitions", "comb slots", ...).
-        table: &'static str,
+        /// Which table.
+        table: GroupTable,
     },
     /// A dense part's stride is out of range.
     BadStride {
@@ -1289,7 +1547,9 @@ pub struct GroupView<'a> {
     blob: &'a [u8],
 }
 
-/// A part of a group, read in place.
+/// A part of a group, read in place: the one list of the part kinds a
+/// group stores (the runtime wraps it, see `runtime::RunnerPart`).
+#[derive(Clone, Copy, Debug)]
 pub enum PartView<'a> {
     /// A dense automaton.
     Dfa(Dfa<'a>),
@@ -1333,8 +1593,8 @@ impl<'a> GroupView<'a> {
         if rec.ranks == 0 {
             return Err(GroupDamage::NoRanks);
         }
-        let labels = self.labels().ok_or(GroupDamage::OutOfRange { table: "labels" })?;
-        let rules = self.rule_ids().ok_or(GroupDamage::OutOfRange { table: "rules" })?;
+        let labels = self.labels().ok_or(GroupDamage::OutOfRange { table: GroupTable::Labels })?;
+        let rules = self.rule_ids().ok_or(GroupDamage::OutOfRange { table: GroupTable::Rules })?;
         if labels[0] != 0 || labels.windows(2).any(|w| w[0] > w[1]) {
             return Err(GroupDamage::LabelsNotAscending);
         }
@@ -1364,9 +1624,10 @@ impl<'a> GroupView<'a> {
                 return Err(GroupDamage::UnexpectedExplanations);
             }
             for i in 0..rec.explain_count as usize {
-                let entry = self.explain_entry(i).ok_or(GroupDamage::OutOfRange { table: "explanation table" })?;
+                let entry =
+                    self.explain_entry(i).ok_or(GroupDamage::OutOfRange { table: GroupTable::ExplanationTable })?;
                 self.bytes_at(entry.text_off, entry.text_len as usize)
-                    .ok_or(GroupDamage::OutOfRange { table: "explanation text" })?;
+                    .ok_or(GroupDamage::OutOfRange { table: GroupTable::ExplanationText })?;
             }
         }
         Ok(())
@@ -1421,7 +1682,7 @@ impl<'a> GroupView<'a> {
     /// Part `p`, read in place.
     pub fn part(&self, p: usize, check: Check) -> Result<PartView<'a>, GroupDamage> {
         let out_of_range = |table| GroupDamage::OutOfRange { table };
-        let part = self.part_record(p).ok_or(out_of_range("part record"))?;
+        let part = self.part_record(p).ok_or(out_of_range(GroupTable::PartRecord))?;
         let count = part.count as usize;
         match part.kind {
             PART_DFA16 | PART_DFA32 => {
@@ -1431,11 +1692,11 @@ impl<'a> GroupView<'a> {
                     .filter(|_| part.stride2 <= 9)
                     .ok_or(GroupDamage::BadStride { part: p })?;
                 let transitions = if part.kind == PART_DFA16 {
-                    Transitions::U16(self.table(part.b, entries).ok_or(out_of_range("transitions"))?)
+                    Transitions::U16(self.table(part.b, entries).ok_or(out_of_range(GroupTable::Transitions))?)
                 } else {
-                    Transitions::U32(self.table(part.b, entries).ok_or(out_of_range("transitions"))?)
+                    Transitions::U32(self.table(part.b, entries).ok_or(out_of_range(GroupTable::Transitions))?)
                 };
-                let answers = self.table(part.c, count).ok_or(out_of_range("answers"))?;
+                let answers = self.table(part.c, count).ok_or(out_of_range(GroupTable::Answers))?;
                 let dfa = match check {
                     Check::Full => Dfa::new(classes, part.stride2, transitions, answers, part.start, part.sinks),
                     Check::Validated => {
@@ -1447,10 +1708,10 @@ impl<'a> GroupView<'a> {
             PART_COMB => self.comb(p, &part, check).map(PartView::Comb),
             PART_COMB16 => self.comb(p, &part, check).map(PartView::Comb16),
             PART_RULES => {
-                let ends: &[u32] = self.table(part.b, count).ok_or(out_of_range("rule ends"))?;
-                let ranks: &[u32] = self.table(part.c, count).ok_or(out_of_range("rule ranks"))?;
+                let ends: &[u32] = self.table(part.b, count).ok_or(out_of_range(GroupTable::RuleEnds))?;
+                let ranks: &[u32] = self.table(part.c, count).ok_or(out_of_range(GroupTable::RuleRanks))?;
                 let len = ends.last().copied().unwrap_or(0) as usize;
-                let patterns = self.bytes_at(part.a, len).ok_or(out_of_range("rule patterns"))?;
+                let patterns = self.bytes_at(part.a, len).ok_or(out_of_range(GroupTable::RulePatterns))?;
                 Ok(PartView::Rules { patterns, ends, ranks })
             }
             kind => Err(GroupDamage::UnknownPartKind { part: p, kind }),
@@ -1458,7 +1719,9 @@ impl<'a> GroupView<'a> {
     }
 
     fn classes(&self, off: u32) -> Result<&'a [u8; 256], GroupDamage> {
-        self.bytes_at(off, 256).and_then(|b| b.try_into().ok()).ok_or(GroupDamage::OutOfRange { table: "byte classes" })
+        self.bytes_at(off, 256)
+            .and_then(|b| b.try_into().ok())
+            .ok_or(GroupDamage::OutOfRange { table: GroupTable::ByteClasses })
     }
 
     /// A comb part's tables: `count` rows, then `slots` slots of `T` ids.
@@ -1466,15 +1729,16 @@ impl<'a> GroupView<'a> {
         let out_of_range = |table| GroupDamage::OutOfRange { table };
         let count = part.count as usize;
         let classes = self.classes(part.a)?;
-        let rows: &[[u32; 2]] = self.table(part.b, count).ok_or(out_of_range("comb rows"))?;
-        let slots_at = u32::try_from(part.b as usize + 8 * count).map_err(|_| out_of_range("comb slots"))?;
-        let slots: &[[T; 2]] = self.table(slots_at, part.slots as usize).ok_or(out_of_range("comb slots"))?;
+        let rows: &[[u32; 2]] = self.table(part.b, count).ok_or(out_of_range(GroupTable::CombRows))?;
+        let slots_at = u32::try_from(part.b as usize + 8 * count).map_err(|_| out_of_range(GroupTable::CombSlots))?;
+        let slots: &[[T; 2]] = self.table(slots_at, part.slots as usize).ok_or(out_of_range(GroupTable::CombSlots))?;
         let accels_at = u32::try_from(slots_at as usize + std::mem::size_of_val(slots))
-            .map_err(|_| out_of_range("comb accelerations"))?;
+            .map_err(|_| out_of_range(GroupTable::CombAccelerations))?;
         let accels: &[Accel] =
-            self.table(accels_at, part.stride2 as usize).ok_or(out_of_range("comb accelerations"))?;
+            self.table(accels_at, part.stride2 as usize).ok_or(out_of_range(GroupTable::CombAccelerations))?;
         // A 16-bit comb's rows carry the answers.
-        let answers = if T::ANSWER_IN_ROW { &[] } else { self.table(part.c, count).ok_or(out_of_range("answers"))? };
+        let answers =
+            if T::ANSWER_IN_ROW { &[] } else { self.table(part.c, count).ok_or(out_of_range(GroupTable::Answers))? };
         let (start, sinks) = (part.start, part.sinks);
         let tables = CombTables { classes, rows, slots, answers, accels, start, sinks };
         match check {

@@ -38,6 +38,7 @@
 
 pub use crate::compiled::{MatcherBuf, PartBuf};
 use crate::dfa::{Dfa, DfaError};
+use crate::format::PartView;
 use crate::label::Label;
 use crate::rules::{LazyPrefilter, RuleList, RuleListError};
 use crate::runtime::{CompiledGroup, RunnerPart};
@@ -89,10 +90,11 @@ impl<'a> Part<'a> {
     /// This part as the runtime walks it.
     fn into_runner(self) -> RunnerPart<'a> {
         match self {
-            Part::Dfa(dfa) => RunnerPart::dense(dfa.walker()),
+            Part::Dfa(dfa) => RunnerPart { view: PartView::Dfa(dfa), prefilter: None },
             Part::Rules(rules) => {
                 let (patterns, ends, ranks, prefilter) = rules.into_tables();
-                RunnerPart::Rules { patterns, ends, ranks, prefilter: Arc::new(LazyPrefilter::built(prefilter)) }
+                let prefilter = Some(Arc::new(LazyPrefilter::built(prefilter)));
+                RunnerPart { view: PartView::Rules { patterns, ends, ranks }, prefilter }
             }
         }
     }

@@ -3,9 +3,9 @@
 //! Rules with several floating `*` (exponential in any DFA), and anything a
 //! build found over budget, are matched one by one. They are stored sorted by
 //! rank, highest first, so the first rule that matches is the best one and a
-//! search stops there. An aho-corasick automaton over each rule's longest
-//! literal piece (the bytes between two stars) picks the candidates, so a path
-//! is only checked against rules whose rarest-looking piece occurs in it;
+//! search stops there. An index of each rule's longest literal piece (the
+//! bytes between two stars, see [`Prefilter`]) picks the candidates, so a
+//! path is only checked against rules whose longest piece occurs in it;
 //! rules without any literal piece are always candidates.
 //!
 //! The stored form ([`RuleListBuf`]) is three plain tables, which the artifact
@@ -15,7 +15,6 @@
 //! view over memory-mapped tables cannot own what is built from them).
 
 use crate::pattern;
-use aho_corasick::AhoCorasick;
 use std::borrow::Cow;
 use std::fmt;
 
@@ -52,7 +51,7 @@ impl RuleListBuf {
     }
 }
 
-/// Why three tables are not a valid rule list, or its prefilter did not build.
+/// Why three tables are not a valid rule list, or a prefilter does not fit them.
 #[non_exhaustive]
 #[derive(Clone, Debug)]
 pub enum RuleListError {
@@ -91,13 +90,6 @@ pub enum RuleListError {
         /// The number of rules in the tables.
         rules: usize,
     },
-    /// The prefilter's automaton did not build.
-    Prefilter {
-        /// The number of distinct literal pieces it was built over.
-        pieces: usize,
-        /// Why it did not build.
-        error: aho_corasick::BuildError,
-    },
 }
 
 impl fmt::Display for RuleListError {
@@ -116,88 +108,172 @@ impl fmt::Display for RuleListError {
             RuleListError::PrefilterSize { built_for, rules } => {
                 write!(f, "prefilter built for {built_for} rules, tables have {rules}")
             }
-            RuleListError::Prefilter { pieces, error } => {
-                write!(f, "cannot build the prefilter over {pieces} pieces: {error}")
-            }
         }
     }
 }
 
-impl std::error::Error for RuleListError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            RuleListError::Prefilter { error, .. } => Some(error),
-            _ => None,
-        }
-    }
-}
+impl std::error::Error for RuleListError {}
 
-/// The candidates of a rule list: an aho-corasick automaton over each rule's
-/// longest literal piece, and which rules each piece stands for.
+/// The candidates of a rule list: each rule's longest literal piece, indexed
+/// by its first two bytes (or its one byte), and which rules each piece
+/// stands for. A rule can only match a path that contains its piece, so the
+/// rules worth checking are those whose piece occurs in the path.
+///
+/// The search steps through the path once, testing each byte and each pair
+/// of adjacent bytes against a bit set (a few instructions a byte), and
+/// compares pieces only where a bit is set. It replaced an overlapping
+/// aho-corasick NFA over the same pieces, which cost about 600,000
+/// instructions to build for a list of a few hundred rules and about 1,300
+/// a search (callgrind, crawl2019); this index is a sort of the pieces.
 #[derive(Clone, Debug, Default)]
 pub struct Prefilter {
     /// The number of rules it was built for (checked by [`RuleList::with_prefilter`]).
     rules: usize,
-    /// Over the distinct literal pieces; `None` when no rule has one.
-    ac: Option<AhoCorasick>,
-    /// For prefilter pattern `p`: the rules having it as their piece, ascending,
-    /// are `piece_rules[piece_starts[p] .. piece_starts[p + 1]]`.
+    /// The index, boxed so that a [`RuleList`] that owns its prefilter stays small.
+    tables: Box<PieceTables>,
+}
+
+/// The tables of a [`Prefilter`].
+#[derive(Clone, Debug, Default)]
+struct PieceTables {
+    /// The distinct pieces of two bytes or more, sorted by [`pair_slot`] of
+    /// their first two bytes; piece `p` is
+    /// `piece_bytes[piece_ends[p - 1]..piece_ends[p]]` (from 0 for the first).
+    piece_bytes: Vec<u8>,
+    piece_ends: Vec<u32>,
+    /// [`pair_slot`] of each piece's first two bytes (ascending).
+    piece_slots: Vec<u16>,
+    /// One bit per [`pair_slot`] that some piece starts with.
+    pair_bits: Vec<u64>,
+    /// Per byte: [`IS_PIECE`] when it is a whole piece, [`STARTS_PIECE`]
+    /// when a piece of two bytes or more starts with it (most bytes of a
+    /// path are neither, and cost one lookup).
+    first: Vec<u8>,
+    /// The one-byte pieces (ascending), each standing for rules
+    /// `byte_rules[..]` like a long piece (its rules follow the long pieces').
+    bytes: Vec<u8>,
+    /// For piece `p` (the long pieces, then the one-byte pieces): the rules
+    /// having it as their piece, ascending, are
+    /// `piece_rules[piece_starts[p] .. piece_starts[p + 1]]`.
     piece_starts: Vec<u32>,
     piece_rules: Vec<u32>,
     /// Rules without a literal piece (`*`, `$`, `*$`), ascending.
     always: Vec<u32>,
 }
 
+/// How many slots [`pair_slot`] maps byte pairs to (a bit set of 512 bytes).
+const PAIR_SLOTS: usize = 1 << 12;
+
+/// The slot of a pair of adjacent bytes in [`Prefilter`]'s pair bit set: a
+/// filter only (different pairs may share one), exact for pairs of ASCII
+/// letters and digits that differ in the first byte's top bits.
+#[inline(always)]
+fn pair_slot(first: u8, second: u8) -> usize {
+    ((usize::from(first) << 5) ^ usize::from(second)) % PAIR_SLOTS
+}
+
+/// A [`Prefilter`] byte flag: the byte is a one-byte piece.
+const IS_PIECE: u8 = 1;
+/// A [`Prefilter`] byte flag: a piece of two bytes or more starts with the byte.
+const STARTS_PIECE: u8 = 2;
+
+fn has_bit(bits: &[u64], i: usize) -> bool {
+    bits[i / 64] & (1 << (i % 64)) != 0
+}
+
 impl Prefilter {
     /// Builds the prefilter of tables that [`RuleList::check`] accepted.
-    pub fn new(patterns: &[u8], ends: &[u32]) -> Result<Prefilter, RuleListError> {
-        let mut prefilter = Prefilter { rules: ends.len(), ..Prefilter::default() };
-        // Group the rules by their longest literal piece.
-        let mut pieces: Vec<(&[u8], u32)> = Vec::new();
+    pub fn new(patterns: &[u8], ends: &[u32]) -> Prefilter {
+        let mut t = PieceTables { pair_bits: vec![0; PAIR_SLOTS / 64], first: vec![0; 256], ..PieceTables::default() };
+        // The rules by their longest literal piece: long pieces by slot, then one-byte pieces.
+        let mut pieces: Vec<(bool, u16, &[u8], u32)> = Vec::with_capacity(ends.len());
+        t.piece_rules.reserve_exact(ends.len());
         for i in 0..ends.len() {
             match longest_piece(pattern_at(patterns, ends, i)) {
-                Some(piece) => pieces.push((piece, i as u32)),
-                None => prefilter.always.push(i as u32),
+                Some(&[byte]) => pieces.push((true, u16::from(byte), &[], i as u32)),
+                Some(piece) => pieces.push((false, pair_slot(piece[0], piece[1]) as u16, piece, i as u32)),
+                None => t.always.push(i as u32),
             }
         }
-        if !pieces.is_empty() {
-            pieces.sort();
-            let mut distinct: Vec<&[u8]> = Vec::new();
-            for (piece, rule) in pieces {
-                if distinct.last() != Some(&piece) {
-                    distinct.push(piece);
-                    prefilter.piece_starts.push(prefilter.piece_rules.len() as u32);
+        pieces.sort_unstable();
+        let mut last: Option<(bool, u16, &[u8])> = None;
+        for (single, slot, piece, rule) in pieces {
+            if last != Some((single, slot, piece)) {
+                last = Some((single, slot, piece));
+                t.piece_starts.push(t.piece_rules.len() as u32);
+                if single {
+                    let byte = slot as u8;
+                    t.bytes.push(byte);
+                    t.first[usize::from(byte)] |= IS_PIECE;
+                } else {
+                    t.piece_bytes.extend_from_slice(piece);
+                    t.piece_ends.push(t.piece_bytes.len() as u32);
+                    t.piece_slots.push(slot);
+                    t.pair_bits[usize::from(slot) / 64] |= 1 << (slot % 64);
+                    t.first[usize::from(piece[0])] |= STARTS_PIECE;
                 }
-                prefilter.piece_rules.push(rule);
             }
-            prefilter.piece_starts.push(prefilter.piece_rules.len() as u32);
-            let ac = AhoCorasick::builder()
-                .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
-                .build(&distinct)
-                .map_err(|error| RuleListError::Prefilter { pieces: distinct.len(), error })?;
-            prefilter.ac = Some(ac);
+            t.piece_rules.push(rule);
         }
-        Ok(prefilter)
+        t.piece_starts.push(t.piece_rules.len() as u32);
+        Prefilter { rules: ends.len(), tables: Box::new(t) }
     }
 
-    /// [`Prefilter::new`], or, should its automaton not build (it is built
-    /// lazily, where an error has nowhere to go), a prefilter that sends
-    /// every rule to be checked: slower, never wrong.
-    pub fn new_or_every_rule(patterns: &[u8], ends: &[u32]) -> Prefilter {
-        Prefilter::new(patterns, ends).unwrap_or_else(|_| Prefilter {
-            rules: ends.len(),
-            always: (0..ends.len() as u32).collect(),
-            ..Prefilter::default()
-        })
+    /// The rules of piece `p` (numbered as for `piece_starts`).
+    #[inline]
+    fn rules_of(&self, p: usize) -> &[u32] {
+        &self.tables.piece_rules[self.tables.piece_starts[p] as usize..self.tables.piece_starts[p + 1] as usize]
+    }
+
+    /// Calls `found` with the rules of every piece that occurs in `path`, in
+    /// the order the pieces occur (a piece found at several places is
+    /// reported at each, a one-byte piece once), while `found` says to go on.
+    #[inline]
+    fn candidates(&self, path: &[u8], mut found: impl FnMut(&[u32]) -> bool) {
+        let t = &*self.tables;
+        if t.first.len() != 256 {
+            return; // No piece at all (a default prefilter).
+        }
+        let mut seen = [0u64; 4];
+        for (i, &byte) in path.iter().enumerate() {
+            let flags = t.first[usize::from(byte)];
+            if flags == 0 {
+                continue;
+            }
+            let b = usize::from(byte);
+            if flags & IS_PIECE != 0 && !has_bit(&seen, b) {
+                seen[b / 64] |= 1 << (b % 64);
+                let p = t.bytes.partition_point(|&x| x < byte);
+                if !found(self.rules_of(t.piece_slots.len() + p)) {
+                    return;
+                }
+            }
+            let Some(&next) = path.get(i + 1) else { break };
+            let slot = pair_slot(byte, next);
+            if flags & STARTS_PIECE != 0 && has_bit(&t.pair_bits, slot) {
+                let first = t.piece_slots.partition_point(|&s| usize::from(s) < slot);
+                for p in first..t.piece_slots.len() {
+                    if usize::from(t.piece_slots[p]) != slot {
+                        break;
+                    }
+                    let start = if p == 0 { 0 } else { t.piece_ends[p - 1] as usize };
+                    let piece = &t.piece_bytes[start..t.piece_ends[p] as usize];
+                    if path[i..].starts_with(piece) && !found(self.rules_of(p)) {
+                        return;
+                    }
+                }
+            }
+        }
     }
 }
 
 /// A rule list's prefilter, built once the list has proven hot.
 ///
-/// An aho-corasick automaton over a list of a few hundred rules costs
-/// hundreds of thousands of instructions to build, and a frontier reaches
-/// most origins a few times at most: built on each list's first use, the
-/// builds were a sixth of a cold frontier's instructions. Until it is built,
+/// A frontier reaches most origins a few times at most, and a small list
+/// used once is cheaper to scan than to index: with the aho-corasick
+/// automaton this index replaced (hundreds of thousands of instructions to
+/// build for a list of a few hundred rules), builds on each list's first use
+/// were a sixth of a cold frontier's instructions. Until it is built,
 /// [`LazyPrefilter::best`] checks the rules one by one (the same answer, see
 /// [`RuleList::best_by_scan`]) and counts what that cost; once the scans have
 /// cost about what the build would ([`LazyPrefilter::BUILD_COST_PER_BYTE`]
@@ -215,11 +291,11 @@ pub struct LazyPrefilter {
 
 impl LazyPrefilter {
     /// Estimated instructions of a prefilter's build per pattern byte. An
-    /// estimate: callgrind counts about 610,000 instructions per build on
-    /// the synthetic frontier's split groups, whose lists' sizes were not
-    /// measured; an error by a factor k costs at most about k + 1 times the
-    /// better choice.
-    pub const BUILD_COST_PER_BYTE: u64 = 150;
+    /// estimate: callgrind counts about 50,000 instructions per build on
+    /// crawl2019's rule lists of about 4,000 pattern bytes (the aho-corasick
+    /// NFA it replaced cost about 600,000); an error by a factor k costs at
+    /// most about k + 1 times the better choice.
+    pub const BUILD_COST_PER_BYTE: u64 = 12;
 
     /// Estimated instructions of checking one rule against a path, besides
     /// [`LazyPrefilter::SCAN_COST_PER_PATH_BYTE`] for each byte of the path
@@ -268,7 +344,7 @@ impl LazyPrefilter {
         let (best, checked) = RuleList::best_by_scan(patterns, ends, ranks, path, floor);
         let cost = checked as u64 * (Self::SCAN_COST_PER_RULE + path.len() as u64 * Self::SCAN_COST_PER_PATH_BYTE);
         if self.scanned.fetch_add(cost, Ordering::Relaxed) + cost >= self.build_cost {
-            self.built.get_or_init(|| Prefilter::new_or_every_rule(patterns, ends));
+            self.built.get_or_init(|| Prefilter::new(patterns, ends));
         }
         best
     }
@@ -292,7 +368,7 @@ impl<'a> RuleList<'a> {
     /// Checks the tables and builds the prefilter.
     pub fn new(patterns: &'a [u8], ends: &'a [u32], ranks: &'a [u32]) -> Result<RuleList<'a>, RuleListError> {
         RuleList::check(patterns, ends, ranks)?;
-        let prefilter = Cow::Owned(Prefilter::new(patterns, ends)?);
+        let prefilter = Cow::Owned(Prefilter::new(patterns, ends));
         Ok(RuleList { patterns, ends, ranks, prefilter })
     }
 
@@ -403,17 +479,12 @@ impl<'a> RuleList<'a> {
             }
         };
         let prefilter = &*self.prefilter;
-        consider(&prefilter.always, &mut winner);
-        if let Some(ac) = &prefilter.ac {
-            for found in ac.find_overlapping_iter(path) {
-                if winner == 0 {
-                    break;
-                }
-                let p = found.pattern().as_usize();
-                let rules =
-                    &prefilter.piece_rules[prefilter.piece_starts[p] as usize..prefilter.piece_starts[p + 1] as usize];
+        consider(&prefilter.tables.always, &mut winner);
+        if winner > 0 {
+            prefilter.candidates(path, |rules| {
                 consider(rules, &mut winner);
-            }
+                winner > 0
+            });
         }
         if winner < limit {
             self.ranks[winner]
@@ -488,7 +559,7 @@ mod tests {
         assert!(matches!(check(&[2, 4], &[1, 2]), RuleListError::RanksNotSorted { pattern: 1 }));
         assert!(matches!(check(&[2, 4], &[1, 0]), RuleListError::RankZero { pattern: 1 }));
         assert!(matches!(check(&[2, 4], &[1]), RuleListError::CountMismatch { ends: 2, ranks: 1 }));
-        let prefilter = Prefilter::new(b"/a/b", &[2]).unwrap();
+        let prefilter = Prefilter::new(b"/a/b", &[2]);
         let e = RuleList::with_prefilter(b"/a/b", &[2, 4], &[2, 1], &prefilter).unwrap_err();
         assert!(matches!(e, RuleListError::PrefilterSize { built_for: 1, rules: 2 }), "{e}");
         assert_eq!(e.to_string(), "invalid rule list: prefilter built for 1 rules, tables have 2");
@@ -516,18 +587,62 @@ mod tests {
         }
     }
 
+    /// Bytes whose pairs share [`pair_slot`]s ("aa" and "c!", "ab" and
+    /// "c\"", a byte and its top-bit twin), one-byte pieces, stars and `$`.
+    const PIECE_BYTES: &[u8] = b"abc!\"/?=*$\xe1\x01";
+
+    proptest::proptest! {
+        /// The prefilter picks every rule that matches: the prefiltered list
+        /// answers as the scan of every rule does, at every floor, over rules
+        /// whose pieces collide in the pair index or are one byte long.
+        #[test]
+        fn the_prefilter_misses_no_matching_rule(
+            rules in proptest::collection::vec(
+                (proptest::collection::vec(proptest::sample::select(PIECE_BYTES), 0..8), 1u32..8),
+                0..16,
+            ),
+            paths in proptest::collection::vec(proptest::collection::vec(proptest::sample::select(PIECE_BYTES), 0..14), 1..8),
+            floor in 0u32..8,
+        ) {
+            let buf = RuleListBuf::new(rules.iter().map(|(p, r)| (p.as_slice(), *r)));
+            let list = buf.as_rule_list().unwrap();
+            for path in &paths {
+                let (want, _) = RuleList::best_by_scan(&buf.patterns, &buf.ends, &buf.ranks, path, floor);
+                proptest::prop_assert_eq!(list.best(path, floor), want, "path {:?}", String::from_utf8_lossy(path));
+            }
+        }
+    }
+
+    #[test]
+    fn colliding_pairs_are_told_apart() {
+        assert_eq!(pair_slot(b'a', b'a'), pair_slot(b'c', b'!'));
+        let buf = list(&[("/*aa*x", 2), ("/*c!*y", 1)]);
+        let rules = buf.as_rule_list().unwrap();
+        assert_eq!(rules.best(b"/c!x", 0), 0);
+        assert_eq!(rules.best(b"/c!y", 0), 1);
+        assert_eq!(rules.best(b"/aay/c!", 0), 0);
+        assert_eq!(rules.best(b"/aax/c!y", 0), 2);
+    }
+
     #[test]
     fn the_lazy_prefilter_is_built_once_the_scans_cost_what_the_build_would() {
         let rules: Vec<String> = (0..50).map(|i| format!("/*x{i}*y")).collect();
         let buf = RuleListBuf::new(rules.iter().map(|p| (p.as_bytes(), 1)));
         let lazy = LazyPrefilter::new(buf.patterns.len());
+        let path = b"/no";
+        // Each use scans all 50 rules; the build is bought once they cost what it would.
+        let scan =
+            50 * (LazyPrefilter::SCAN_COST_PER_RULE + path.len() as u64 * LazyPrefilter::SCAN_COST_PER_PATH_BYTE);
+        let build = 4096 + buf.patterns.len() as u64 * LazyPrefilter::BUILD_COST_PER_BYTE;
+        let expected = build.div_ceil(scan);
+        assert!(expected > 1, "a list this small would be built on first use");
         let mut uses = 0;
         while !lazy.is_built() {
-            assert_eq!(lazy.best(&buf.patterns, &buf.ends, &buf.ranks, b"/nothing/here", 0), 0);
+            assert_eq!(lazy.best(&buf.patterns, &buf.ends, &buf.ranks, path, 0), 0);
             uses += 1;
             assert!(uses < 1000, "never built");
         }
-        assert!(uses > 1, "built on first use");
+        assert_eq!(uses, expected);
         assert_eq!(lazy.best(&buf.patterns, &buf.ends, &buf.ranks, b"/ax7zy", 0), 1);
     }
 }

@@ -9,9 +9,8 @@
 //! and its rank tables once for the run, and [`CompiledGroup::rank`] is then
 //! a scan per part, with the tables hot in the cache after the first path.
 
-use crate::comb::CombDfa;
-use crate::dfa::{Dense, Walker};
-use crate::format::GroupHead;
+use crate::dfa::Walker;
+use crate::format::{GroupHead, PartView};
 use crate::label::Label;
 use crate::rules::LazyPrefilter;
 use crate::walk;
@@ -20,58 +19,51 @@ use std::sync::Arc;
 /// The most parts a stored group has ([`GroupHead::MAX_PARTS`]).
 const MAX_PARTS: usize = GroupHead::MAX_PARTS as usize;
 
-/// One part of a stored group, with its table layout fixed: the one form
-/// the walks take a part in, made from a [`crate::format::PartView`] by the
-/// artifact both for [`CompiledGroup`] and for the side-by-side walks of
-/// [`crate::artifact::Artifact::decide_many`].
+/// One part of a stored group as the walks run it: the decoder's
+/// [`PartView`] (the one list of part kinds, in [`crate::format`]) plus the
+/// runtime state a part needs, a rule list's prefilter. Made by the artifact
+/// both for [`CompiledGroup`] and for the side-by-side walks of
+/// [`crate::artifact::Artifact::decide_many`], and by [`crate::matcher`].
 #[derive(Clone, Debug)]
-pub(crate) enum RunnerPart<'a> {
-    /// A dense automaton of 16-bit transitions.
-    Dense16(Dense<'a, u16>),
-    /// A dense automaton of 32-bit transitions.
-    Dense32(Dense<'a, u32>),
-    /// A comb of 32-bit state ids.
-    Comb(CombDfa<'a>),
-    /// A comb of 16-bit state ids.
-    Comb16(CombDfa<'a, u16>),
-    /// Rules one by one, behind the prefilter built once the part is hot.
-    Rules {
-        /// Concatenated patterns.
-        patterns: &'a [u8],
-        /// End of each pattern.
-        ends: &'a [u32],
-        /// Rank of each pattern.
-        ranks: &'a [u32],
-        /// Of these tables, shared by every use of the part ([`LazyPrefilter`]).
-        prefilter: Arc<LazyPrefilter>,
-    },
+pub(crate) struct RunnerPart<'a> {
+    /// The stored part.
+    pub(crate) view: PartView<'a>,
+    /// A rule list's prefilter, shared by every use of the part
+    /// ([`LazyPrefilter`]); `None` for an automaton.
+    pub(crate) prefilter: Option<Arc<LazyPrefilter>>,
 }
 
 impl<'a> RunnerPart<'a> {
-    /// The part of a dense automaton.
-    pub(crate) fn dense(walker: Walker<'a>) -> RunnerPart<'a> {
-        match walker {
-            Walker::U16(dense) => RunnerPart::Dense16(dense),
-            Walker::U32(dense) => RunnerPart::Dense32(dense),
-        }
+    /// The part `view`; `prefilter` gives a rule list's prefilter (its
+    /// patterns in hand) and is not called for an automaton.
+    #[inline]
+    pub(crate) fn new(view: PartView<'a>, prefilter: impl FnOnce(&'a [u8]) -> Arc<LazyPrefilter>) -> RunnerPart<'a> {
+        let prefilter = match view {
+            PartView::Rules { patterns, .. } => Some(prefilter(patterns)),
+            _ => None,
+        };
+        RunnerPart { view, prefilter }
     }
 
     fn is_rules(&self) -> bool {
-        matches!(self, RunnerPart::Rules { .. })
+        matches!(self.view, PartView::Rules { .. })
     }
 
     /// This part's rank for `path`; a rule list may answer 0 when no rule of
     /// it beats `floor`.
     #[inline]
     pub(crate) fn rank(&self, path: &[u8], floor: u32) -> u32 {
-        match self {
-            RunnerPart::Dense16(dense) => walk::scan(dense, path),
-            RunnerPart::Dense32(dense) => walk::scan(dense, path),
-            RunnerPart::Comb(comb) => walk::scan(comb, path),
-            RunnerPart::Comb16(comb) => walk::scan(comb, path),
-            RunnerPart::Rules { patterns, ends, ranks, prefilter } => {
-                prefilter.best(patterns, ends, ranks, path, floor)
-            }
+        match self.view {
+            PartView::Dfa(dfa) => match dfa.walker() {
+                Walker::U16(dense) => walk::scan(&dense, path),
+                Walker::U32(dense) => walk::scan(&dense, path),
+            },
+            PartView::Comb(comb) => walk::scan(&comb, path),
+            PartView::Comb16(comb) => walk::scan(&comb, path),
+            PartView::Rules { patterns, ends, ranks } => match &self.prefilter {
+                Some(prefilter) => prefilter.best(patterns, ends, ranks, path, floor),
+                None => 0,
+            },
         }
     }
 }

@@ -18,6 +18,7 @@
 use crate::artifact::{
     Artifact, ArtifactError, ExplainedRule, FetchInfo, GroupOutcome, GroupStats, Meta, UnknownAgent,
 };
+use crate::format::ShardSetProblem;
 use crate::preference::PreferenceLine;
 use crate::runtime::CompiledGroup;
 use crate::url::{OriginKey, UrlError};
@@ -57,8 +58,8 @@ pub struct ShardSet {
     set_base: Vec<usize>,
 }
 
-fn set_error(dir: &Path, msg: String) -> ArtifactError {
-    ArtifactError::ShardSet { path: dir.to_path_buf(), problem: msg }
+fn set_error(dir: &Path, problem: ShardSetProblem) -> ArtifactError {
+    ArtifactError::ShardSet { path: dir.to_path_buf(), problem: Box::new(problem) }
 }
 
 impl ShardSet {
@@ -81,7 +82,7 @@ impl ShardSet {
             .collect();
         files.sort();
         if files.is_empty() {
-            return Err(set_error(path, "no shard files (*.rsv) in the directory".into()));
+            return Err(set_error(path, ShardSetProblem::NoShardFiles));
         }
         let mut opened = Vec::with_capacity(files.len());
         for file in &files {
@@ -100,49 +101,50 @@ impl ShardSet {
 
     fn assemble(opened: Vec<Artifact>, files: Vec<PathBuf>, path: &Path) -> Result<ShardSet, ArtifactError> {
         if opened.is_empty() {
-            return Err(set_error(path, "no shards".into()));
+            return Err(set_error(path, ShardSetProblem::NoShards));
         }
-        let name = |i: usize| files[i].display().to_string();
+        let name = |i: usize| files[i].clone();
         let Some(first) = opened[0].meta().shard.clone() else {
-            return Err(set_error(path, format!("{} is not a shard (it has no shard information)", name(0))));
+            return Err(set_error(path, ShardSetProblem::NotAShard { file: name(0) }));
         };
         let count = first.count as usize;
         let mut by_index: Vec<Option<usize>> = vec![None; count];
         for (i, artifact) in opened.iter().enumerate() {
             let meta = artifact.meta();
             let Some(shard) = &meta.shard else {
-                return Err(set_error(path, format!("{} is not a shard (it has no shard information)", name(i))));
+                return Err(set_error(path, ShardSetProblem::NotAShard { file: name(i) }));
             };
             if shard.count != first.count || shard.scheme != first.scheme {
                 return Err(set_error(
                     path,
-                    format!(
-                        "{} is shard {} of {} by {}, but {} is of {} by {}: a foreign shard",
-                        name(i),
-                        shard.index,
-                        shard.count,
-                        shard.scheme,
-                        name(0),
-                        first.count,
-                        first.scheme
-                    ),
+                    ShardSetProblem::ForeignSet {
+                        file: name(i),
+                        index: shard.index,
+                        count: shard.count,
+                        scheme: shard.scheme.clone(),
+                        first: name(0),
+                        first_count: first.count,
+                        first_scheme: first.scheme.clone(),
+                    },
                 ));
             }
             if shard.scheme != SHARD_SCHEME {
-                return Err(set_error(path, format!("{}: unknown shard scheme {}", name(i), shard.scheme)));
-            }
-            if meta.agents != opened[0].meta().agents || artifact.explains() != opened[0].explains() {
                 return Err(set_error(
                     path,
-                    format!("{} was compiled for other agents or options than {}: a foreign shard", name(i), name(0)),
+                    ShardSetProblem::UnknownScheme { file: name(i), scheme: shard.scheme.clone() },
                 ));
+            }
+            if meta.agents != opened[0].meta().agents || artifact.explains() != opened[0].explains() {
+                return Err(set_error(path, ShardSetProblem::ForeignAgents { file: name(i), first: name(0) }));
             }
             let k = shard.index as usize;
             if k >= count {
-                return Err(set_error(path, format!("{} claims shard {k} of {count}", name(i))));
+                let (index, count) = (shard.index, first.count);
+                return Err(set_error(path, ShardSetProblem::IndexBeyondCount { file: name(i), index, count }));
             }
             if let Some(other) = by_index[k].replace(i) {
-                return Err(set_error(path, format!("{} and {} are both shard {k} of {count}", name(other), name(i))));
+                let (first, second, index, count) = (name(other), name(i), shard.index, first.count);
+                return Err(set_error(path, ShardSetProblem::SameShard { first, second, index, count }));
             }
             // By the hashes the index stores, without hashing every key: a
             // lookup reaches an origin only under its stored hash, so an origin
@@ -151,20 +153,16 @@ impl ShardSet {
                 let key = artifact.origin_key(o);
                 let belongs = shard_of_hash(hash, first.count);
                 if belongs as usize != k {
-                    return Err(set_error(
-                        path,
-                        format!(
-                            "{} (shard {k}) holds origin {}, which belongs to shard {belongs}: a foreign shard",
-                            name(i),
-                            String::from_utf8_lossy(key)
-                        ),
-                    ));
+                    let origin = String::from_utf8_lossy(key).into_owned();
+                    let problem = ShardSetProblem::ForeignOrigin { file: name(i), index: shard.index, origin, belongs };
+                    return Err(set_error(path, problem));
                 }
             }
         }
         if let Some(k) = by_index.iter().position(Option::is_none) {
             let expected = path.join(shard_file_name(k as u32, first.count));
-            return Err(set_error(path, format!("shard {k} of {count} is missing ({})", expected.display())));
+            let (index, count) = (k as u32, first.count);
+            return Err(set_error(path, ShardSetProblem::Missing { index, count, expected }));
         }
         let mut slots: Vec<Option<Artifact>> = opened.into_iter().map(Some).collect();
         let mut shards = Vec::with_capacity(count);

@@ -110,6 +110,12 @@ fn find_subslice(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 /// `url` without leading and trailing C0 controls and spaces (bytes up to
 /// 0x20), as the URL Standard strips them before parsing.
 pub fn trim_c0_and_space(url: &[u8]) -> &[u8] {
+    // Nearly every URL: nothing to trim, seen from its two ends.
+    if let [first, .., last] = url {
+        if *first > 0x20 && *last > 0x20 {
+            return url;
+        }
+    }
     let start = url.iter().position(|&b| b > 0x20).unwrap_or(url.len());
     let end = url.iter().rposition(|&b| b > 0x20).map_or(start, |e| e + 1);
     &url[start..end]
@@ -430,7 +436,10 @@ impl KeyBuf {
     #[inline]
     fn parse_plain(&mut self, url: &[u8]) -> Option<Layout> {
         let (scheme, authority_start, scheme_as_is) = common_scheme_prefix(url)?;
-        let authority = AuthorityScan::of(&url[authority_start..], authority_start);
+        let authority = match AuthorityScan::of_block(url, authority_start) {
+            Some(authority) => authority,
+            None => AuthorityScan::of(&url[authority_start..], authority_start),
+        };
         if !authority.plain {
             return None;
         }
@@ -459,6 +468,8 @@ impl KeyBuf {
             let stop = plain_path_end(url, from);
             match url.get(stop..stop + 3) {
                 _ if stop == url.len() || url[stop] == b'#' => break stop,
+                // Plain path bytes that the vector test takes along (see `is_path_stop_byte`).
+                _ if matches!(url[stop], b'|' | b'~') => from = stop + 1,
                 Some(&[b'%', hi, lo]) if is_upper_hex(hi) && is_upper_hex(lo) && [hi, lo] != *b"2E" => from = stop + 3,
                 _ => return None,
             }
@@ -551,7 +562,7 @@ fn common_scheme_prefix(url: &[u8]) -> Option<(Scheme, usize, bool)> {
 }
 
 /// Where the parts of an authority are, found in one pass over it.
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq)]
 struct AuthorityScan {
     /// The first `/`, `\`, `?` or `#` (or the URL's end): the end of the authority.
     end: usize,
@@ -679,6 +690,236 @@ impl AuthorityScan {
     }
 }
 
+impl AuthorityScan {
+    /// The scan of a plain authority (no user info, no `;`, at most one `:`,
+    /// only plain host bytes and no `xn--` or `0x` label) that ends within
+    /// the 32 bytes from `authority_start`, found from the bit masks of one
+    /// block ([`AuthorityMasks`]); `None` for anything else, which
+    /// [`AuthorityScan::of`] then reads byte by byte (a few URLs in a hundred).
+    #[inline]
+    fn of_block(url: &[u8], authority_start: usize) -> Option<AuthorityScan> {
+        let (masks, len) = AuthorityMasks::at(url, authority_start);
+        let end = match masks.end {
+            0 if len < 32 => len,
+            0 => return None,
+            ends => ends.trailing_zeros(),
+        };
+        let before_end = !(u32::MAX << end);
+        let colons = masks.colon & before_end;
+        if masks.other & before_end != 0 || colons & colons.wrapping_sub(1) != 0 {
+            return None;
+        }
+        let tail = &url[authority_start..];
+        let mut xs = masks.x & before_end;
+        while xs != 0 {
+            if starts_punycode_or_hex(tail, 0, xs.trailing_zeros() as usize) {
+                return None;
+            }
+            xs &= xs - 1;
+        }
+        Some(AuthorityScan {
+            end: authority_start + end as usize,
+            host_start: authority_start,
+            port_colon: (colons != 0).then(|| authority_start + colons.trailing_zeros() as usize),
+            semicolon: None,
+            plain: true,
+            upper_case: masks.upper & before_end != 0,
+        })
+    }
+}
+
+/// What the authority scan needs to know of 32 bytes of a URL, one bit per
+/// byte (bit `i` for byte `i`): found for all 32 bytes at once (two SSE2
+/// blocks on x86_64), so that a plain authority is read from a few masks
+/// instead of byte by byte.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct AuthorityMasks {
+    /// `/`, `\`, `?` and `#`: where the authority may end.
+    end: u32,
+    /// `:`.
+    colon: u32,
+    /// ASCII upper-case letters (`X` included).
+    upper: u32,
+    /// `x` and `X`, host bytes unless they start `xn--` or `0x`.
+    x: u32,
+    /// Bytes that are none of these and no plain host byte
+    /// ([`is_plain_host_byte`]): `@`, `;`, `%`, `[`, controls, non-ASCII...
+    other: u32,
+}
+
+/// One bit per [`AuthorityMasks`] field: the class of each byte, for the
+/// byte-at-a-time form of the masks.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code, reason = "the portable form; on x86_64 the tests' reference"))]
+static AUTHORITY_CLASSES: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let byte = b as u8;
+        table[b] = if matches!(byte, b'/' | b'\\' | b'?' | b'#') {
+            AuthorityMasks::END
+        } else if byte == b':' {
+            AuthorityMasks::COLON
+        } else if byte == b'X' {
+            AuthorityMasks::X | AuthorityMasks::UPPER
+        } else if byte == b'x' {
+            AuthorityMasks::X
+        } else if byte.is_ascii_uppercase() {
+            AuthorityMasks::UPPER
+        } else if is_plain_host_byte(byte) {
+            0
+        } else {
+            AuthorityMasks::OTHER
+        };
+        b += 1;
+    }
+    table
+};
+
+/// The classes of [`AUTHORITY_CLASSES`], one per field.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code, reason = "the portable form's classes"))]
+impl AuthorityMasks {
+    const END: u8 = 1;
+    const COLON: u8 = 2;
+    const UPPER: u8 = 4;
+    const X: u8 = 8;
+    const OTHER: u8 = 16;
+}
+
+impl AuthorityMasks {
+    /// The masks of the 32 bytes of `url` from `at` (`at <= url.len()`), and
+    /// how many of those 32 bytes the URL has: bits past the URL's end are
+    /// clear, and so may be those after the first `end` bit (see
+    /// [`AuthorityMasks::of`]). A URL that ends sooner is read as its last
+    /// 32 bytes, the masks shifted, or, shorter than 32 bytes, copied into a
+    /// block of zeros.
+    #[inline]
+    fn at(url: &[u8], at: usize) -> (AuthorityMasks, u32) {
+        if let Some(block) = url.get(at..at + 32) {
+            return (AuthorityMasks::of(block.try_into().expect("32 bytes"), false), 32);
+        }
+        let len = (url.len() - at) as u32;
+        if len == 0 {
+            return (AuthorityMasks::default(), 0);
+        }
+        if let Some(start) = url.len().checked_sub(32) {
+            // The block starts before `at`: its first half may hold a `/` of the scheme.
+            let masks = AuthorityMasks::of(url[start..].try_into().expect("32 bytes"), true);
+            return (masks.shifted((at - start) as u32), len);
+        }
+        let mut block = [0u8; 32];
+        block[..url.len() - at].copy_from_slice(&url[at..]);
+        (AuthorityMasks::of(&block, false).within(len), len)
+    }
+
+    /// The masks with bit `i` moved to bit `i - by` (`0 < by < 32`).
+    fn shifted(self, by: u32) -> AuthorityMasks {
+        let AuthorityMasks { end, colon, upper, x, other } = self;
+        AuthorityMasks { end: end >> by, colon: colon >> by, upper: upper >> by, x: x >> by, other: other >> by }
+    }
+
+    /// The masks of the first `len` bytes only (`len < 32`).
+    fn within(self, len: u32) -> AuthorityMasks {
+        self.within_mask(!(u32::MAX << len))
+    }
+
+    /// The masks of the bytes of `keep` only.
+    fn within_mask(self, keep: u32) -> AuthorityMasks {
+        let AuthorityMasks { end, colon, upper, x, other } = self;
+        AuthorityMasks { end: end & keep, colon: colon & keep, upper: upper & keep, x: x & keep, other: other & keep }
+    }
+
+    /// The masks of `block`; unless `whole`, only the bits up to the first
+    /// `end` bit are sure to be set (the vector form skips the second half
+    /// when the first holds an `end` byte: 40% of real authorities are
+    /// shorter than 16 bytes).
+    #[inline]
+    fn of(block: &[u8; 32], whole: bool) -> AuthorityMasks {
+        #[cfg(target_arch = "x86_64")]
+        return AuthorityMasks::of_sse2(block, whole);
+        #[cfg(not(target_arch = "x86_64"))]
+        return {
+            let _ = whole;
+            AuthorityMasks::of_bytewise(block)
+        };
+    }
+
+    /// The masks from [`AUTHORITY_CLASSES`], a byte at a time: the portable
+    /// form, and what the vector form is tested against.
+    #[cfg_attr(target_arch = "x86_64", allow(dead_code, reason = "the portable form; on x86_64 the tests' reference"))]
+    fn of_bytewise(block: &[u8; 32]) -> AuthorityMasks {
+        let mut masks = AuthorityMasks::default();
+        for (i, &b) in block.iter().enumerate() {
+            let class = AUTHORITY_CLASSES[usize::from(b)];
+            let bit = |flag: u8| u32::from(class & flag != 0) << i;
+            masks.end |= bit(AuthorityMasks::END);
+            masks.colon |= bit(AuthorityMasks::COLON);
+            masks.upper |= bit(AuthorityMasks::UPPER);
+            masks.x |= bit(AuthorityMasks::X);
+            masks.other |= bit(AuthorityMasks::OTHER);
+        }
+        masks
+    }
+
+    /// [`AuthorityMasks::of_bytewise`] 16 bytes per step with SSE2 (see
+    /// [`AuthorityMasks::of`] for `whole`).
+    #[cfg(target_arch = "x86_64")]
+    #[inline]
+    fn of_sse2(block: &[u8; 32], whole: bool) -> AuthorityMasks {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86_64 baseline; the two unaligned
+        // loads read exactly the 32 bytes of `block`.
+        unsafe {
+            let splat = |b: u8| _mm_set1_epi8(b as i8);
+            // Bytes from `lo` to `hi`: moved so that `lo` is -128, then one
+            // signed comparison.
+            let in_range = |v: __m128i, lo: u8, hi: u8| {
+                _mm_cmplt_epi8(_mm_add_epi8(v, splat(0x80u8.wrapping_sub(lo))), splat(0x81u8.wrapping_add(hi - lo)))
+            };
+            let half = |offset: usize| {
+                let v = _mm_loadu_si128(block.as_ptr().add(offset).cast());
+                let folded = _mm_or_si128(v, splat(0x20));
+                let letter = in_range(folded, b'a', b'z');
+                let upper = in_range(v, b'A', b'Z');
+                let x = _mm_cmpeq_epi8(folded, splat(b'x'));
+                let colon = _mm_cmpeq_epi8(v, splat(b':'));
+                // `/` and `?` are the two bytes that give 0x3F with bit 0x10 set.
+                let end = _mm_or_si128(
+                    _mm_cmpeq_epi8(_mm_or_si128(v, splat(0x10)), splat(b'?')),
+                    _mm_or_si128(_mm_cmpeq_epi8(v, splat(b'#')), _mm_cmpeq_epi8(v, splat(b'\\'))),
+                );
+                let host = _mm_or_si128(
+                    _mm_or_si128(letter, in_range(v, b'0', b'9')),
+                    _mm_or_si128(
+                        in_range(v, b'-', b'.'),
+                        _mm_or_si128(_mm_cmpeq_epi8(v, splat(b'_')), _mm_cmpeq_epi8(v, splat(b'~'))),
+                    ),
+                );
+                let known = _mm_or_si128(host, _mm_or_si128(colon, end));
+                let mask = |m: __m128i| _mm_movemask_epi8(m) as u32 & 0xFFFF;
+                AuthorityMasks {
+                    end: mask(end),
+                    colon: mask(colon),
+                    upper: mask(upper),
+                    x: mask(x),
+                    other: !mask(known) & 0xFFFF,
+                }
+            };
+            let low = half(0);
+            if low.end != 0 && !whole {
+                return low;
+            }
+            let high = half(16);
+            AuthorityMasks {
+                end: low.end | high.end << 16,
+                colon: low.colon | high.colon << 16,
+                upper: low.upper | high.upper << 16,
+                x: low.x | high.x << 16,
+                other: low.other | high.other << 16,
+            }
+        }
+    }
+}
+
 /// The index of the first byte at or after `i` in `bytes` that is not a
 /// plain host byte ([`is_plain_host_byte`]), or `bytes.len()`, and whether
 /// an ASCII upper-case letter is among the bytes skipped: eight bytes per
@@ -770,9 +1011,13 @@ fn lowercase_word(word: u64) -> u64 {
 /// (C0 controls, space, `"`, `<`, `>`, `` ` ``, `{`, `}`, `'`, DEL, non-ASCII),
 /// `\` (a slash), `%` (maybe `%2e`, maybe lower-case hex), and `#` (where the
 /// path ends; the caller tells it apart). `^`, which the standard leaves alone,
-/// comes along for free in the vector test and is sent on too.
+/// comes along for free in the vector test and is sent on too; so do `|` and
+/// `~`, which the caller steps over (they are rare, and taking them along
+/// makes the vector test two comparisons shorter).
 const fn is_path_stop_byte(b: u8) -> bool {
-    b <= 0x20 || b >= 0x7F || matches!(b, b'"' | b'#' | b'%' | b'\'' | b'<' | b'>' | b'\\' | b'^' | b'`' | b'{' | b'}')
+    b <= 0x20
+        || b >= 0x7F
+        || matches!(b, b'"' | b'#' | b'%' | b'\'' | b'<' | b'>' | b'\\' | b'^' | b'`' | b'{' | b'|' | b'}' | b'~')
 }
 
 /// [`is_path_stop_byte`] as a table, for the byte-at-a-time scan.
@@ -792,61 +1037,81 @@ static PATH_STOP_BYTES: [bool; 256] = {
 #[inline]
 fn plain_path_end(url: &[u8], start: usize) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if url.len() >= 16 {
+    if url.len() > 16 && start > 0 {
         return plain_path_end_sse2(url, start);
     }
     plain_path_end_bytewise(url, start)
 }
 
+#[cfg_attr(target_arch = "x86_64", allow(dead_code, reason = "the portable form; on x86_64 the tests' reference"))]
 fn plain_path_end_bytewise(url: &[u8], start: usize) -> usize {
     (start..url.len())
         .find(|&i| PATH_STOP_BYTES[usize::from(url[i])] || (url[i] == b'.' && url[i - 1] == b'/'))
         .unwrap_or(url.len())
 }
 
-/// [`plain_path_end`] 16 bytes at a time, for URLs of 16 bytes or more: the
-/// last block is the URL's last 16 bytes, overlapping what was checked.
+/// [`plain_path_end`] 32 bytes at a time, or 16 where at most 16 are left
+/// (or the URL has at most 32), from `start > 0` in URLs of more than 16
+/// bytes: the last block is the URL's last bytes, overlapping what was
+/// checked.
 #[cfg(target_arch = "x86_64")]
+#[inline]
 fn plain_path_end_sse2(url: &[u8], start: usize) -> usize {
-    use std::arch::x86_64::*;
-    debug_assert!(url.len() >= 16);
+    debug_assert!(url.len() > 16 && start > 0);
     let mut i = start;
     while i < url.len() {
-        let block = i.min(url.len() - 16);
-        let bytes: &[u8; 16] = url[block..block + 16].try_into().expect("16 bytes");
-        // SAFETY: SSE2 is part of the x86_64 baseline, and the load reads the
-        // 16 bytes of `bytes` (an unaligned load).
-        let (stops, dots, slashes) = unsafe {
-            let v = _mm_loadu_si128(bytes.as_ptr().cast());
-            let splat = |b: u8| _mm_set1_epi8(b as i8);
-            let or_1 = _mm_or_si128(v, splat(1));
-            let or_2 = _mm_or_si128(v, splat(2));
-            // Signed: below 0x21 or at least 0x80.
-            let stops = _mm_or_si128(
-                _mm_or_si128(
-                    _mm_or_si128(_mm_cmplt_epi8(v, splat(0x21)), _mm_cmpeq_epi8(or_1, splat(b'#'))), // " #
-                    _mm_or_si128(_mm_cmpeq_epi8(or_2, splat(b'\'')), _mm_cmpeq_epi8(or_2, splat(b'>'))), // % ' < >
-                ),
-                _mm_or_si128(
-                    _mm_or_si128(_mm_cmpeq_epi8(or_2, splat(b'^')), _mm_cmpeq_epi8(v, splat(b'`'))), // \ ^ `
-                    _mm_or_si128(_mm_cmpeq_epi8(or_2, splat(0x7F)), _mm_cmpeq_epi8(v, splat(b'{'))), // } DEL {
-                ),
-            );
-            (
-                _mm_movemask_epi8(stops) as u32,
-                _mm_movemask_epi8(_mm_cmpeq_epi8(v, splat(b'.'))) as u32,
-                _mm_movemask_epi8(_mm_cmpeq_epi8(v, splat(b'/'))) as u32,
-            )
+        let (block, width, found) = if url.len() > 32 && url.len() - i > 16 {
+            let block = i.min(url.len() - 32);
+            (block, 32, path_stops_sse2(url, block) | path_stops_sse2(url, block + 16) << 16)
+        } else {
+            let block = i.min(url.len() - 16);
+            (block, 16, path_stops_sse2(url, block))
         };
-        let slash_before = u32::from(block > 0 && url[block - 1] == b'/');
-        let found = (stops | dots & (slashes << 1 | slash_before)) & (u32::MAX << (i - block));
+        let found = found & (u32::MAX << (i - block));
         if found != 0 {
             return block + found.trailing_zeros() as usize;
         }
-        i = block + 16;
+        i = block + width;
     }
     url.len()
 }
+
+/// Bit `i` set where `url[at + i]` (for `i` below 16) is a path stop byte
+/// ([`is_path_stop_byte`]) or a `.` right after a `/`; `at` must be at least
+/// 1 and `url` hold 16 bytes from `at`. One movemask: the `/` before each
+/// byte comes from a second load, one byte earlier.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn path_stops_sse2(url: &[u8], at: usize) -> u32 {
+    use std::arch::x86_64::*;
+    let bytes: &[u8; 17] = url[at - 1..at + 16].try_into().expect("17 bytes");
+    // SAFETY: SSE2 is part of the x86_64 baseline, and the two unaligned
+    // loads read bytes 0..16 and 1..17 of `bytes`.
+    unsafe {
+        let before = _mm_loadu_si128(bytes.as_ptr().cast());
+        let v = _mm_loadu_si128(bytes.as_ptr().add(1).cast());
+        let splat = |b: u8| _mm_set1_epi8(b as i8);
+        let or_2 = _mm_or_si128(v, splat(2));
+        let stops = _mm_or_si128(
+            _mm_or_si128(
+                // Signed: below 0x21 or at least 0x80.
+                _mm_cmplt_epi8(v, splat(0x21)),
+                _mm_cmpeq_epi8(_mm_or_si128(v, splat(1)), splat(b'#')), // " #
+            ),
+            _mm_or_si128(
+                _mm_or_si128(
+                    _mm_cmpeq_epi8(or_2, splat(b'\'')),                            // % '
+                    _mm_cmpeq_epi8(_mm_and_si128(or_2, splat(0x9F)), splat(0x1E)), // < > \ ^ | ~
+                ),
+                // Signed: `{` to DEL, `|` and `~` included.
+                _mm_or_si128(_mm_cmpeq_epi8(v, splat(b'`')), _mm_cmpgt_epi8(v, splat(b'z'))),
+            ),
+        );
+        let dot_segments = _mm_and_si128(_mm_cmpeq_epi8(v, splat(b'.')), _mm_cmpeq_epi8(before, splat(b'/')));
+        _mm_movemask_epi8(_mm_or_si128(stops, dot_segments)) as u32
+    }
+}
+
 /// The index of the `:` ending a syntactically valid scheme
 /// (`ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`), if any.
 pub(crate) fn scheme_end(url: &[u8]) -> Option<usize> {
@@ -1043,16 +1308,100 @@ mod tests {
         proptest! {
             #![proptest_config(ProptestConfig::with_cases(20_000))]
 
-            /// The vector scan of the path stops where the byte-at-a-time scan stops.
+            /// The vector scan of the path stops where the byte-at-a-time scan
+            /// stops: URLs shorter than one 16-byte block, between one and
+            /// two, and of several 32-byte blocks, from any start.
             #[test]
             fn path_scans_agree(
-                url in prop::collection::vec(prop::sample::select(b"ab/./%#?\\\"'<>`{}|^~ \x7f\x80\x1f".to_vec()), 0..70),
-                start in 0usize..70,
+                url in prop::collection::vec(prop::sample::select(b"ab/./%#?\\\"'<>`{}|^~ \x7f\x80\x1f\xff&!=z[]@".to_vec()), 0..140),
+                start in 0usize..140,
             ) {
                 let start = start.min(url.len()).max(usize::from(!url.is_empty()));
                 prop_assert_eq!(plain_path_end(&url, start), plain_path_end_bytewise(&url, start));
             }
+
+            /// The vector masks of a block are the byte-at-a-time ones: all
+            /// of them for a whole block, up to the first `end` byte otherwise.
+            #[test]
+            fn authority_masks_agree(
+                block in prop::collection::vec(
+                    prop_oneof![
+                        4 => prop::sample::select(b"/?#\\@%:;aAzZxXnN09-._~[] \x00\x7f\x80\xff".to_vec()),
+                        1 => any::<u8>(),
+                    ],
+                    32,
+                ),
+            ) {
+                let block: [u8; 32] = block.try_into().unwrap();
+                let bytewise = AuthorityMasks::of_bytewise(&block);
+                prop_assert_eq!(AuthorityMasks::of(&block, true), bytewise);
+                let through_end = match bytewise.end {
+                    0 => u32::MAX,
+                    ends => ends ^ ends.wrapping_sub(1),
+                };
+                let part = AuthorityMasks::of(&block, false).within_mask(through_end);
+                prop_assert_eq!(part, bytewise.within_mask(through_end));
+            }
+
+            /// Where the block scan of an authority answers, it answers as the
+            /// byte-at-a-time scan does, for URLs shorter than a block, ending
+            /// inside one and longer.
+            #[test]
+            fn authority_scans_agree(
+                prefix in prop::sample::select(vec!["http://", "https://", "ftp://", "HTTP://"]),
+                tail in prop::collection::vec(
+                    prop_oneof![
+                        6 => prop::sample::select(b"abcxn-0.".to_vec()),
+                        1 => prop::sample::select(b"/?#\\@%:;AXN9_~[] \x00\x80\xff".to_vec()),
+                    ],
+                    0..60,
+                ),
+            ) {
+                let url = [prefix.as_bytes(), &tail].concat();
+                let start = prefix.len();
+                if let Some(block) = AuthorityScan::of_block(&url, start) {
+                    prop_assert_eq!(block, AuthorityScan::of(&url[start..], start));
+                }
+            }
         }
+    }
+
+    #[test]
+    fn trimming_drops_exactly_the_c0_and_space_bytes_at_both_ends() {
+        let bytes = [b' ', b'\t', 0, 0x20, 0x21, b'a', 0x7f, 0xff];
+        // Every string of up to 4 of these bytes.
+        let (mut inputs, mut longest) = (vec![Vec::new()], vec![Vec::new()]);
+        for _ in 0..4 {
+            longest = longest.iter().flat_map(|s| bytes.iter().map(move |&b| [&s[..], &[b][..]].concat())).collect();
+            inputs.extend(longest.iter().cloned());
+        }
+        for input in &inputs {
+            let start = input.iter().position(|&b| b > 0x20).unwrap_or(input.len());
+            let end = input.iter().rposition(|&b| b > 0x20).map_or(start, |e| e + 1);
+            assert_eq!(trim_c0_and_space(input), &input[start..end], "{input:?}");
+        }
+        assert!(inputs.len() > 4000);
+    }
+
+    #[test]
+    fn plain_authorities_are_read_from_the_block() {
+        for (url, end) in [
+            ("http://example.com/a", 18),
+            ("http://a.b", 10),
+            ("https://www.example.com:8080?q", 28),
+            ("http://a-host-name-of-thirty.example/", 36),
+            ("http://mixed.CASE.example/", 25),
+            ("http://box.example/", 18),
+        ] {
+            let block = AuthorityScan::of_block(url.as_bytes(), url.find("//").unwrap() + 2);
+            assert_eq!(block.map(|scan| scan.end), Some(end), "{url}");
+        }
+        for url in ["http://u@example.com/", "http://xn--a.example/", "http://0x7f.1/", "http://a:1:2/", "http://a%41/"]
+        {
+            assert_eq!(AuthorityScan::of_block(url.as_bytes(), 7), None, "{url}");
+        }
+        // Longer than the block, and ending past it: read byte by byte.
+        assert_eq!(AuthorityScan::of_block(b"http://an-authority-of-more-than-32-bytes.example/", 7), None);
     }
 
     #[test]

@@ -8,8 +8,8 @@
 use proptest::prelude::*;
 use robotsieve_engine::artifact::ArtifactError;
 use robotsieve_engine::filter::{
-    partitions_for, Classifier, Config, FilterError, Format, Grouping, Input, Pipeline, Progress, Report, Sink, Stats,
-    PARTITION_MIN_CHUNKS, PARTITION_MIN_ORIGINS,
+    partitions_for, ChunkSink, Classifier, Config, FilterError, Format, Grouping, Input, Pipeline, Progress, Report,
+    Sink, Stats, PARTITION_MIN_CHUNKS, PARTITION_MIN_ORIGINS,
 };
 use robotsieve_engine::line::{self, MAX_LINE};
 use robotsieve_engine::output::{Outputs, PendingFile};
@@ -671,12 +671,15 @@ struct Collected {
 struct Pairs;
 
 impl Sink for Collected {
-    type Chunk = Vec<(Vec<u8>, Verdict)>;
     type Format = Pairs;
 
     fn format(&self, _: &Config) -> Pairs {
         Pairs
     }
+}
+
+impl ChunkSink for Collected {
+    type Chunk = Vec<(Vec<u8>, Verdict)>;
 
     fn write(&mut self, chunk: &Self::Chunk) -> Result<(), FilterError> {
         assert!(!self.finished, "a chunk after finish");
@@ -778,7 +781,7 @@ fn the_partitioned_form_writes_what_the_windowed_path_writes() {
     for threads in [1, 2] {
         let windowed = run_all_outputs(&data, Feed::Mapped, config(threads, 4096));
         assert_eq!(windowed.0, expected, "windowed, {threads} threads");
-        for partitions in [1, 7, 64] {
+        for partitions in [1, 7, 64, 1024, 8192] {
             let temp = tempfile::tempdir().unwrap();
             let partitioned = Config {
                 grouping: Grouping::Partitioned { partitions },

@@ -390,9 +390,11 @@ impl<'s, S: RecordSink> CorpusReader<'s, S> {
     /// and `https://host` (status 200, time unknown); `<host>_<port>.txt` (file
     /// names cannot hold a colon everywhere) is that of `http://host:port` and
     /// `https://host:port`, so `example.com_443.txt` is https on the default
-    /// port (and http on port 443, which is harmless). Other files are skipped
-    /// silently; a `.txt` whose name is not a host name is skipped with a
-    /// warning. Returns the number of files used.
+    /// port (and http on port 443, which is harmless). Names are read as
+    /// [`robots_dir_host`] says: percent-escapes decoded (`%3A` for the
+    /// colon of a port too), IPv6 literals in brackets. Other files are
+    /// skipped silently; a `.txt` whose name is not a host name is skipped
+    /// with a warning. Returns the number of files used.
     pub fn add_robots_dir(&mut self, dir: &Path) -> Result<usize, CorpusError> {
         let dir_error = |e: std::io::Error| CorpusError::io(SourceRef { file: file_name(dir), place: Place::File }, &e);
         let mut paths: Vec<_> = std::fs::read_dir(dir)
@@ -408,20 +410,11 @@ impl<'s, S: RecordSink> CorpusReader<'s, S> {
             }
             let source = SourceRef { file: file_name(&path), place: Place::File };
             let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-            let host = match stem.rsplit_once('_') {
-                Some((name, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => {
-                    format!("{name}:{port}")
-                }
-                _ => stem.to_string(),
+            let Some(host) = robots_dir_host(stem) else {
+                self.sink.warning(Warning { source, message: format!("skipped: {stem:?} is not a host name") });
+                continue;
             };
             let host = host.as_str();
-            let is_host_name = !host.is_empty()
-                && !host.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control() || b"/\\@?#;[]%".contains(&b))
-                && OriginKey::of_url(format!("http://{host}/")).is_ok();
-            if !is_host_name {
-                self.sink.warning(Warning { source, message: format!("skipped: {host:?} is not a host name") });
-                continue;
-            }
             let body: Arc<[u8]> = std::fs::read(&path).map_err(|e| CorpusError::io(source.clone(), &e))?.into();
             for scheme in ["http", "https"] {
                 self.sink.record(FetchRecord {
@@ -596,6 +589,56 @@ impl<'s, S: RecordSink> CorpusReader<'s, S> {
         }
         Ok(count)
     }
+}
+
+/// The host (with its port, if any) that a robots directory's file stem
+/// names, as a URL would read it, or `None` when it names no host.
+///
+/// The stem is percent-decoded first (a tool that writes host names as file
+/// names may escape what a file system refuses, `:` as `%3A`); an escape
+/// that is not `%` and two hex digits, or bytes that are no UTF-8 once
+/// decoded, name no host. A port ends the name after `:` or `_` (file names
+/// cannot hold a colon everywhere), digits only. Brackets hold an IPv6
+/// literal (`[2001:db8::1]_8080`), and a `;` is a host character to the URL
+/// reader as to Google's. What a URL reads as the end of its host (`/`,
+/// `\`, `?`, `#`) or as user info (`@`: `evil.example@good.example` would
+/// name good.example) is refused, so that a file never governs a host its
+/// name does not spell; and the host must be one a URL can hold
+/// ([`OriginKey::of_url`]).
+pub fn robots_dir_host(stem: &str) -> Option<String> {
+    let mut decoded = Vec::with_capacity(stem.len());
+    let mut bytes = stem.bytes();
+    while let Some(b) = bytes.next() {
+        if b != b'%' {
+            decoded.push(b);
+            continue;
+        }
+        let hex = |b: Option<u8>| (b? as char).to_digit(16);
+        decoded.push((hex(bytes.next())? * 16 + hex(bytes.next())?) as u8);
+    }
+    let decoded = String::from_utf8(decoded).ok()?;
+    let host = match decoded.rsplit_once([':', '_']) {
+        Some((name, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => {
+            format!("{name}:{port}")
+        }
+        _ => decoded,
+    };
+    let name =
+        host.rsplit_once(':').filter(|(_, port)| port.bytes().all(|b| b.is_ascii_digit())).map_or(&*host, |(n, _)| n);
+    let brackets_ok = match name.find(['[', ']']) {
+        None => true,
+        Some(_) => {
+            name.starts_with('[')
+                && name.ends_with(']')
+                && name[1..name.len() - 1].bytes().all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.')
+        }
+    };
+    let refused = |b: u8| b.is_ascii_whitespace() || b.is_ascii_control() || b"/\\@?#%".contains(&b);
+    (!name.is_empty()
+        && brackets_ok
+        && !host.bytes().any(refused)
+        && OriginKey::of_url(format!("http://{host}/")).is_ok())
+    .then_some(host)
 }
 
 impl RecordSink for Corpus {

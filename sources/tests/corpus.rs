@@ -431,7 +431,7 @@ fn robots_dir_of_private(names: &[&str], used: usize) -> Resolution {
 }
 
 /// File names are hosts read by the URL parser: every IPv4 form is the
-/// address, percent-escapes and user info are no host names.
+/// address, and user info is no host name.
 #[test]
 fn robots_dir_names_are_hosts_as_urls_read_them() {
     let names = ["0x7f.1.txt", "EXAMPLE.org.txt", "evil.com\\@good.com.txt", "256.256.256.256.txt"];
@@ -441,6 +441,55 @@ fn robots_dir_names_are_hosts_as_urls_read_them() {
     assert!(!r.origins.contains_key(&OriginKey::of_url("http://good.com/").unwrap()));
     assert!(!r.origins.contains_key(&OriginKey::of_url("http://evil.com/").unwrap()));
     assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
+}
+
+/// What a robots directory of real origins can hold: percent-escapes
+/// decoded (a colon escaped as `%3A` is a port's), a `;` (a host character
+/// to the URL reader), IPv6 literals in brackets with or without a port;
+/// user info (`@`, escaped or not), an escaped `/` and brackets that are no
+/// IPv6 literal stay refused, so that a file never governs another host.
+#[test]
+fn robots_dir_names_of_real_origins() {
+    use robotsieve_sources::corpus::robots_dir_host;
+    let accepted = [
+        ("ex%61mple.org", "example.org"),
+        ("example.net%3A8080", "example.net:8080"),
+        ("a;b.example", "a;b.example"),
+        ("[2001:db8::1]", "[2001:db8::1]"),
+        ("[::1]_8443", "[::1]:8443"),
+        ("m%C3%BCnchen.de", "münchen.de"),
+    ];
+    for (stem, host) in accepted {
+        assert_eq!(robots_dir_host(stem).as_deref(), Some(host), "{stem}");
+    }
+    for stem in [
+        "evil.example@good.example",
+        "evil.example%40good.example",
+        "evil.example%2Fgood.example",
+        "a%2",
+        "a%zz.example",
+        "%FF.example",
+        "a[b].example",
+        "[not-ipv6]",
+        "",
+    ] {
+        assert_eq!(robots_dir_host(stem), None, "{stem}");
+    }
+    let names: Vec<String> = accepted.iter().map(|(stem, _)| format!("{stem}.txt")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let r = robots_dir_of_private(&[&names[..], &["evil.example%40good.example.txt"]].concat(), accepted.len());
+    for url in [
+        "http://example.org/private",
+        "https://example.net:8080/private",
+        "http://a;b.example/private",
+        "http://[2001:db8::1]/private",
+        "https://[::1]:8443/private",
+        "https://xn--mnchen-3ya.de/private",
+    ] {
+        assert!(!allowed(&r, url), "{url}");
+    }
+    assert!(!r.origins.contains_key(&OriginKey::of_url("http://good.example/").unwrap()));
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
 }
 
 #[test]

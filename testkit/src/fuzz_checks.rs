@@ -516,6 +516,10 @@ pub fn exercise(artifact: Artifact) -> Transcript {
         }
         t.note(format!("decide group {group}, path {}", shown(path)), single);
     }
+    // The URLs come grouped by origin, which the classifier keeps in input
+    // order; the first origin's come back at the end, split from their run.
+    let returning: Vec<Vec<u8>> = urls.iter().skip(2).take(LOOKUP_PATHS.len()).cloned().collect();
+    urls.extend(returning);
     let lines: Vec<&[u8]> = urls.iter().map(Vec::as_slice).collect();
     let set = ShardSet::single(artifact);
     for agent in 0..agents {

@@ -92,16 +92,72 @@ fn url_soup() -> impl Strategy<Value = Vec<u8>> {
 /// last label (IPv4 forms), a trailing dot, an `xn--` or `0x` label, a tab
 /// or a newline, inserted anywhere.
 fn plain_url_near_misses() -> impl Strategy<Value = Vec<u8>> {
-    let scheme = prop::sample::select(vec!["http://", "https://", "ftp://"]);
     let host = "[a-z0-9][a-z0-9\\-]{0,8}(\\.[a-z0-9\\-]{1,8}){0,3}[a-z]";
     let port = prop_oneof![4 => Just(String::new()), 1 => ":[1-9][0-9]{0,4}", 1 => Just(":0".to_owned())];
     let path = prop_oneof![1 => Just(String::new()), 4 => "[/?#][a-z0-9/._?=&#-]{0,16}"];
-    let edit = prop::sample::select(vec![
+    let edits = vec![
         "A", "Z", "X", "N", "\\", "@", "u@", "%", "%41", "%2e", ".", "..", ".1", ".0x", ".0x7f", ".255", ":", ":80",
         ":443", ":21", ":080", ":00", "xn--", "xn--a", "0x", "\t", "\n", "\r", " ", "\x00", "\x7f", "\u{e9}", "_", "~",
         ";", "[", "]", "/", "?", "#",
-    ]);
-    let edits = prop::collection::vec((edit, any::<prop::sample::Index>()), 0..=3);
+    ];
+    plain_url_with_edits(host, port, path, edits)
+}
+
+/// A plain URL with a host of up to about 50 bytes and a path of up to 90
+/// (so that the authority ends before, inside and after the fast path's
+/// 32-byte block, and the path spans several of its vector blocks), with up
+/// to three edits: every delimiter the authority scan looks for, upper case,
+/// `x` labels, and bytes of 0x80 and above.
+fn long_plain_url_near_misses() -> impl Strategy<Value = Vec<u8>> {
+    let host = "[a-z0-9]{1,12}(\\.[a-z0-9\\-]{1,12}){0,3}[a-z]";
+    let port = prop_oneof![4 => Just(String::new()), 1 => ":[1-9][0-9]{0,4}"];
+    let path = prop_oneof![1 => Just(String::new()), 4 => "[/?#][a-zA-Z0-9/._?=&#%-]{0,90}"];
+    let edits = vec![
+        "/",
+        "?",
+        "#",
+        "@",
+        "\\",
+        "%",
+        ":",
+        ";",
+        "A",
+        "X",
+        "x",
+        "xn--",
+        "0x",
+        ".",
+        "/.",
+        "%2E",
+        "%41",
+        "\u{e9}",
+        "\x7f",
+        "\x00",
+        " ",
+        "\t",
+        "[",
+        "]",
+        "\u{10000}",
+        "|",
+        "~",
+        "^",
+        "`",
+        "{",
+        "}",
+    ];
+    plain_url_with_edits(host, port, path, edits)
+}
+
+/// `scheme://` (http, https or ftp), a host, a port and a path from the
+/// strategies given, with up to three of `edits` inserted anywhere.
+fn plain_url_with_edits(
+    host: &'static str,
+    port: impl Strategy<Value = String>,
+    path: impl Strategy<Value = String>,
+    edits: Vec<&'static str>,
+) -> impl Strategy<Value = Vec<u8>> {
+    let scheme = prop::sample::select(vec!["http://", "https://", "ftp://"]);
+    let edits = prop::collection::vec((prop::sample::select(edits), any::<prop::sample::Index>()), 0..=3);
     (scheme, host, port, path, edits).prop_map(|(scheme, host, port, path, edits)| {
         let mut url = [scheme, &host, &port, &path].concat().into_bytes();
         for (edit, at) in edits {
@@ -112,8 +168,45 @@ fn plain_url_near_misses() -> impl Strategy<Value = Vec<u8>> {
     })
 }
 
+/// Every byte the fast path's vector scans act on, at every position of
+/// their blocks: in URLs shorter than a block, ending inside one, and
+/// longer, each byte replacing one of the URL's or inserted before it.
+#[test]
+fn every_delimiter_at_every_position() {
+    let bases = [
+        "http://a.bc/",
+        "https://www.example.com",
+        "https://www.example.com/a/b?c=d",
+        "http://a-much-longer-host-name.example.com/a/path/of/some/length/to/cross/blocks?q=1",
+        "ftp://host.with.a.port.example:8080/p",
+    ];
+    let bytes = b"/?#@\\%:;AXxn-0.\x80\xc3\xff\x7f\x00 \t[]_~|^`{}<>\"'";
+    for base in bases {
+        for at in 0..=base.len() {
+            for &b in bytes {
+                let mut replaced = base.as_bytes().to_vec();
+                let mut inserted = replaced.clone();
+                inserted.insert(at, b);
+                if at < replaced.len() {
+                    replaced[at] = b;
+                }
+                for url in [replaced, inserted] {
+                    if let Err(e) = check(&url) {
+                        panic!("{e}");
+                    }
+                }
+            }
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(20_000))]
+
+    #[test]
+    fn on_long_plain_urls_and_near_misses(url in long_plain_url_near_misses()) {
+        check(&url).map_err(TestCaseError::fail)?;
+    }
 
     #[test]
     fn on_assembled_urls(url in url_parts()) {
