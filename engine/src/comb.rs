@@ -192,19 +192,21 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
         // Maxima are what vectorises: the largest base and default, target
         // and owner (a free slot's owner counted as 0).
         // The largest base a row may have: its last class must fall in the slots.
-        let rows_bad = match (slots.len() as u64).checked_sub(max_class + 1) {
+        // The rows' pass also counts the rows marked [`ACCEL`].
+        let (rows_bad, marked) = match (slots.len() as u64).checked_sub(max_class + 1) {
             Some(base_limit) => {
                 let default_mask = if T::ANSWER_IN_ROW { 0xFFFF } else { u32::MAX };
-                !rows_fit(rows, default_mask, states as u64 - 1, base_limit)
+                let (fit, marked) = rows_fit(rows, default_mask, states as u64 - 1, base_limit);
+                (!fit, marked)
             }
-            None => true,
+            None => (true, rows.iter().filter(|row| row[1] & ACCEL != 0).count()),
         };
         let slots_bad = !T::slots_fit(slots, states);
         if rows_bad || slots_bad {
             Self::name_table_problem(classes, rows, slots)?;
         }
         let comb = CombDfa { classes, rows, slots, answers, accels, start, sinks };
-        comb.check_accels().map(|()| comb)
+        comb.check_accels(marked).map(|()| comb)
     }
 
     /// The first problem of rows or slots that [`CombDfa::new`]'s passes
@@ -229,12 +231,12 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
         Ok(())
     }
 
-    /// The acceleration invariants of [`CombDfa::new`] (the rest holds).
-    fn check_accels(&self) -> Result<(), DfaError> {
+    /// The acceleration invariants of [`CombDfa::new`] (the rest holds),
+    /// given the number of rows `marked` [`ACCEL`].
+    fn check_accels(&self, marked: usize) -> Result<(), DfaError> {
         if let Some(w) = self.accels.windows(2).find(|w| w[0][0] >= w[1][0]) {
             return Err(DfaError::AccelsOutOfOrder { first: w[0][0], second: w[1][0] });
         }
-        let marked = self.rows.iter().map(|row| (row[1] >> 31) as usize).sum::<usize>();
         if marked != self.accels.len() {
             return Err(DfaError::AccelCount { marked, listed: self.accels.len() });
         }
@@ -428,34 +430,47 @@ fn class_size(classes: &[u8; 256], class: u8) -> usize {
 
 /// Whether every row's default (`row[0] & default_mask`) is at most
 /// `default_limit` and its base (`row[1]` without [`ACCEL`]) at most
-/// `base_limit`. Four ids at a time with SSE2 (unsigned compares as signed
-/// ones of the ids with their top bit flipped), the rest one by one: a
-/// group's first use checks every row.
-fn rows_fit(rows: &[[u32; 2]], default_mask: u32, default_limit: u64, base_limit: u64) -> bool {
+/// `base_limit`, and how many rows are marked [`ACCEL`]. Four ids at a time
+/// with SSE2 (unsigned compares as signed ones of the ids with their top bit
+/// flipped), the rest one by one: a group's first use checks every row, and
+/// counting the marks in the same pass saves reading the rows again.
+fn rows_fit(rows: &[[u32; 2]], default_mask: u32, default_limit: u64, base_limit: u64) -> (bool, usize) {
     let fits =
         |row: &[u32; 2]| u64::from(row[0] & default_mask) <= default_limit && u64::from(row[1] & !ACCEL) <= base_limit;
+    let marked_in = |rows: &[[u32; 2]]| rows.iter().filter(|row| row[1] & ACCEL != 0).count();
     #[cfg(target_arch = "x86_64")]
     if let (Ok(default_limit), Ok(base_limit)) = (u32::try_from(default_limit), u32::try_from(base_limit)) {
         use std::arch::x86_64::*;
         let mut blocks = rows.chunks_exact(2);
         // SAFETY: SSE2 is part of the x86_64 baseline; each load reads the
         // two rows (16 bytes) of its block, unaligned.
-        let bad = unsafe {
+        let (bad, marked) = unsafe {
             let flip = |x: u32| (x ^ ACCEL) as i32;
             // Lanes alternate default, base (as the rows lie in memory).
             let mask = _mm_set_epi32(!ACCEL as i32, default_mask as i32, !ACCEL as i32, default_mask as i32);
             let limit = _mm_set_epi32(flip(base_limit), flip(default_limit), flip(base_limit), flip(default_limit));
             let top = _mm_set1_epi32(ACCEL as i32);
+            // Only the bases' marks count (a default lane's top bit is an
+            // answer's, or out of range anyway).
+            let mark = _mm_set_epi32(ACCEL as i32, 0, ACCEL as i32, 0);
             let mut bad = _mm_setzero_si128();
+            let mut marks = _mm_setzero_si128();
             for block in &mut blocks {
-                let v = _mm_and_si128(_mm_loadu_si128(block.as_ptr().cast()), mask);
+                let raw = _mm_loadu_si128(block.as_ptr().cast());
+                let v = _mm_and_si128(raw, mask);
                 bad = _mm_or_si128(bad, _mm_cmpgt_epi32(_mm_xor_si128(v, top), limit));
+                marks = _mm_add_epi32(marks, _mm_srli_epi32(_mm_and_si128(raw, mark), 31));
             }
-            _mm_movemask_epi8(bad) != 0
+            // Lanes 1 and 3 (the bases') each count at most half the rows,
+            // which are fewer than 2^32 (states, as `new` checked).
+            let mut lanes = [0u32; 4];
+            _mm_storeu_si128(lanes.as_mut_ptr().cast(), marks);
+            (_mm_movemask_epi8(bad) != 0, lanes[1] as usize + lanes[3] as usize)
         };
-        return !bad && blocks.remainder().iter().all(fits);
+        let rest = blocks.remainder();
+        return (!bad && rest.iter().all(fits), marked + marked_in(rest));
     }
-    rows.iter().all(fits)
+    (rows.iter().all(fits), marked_in(rows))
 }
 
 /// An owned comb automaton, made from a dense one by [`CombDfaBuf::from_dense`].
