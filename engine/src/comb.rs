@@ -421,7 +421,7 @@ fn class_size(classes: &[u8; 256], class: u8) -> usize {
                 counts = _mm_sub_epi8(counts, equal);
             }
             let sums = _mm_sad_epu8(counts, _mm_setzero_si128());
-            return (_mm_cvtsi128_si32(sums) + _mm_extract_epi16(sums, 4)) as usize;
+            (_mm_cvtsi128_si32(sums) + _mm_extract_epi16(sums, 4)) as usize
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
