@@ -192,19 +192,21 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
         // Maxima are what vectorises: the largest base and default, target
         // and owner (a free slot's owner counted as 0).
         // The largest base a row may have: its last class must fall in the slots.
-        let rows_bad = match (slots.len() as u64).checked_sub(max_class + 1) {
+        // The rows' pass also counts the rows marked [`ACCEL`].
+        let (rows_bad, marked) = match (slots.len() as u64).checked_sub(max_class + 1) {
             Some(base_limit) => {
                 let default_mask = if T::ANSWER_IN_ROW { 0xFFFF } else { u32::MAX };
-                !rows_fit(rows, default_mask, states as u64 - 1, base_limit)
+                let (fit, marked) = rows_fit(rows, default_mask, states as u64 - 1, base_limit);
+                (!fit, marked)
             }
-            None => true,
+            None => (true, rows.iter().filter(|row| row[1] & ACCEL != 0).count()),
         };
         let slots_bad = !T::slots_fit(slots, states);
         if rows_bad || slots_bad {
             Self::name_table_problem(classes, rows, slots)?;
         }
         let comb = CombDfa { classes, rows, slots, answers, accels, start, sinks };
-        comb.check_accels().map(|()| comb)
+        comb.check_accels(marked).map(|()| comb)
     }
 
     /// The first problem of rows or slots that [`CombDfa::new`]'s passes
@@ -229,38 +231,25 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
         Ok(())
     }
 
-    /// The acceleration invariants of [`CombDfa::new`] (the rest holds).
-    fn check_accels(&self) -> Result<(), DfaError> {
+    /// The acceleration invariants of [`CombDfa::new`] (the rest holds),
+    /// given the number of rows `marked` [`ACCEL`].
+    fn check_accels(&self, marked: usize) -> Result<(), DfaError> {
         if let Some(w) = self.accels.windows(2).find(|w| w[0][0] >= w[1][0]) {
             return Err(DfaError::AccelsOutOfOrder { first: w[0][0], second: w[1][0] });
         }
-        let marked = self.rows.iter().map(|row| (row[1] >> 31) as usize).sum::<usize>();
         if marked != self.accels.len() {
             return Err(DfaError::AccelCount { marked, listed: self.accels.len() });
         }
         if self.accels.is_empty() {
             return Ok(());
         }
-        // A step depends on the byte's class only: the first byte of each
-        // class stands for it, and a class the state leaves on must consist
-        // of escape bytes alone (as many of them as the class has bytes).
-        let mut class_size = [0u16; 256];
-        for &class in self.classes.iter() {
-            class_size[usize::from(class)] += 1;
-        }
-        // (class, its first byte, its size) of each class that has bytes
-        // (on the stack: a group's first use checks hundreds of these).
-        let mut class_list = [(0u8, 0u8, 0u16); 256];
-        let mut classes = 0;
-        let mut listed = [false; 256];
-        for b in 0..=255u8 {
-            let class = self.classes[usize::from(b)];
-            if !std::mem::replace(&mut listed[usize::from(class)], true) {
-                class_list[classes] = (class, b, class_size[usize::from(class)]);
-                classes += 1;
-            }
-        }
-        let class_list = &class_list[..classes];
+        // A step depends on the byte's class only, so a state may leave only
+        // on classes that consist of escape bytes alone. Per accelerated
+        // state that is one pass over its row's slots (`0..=max_class`),
+        // and a count of a class's bytes only for the few classes it leaves
+        // on (a group's first use checks hundreds of these states: no
+        // per-byte table is built).
+        let max_class = self.classes.iter().copied().max().unwrap_or(0);
         for &[state, packed] in self.accels {
             if state < self.sinks || state as usize >= self.rows.len() || self.rows[state as usize][1] & ACCEL == 0 {
                 return Err(DfaError::AccelNotMarkedState { state });
@@ -270,14 +259,20 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
                 return Err(DfaError::AccelEscapeCount { state, count });
             }
             let escapes = &escapes[..count];
-            let leaves_on_more_than_escapes = class_list.iter().any(|&(class, first, size)| {
-                self.step(state, first) != state && {
+            let row = self.rows[state as usize];
+            let (base, default) = ((row[1] & !ACCEL) as usize, default_of::<T>(row));
+            // `new` checked that the row fits: `base + max_class < slots`.
+            let row_slots = &self.slots[base..=base + usize::from(max_class)];
+            let leaves_on_more_than_escapes = row_slots.iter().enumerate().any(|(class, &[owner, target])| {
+                let next = if owner.into() == state { target.into() } else { default };
+                next != state && {
+                    let class = class as u8;
                     let escapes_of_class = escapes
                         .iter()
                         .enumerate()
                         .filter(|&(i, &e)| !escapes[..i].contains(&e) && self.classes[usize::from(e)] == class)
                         .count();
-                    usize::from(size) > escapes_of_class
+                    class_size(self.classes, class) > escapes_of_class
                 }
             });
             if leaves_on_more_than_escapes {
@@ -410,36 +405,72 @@ impl<T: SlotId> Automaton for CombDfa<'_, T> {
     }
 }
 
+/// How many bytes `classes` maps to `class`: 16 bytes a step with SSE2 (a
+/// byte lane counts at most 16 matches before the sum of the lanes).
+fn class_size(classes: &[u8; 256], class: u8) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86_64 baseline; each load reads 16 of
+        // the table's 256 bytes, unaligned.
+        unsafe {
+            let wanted = _mm_set1_epi8(class as i8);
+            let mut counts = _mm_setzero_si128();
+            for block in classes.chunks_exact(16) {
+                let equal = _mm_cmpeq_epi8(_mm_loadu_si128(block.as_ptr().cast()), wanted);
+                counts = _mm_sub_epi8(counts, equal);
+            }
+            let sums = _mm_sad_epu8(counts, _mm_setzero_si128());
+            (_mm_cvtsi128_si32(sums) + _mm_extract_epi16(sums, 4)) as usize
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    classes.iter().filter(|&&c| c == class).count()
+}
+
 /// Whether every row's default (`row[0] & default_mask`) is at most
 /// `default_limit` and its base (`row[1]` without [`ACCEL`]) at most
-/// `base_limit`. Four ids at a time with SSE2 (unsigned compares as signed
-/// ones of the ids with their top bit flipped), the rest one by one: a
-/// group's first use checks every row.
-fn rows_fit(rows: &[[u32; 2]], default_mask: u32, default_limit: u64, base_limit: u64) -> bool {
+/// `base_limit`, and how many rows are marked [`ACCEL`]. Four ids at a time
+/// with SSE2 (unsigned compares as signed ones of the ids with their top bit
+/// flipped), the rest one by one: a group's first use checks every row, and
+/// counting the marks in the same pass saves reading the rows again.
+fn rows_fit(rows: &[[u32; 2]], default_mask: u32, default_limit: u64, base_limit: u64) -> (bool, usize) {
     let fits =
         |row: &[u32; 2]| u64::from(row[0] & default_mask) <= default_limit && u64::from(row[1] & !ACCEL) <= base_limit;
+    let marked_in = |rows: &[[u32; 2]]| rows.iter().filter(|row| row[1] & ACCEL != 0).count();
     #[cfg(target_arch = "x86_64")]
     if let (Ok(default_limit), Ok(base_limit)) = (u32::try_from(default_limit), u32::try_from(base_limit)) {
         use std::arch::x86_64::*;
         let mut blocks = rows.chunks_exact(2);
         // SAFETY: SSE2 is part of the x86_64 baseline; each load reads the
         // two rows (16 bytes) of its block, unaligned.
-        let bad = unsafe {
+        let (bad, marked) = unsafe {
             let flip = |x: u32| (x ^ ACCEL) as i32;
             // Lanes alternate default, base (as the rows lie in memory).
             let mask = _mm_set_epi32(!ACCEL as i32, default_mask as i32, !ACCEL as i32, default_mask as i32);
             let limit = _mm_set_epi32(flip(base_limit), flip(default_limit), flip(base_limit), flip(default_limit));
             let top = _mm_set1_epi32(ACCEL as i32);
+            // Only the bases' marks count (a default lane's top bit is an
+            // answer's, or out of range anyway).
+            let mark = _mm_set_epi32(ACCEL as i32, 0, ACCEL as i32, 0);
             let mut bad = _mm_setzero_si128();
+            let mut marks = _mm_setzero_si128();
             for block in &mut blocks {
-                let v = _mm_and_si128(_mm_loadu_si128(block.as_ptr().cast()), mask);
+                let raw = _mm_loadu_si128(block.as_ptr().cast());
+                let v = _mm_and_si128(raw, mask);
                 bad = _mm_or_si128(bad, _mm_cmpgt_epi32(_mm_xor_si128(v, top), limit));
+                marks = _mm_add_epi32(marks, _mm_srli_epi32(_mm_and_si128(raw, mark), 31));
             }
-            _mm_movemask_epi8(bad) != 0
+            // Lanes 1 and 3 (the bases') each count at most half the rows,
+            // which are fewer than 2^32 (states, as `new` checked).
+            let mut lanes = [0u32; 4];
+            _mm_storeu_si128(lanes.as_mut_ptr().cast(), marks);
+            (_mm_movemask_epi8(bad) != 0, lanes[1] as usize + lanes[3] as usize)
         };
-        return !bad && blocks.remainder().iter().all(fits);
+        let rest = blocks.remainder();
+        return (!bad && rest.iter().all(fits), marked + marked_in(rest));
     }
-    rows.iter().all(fits)
+    (rows.iter().all(fits), marked_in(rows))
 }
 
 /// An owned comb automaton, made from a dense one by [`CombDfaBuf::from_dense`].
@@ -945,6 +976,11 @@ mod tests {
                 "an escape byte missing",
                 Box::new(|b| b.accels[0][1] = u32::from(b'x') | 1 << 24),
                 DfaError::AccelLeaves { state: 3, byte: b'?' },
+            ),
+            (
+                "a byte beside the escape in its class",
+                Box::new(|b| b.classes[usize::from(b'x')] = b.classes[usize::from(b'?')]),
+                DfaError::AccelLeaves { state: 3, byte: b'x' },
             ),
             ("no escape byte", Box::new(|b| b.accels[0][1] = 0), DfaError::AccelEscapeCount { state: 3, count: 0 }),
             (

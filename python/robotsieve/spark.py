@@ -305,22 +305,29 @@ def _assign(keyed, cached: list):
 _RECORD_PLACE = re.compile(r"^records:(\d+): ")
 
 
-def _compile_shard(rows: List[Any], agents: List[str], path: str, explain: bool, index: int, shards: int):
+def _compile_shard(
+    rows: List[Any], agents: List[str], path: str, explain: bool, index: int, shards: int, memory: Optional[int]
+):
     """Compiles shard ``index`` of ``shards`` from its records (in the order
     the DataFrame holds them, which decides ties as the command line's input
-    order does) into ``path``; a bad record's error names its URL."""
+    order does) into ``path``, resolving them within ``memory`` bytes (None:
+    the default budget); returns the origins, the warnings and the sorted
+    runs spilled. A bad record's error names its URL."""
     rows = sorted(rows, key=lambda r: r["_seq"])
     records = [{name: row[name] for name in FETCH_COLUMNS} for row in rows]
     lines = "\n".join(_record_line(r, i + 1) for i, r in enumerate(records))
     try:
-        origins, warnings, _ = _native.compile_jsonl(lines.encode("utf-8"), agents, path, explain, (index, shards))
+        native_memory = {} if memory is None else {"memory": memory}
+        origins, warnings, spilled_runs = _native.compile_jsonl(
+            lines.encode("utf-8"), agents, path, explain, (index, shards), **native_memory
+        )
     except robotsieve.CorpusError as e:
         place = _RECORD_PLACE.match(str(e))
         if not place:
             raise
         url = records[int(place.group(1)) - 1]["url"]
         raise robotsieve.CorpusError(f"the fetch record of {url}: {str(e)[place.end():]}") from None
-    return origins, warnings
+    return origins, warnings, spilled_runs
 
 
 def _task_error(error: Exception) -> Exception:
@@ -339,6 +346,7 @@ def compile_corpus(
     output: Union[str, os.PathLike],
     shards: int,
     explain: bool = False,
+    memory: Optional[int] = None,
 ) -> dict:
     """Compiles a DataFrame of robots.txt fetch records into a shard set of
     ``shards`` artifacts in the directory ``output``.
@@ -364,11 +372,20 @@ def compile_corpus(
     ``output`` must be a path every executor can write and the driver read:
     a local path on one machine, a shared filesystem on a cluster.
 
-    Returns ``{"shards": N, "origins": ..., "warnings": [...], "path": ...}``.
+    Each task resolves its shard's records as :func:`robotsieve.compile`
+    does, in bounded memory: sorts that spill to temporary files on the
+    executor beyond ``memory`` bytes (default 1 GiB, as ``--memory``; it
+    sizes the writer's tables too). The rows of a shard are held by Spark
+    as a task's input, so size the shards to the executors' memory.
+
+    Returns ``{"shards": N, "origins": ..., "warnings": [...], "path": ...,
+    "spilled_runs": R}`` (R: the sorted runs all tasks spilled).
     A bad record raises :class:`robotsieve.CorpusError` naming its URL, an
     invalid agent :class:`robotsieve.AgentError`, both before any file is
     written under its final name.
     """
+    if memory is not None and (not isinstance(memory, int) or isinstance(memory, bool) or memory < 1):
+        raise ValueError(f"memory must be a positive number of bytes, not {memory!r}")
     if isinstance(agents, str):
         agents = [agents]
     agents = _native.agent_names(list(agents))
@@ -391,8 +408,10 @@ def compile_corpus(
 
         def compile_partition(index: int, pairs: Iterator[Tuple[int, Any]]):
             path = os.path.join(output, shard_file_name(index, shards))
-            origins, warnings = _compile_shard([row for _, row in pairs], agents, path, explain, index, shards)
-            yield index, origins, warnings
+            origins, warnings, spilled_runs = _compile_shard(
+                [row for _, row in pairs], agents, path, explain, index, shards, memory
+            )
+            yield index, origins, warnings, spilled_runs
 
         results = (
             rows.rdd.map(lambda row: (row["shard"], row))
@@ -406,9 +425,15 @@ def compile_corpus(
     finally:
         for df in cached:
             df.unpersist()
-    written = sorted(index for index, _, _ in done)
+    written = sorted(index for index, _, _, _ in done)
     if written != list(range(shards)):
         raise robotsieve.ArtifactError(f"{output}: shards {written} written, not 0..{shards - 1}")
     robotsieve.Artifact(output)  # the set opens: every shard there, K of N, only its own origins
-    warnings = sorted({w for _, _, ws in done for w in ws})
-    return {"shards": shards, "origins": sum(n for _, n, _ in done), "warnings": warnings, "path": output}
+    warnings = sorted({w for _, _, ws, _ in done for w in ws})
+    return {
+        "shards": shards,
+        "origins": sum(n for _, n, _, _ in done),
+        "warnings": warnings,
+        "path": output,
+        "spilled_runs": sum(runs for _, _, _, runs in done),
+    }

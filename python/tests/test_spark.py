@@ -224,7 +224,18 @@ def test_compile_corpus_shards_give_filter_verdicts_on_crawl2019(spark, crawl201
     assert not wrong, f"{len(wrong)} of {len(urls)} differ:\n" + "\n".join(wrong[:20])
     # The CLI reads the same set the same way.
     assert cli_verdicts(urls, shard_set, out, "shard-set") == expected
-    print(f"{len(records)} records in 4 shards: {len(urls)} verdicts equal")
+    assert summary["spilled_runs"] == 0
+    # Resolved in a budget of 4 KiB a task, the sorts spill to temporary
+    # files on the executors and the set gives the same verdicts.
+    small = tmp_path / "rules-small"
+    summary_small = compile_corpus(df, agents=[AGENT], output=str(small), shards=4, memory=4096)
+    assert summary_small["spilled_runs"] > 4, summary_small
+    assert summary_small["origins"] == summary["origins"]
+    check_shard_set(small, 4, len(records))
+    assert cli_verdicts(urls, small, out, "shard-set-small") == expected
+    with pytest.raises(ValueError, match="memory must be a positive number"):
+        compile_corpus(df, agents=[AGENT], output=str(tmp_path / "never"), shards=4, memory=0)
+    print(f"{len(records)} records in 4 shards: {len(urls)} verdicts equal; {summary_small['spilled_runs']} runs spilled in 4 KiB")
 
 
 def day(n, extra=""):

@@ -19,6 +19,12 @@
 //! Usage: `nice cargo run --release -p robotsieve-benches --bin compile_scale --
 //! [--sizes 100000,300000,1000000] [--memory BYTES] [--baseline PATH/robotsieve] [--no-cli] [--tiny]`
 //! (build `robotsieve` in release first: the CLI runs use the binary beside this one).
+//!
+//! To see what sets the peak: `COMPILE_SCALE_TRACE=1 compile_scale synth-build N
+//! OUT MEMORY real` prints after every batch the live heap bytes, their peak
+//! during the batch, VmRSS and VmHWM (the allocator counts only when the
+//! variable is set); `COMPILE_SCALE_TRACE=1 compile_scale group-peaks` builds
+//! each real file's group alone and lists the largest builds' peak heap bytes.
 
 use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build, BuildPlan};
@@ -35,10 +41,64 @@ use std::time::Instant;
 /// Synthetic origins per generated chunk (resolved as one small corpus).
 const CHUNK: usize = 4096;
 
+/// The heap bytes this process holds, counted by [`Counting`] when
+/// `COMPILE_SCALE_TRACE` is set (`synth-build` then prints, after every
+/// batch, the live heap bytes, their peak during the batch and the kernel's
+/// VmRSS and VmHWM, to see what sets the peak RSS).
+static TRACE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static LIVE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static LIVE_PEAK: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The system allocator, counting live bytes while [`TRACE`] is on.
+struct Counting;
+
+// SAFETY: every call is passed on to `System` unchanged; the counters only observe.
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        use std::sync::atomic::Ordering::Relaxed;
+        if TRACE.load(Relaxed) {
+            let live = LIVE.fetch_add(layout.size(), Relaxed) + layout.size();
+            LIVE_PEAK.fetch_max(live, Relaxed);
+        }
+        // SAFETY: the caller's contract for `alloc`.
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        if TRACE.load(std::sync::atomic::Ordering::Relaxed) {
+            LIVE.fetch_sub(layout.size(), std::sync::atomic::Ordering::Relaxed);
+        }
+        // SAFETY: the caller's contract for `dealloc`.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// VmRSS and VmHWM of this process in KiB, from /proc/self/status.
+fn rss_kib() -> (usize, usize) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
 fn main() {
+    // Counted from the start, so that nothing counted is freed uncounted
+    // (what the runtime allocated before main is not freed before the end).
+    TRACE.store(std::env::var_os("COMPILE_SCALE_TRACE").is_some(), std::sync::atomic::Ordering::Relaxed);
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("synth-build") {
         return synth_build(&args[1..]);
+    }
+    if args.first().map(String::as_str) == Some("group-peaks") {
+        return group_peaks();
     }
     let mut sizes = vec![100_000usize, 300_000, 1_000_000];
     let mut memory = DEFAULT_MEMORY;
@@ -162,9 +222,84 @@ fn synth_build(args: &[String]) {
         next += CHUNK;
         Some(corpus.resolve().origins.into_values())
     });
-    let report = build(chunks.flatten(), &plan, &mut writer, |_| {}).unwrap_or_else(|e| fail(&e.to_string()));
+    let trace = std::env::var_os("COMPILE_SCALE_TRACE").is_some();
+    let on_batch = |report: &robotsieve_compiler::build::BuildReport| {
+        if trace {
+            use std::sync::atomic::Ordering::Relaxed;
+            let (rss, hwm) = rss_kib();
+            let live = LIVE.load(Relaxed);
+            let peak = LIVE_PEAK.swap(live, Relaxed);
+            eprintln!(
+                "trace origins={} live_mb={:.1} batch_peak_live_mb={:.1} rss_mb={:.1} hwm_mb={:.1}",
+                report.origins,
+                live as f64 / 1048576.0,
+                peak as f64 / 1048576.0,
+                rss as f64 / 1024.0,
+                hwm as f64 / 1024.0
+            );
+        }
+    };
+    let report = build(chunks.flatten(), &plan, &mut writer, on_batch).unwrap_or_else(|e| fail(&e.to_string()));
     let bytes = writer.finish().unwrap_or_else(|e| fail(&e.to_string()));
     println!("origins={} groups={} bytes={bytes}", report.origins, report.groups);
+}
+
+/// Diagnostic mode `group-peaks` (with `COMPILE_SCALE_TRACE` set): compiles
+/// and encodes each real file's group (with its unique rule) alone, on one
+/// thread, and prints the heap bytes each build held at its peak and its
+/// blob's size, largest first.
+fn group_peaks() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let robots = shared_dir().map(|d| d.join("realworld/robots")).unwrap_or_else(|| fail("no shared dir"));
+    let files = real_files(&robots);
+    let agent = Agent::parse("mybot").expect("a valid token");
+    let options = BuildOptions::default();
+    let mut peaks: Vec<(usize, usize, usize, String)> = Vec::new();
+    // Per file in order: whether its build took the large-build token.
+    let mut takes_token: Vec<bool> = Vec::new();
+    for (i, path) in files.iter().enumerate() {
+        let mut body = std::fs::read(path).unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+        body.extend_from_slice(unique_rule(i).as_bytes());
+        let robots = robotsieve_robotstxt::parse::RobotsTxt::parse(&body);
+        let group = robotsieve_robotstxt::group::Group::select(&robots, &agent);
+        let base = LIVE.load(Relaxed);
+        LIVE_PEAK.store(base, Relaxed);
+        let large = robotsieve_compiler::automaton::LargeBuilds::default();
+        let mut gate = robotsieve_compiler::automaton::BuildGate::on(&large);
+        let compiled = robotsieve_compiler::automaton::compile_gated(&group, &options, &mut gate);
+        takes_token.push(gate.holds_token());
+        let blob = robotsieve_engine::format::encode_group(&compiled.matcher, false, &[]).expect("encodes");
+        let peak = LIVE_PEAK.load(Relaxed) - base;
+        peaks.push((peak, blob.len(), group.rules.len(), path.file_name().unwrap().to_string_lossy().into()));
+    }
+    // Large builds per batch of a synthetic run (4,096 consecutive files, cyclically).
+    let n = takes_token.len();
+    let window = 4096.min(n);
+    let per_window: Vec<usize> =
+        (0..n).map(|start| (start..start + window).filter(|&i| takes_token[i % n]).count()).collect();
+    println!(
+        "large_builds={} fewest_per_{window}_files={} most={}",
+        takes_token.iter().filter(|&&t| t).count(),
+        per_window.iter().min().unwrap_or(&0),
+        per_window.iter().max().unwrap_or(&0)
+    );
+    peaks.sort_by(|a, b| b.cmp(a));
+    let total: usize = peaks.iter().map(|p| p.0).sum();
+    println!("files={} sum_of_peaks_mb={:.1}", peaks.len(), total as f64 / 1048576.0);
+    for (peak, blob, rules, name) in peaks.iter().take(40) {
+        println!(
+            "peak_mb={:.2} blob_mb={:.2} rules={rules} {name}",
+            *peak as f64 / 1048576.0,
+            *blob as f64 / 1048576.0
+        );
+    }
+    for t in [1usize, 2, 4, 8, 16, 32] {
+        let n = peaks.iter().filter(|p| p.0 >= t << 20).count();
+        println!("builds_at_or_over_{t}_mb={n}");
+    }
+    let mut blobs: Vec<usize> = peaks.iter().map(|p| p.1).collect();
+    blobs.sort_unstable_by(|a, b| b.cmp(a));
+    println!("largest blobs mb: {:?}", blobs.iter().take(10).map(|b| b / 1024).collect::<Vec<_>>());
 }
 
 /// The rule that makes origin `i`'s group its own.
