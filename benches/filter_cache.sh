@@ -22,24 +22,14 @@
 # whole run (start-up and opening the artifact included) over N.
 set -euo pipefail
 
-bin=target/release/robotsieve
-baseline=
+script=filter_cache.sh
+usage_lines=2,22
+takes="--robotsieve --baseline --n --data"
 n=600000
-data=target/callgrind-data
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --robotsieve) bin=$2; shift 2 ;;
-        --baseline) baseline=$2; shift 2 ;;
-        --n) n=$2; shift 2 ;;
-        --data) data=$2; shift 2 ;;
-        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
-        *) echo "filter_cache.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
-    esac
-done
+source "$(dirname "$0")/scripts/bench_args.sh"
+bench_args "$@"
 command -v valgrind >/dev/null || { echo "filter_cache.sh: valgrind is not installed" >&2; exit 2; }
-for b in $baseline "$bin"; do
-    [ -x "$b" ] || { echo "filter_cache.sh: $b is not an executable" >&2; exit 2; }
-done
+require_executables "$bin" $baseline
 out=$(mktemp -d "${TMPDIR:-/tmp}/filter-cache.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 scale=target/filter-scale

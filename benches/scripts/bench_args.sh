@@ -1,7 +1,7 @@
 # Sourced by the benches/*.sh scripts that compare two robotsieve binaries
 # on the callgrind.sh workloads (callgrind.sh, same_verdicts.sh,
-# filter_speed.sh): the options they share, parsed, defaulted and checked
-# one way.
+# filter_speed.sh, filter_cache.sh): the options they share, parsed,
+# defaulted and checked one way.
 #
 # Before sourcing, a script sets
 #   script        its name, for messages
