@@ -310,6 +310,18 @@ def _record_line(record: dict, number: int) -> str:
         raise CorpusError(f"records:{number}: not a fetch record ({e})") from None
 
 
+def _memory_keyword(memory: Optional[int]) -> dict:
+    """``_native.compile_jsonl``'s ``memory`` keyword for a budget of
+    ``memory`` bytes (None: the native default, 1 GiB), checked here so that
+    :func:`compile` and ``spark.compile_corpus`` refuse the same values with
+    the same message."""
+    if memory is None:
+        return {}
+    if not isinstance(memory, int) or isinstance(memory, bool) or memory < 1:
+        raise ValueError(f"memory must be a positive number of bytes, not {memory!r}")
+    return {"memory": memory}
+
+
 def compile(
     records: Any,
     agents: Sequence[str],
@@ -335,14 +347,12 @@ def compile(
     "spilled_runs": R}`` (the sorted runs written to temporary files).
     A bad record raises :class:`CorpusError` naming it (``records:N``).
     """
-    if memory is not None and (not isinstance(memory, int) or isinstance(memory, bool) or memory < 1):
-        raise ValueError(f"memory must be a positive number of bytes, not {memory!r}")
+    native_memory = _memory_keyword(memory)
     if isinstance(agents, str):
         agents = [agents]
     if isinstance(records, (pa.Table, pa.RecordBatch)):
         records = records.to_pylist()
     lines = "\n".join(_record_line(r, i + 1) for i, r in enumerate(records))
-    native_memory = {} if memory is None else {"memory": memory}
     origins, warnings, spilled_runs = _native.compile_jsonl(
         lines.encode("utf-8"), list(agents), os.fspath(output), bool(explain), **native_memory
     )

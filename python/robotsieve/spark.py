@@ -27,7 +27,7 @@ import pyarrow as pa
 
 import robotsieve
 from robotsieve import _native
-from robotsieve import _record_line
+from robotsieve import _memory_keyword, _record_line
 
 #: The artifacts this worker process has opened, by local path: one mapping
 #: serves every batch and task the process runs.
@@ -306,18 +306,17 @@ _RECORD_PLACE = re.compile(r"^records:(\d+): ")
 
 
 def _compile_shard(
-    rows: List[Any], agents: List[str], path: str, explain: bool, index: int, shards: int, memory: Optional[int]
+    rows: List[Any], agents: List[str], path: str, explain: bool, index: int, shards: int, native_memory: dict
 ):
     """Compiles shard ``index`` of ``shards`` from its records (in the order
     the DataFrame holds them, which decides ties as the command line's input
-    order does) into ``path``, resolving them within ``memory`` bytes (None:
-    the default budget); returns the origins, the warnings and the sorted
+    order does) into ``path``, resolving them within the budget of
+    ``native_memory`` (:func:`robotsieve._memory_keyword`); returns the origins, the warnings and the sorted
     runs spilled. A bad record's error names its URL."""
     rows = sorted(rows, key=lambda r: r["_seq"])
     records = [{name: row[name] for name in FETCH_COLUMNS} for row in rows]
     lines = "\n".join(_record_line(r, i + 1) for i, r in enumerate(records))
     try:
-        native_memory = {} if memory is None else {"memory": memory}
         origins, warnings, spilled_runs = _native.compile_jsonl(
             lines.encode("utf-8"), agents, path, explain, (index, shards), **native_memory
         )
@@ -384,8 +383,7 @@ def compile_corpus(
     invalid agent :class:`robotsieve.AgentError`, both before any file is
     written under its final name.
     """
-    if memory is not None and (not isinstance(memory, int) or isinstance(memory, bool) or memory < 1):
-        raise ValueError(f"memory must be a positive number of bytes, not {memory!r}")
+    native_memory = _memory_keyword(memory)
     if isinstance(agents, str):
         agents = [agents]
     agents = _native.agent_names(list(agents))
@@ -409,7 +407,7 @@ def compile_corpus(
         def compile_partition(index: int, pairs: Iterator[Tuple[int, Any]]):
             path = os.path.join(output, shard_file_name(index, shards))
             origins, warnings, spilled_runs = _compile_shard(
-                [row for _, row in pairs], agents, path, explain, index, shards, memory
+                [row for _, row in pairs], agents, path, explain, index, shards, native_memory
             )
             yield index, origins, warnings, spilled_runs
 
