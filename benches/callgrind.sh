@@ -67,10 +67,10 @@ for line in sys.stdin:
 c19=$data/crawl2019
 if [ ! -s "$c19/corpus.jsonl" ]; then
     mkdir -p "$c19"
-    tail -n +2 "$realworld/urls/crawl2019-linkgraph.tsv" | cut -f2 > "$c19/urls.tmp" && mv "$c19/urls.tmp" "$c19/urls.txt"
+    tail -n +2 "$realworld/urls/crawl2019-linkgraph.tsv" | cut -f2 > "$c19/urls.$$.tmp" && mv "$c19/urls.$$.tmp" "$c19/urls.txt"
     tail -n +2 "$realworld/urls/crawl2019-linkgraph.tsv" | awk -F'\t' -v rw="$realworld" \
         '$3 != "" { h = tolower($1); if (!(h in seen)) { seen[h]; print h "\t" rw "/" $3 } }' |
-        corpus_of_hosts > "$c19/corpus.tmp" && mv "$c19/corpus.tmp" "$c19/corpus.jsonl"
+        corpus_of_hosts > "$c19/corpus.$$.tmp" && mv "$c19/corpus.$$.tmp" "$c19/corpus.jsonl"
 fi
 syn=$data/synthetic
 if [ ! -s "$syn/corpus.jsonl" ]; then
@@ -78,12 +78,12 @@ if [ ! -s "$syn/corpus.jsonl" ]; then
     for f in "$realworld"/robots/*.txt; do
         h=$(basename "$f" .txt)
         printf '%s\t%s\n' "$(printf '%s' "$h" | tr 'A-Z' 'a-z')" "$f"
-    done | corpus_of_hosts > "$syn/corpus.tmp" && mv "$syn/corpus.tmp" "$syn/corpus.jsonl"
+    done | corpus_of_hosts > "$syn/corpus.$$.tmp" && mv "$syn/corpus.$$.tmp" "$syn/corpus.jsonl"
 fi
 frontier=$syn/frontier-$((2 * n)).txt
 if [ ! -s "$frontier" ]; then
     python3 "$realworld/synth_frontier.py" --root "$realworld" --n $((2 * n)) --seed 1 |
-        tail -n +2 | cut -f2 > "$frontier.tmp" && mv "$frontier.tmp" "$frontier"
+        tail -n +2 | cut -f2 > "$frontier.$$.tmp" && mv "$frontier.$$.tmp" "$frontier"
 fi
 
 # instructions BIN WORKDIR ARTIFACT URLS: the instructions callgrind counts for one filter run.
@@ -98,6 +98,11 @@ instructions() {
     awk '/^(summary|totals):/ { print $2; exit }' "$out"
 }
 
+# Each run works in a directory of its own, so that two runs at once (two
+# engineers, or two binaries) never read each other's callgrind output.
+runs=$(mktemp -d "$data/callgrind-run.XXXXXX")
+trap 'rm -rf "$runs"' EXIT
+
 echo "binary $bin${baseline:+, baseline $baseline}; artifacts compiled by $compiler (sha1 $sum), agent $agent, N = $n"
 for workload in crawl2019 synthetic; do
     dir=$data/$workload
@@ -107,7 +112,7 @@ for workload in crawl2019 synthetic; do
         nice -n 10 "$compiler" compile --agent "$agent" --corpus "$dir/corpus.jsonl" -o "$artifact" >"$dir/compile.log" 2>&1 ||
             { echo "callgrind.sh: compile failed, see $dir/compile.log" >&2; exit 2; }
     fi
-    work=$dir/run-$sum
+    work=$runs/$workload
     mkdir -p "$work"
     head -n "$n" "$list" > "$work/n.txt"
     head -n $((2 * n)) "$list" > "$work/2n.txt"
