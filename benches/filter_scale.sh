@@ -23,27 +23,11 @@
 # artifact is about 700 MB).
 set -euo pipefail
 
-bin=target/release/robotsieve
-baseline=
-rounds=1
-urls=3000000
-threads=1
-keep=
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --robotsieve) bin=$2; shift 2 ;;
-        --baseline) baseline=$2; shift 2 ;;
-        --rounds) rounds=$2; shift 2 ;;
-        --urls) urls=$2; shift 2 ;;
-        --threads) threads=$2; shift 2 ;;
-        --keep) keep=1; shift ;;
-        -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
-        *) echo "filter_scale.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
-    esac
-done
-for b in $baseline "$bin"; do
-    [ -x "$b" ] || { echo "filter_scale.sh: $b is not an executable (cargo build --release -p robotsieve-cli)" >&2; exit 2; }
-done
+script=filter_scale.sh usage_lines=2,24 n=0 rounds=1 urls=3000000 threads=1
+takes="--robotsieve --baseline --rounds --urls --threads --keep"
+source "$(dirname "$0")/scripts/bench_args.sh"
+bench_args "$@"
+require_executables $baseline "$bin"
 work=target/filter-scale
 mkdir -p "$work"
 [ -n "$keep" ] || trap 'rm -rf "$work"' EXIT

@@ -1,6 +1,6 @@
 # Sourced by the benches/*.sh scripts that compare two robotsieve binaries
 # on the callgrind.sh workloads (callgrind.sh, same_verdicts.sh,
-# filter_speed.sh, filter_cache.sh): the options they share, parsed,
+# filter_speed.sh, filter_cache.sh, filter_scale.sh): the options they share, parsed,
 # defaulted and checked one way.
 #
 # Before sourcing, a script sets
@@ -10,6 +10,8 @@
 #   n             its default for --n (if it takes --n)
 #   repeat        its default for --repeat (if it takes --repeat; else 1)
 #   workloads     its default for --workloads (if it takes --workloads)
+#   rounds, urls, threads  its defaults for --rounds, --urls, --threads (if
+#                 it takes them; else 1, 0 and 1)
 # and after sourcing calls `bench_args "$@"`, which sets
 #   bin       --robotsieve BIN   (default target/release/robotsieve)
 #   baseline  --baseline BIN     (default none)
@@ -17,6 +19,10 @@
 #   n         --n N
 #   repeat    --repeat R         (how many runs a figure is the best of)
 #   workloads --workloads "NAME..." (which of the script's workloads to run)
+#   rounds    --rounds R         (how many times each case runs)
+#   urls      --urls N           (how many URLs a generated list holds)
+#   threads   --threads T        (filter's --threads)
+#   keep      --keep             (a switch, no value: 1 if given, else empty)
 #   agent     --agent NAME       (default mybot)
 #   data      --data DIR         (default target/callgrind-data)
 #   shared    --shared DIR       (default $ROBOTSIEVE_SHARED, else the first
@@ -31,6 +37,10 @@ data=target/callgrind-data
 shared=${ROBOTSIEVE_SHARED:-}
 repeat=${repeat:-1}
 workloads=${workloads:-}
+rounds=${rounds:-1}
+urls=${urls:-0}
+threads=${threads:-1}
+keep=
 
 bench_args() {
     while [ $# -gt 0 ]; do
@@ -40,6 +50,7 @@ bench_args() {
         esac
         case "$1" in
             -h|--help) sed -n "${usage_lines}p" "$0"; exit 0 ;;
+            --keep) keep=1; shift; continue ;;
         esac
         [ $# -ge 2 ] || { echo "$script: $1 needs a value" >&2; exit 2; }
         case "$1" in
@@ -52,14 +63,24 @@ bench_args() {
             --shared) shared=$2 ;;
             --repeat) repeat=$2 ;;
             --workloads) workloads=$2 ;;
+            --rounds) rounds=$2 ;;
+            --urls) urls=$2 ;;
+            --threads) threads=$2 ;;
         esac
         shift 2
     done
     case "$n" in
         ''|*[!0-9]*) echo "$script: --n takes a whole number, not '$n'" >&2; exit 2 ;;
     esac
-    case "$repeat" in
-        ''|0|*[!0-9]*) echo "$script: --repeat takes a whole number from 1, not '$repeat'" >&2; exit 2 ;;
+    local name value
+    for name in repeat rounds threads; do
+        value=${!name}
+        case "$value" in
+            ''|0|*[!0-9]*) echo "$script: --$name takes a whole number from 1, not '$value'" >&2; exit 2 ;;
+        esac
+    done
+    case "$urls" in
+        ''|*[!0-9]*) echo "$script: --urls takes a whole number, not '$urls'" >&2; exit 2 ;;
     esac
     if [ -z "$shared" ]; then
         for d in ../shared /work/shared; do [ -d "$d" ] && { shared=$d; break; }; done
