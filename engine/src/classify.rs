@@ -635,6 +635,7 @@ fn tally_run(
 
 impl Classifier for AgentClassifier<'_> {
     type Scratch = Scratch;
+    const GROUPS_BY_ORIGIN: usize = GROUP_WINDOW;
 
     #[inline]
     fn classify(

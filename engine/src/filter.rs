@@ -77,6 +77,13 @@ pub trait Classifier: Sync {
     /// handed back in [`Report::scratches`] for the caller to merge.
     type Scratch: Default + Send;
 
+    /// How many consecutive URLs of a batch [`Classifier::classify_batch`]
+    /// groups by origin itself (0: it takes them in the order given). The
+    /// partitioned form sorts a batch of its own only when the batch is
+    /// larger than this, since a smaller one gains nothing from a second
+    /// sort.
+    const GROUPS_BY_ORIGIN: usize = 0;
+
     /// The verdict for one URL (the line without its line end). When `explain` is Some, append a short
     /// tab-free reason (e.g. `4: disallow: /b`, or `robots.txt answered 503`) to it.
     /// An error (a damaged group of an artifact) stops the run.

@@ -162,12 +162,6 @@ fn authority_hash(url: &[u8]) -> u64 {
 /// rarely share a bucket, and those that do only interleave their runs.
 const BUCKETS: usize = 1 << 12;
 
-/// Up to how many URLs a batch of pass 2 may hold and still be handed over
-/// unsorted: the artifact's classifier groups the URLs of
-/// each window of 2,048 by origin itself (`GROUP_WINDOW` in classify.rs),
-/// so a partition that small needs no sort of its own.
-const CLASSIFIER_WINDOW: usize = 2048;
-
 /// Runs `input` through `classifier` in `partitions` partitions (see the
 /// module), writing to `sink` in input order.
 pub(super) fn run<C: Classifier, S: Sink>(
@@ -702,8 +696,8 @@ impl PartitionBlock {
             urls.push(url);
             self.buckets.push((bits as usize % buckets) as u16);
         }
-        if urls.len() <= CLASSIFIER_WINDOW {
-            // The classifier groups these itself: no sort.
+        if urls.len() <= C::GROUPS_BY_ORIGIN {
+            // The classifier groups these itself ([`Classifier::GROUPS_BY_ORIGIN`]): no sort.
             self.verdicts.resize(urls.len(), Verdict::Invalid);
             let verdicts = &mut self.verdicts[..urls.len()];
             let outcome = classifier.classify_batch(&urls, scratch, verdicts, None);
