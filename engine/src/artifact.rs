@@ -34,7 +34,7 @@ use crate::label::Label;
 use crate::preference::PreferenceLine;
 use crate::rules::LazyPrefilter;
 use crate::runtime::{CompiledGroup, RunnerPart};
-use crate::walk::{self, Walk};
+use crate::walk::{self, Walks};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -440,42 +440,14 @@ impl fmt::Debug for Artifact {
     }
 }
 
-/// The vector of walks [`Artifact::decide_many`] puts a part in: one per
-/// table layout that [`walk::interleave`] runs separately, and the rule lists.
-#[derive(Clone, Copy, Debug)]
-enum WalkKind {
-    Comb,
-    Comb16,
-    Dense16,
-    Dense32,
-    Rules,
-}
-
-impl WalkKind {
-    const COUNT: usize = 5;
-
-    #[inline]
-    fn of(part: &PartView<'_>) -> WalkKind {
-        match part {
-            PartView::Comb(_) => WalkKind::Comb,
-            PartView::Comb16(_) => WalkKind::Comb16,
-            PartView::Dfa(dfa) => match dfa.walker() {
-                Walker::U16(_) => WalkKind::Dense16,
-                Walker::U32(_) => WalkKind::Dense32,
-            },
-            PartView::Rules { .. } => WalkKind::Rules,
-        }
-    }
-}
 /// Consecutive queries of one group in [`Artifact::decide_many`]: the
-/// group's view and the range of its parts, read once for all of them.
+/// group, read once for all of them, and what its ranks stand for.
 struct QueryRun<'a> {
     group: usize,
-    view: GroupView<'a>,
+    /// The group's labels by rank.
+    labels: &'a [u32],
     /// The queries, by number.
     jobs: std::ops::Range<usize>,
-    /// The group's parts, in the batch's part list.
-    parts: std::ops::Range<usize>,
 }
 
 impl Artifact {
@@ -993,61 +965,47 @@ impl Artifact {
         // Queries of one group side by side (the filter asks a short run of
         // one origin's URLs in a row) read the group's view and parts once:
         // per query, these reads and a rule list's prefilter lookup were
-        // about a fifth of a cold frontier's instructions.
-        // Sized for one run and one part per query (grown push by push, the
-        // reallocations cost more than the per-query reads saved).
+        // about a fifth of a cold frontier's instructions. Each part goes
+        // straight to the walks of its layout (or the rule lists), stored
+        // once for the run.
+        // Sized for one run per query (grown push by push, the
+        // reallocations cost more than the per-query reads saved), and so
+        // are the 16-bit combs' walks, the layout of nearly every automaton
+        // of a real corpus (grown, their reallocations were 20 instructions
+        // a URL of a cold frontier); the other layouts' walks grow.
         let mut runs: Vec<QueryRun<'_>> = Vec::with_capacity(queries.len());
-        let mut parts: Vec<(usize, PartView<'_>)> = Vec::with_capacity(queries.len());
-        let mut kinds = [0usize; WalkKind::COUNT];
+        let mut combs16 = Walks::with_capacity(queries.len(), queries.len());
+        let (mut combs, mut dense16, mut dense32) =
+            (Walks::with_capacity(0, 0), Walks::with_capacity(0, 0), Walks::with_capacity(0, 0));
+        let mut lists = Vec::new();
         let mut start = 0;
         while start < queries.len() {
             let group = queries[start].0;
             let end = queries[start..].iter().position(|q| q.0 != group).map_or(queries.len(), |n| start + n);
             let view = self.checked_group(group)?;
-            let first = parts.len();
             for p in 0..view.head.parts as usize {
                 let Ok(part) = view.part(p, Check::Validated) else { continue };
-                kinds[WalkKind::of(&part) as usize] += end - start;
-                parts.push((p, part));
+                let jobs = start..end;
+                match part {
+                    PartView::Comb(comb) => combs.add(comb, jobs),
+                    PartView::Comb16(comb) => combs16.add(comb, jobs),
+                    PartView::Dfa(dfa) => match dfa.walker() {
+                        Walker::U16(dense) => dense16.add(dense, jobs),
+                        Walker::U32(dense) => dense32.add(dense, jobs),
+                    },
+                    PartView::Rules { .. } => lists.push((jobs, self.runner_part(group, p, part))),
+                }
             }
-            runs.push(QueryRun { group, view, jobs: start..end, parts: first..parts.len() });
+            runs.push(QueryRun { group, labels: view.labels().unwrap_or(&[0]), jobs: start..end });
             start = end;
         }
         let mut best = vec![0u32; queries.len()];
-        // Room for each kind's walks counted first: grown push by push, these
-        // vectors' reallocations cost about a tenth of a cold frontier's
-        // instructions.
-        let mut combs = Vec::with_capacity(kinds[WalkKind::Comb as usize]);
-        let mut combs16 = Vec::with_capacity(kinds[WalkKind::Comb16 as usize]);
-        let mut dense16 = Vec::with_capacity(kinds[WalkKind::Dense16 as usize]);
-        let mut dense32 = Vec::with_capacity(kinds[WalkKind::Dense32 as usize]);
-        let mut lists = Vec::new();
-        for run in &runs {
-            for &(p, part) in &parts[run.parts.clone()] {
-                if let PartView::Rules { .. } = part {
-                    lists.push((run.jobs.clone(), self.runner_part(run.group, p, part)));
-                    continue;
-                }
-                for job in run.jobs.clone() {
-                    let path = queries[job].1;
-                    let job = job as u32;
-                    match part {
-                        PartView::Comb(comb) => combs.push(Walk::new(comb, path, job)),
-                        PartView::Comb16(comb) => combs16.push(Walk::new(comb, path, job)),
-                        PartView::Dfa(dfa) => match dfa.walker() {
-                            Walker::U16(dense) => dense16.push(Walk::new(dense, path, job)),
-                            Walker::U32(dense) => dense32.push(Walk::new(dense, path, job)),
-                        },
-                        PartView::Rules { .. } => {}
-                    }
-                }
-            }
-        }
+        let path = |job: u32| queries[job as usize].1;
         let mut finish = |job: u32, answer: u32| best[job as usize] = best[job as usize].max(answer);
-        walk::interleave(&mut combs16, &mut finish);
-        walk::interleave(&mut combs, &mut finish);
-        walk::interleave(&mut dense16, &mut finish);
-        walk::interleave(&mut dense32, &mut finish);
+        walk::interleave(&combs16, path, &mut finish);
+        walk::interleave(&combs, path, &mut finish);
+        walk::interleave(&dense16, path, &mut finish);
+        walk::interleave(&dense32, path, &mut finish);
         // Rule lists last: the best rank so far lets their prefilter skip rules that cannot win.
         for (jobs, rules) in lists {
             for job in jobs {
@@ -1056,10 +1014,9 @@ impl Artifact {
         }
         outcomes.reserve(queries.len());
         for run in &runs {
-            let labels: &[u32] = run.view.labels().unwrap_or(&[0]);
             outcomes.extend(run.jobs.clone().map(|job| {
                 let rank = best[job];
-                let label = Label(labels.get(rank as usize).copied().unwrap_or(0));
+                let label = Label(run.labels.get(rank as usize).copied().unwrap_or(0));
                 GroupOutcome { group: run.group, rank, label }
             }));
         }

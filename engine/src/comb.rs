@@ -334,8 +334,6 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
 }
 
 impl<T: SlotId> Automaton for CombDfa<'_, T> {
-    const LOCATE_READS_ROW: bool = true;
-
     #[inline(always)]
     fn start(&self) -> u32 {
         self.start

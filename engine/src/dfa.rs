@@ -422,8 +422,6 @@ pub(crate) enum Walker<'a> {
 }
 
 impl<T: Copy + Into<u32>> Automaton for Dense<'_, T> {
-    const LOCATE_READS_ROW: bool = false;
-
     #[inline(always)]
     fn start(&self) -> u32 {
         self.start

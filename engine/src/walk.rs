@@ -29,10 +29,6 @@
 /// they were made (see [`crate::dfa::Dfa::new`], [`crate::comb::CombDfa::new`]),
 /// so no method can index out of bounds on them.
 pub(crate) trait Automaton: Copy {
-    /// Whether [`Automaton::locate`] reads the state's own table memory (a
-    /// comb row), which a walk should then fetch a round ahead too.
-    const LOCATE_READS_ROW: bool;
-
     /// The state a walk starts in.
     fn start(&self) -> u32;
     /// Whether `state` is a sink: its answer can no longer change, so the
@@ -101,25 +97,32 @@ pub(crate) fn scan<A: Automaton>(automaton: &A, path: &[u8]) -> u32 {
     automaton.answer(state)
 }
 
-/// One path on its way through one automaton, for [`interleave`].
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Walk<'p, A> {
-    /// The automaton.
-    pub automaton: A,
-    /// The bytes still to read.
-    pub rest: &'p [u8],
-    /// The current state.
-    pub state: u32,
-    /// A transition located (and being fetched), not yet followed.
-    pub pending: Option<Located>,
-    /// The caller's number for this walk, handed back with its answer.
-    pub job: u32,
+/// The walks of a batch for [`interleave`], all through automata of one
+/// layout: each automaton stored once, and per walk only its automaton's
+/// number and the caller's number for the walk (its job), whose path
+/// [`interleave`] asks the caller for. A walk is 8 bytes here, where a copy
+/// of its automaton's view is 80: building the batch and starting a walk
+/// copy no view.
+#[derive(Debug)]
+pub(crate) struct Walks<A> {
+    /// The automata, by number.
+    automata: Vec<A>,
+    /// Per walk: its automaton's number, its job.
+    walks: Vec<(u32, u32)>,
 }
 
-impl<'p, A: Automaton> Walk<'p, A> {
-    /// A walk of `path` through `automaton`, at its start state.
-    pub fn new(automaton: A, path: &'p [u8], job: u32) -> Walk<'p, A> {
-        Walk { automaton, rest: path, state: automaton.start(), pending: None, job }
+impl<A: Automaton> Walks<A> {
+    /// No walks yet, with room for `automata` automata and `walks` walks.
+    pub fn with_capacity(automata: usize, walks: usize) -> Walks<A> {
+        Walks { automata: Vec::with_capacity(automata), walks: Vec::with_capacity(walks) }
+    }
+
+    /// Adds a walk through `automaton` for each job of `jobs`.
+    #[inline]
+    pub fn add(&mut self, automaton: A, jobs: std::ops::Range<usize>) {
+        let table = self.automata.len() as u32;
+        self.automata.push(automaton);
+        self.walks.extend(jobs.map(|job| (table, job as u32)));
     }
 }
 
@@ -128,61 +131,145 @@ impl<'p, A: Automaton> Walk<'p, A> {
 /// stays short.
 pub(crate) const WINDOW: usize = 32;
 
-/// Walks every path of `walks` to its end (or a sink), a lookup of each walk
-/// in a window of [`WINDOW`] in turn, and calls `finish(job, answer)` once
-/// per walk, in no particular order. Leaves `walks` in an unspecified order.
+/// [`Window::at`] of a walk that has read its whole path (an accelerated
+/// state skipped to its end): no transition to follow.
+const DONE: usize = usize::MAX;
+
+/// The walks [`interleave`] has in flight, one array per field (a struct of
+/// arrays): each pass over the window reads only the fields it needs, a
+/// finished walk's slot is refilled in place, and no walk is moved but when
+/// the window shrinks at the end.
+struct Window<'a, 'p, A> {
+    /// Each slot's automaton.
+    automaton: [&'a A; WINDOW],
+    /// Each slot's job.
+    job: [u32; WINDOW],
+    /// Each slot's state.
+    state: [u32; WINDOW],
+    /// Each slot's path, and how much of it has been read.
+    path: [&'p [u8]; WINDOW],
+    pos: [usize; WINDOW],
+    /// Each slot's located transition ([`Located`]), being fetched, or [`DONE`].
+    at: [usize; WINDOW],
+    default: [u32; WINDOW],
+}
+
+impl<'a, 'p, A: Automaton> Window<'a, 'p, A> {
+    /// Starts in slot `i` the next of `waiting` that has a step to take, and
+    /// starts fetching its start state's row; walks with none (an empty path,
+    /// or a sink to start with) are finished on the way. False when no walk
+    /// is left.
+    #[inline(always)]
+    fn refill(
+        &mut self,
+        i: usize,
+        automata: &'a [A],
+        waiting: &mut std::slice::Iter<'_, (u32, u32)>,
+        path_of: &impl Fn(u32) -> &'p [u8],
+        finish: &mut impl FnMut(u32, u32),
+    ) -> bool {
+        for &(table, job) in waiting {
+            let automaton = &automata[table as usize];
+            let (state, path) = (automaton.start(), path_of(job));
+            if path.is_empty() || automaton.is_sink(state) {
+                finish(job, automaton.answer(state));
+                continue;
+            }
+            automaton.prefetch_row(state);
+            (self.automaton[i], self.job[i], self.state[i], self.path[i], self.pos[i]) =
+                (automaton, job, state, path, 0);
+            return true;
+        }
+        false
+    }
+
+    /// Moves the walk of slot `from` to slot `to` (the window shrinking).
+    #[inline(always)]
+    fn shift(&mut self, from: usize, to: usize) {
+        self.automaton[to] = self.automaton[from];
+        self.job[to] = self.job[from];
+        self.state[to] = self.state[from];
+        self.path[to] = self.path[from];
+        self.pos[to] = self.pos[from];
+        self.at[to] = self.at[from];
+        self.default[to] = self.default[from];
+    }
+}
+
+/// Walks every walk of `walks` to the end of its path (`path_of(job)`) or a
+/// sink, [`WINDOW`] at a time, and calls `finish(job, answer)` once per walk,
+/// in no particular order.
 ///
-/// Every lookup's memory is prefetched one round (a visit of every walk in
-/// the window) before it is read, so that the misses of the whole window are
-/// in flight at once: a round locates each walk's next transition and starts
-/// fetching it, the next round follows it and starts fetching the new
-/// state's row (comb; a dense walk locates its next transition at once). A
-/// finished walk's place in the window goes to the next waiting walk, so that
-/// the number of walks in flight stays up until the last ones (paths differ
-/// in length, and lockstep over a fixed set would soon be down to its longest
-/// walk).
-pub(crate) fn interleave<A: Automaton>(walks: &mut [Walk<'_, A>], mut finish: impl FnMut(u32, u32)) {
-    // walks[..live] are in the window; walks[waiting..] have not started.
-    let mut waiting = walks.len().min(WINDOW);
-    let mut live = waiting;
-    for w in &walks[..live] {
-        w.automaton.prefetch_row(w.state);
+/// Every lookup's memory is prefetched one pass over the window before it is
+/// read, so that the misses of the whole window are in flight at once. A
+/// round is two passes: the first locates each walk's next transition (the
+/// state's row, fetched in the round before) and starts fetching it; the
+/// second follows each one and starts fetching the new state's row (a dense
+/// automaton's rows are not read to locate, so for it that fetch is none). A
+/// walk ends in the second pass, and the next waiting walk takes its slot at
+/// once, so that the number of walks in flight stays up until the last ones
+/// (paths differ in length, and lockstep over a fixed set would soon be down
+/// to its longest walk).
+pub(crate) fn interleave<'p, A: Automaton>(
+    walks: &Walks<A>,
+    path_of: impl Fn(u32) -> &'p [u8],
+    mut finish: impl FnMut(u32, u32),
+) {
+    let automata = &walks.automata[..];
+    let Some(first) = automata.first() else { return };
+    let mut waiting = walks.walks.iter();
+    let mut w = Window {
+        automaton: [first; WINDOW],
+        job: [0; WINDOW],
+        state: [0; WINDOW],
+        path: [&[]; WINDOW],
+        pos: [0; WINDOW],
+        at: [0; WINDOW],
+        default: [0; WINDOW],
+    };
+    let mut live = 0;
+    while live < WINDOW && w.refill(live, automata, &mut waiting, &path_of, &mut finish) {
+        live += 1;
     }
     while live > 0 {
+        // (`live` is at most WINDOW: said here, the passes need not check
+        // their slot numbers against the arrays.)
+        let live_slots = live.min(WINDOW);
+        // Locate: no walk in the window is in a sink or at its path's end.
+        // The automaton is copied, so that its fields stay in registers
+        // across a skip's call.
+        for i in 0..live_slots {
+            let automaton = *w.automaton[i];
+            let (state, path) = (w.state[i], w.path[i]);
+            let pos = w.pos[i] + automaton.skip(state, &path[w.pos[i]..]);
+            match path.get(pos) {
+                Some(&byte) => {
+                    let at = automaton.locate(state, byte);
+                    automaton.prefetch_transition(at);
+                    (w.at[i], w.default[i], w.pos[i]) = (at.index, at.default, pos + 1);
+                }
+                None => w.at[i] = DONE,
+            }
+        }
+        // Follow, and finish or refill.
         let mut i = 0;
-        while i < live {
-            let w = &mut walks[i];
-            if let Some(at) = w.pending.take() {
-                w.state = w.automaton.follow(w.state, at);
-                if A::LOCATE_READS_ROW && !w.rest.is_empty() && !w.automaton.is_sink(w.state) {
-                    w.automaton.prefetch_row(w.state);
+        while i < live.min(WINDOW) {
+            let automaton = *w.automaton[i];
+            if w.at[i] != DONE {
+                let state = automaton.follow(w.state[i], Located { index: w.at[i], default: w.default[i] });
+                w.state[i] = state;
+                if !automaton.is_sink(state) && w.pos[i] < w.path[i].len() {
+                    automaton.prefetch_row(state);
                     i += 1;
                     continue;
                 }
             }
-            if !w.automaton.is_sink(w.state) {
-                w.rest = &w.rest[w.automaton.skip(w.state, w.rest)..];
-            }
-            match w.rest.split_first() {
-                Some((&byte, rest)) if !w.automaton.is_sink(w.state) => {
-                    let at = w.automaton.locate(w.state, byte);
-                    w.automaton.prefetch_transition(at);
-                    w.pending = Some(at);
-                    w.rest = rest;
-                    i += 1;
-                }
-                _ => {
-                    finish(w.job, w.automaton.answer(w.state));
-                    if waiting < walks.len() {
-                        walks[i] = walks[waiting];
-                        walks[i].automaton.prefetch_row(walks[i].state);
-                        waiting += 1;
-                        i += 1;
-                    } else {
-                        live -= 1;
-                        walks.swap(i, live);
-                    }
-                }
+            finish(w.job[i], automaton.answer(w.state[i]));
+            if w.refill(i, automata, &mut waiting, &path_of, &mut finish) {
+                i += 1;
+            } else {
+                live -= 1;
+                w.shift(live, i);
             }
         }
     }
@@ -193,17 +280,18 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// Counts `a` bytes up to 3, with 3 a sink; the answer is the count.
+    /// Counts `a` bytes up to its limit, a sink; the answer is the count
+    /// (plus 10 times the limit, so that a walk answered through another
+    /// walk's automaton shows).
     #[derive(Clone, Copy)]
-    struct CountA;
+    struct CountA(u32);
 
     impl Automaton for CountA {
-        const LOCATE_READS_ROW: bool = true;
         fn start(&self) -> u32 {
             0
         }
         fn is_sink(&self, state: u32) -> bool {
-            state == 3
+            state == self.0
         }
         fn locate(&self, _: u32, byte: u8) -> Located {
             Located { index: usize::from(byte == b'a'), default: 0 }
@@ -212,13 +300,13 @@ mod tests {
             state + at.index as u32
         }
         fn answer(&self, state: u32) -> u32 {
-            state
+            state + 10 * self.0
         }
         fn prefetch_row(&self, _: u32) {}
         fn prefetch_transition(&self, _: Located) {}
         fn skip(&self, state: u32, rest: &[u8]) -> usize {
-            // State 2 loops on everything but `a`.
-            if state == 2 {
+            // The state before the sink loops on everything but `a`.
+            if state + 1 == self.0 {
                 rest.iter().position(|&b| b == b'a').unwrap_or(rest.len())
             } else {
                 0
@@ -228,21 +316,31 @@ mod tests {
 
     #[test]
     fn scan_stops_at_a_sink() {
-        assert_eq!(scan(&CountA, b""), 0);
-        assert_eq!(scan(&CountA, b"xax"), 1);
-        assert_eq!(scan(&CountA, b"aaaaaa"), 3);
+        assert_eq!(scan(&CountA(3), b""), 30);
+        assert_eq!(scan(&CountA(3), b"xax"), 31);
+        assert_eq!(scan(&CountA(3), b"aaaaaa"), 33);
+        assert_eq!(scan(&CountA(0), b"aaaaaa"), 0);
     }
 
     proptest! {
+        /// Walks of several automata (one a sink from the start), each
+        /// automaton shared by a run of walks, more walks than a window.
         #[test]
-        fn interleaved_walks_answer_as_single_scans(paths in prop::collection::vec("[ab]{0,12}", 0..3 * WINDOW)) {
-            let mut walks: Vec<_> =
-                paths.iter().enumerate().map(|(i, p)| Walk::new(CountA, p.as_bytes(), i as u32)).collect();
+        fn interleaved_walks_answer_as_single_scans(
+            paths in prop::collection::vec(("[ab]{0,12}", 0..4u32), 0..3 * WINDOW),
+            run in 1..4usize,
+        ) {
+            let mut walks = Walks::with_capacity(0, 0);
+            for first in (0..paths.len()).step_by(run) {
+                walks.add(CountA(paths[first].1), first..(first + run).min(paths.len()));
+            }
+            let automaton_of = |job: usize| CountA(paths[job - job % run].1);
             let mut got = vec![None; paths.len()];
-            interleave(&mut walks, |job, answer| {
+            interleave(&walks, |job| paths[job as usize].0.as_bytes(), |job, answer| {
                 assert!(got[job as usize].replace(answer).is_none(), "walk {job} finished twice");
             });
-            let want: Vec<_> = paths.iter().map(|p| Some(scan(&CountA, p.as_bytes()))).collect();
+            let want: Vec<_> =
+                paths.iter().enumerate().map(|(job, (p, _))| Some(scan(&automaton_of(job), p.as_bytes()))).collect();
             prop_assert_eq!(got, want);
         }
     }
