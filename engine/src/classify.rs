@@ -96,12 +96,16 @@ impl BytesAt {
         let within = (bytes.as_ptr() as usize).checked_sub(url.as_ptr() as usize);
         match within {
             Some(start) if start + bytes.len() <= url.len() => BytesAt::Url(start..start + bytes.len()),
-            _ => {
-                let start = buffer.len();
-                buffer.extend_from_slice(bytes);
-                BytesAt::Buffer(start..buffer.len())
-            }
+            _ => BytesAt::copied(bytes, buffer),
         }
+    }
+
+    /// `bytes` copied to the end of `buffer`.
+    #[inline]
+    fn copied(bytes: &[u8], buffer: &mut Vec<u8>) -> BytesAt {
+        let start = buffer.len();
+        buffer.extend_from_slice(bytes);
+        BytesAt::Buffer(start..buffer.len())
     }
 
     /// The path of `origin` (taken from `url`) in `mode`, copied into `paths`
@@ -325,33 +329,31 @@ impl<'a> AgentClassifier<'a> {
         keys.clear();
         paths.clear();
         lanes.clear();
-        for (i, (url, verdict)) in urls.iter().zip(verdicts.iter_mut()).enumerate() {
-            let Ok(origin) = key.parse(url) else {
-                *verdict = Verdict::Invalid;
-                continue;
-            };
-            let key = BytesAt::of_bytes(origin.key, url, keys);
-            let hash = match &key {
-                BytesAt::Url(range) => origin_hash_of_prefix(&url[range.start..], range.len()),
-                BytesAt::Buffer(_) => origin_hash(origin.key),
-            };
-            let path = BytesAt::prepare(self.mode, &origin, url, paths);
-            lanes.push(GroupedLane { url: i, key, hash, path });
-        }
         // Ordered by hash, the URLs of an origin are side by side: each entry
-        // is the top half of the hash over the lane number, sorted on the
-        // hash's top bits (see `group_by_hash`). Origins whose hashes agree
-        // in those bits may interleave, which only splits their runs.
+        // of `order` is the top half of the hash over the lane number, sorted
+        // on the hash's top bits (see `group_by_hash`). Origins whose hashes
+        // agree in those bits may interleave, which only splits their runs.
         //
         // A window that already comes in runs (a list sorted by host, as
         // crawl2019's is) keeps its order: its runs are then as long as the
         // sort would make them, but for an origin that comes back later in
         // the window, whose URLs then form two runs (as correct, only less
         // grouped). A window whose runs in input order average fewer than
-        // [`LONG_RUN`] URLs is sorted.
+        // [`LONG_RUN`] URLs is sorted. The entries and the input runs are
+        // counted as the URLs are taken apart, in the same loop.
         order.clear();
-        order.extend(lanes.iter().enumerate().map(|(l, lane)| lane.hash & !LANE_BITS | l as u64));
-        let input_runs = 1 + lanes.windows(2).filter(|pair| pair[0].hash != pair[1].hash).count();
+        let mut input_runs = 1;
+        let mut last_hash = None;
+        for (i, (url, verdict)) in urls.iter().zip(verdicts.iter_mut()).enumerate() {
+            let Some((key_at, hash, path)) = self.place(url, key, keys, paths) else {
+                *verdict = Verdict::Invalid;
+                continue;
+            };
+            input_runs += usize::from(last_hash.is_some_and(|last| last != hash));
+            last_hash = Some(hash);
+            order.push(hash & !LANE_BITS | lanes.len() as u64);
+            lanes.push(GroupedLane { url: i, key: key_at, hash, path });
+        }
         if lanes.len() < LONG_RUN * input_runs {
             group_by_hash(order, spare);
         }
@@ -421,6 +423,38 @@ impl<'a> AgentClassifier<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Takes `url` apart for the grouped path: where its origin key is, its
+    /// origin hash, and where its prepared path is (copied into `keys` or
+    /// `paths` only when they are not bytes of the URL); `None` for a URL
+    /// that is not one. In the default mode the parser says where the two
+    /// are ([`KeyBuf::locate`]), with no [`Origin`] built and taken apart
+    /// again; `--raw-urls` reads its path from the [`Origin`].
+    #[inline]
+    fn place(
+        &self,
+        url: &[u8],
+        key: &mut KeyBuf,
+        keys: &mut Vec<u8>,
+        paths: &mut Vec<u8>,
+    ) -> Option<(BytesAt, u64, BytesAt)> {
+        if self.mode == PathMode::Raw {
+            let origin = key.parse(url).ok()?;
+            let at = BytesAt::of_bytes(origin.key, url, keys);
+            let hash = origin_hash(origin.key);
+            return Some((at, hash, BytesAt::prepare(self.mode, &origin, url, paths)));
+        }
+        let spans = key.locate(url).ok()?;
+        let (at, hash) = match spans.key {
+            Some(range) => (BytesAt::Url(range.clone()), origin_hash_of_prefix(&url[range.start..], range.len())),
+            None => (BytesAt::copied(key.key(), keys), origin_hash(key.key())),
+        };
+        let path = match spans.path {
+            Some(range) => BytesAt::Url(range),
+            None => BytesAt::copied(key.path(), paths),
+        };
+        Some((at, hash, path))
     }
 
     /// The answers for many URLs, in order (see [`AgentClassifier::answer`]).

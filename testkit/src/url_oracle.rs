@@ -69,10 +69,12 @@ pub fn check_against_url_crate(input: &[u8]) -> Result<(), String> {
 /// URL's own first bytes) and [`KeyBuf::parse_complete`] (the complete
 /// parser alone, which always builds the key) give the same answer on
 /// `input`: key, its [`origin_hash`], path, scheme, port and host, and that the Google path both give is
-/// [`path_params_query`] of the trimmed URL.
+/// [`path_params_query`] of the trimmed URL; and that [`KeyBuf::locate`]
+/// places the same key and path as [`KeyBuf::parse`].
 pub fn check_fast_path(input: &[u8]) -> Result<(), String> {
     let (mut fast, mut complete) = (KeyBuf::new(), KeyBuf::new());
     let shown = || format!("{:?}", String::from_utf8_lossy(input));
+    check_locate(input).map_err(|e| format!("{}: {e}", shown()))?;
     match (fast.parse(input), complete.parse_complete(input)) {
         (Ok(f), Ok(c)) => {
             let parts = |o: &robotsieve_engine::url::Origin<'_>| {
@@ -106,6 +108,24 @@ pub fn check_fast_path(input: &[u8]) -> Result<(), String> {
             c.map(|o| String::from_utf8_lossy(o.key).into_owned())
         )),
     }
+}
+
+/// Whether [`KeyBuf::locate`] places the key and the default-mode path
+/// [`KeyBuf::parse`] gives (the bytes its spans name, in the URL or in the
+/// buffer), or fails with the same error: the filter's grouped path reads
+/// URLs through `locate`, everything else through `parse`.
+fn check_locate(input: &[u8]) -> Result<(), String> {
+    let (mut parsing, mut locating) = (KeyBuf::new(), KeyBuf::new());
+    let parsed = parsing.parse(input).map(|o| (o.key.to_vec(), o.path.to_vec()));
+    let located = locating.locate(input).map(|spans| {
+        let key = spans.key.map_or(locating.key(), |range| &input[range]);
+        let path = spans.path.map_or(locating.path(), |range| &input[range]);
+        (key.to_vec(), path.to_vec())
+    });
+    if parsed != located {
+        return Err(format!("parse gives {parsed:?}, locate {located:?}"));
+    }
+    Ok(())
 }
 
 /// Whether `text` has a path segment that is a Windows drive letter (`c:`,
