@@ -366,6 +366,13 @@ fn filter_with<C: Classifier>(
         args.unknown_origins.as_deref().map(PendingFile::create).transpose().map_err(|e| fail!("{e}"))?;
     // --unknown-origins reads the unknown list as it is written (and passes it on to --unknown).
     let unknown_list_at = requested.iter().position(|&(_, verdict, _)| verdict == Some(Verdict::Unknown));
+    // The outputs are written a chunk at a time and only committed: past the
+    // page cache, but for the list the collector reads back.
+    for (i, file) in files.iter_mut().enumerate() {
+        if origins_file.is_none() || Some(i) != unknown_list_at {
+            file.write_direct();
+        }
+    }
     let (mut unknown_list, mut others): (Vec<_>, Vec<_>) =
         files.iter_mut().zip(&requested).enumerate().partition(|&(i, _)| Some(i) == unknown_list_at);
     let mut collector = origins_file.as_mut().map(|origins| {
