@@ -113,7 +113,8 @@ impl SlotId for u16 {
     const FREE: u16 = u16::MAX;
     const ANSWER_IN_ROW: bool = true;
 
-    /// Eight ids at a time with SSE2: an owner plus one (a free owner wraps
+    /// Sixteen ids at a time with AVX2 where the CPU has it, then eight with
+    /// SSE2: an owner plus one (a free owner wraps
     /// to 0) may be at most `states`, a target at most `states - 1`, which
     /// a saturating subtraction of the bound leaves at 0.
     #[cfg(target_arch = "x86_64")]
@@ -121,14 +122,20 @@ impl SlotId for u16 {
         use std::arch::x86_64::*;
         debug_assert!((1..=usize::from(u16::MAX)).contains(&states));
         let Ok(states) = u16::try_from(states) else { return false };
+        let (owner_max, target_max) = (states as i16, (states - 1) as i16);
         let ids: &[u16] = bytemuck::cast_slice(slots);
+        let (wide_bad, ids) = if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (detected above, once per process).
+            unsafe { slot_ids_over_avx2(ids, owner_max, target_max) }
+        } else {
+            (false, ids)
+        };
         let mut blocks = ids.chunks_exact(8);
         // SAFETY: SSE2 is part of the x86_64 baseline; each load reads the
         // 8 ids (16 bytes) of its block, unaligned.
         let bad = unsafe {
             // Lanes alternate owner, target (as the pairs lie in memory).
             let plus = _mm_set_epi16(0, 1, 0, 1, 0, 1, 0, 1);
-            let (owner_max, target_max) = (states as i16, (states - 1) as i16);
             let bound = _mm_set_epi16(
                 target_max, owner_max, target_max, owner_max, target_max, owner_max, target_max, owner_max,
             );
@@ -140,7 +147,9 @@ impl SlotId for u16 {
             _mm_movemask_epi8(_mm_cmpeq_epi8(bad, _mm_setzero_si128())) != 0xFFFF
         };
         let rest: &[[u16; 2]] = bytemuck::cast_slice(blocks.remainder());
-        !bad && rest.iter().all(|&[owner, target]| (owner == u16::MAX || owner < states) && target < states)
+        !wide_bad
+            && !bad
+            && rest.iter().all(|&[owner, target]| (owner == u16::MAX || owner < states) && target < states)
     }
 
     /// Four slots at a time with SSE2: a slot `[owner, target]` read as the
@@ -180,6 +189,63 @@ impl SlotId for u16 {
         let rest = &row_slots[done..];
         leaves_on_plain(rest, state, default, |class| refused(done + class))
     }
+}
+
+/// [`SlotId::slots_fit`]'s pass for 16-bit ids, 16 ids (32 bytes) a step
+/// with AVX2, where the CPU has it: whether some owner plus one is over
+/// `owner_max` or some target over `target_max`, and the ids left over
+/// (fewer than 16, an even number) for the SSE2 pass.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn slot_ids_over_avx2(ids: &[u16], owner_max: i16, target_max: i16) -> (bool, &[u16]) {
+    use std::arch::x86_64::*;
+    let mut blocks = ids.chunks_exact(16);
+    let (o, t) = (owner_max, target_max);
+    // Lanes alternate owner, target (as the pairs lie in memory).
+    let plus = _mm256_setr_epi16(1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0);
+    let bound = _mm256_setr_epi16(o, t, o, t, o, t, o, t, o, t, o, t, o, t, o, t);
+    let mut bad = _mm256_setzero_si256();
+    for block in &mut blocks {
+        // SAFETY: the load reads the block's 16 ids (32 bytes), unaligned.
+        let v = unsafe { _mm256_loadu_si256(block.as_ptr().cast()) };
+        bad = _mm256_or_si256(bad, _mm256_subs_epu16(_mm256_add_epi16(v, plus), bound));
+    }
+    let bad = _mm256_movemask_epi8(_mm256_cmpeq_epi8(bad, _mm256_setzero_si256())) != -1;
+    (bad, blocks.remainder())
+}
+
+/// [`rows_fit`]'s pass, four rows (32 bytes) a step with AVX2, where the CPU
+/// has it: whether some id masked by `mask` (default, base) is over its
+/// `limit`, the top bits counted (default lanes, base lanes), and the rows
+/// left over (fewer than four) for the SSE2 pass.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn rows_over_avx2(rows: &[[u32; 2]], mask: [i32; 2], limit: [i32; 2]) -> (bool, [u32; 2], &[[u32; 2]]) {
+    use std::arch::x86_64::*;
+    let mut blocks = rows.chunks_exact(4);
+    let ([md, mb], [ld, lb]) = (mask, limit);
+    // Lanes alternate default, base (as the rows lie in memory).
+    let mask = _mm256_setr_epi32(md, mb, md, mb, md, mb, md, mb);
+    let limit = _mm256_setr_epi32(ld, lb, ld, lb, ld, lb, ld, lb);
+    let (mut bad, mut tops) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+    for block in &mut blocks {
+        // SAFETY: the load reads the block's four rows (32 bytes), unaligned.
+        let raw = unsafe { _mm256_loadu_si256(block.as_ptr().cast()) };
+        bad = _mm256_or_si256(bad, _mm256_cmpgt_epi32(_mm256_and_si256(raw, mask), limit));
+        tops = _mm256_add_epi32(tops, _mm256_srli_epi32(raw, 31));
+    }
+    let mut lanes = [0u32; 8];
+    // SAFETY: the store writes the 8 lanes (32 bytes) of `lanes`.
+    unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), tops) };
+    // Each lane counts at most a quarter of the rows (fewer than 2^32).
+    let tops = [lanes[0] + lanes[2] + lanes[4] + lanes[6], lanes[1] + lanes[3] + lanes[5] + lanes[7]];
+    (_mm256_movemask_epi8(bad) != 0, tops, blocks.remainder())
 }
 
 /// A borrowed, validated comb automaton (from an artifact or a [`CombDfaBuf`]),
@@ -488,8 +554,8 @@ fn class_size(classes: &[u8; 256], class: u8) -> usize {
 
 /// Whether every row's default (`row[0] & default_mask`) is at most
 /// `default_limit` and its base (`row[1]` without [`ACCEL`]) at most
-/// `base_limit`, and how many rows are marked [`ACCEL`]. Four ids at a time
-/// with SSE2, the rest one by one: a group's first use checks every row, and
+/// `base_limit`, and how many rows are marked [`ACCEL`]. Eight ids at a time
+/// with AVX2 where the CPU has it, then four with SSE2, the rest one by one: a group's first use checks every row, and
 /// counting the marks in the same pass saves reading the rows again.
 ///
 /// Signed compares are exact on ids below 2^31, so the vector pass compares
@@ -506,14 +572,20 @@ fn rows_fit(rows: &[[u32; 2]], default_mask: u32, default_limit: u64, base_limit
     if let Ok(default_limit) = i32::try_from(default_limit) {
         use std::arch::x86_64::*;
         let base_limit = i32::try_from(base_limit).unwrap_or(i32::MAX);
+        let (masks, limits) = ([(default_mask & !ACCEL) as i32, !ACCEL as i32], [default_limit, base_limit]);
+        let (wide_bad, wide_tops, rows) = if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (detected above, once per process).
+            unsafe { rows_over_avx2(rows, masks, limits) }
+        } else {
+            (false, [0, 0], rows)
+        };
         let mut blocks = rows.chunks_exact(2);
         // SAFETY: SSE2 is part of the x86_64 baseline; each load reads the
         // two rows (16 bytes) of its block, unaligned.
         let (bad, lanes) = unsafe {
             // Lanes alternate default, base (as the rows lie in memory).
-            let low = !ACCEL as i32;
-            let mask = _mm_set_epi32(low, (default_mask & !ACCEL) as i32, low, (default_mask & !ACCEL) as i32);
-            let limit = _mm_set_epi32(base_limit, default_limit, base_limit, default_limit);
+            let mask = _mm_set_epi32(masks[1], masks[0], masks[1], masks[0]);
+            let limit = _mm_set_epi32(limits[1], limits[0], limits[1], limits[0]);
             let mut bad = _mm_setzero_si128();
             let mut tops = _mm_setzero_si128();
             for block in &mut blocks {
@@ -527,10 +599,10 @@ fn rows_fit(rows: &[[u32; 2]], default_mask: u32, default_limit: u64, base_limit
             _mm_storeu_si128(lanes.as_mut_ptr().cast(), tops);
             (_mm_movemask_epi8(bad) != 0, lanes)
         };
-        let default_tops = if default_mask & ACCEL != 0 { lanes[0] + lanes[2] } else { 0 };
+        let default_tops = if default_mask & ACCEL != 0 { wide_tops[0] + lanes[0] + lanes[2] } else { 0 };
         let rest = blocks.remainder();
-        let marked = lanes[1] as usize + lanes[3] as usize + marked_in(rest);
-        return (!bad && default_tops == 0 && rest.iter().all(fits), marked);
+        let marked = wide_tops[1] as usize + lanes[1] as usize + lanes[3] as usize + marked_in(rest);
+        return (!wide_bad && !bad && default_tops == 0 && rest.iter().all(fits), marked);
     }
     (rows.iter().all(fits), marked_in(rows))
 }
