@@ -79,6 +79,29 @@ pub trait SlotId: bytemuck::Pod + Eq + Into<u32> + fmt::Debug {
         });
         owners as usize <= states && (targets as usize) < states
     }
+
+    /// Whether `state`, whose row's slots for classes `0..=max_class` are
+    /// `row_slots` and whose default is `default`, leaves itself on some
+    /// class for which `refused(class)` holds; `refused` is asked only of
+    /// the classes the state leaves on, in ascending order. An accelerated
+    /// state's first-use check asks this of every class of its row.
+    fn leaves_on(row_slots: &[[Self; 2]], state: u32, default: u32, refused: impl FnMut(usize) -> bool) -> bool {
+        leaves_on_plain(row_slots, state, default, refused)
+    }
+}
+
+/// [`SlotId::leaves_on`] one slot at a time: the definition the vector form
+/// is tested against.
+fn leaves_on_plain<T: SlotId>(
+    row_slots: &[[T; 2]],
+    state: u32,
+    default: u32,
+    mut refused: impl FnMut(usize) -> bool,
+) -> bool {
+    row_slots.iter().enumerate().any(|(class, &[owner, target])| {
+        let next = if owner.into() == state { target.into() } else { default };
+        next != state && refused(class)
+    })
 }
 
 impl SlotId for u32 {
@@ -90,7 +113,8 @@ impl SlotId for u16 {
     const FREE: u16 = u16::MAX;
     const ANSWER_IN_ROW: bool = true;
 
-    /// Eight ids at a time with SSE2: an owner plus one (a free owner wraps
+    /// Sixteen ids at a time with AVX2 where the CPU has it, then eight with
+    /// SSE2: an owner plus one (a free owner wraps
     /// to 0) may be at most `states`, a target at most `states - 1`, which
     /// a saturating subtraction of the bound leaves at 0.
     #[cfg(target_arch = "x86_64")]
@@ -98,14 +122,20 @@ impl SlotId for u16 {
         use std::arch::x86_64::*;
         debug_assert!((1..=usize::from(u16::MAX)).contains(&states));
         let Ok(states) = u16::try_from(states) else { return false };
+        let (owner_max, target_max) = (states as i16, (states - 1) as i16);
         let ids: &[u16] = bytemuck::cast_slice(slots);
+        let (wide_bad, ids) = if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (detected above, once per process).
+            unsafe { slot_ids_over_avx2(ids, owner_max, target_max) }
+        } else {
+            (false, ids)
+        };
         let mut blocks = ids.chunks_exact(8);
         // SAFETY: SSE2 is part of the x86_64 baseline; each load reads the
         // 8 ids (16 bytes) of its block, unaligned.
         let bad = unsafe {
             // Lanes alternate owner, target (as the pairs lie in memory).
             let plus = _mm_set_epi16(0, 1, 0, 1, 0, 1, 0, 1);
-            let (owner_max, target_max) = (states as i16, (states - 1) as i16);
             let bound = _mm_set_epi16(
                 target_max, owner_max, target_max, owner_max, target_max, owner_max, target_max, owner_max,
             );
@@ -117,8 +147,105 @@ impl SlotId for u16 {
             _mm_movemask_epi8(_mm_cmpeq_epi8(bad, _mm_setzero_si128())) != 0xFFFF
         };
         let rest: &[[u16; 2]] = bytemuck::cast_slice(blocks.remainder());
-        !bad && rest.iter().all(|&[owner, target]| (owner == u16::MAX || owner < states) && target < states)
+        !wide_bad
+            && !bad
+            && rest.iter().all(|&[owner, target]| (owner == u16::MAX || owner < states) && target < states)
     }
+
+    /// Four slots at a time with SSE2: a slot `[owner, target]` read as the
+    /// word `owner | target << 16` keeps the state exactly when it is
+    /// `state | state << 16`, or when its owner is another state and the
+    /// default is `state`; a movemask gives the classes that leave.
+    #[cfg(target_arch = "x86_64")]
+    fn leaves_on(row_slots: &[[u16; 2]], state: u32, default: u32, mut refused: impl FnMut(usize) -> bool) -> bool {
+        use std::arch::x86_64::*;
+        let words: &[u32] = bytemuck::cast_slice(row_slots);
+        let stays = state | state << 16;
+        let mut blocks = words.chunks_exact(4);
+        for (i, block) in (&mut blocks).enumerate() {
+            // SAFETY: SSE2 is part of the x86_64 baseline; the load reads the
+            // block's 4 words (16 bytes), unaligned.
+            let leaving = unsafe {
+                let v = _mm_loadu_si128(block.as_ptr().cast());
+                let kept = _mm_cmpeq_epi32(v, _mm_set1_epi32(stays as i32));
+                let kept = if default == state {
+                    // Another owner's slot gives the default: the state itself.
+                    let owned = _mm_cmpeq_epi32(_mm_and_si128(v, _mm_set1_epi32(0xFFFF)), _mm_set1_epi32(state as i32));
+                    _mm_or_si128(kept, _mm_andnot_si128(owned, _mm_set1_epi32(-1)))
+                } else {
+                    kept
+                };
+                !_mm_movemask_ps(_mm_castsi128_ps(kept)) & 0xF
+            };
+            let mut bits = leaving as u32;
+            while bits != 0 {
+                if refused(4 * i + bits.trailing_zeros() as usize) {
+                    return true;
+                }
+                bits &= bits - 1;
+            }
+        }
+        let done = words.len() - blocks.remainder().len();
+        let rest = &row_slots[done..];
+        leaves_on_plain(rest, state, default, |class| refused(done + class))
+    }
+}
+
+/// [`SlotId::slots_fit`]'s pass for 16-bit ids, 16 ids (32 bytes) a step
+/// with AVX2, where the CPU has it: whether some owner plus one is over
+/// `owner_max` or some target over `target_max`, and the ids left over
+/// (fewer than 16, an even number) for the SSE2 pass.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn slot_ids_over_avx2(ids: &[u16], owner_max: i16, target_max: i16) -> (bool, &[u16]) {
+    use std::arch::x86_64::*;
+    let mut blocks = ids.chunks_exact(16);
+    let (o, t) = (owner_max, target_max);
+    // Lanes alternate owner, target (as the pairs lie in memory).
+    let plus = _mm256_setr_epi16(1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0);
+    let bound = _mm256_setr_epi16(o, t, o, t, o, t, o, t, o, t, o, t, o, t, o, t);
+    let mut bad = _mm256_setzero_si256();
+    for block in &mut blocks {
+        // SAFETY: the load reads the block's 16 ids (32 bytes), unaligned.
+        let v = unsafe { _mm256_loadu_si256(block.as_ptr().cast()) };
+        bad = _mm256_or_si256(bad, _mm256_subs_epu16(_mm256_add_epi16(v, plus), bound));
+    }
+    let bad = _mm256_movemask_epi8(_mm256_cmpeq_epi8(bad, _mm256_setzero_si256())) != -1;
+    (bad, blocks.remainder())
+}
+
+/// [`rows_fit`]'s pass, four rows (32 bytes) a step with AVX2, where the CPU
+/// has it: whether some id masked by `mask` (default, base) is over its
+/// `limit`, the top bits counted (default lanes, base lanes), and the rows
+/// left over (fewer than four) for the SSE2 pass.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn rows_over_avx2(rows: &[[u32; 2]], mask: [i32; 2], limit: [i32; 2]) -> (bool, [u32; 2], &[[u32; 2]]) {
+    use std::arch::x86_64::*;
+    let mut blocks = rows.chunks_exact(4);
+    let ([md, mb], [ld, lb]) = (mask, limit);
+    // Lanes alternate default, base (as the rows lie in memory).
+    let mask = _mm256_setr_epi32(md, mb, md, mb, md, mb, md, mb);
+    let limit = _mm256_setr_epi32(ld, lb, ld, lb, ld, lb, ld, lb);
+    let (mut bad, mut tops) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+    for block in &mut blocks {
+        // SAFETY: the load reads the block's four rows (32 bytes), unaligned.
+        let raw = unsafe { _mm256_loadu_si256(block.as_ptr().cast()) };
+        bad = _mm256_or_si256(bad, _mm256_cmpgt_epi32(_mm256_and_si256(raw, mask), limit));
+        tops = _mm256_add_epi32(tops, _mm256_srli_epi32(raw, 31));
+    }
+    let mut lanes = [0u32; 8];
+    // SAFETY: the store writes the 8 lanes (32 bytes) of `lanes`.
+    unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), tops) };
+    // Each lane counts at most a quarter of the rows (fewer than 2^32).
+    let tops = [lanes[0] + lanes[2] + lanes[4] + lanes[6], lanes[1] + lanes[3] + lanes[5] + lanes[7]];
+    (_mm256_movemask_epi8(bad) != 0, tops, blocks.remainder())
 }
 
 /// A borrowed, validated comb automaton (from an artifact or a [`CombDfaBuf`]),
@@ -263,17 +390,14 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
             let (base, default) = ((row[1] & !ACCEL) as usize, default_of::<T>(row));
             // `new` checked that the row fits: `base + max_class < slots`.
             let row_slots = &self.slots[base..=base + usize::from(max_class)];
-            let leaves_on_more_than_escapes = row_slots.iter().enumerate().any(|(class, &[owner, target])| {
-                let next = if owner.into() == state { target.into() } else { default };
-                next != state && {
-                    let class = class as u8;
-                    let escapes_of_class = escapes
-                        .iter()
-                        .enumerate()
-                        .filter(|&(i, &e)| !escapes[..i].contains(&e) && self.classes[usize::from(e)] == class)
-                        .count();
-                    class_size(self.classes, class) > escapes_of_class
-                }
+            let leaves_on_more_than_escapes = T::leaves_on(row_slots, state, default, |class| {
+                let class = class as u8;
+                let escapes_of_class = escapes
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, &e)| !escapes[..i].contains(&e) && self.classes[usize::from(e)] == class)
+                    .count();
+                class_size(self.classes, class) > escapes_of_class
             });
             if leaves_on_more_than_escapes {
                 // The first byte that leaves, to name it.
@@ -428,45 +552,55 @@ fn class_size(classes: &[u8; 256], class: u8) -> usize {
 
 /// Whether every row's default (`row[0] & default_mask`) is at most
 /// `default_limit` and its base (`row[1]` without [`ACCEL`]) at most
-/// `base_limit`, and how many rows are marked [`ACCEL`]. Four ids at a time
-/// with SSE2 (unsigned compares as signed ones of the ids with their top bit
-/// flipped), the rest one by one: a group's first use checks every row, and
+/// `base_limit`, and how many rows are marked [`ACCEL`]. Eight ids at a time
+/// with AVX2 where the CPU has it, then four with SSE2, the rest one by one: a group's first use checks every row, and
 /// counting the marks in the same pass saves reading the rows again.
+///
+/// Signed compares are exact on ids below 2^31, so the vector pass compares
+/// the ids without their top bit against limits capped at `i32::MAX`, and
+/// counts every lane's top bit (`raw >> 31`, no mask): the bases' lanes
+/// count the marks, and a default with its top bit set (possible only where
+/// `default_mask` keeps it) is out of range whenever `default_limit` is
+/// below 2^31, the only case the pass takes.
 fn rows_fit(rows: &[[u32; 2]], default_mask: u32, default_limit: u64, base_limit: u64) -> (bool, usize) {
     let fits =
         |row: &[u32; 2]| u64::from(row[0] & default_mask) <= default_limit && u64::from(row[1] & !ACCEL) <= base_limit;
     let marked_in = |rows: &[[u32; 2]]| rows.iter().filter(|row| row[1] & ACCEL != 0).count();
     #[cfg(target_arch = "x86_64")]
-    if let (Ok(default_limit), Ok(base_limit)) = (u32::try_from(default_limit), u32::try_from(base_limit)) {
+    if let Ok(default_limit) = i32::try_from(default_limit) {
         use std::arch::x86_64::*;
+        let base_limit = i32::try_from(base_limit).unwrap_or(i32::MAX);
+        let (masks, limits) = ([(default_mask & !ACCEL) as i32, !ACCEL as i32], [default_limit, base_limit]);
+        let (wide_bad, wide_tops, rows) = if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (detected above, once per process).
+            unsafe { rows_over_avx2(rows, masks, limits) }
+        } else {
+            (false, [0, 0], rows)
+        };
         let mut blocks = rows.chunks_exact(2);
         // SAFETY: SSE2 is part of the x86_64 baseline; each load reads the
         // two rows (16 bytes) of its block, unaligned.
-        let (bad, marked) = unsafe {
-            let flip = |x: u32| (x ^ ACCEL) as i32;
+        let (bad, lanes) = unsafe {
             // Lanes alternate default, base (as the rows lie in memory).
-            let mask = _mm_set_epi32(!ACCEL as i32, default_mask as i32, !ACCEL as i32, default_mask as i32);
-            let limit = _mm_set_epi32(flip(base_limit), flip(default_limit), flip(base_limit), flip(default_limit));
-            let top = _mm_set1_epi32(ACCEL as i32);
-            // Only the bases' marks count (a default lane's top bit is an
-            // answer's, or out of range anyway).
-            let mark = _mm_set_epi32(ACCEL as i32, 0, ACCEL as i32, 0);
+            let mask = _mm_set_epi32(masks[1], masks[0], masks[1], masks[0]);
+            let limit = _mm_set_epi32(limits[1], limits[0], limits[1], limits[0]);
             let mut bad = _mm_setzero_si128();
-            let mut marks = _mm_setzero_si128();
+            let mut tops = _mm_setzero_si128();
             for block in &mut blocks {
                 let raw = _mm_loadu_si128(block.as_ptr().cast());
-                let v = _mm_and_si128(raw, mask);
-                bad = _mm_or_si128(bad, _mm_cmpgt_epi32(_mm_xor_si128(v, top), limit));
-                marks = _mm_add_epi32(marks, _mm_srli_epi32(_mm_and_si128(raw, mark), 31));
+                bad = _mm_or_si128(bad, _mm_cmpgt_epi32(_mm_and_si128(raw, mask), limit));
+                tops = _mm_add_epi32(tops, _mm_srli_epi32(raw, 31));
             }
-            // Lanes 1 and 3 (the bases') each count at most half the rows,
-            // which are fewer than 2^32 (states, as `new` checked).
+            // Each lane counts at most half the rows, which are fewer than
+            // 2^32 (states, as `new` checked).
             let mut lanes = [0u32; 4];
-            _mm_storeu_si128(lanes.as_mut_ptr().cast(), marks);
-            (_mm_movemask_epi8(bad) != 0, lanes[1] as usize + lanes[3] as usize)
+            _mm_storeu_si128(lanes.as_mut_ptr().cast(), tops);
+            (_mm_movemask_epi8(bad) != 0, lanes)
         };
+        let default_tops = if default_mask & ACCEL != 0 { wide_tops[0] + lanes[0] + lanes[2] } else { 0 };
         let rest = blocks.remainder();
-        return (!bad && rest.iter().all(fits), marked + marked_in(rest));
+        let marked = wide_tops[1] as usize + lanes[1] as usize + lanes[3] as usize + marked_in(rest);
+        return (!wide_bad && !bad && default_tops == 0 && rest.iter().all(fits), marked);
     }
     (rows.iter().all(fits), marked_in(rows))
 }
@@ -961,6 +1095,36 @@ mod tests {
             let slots: Vec<[u16; 2]> = comb.slots.iter().map(|&[o, t]| [o as u16, t as u16]).collect();
             let narrow = comb.tables(&rows, &slots, &[]);
             prop_assert_eq!(CombDfa::new(narrow).is_ok(), marked_right && plain_check(narrow).is_ok());
+        }
+    }
+
+    proptest! {
+        /// The vector form of `leaves_on` (16-bit slots) names the same
+        /// leaving classes, in the same order, as the slot-by-slot one, on
+        /// rows of every length up to 256 classes whose slots mostly hold
+        /// the state itself, its default or another state, owned or not.
+        #[test]
+        fn leaving_classes_are_those_of_the_plain_reading(
+            slots in proptest::collection::vec((0u16..4, 0u16..4), 1..=256),
+            state in 0u32..3,
+            default in 0u32..3,
+            stop_at in proptest::option::of(0usize..256),
+        ) {
+            // Ids 0..3, and 3 read as a free owner (u16::MAX): enough to
+            // meet every case of owner and target against state and default.
+            let row: Vec<[u16; 2]> =
+                slots.iter().map(|&(o, t)| [if o == 3 { u16::MAX } else { o }, t]).collect();
+            let list = |vector: bool| {
+                let mut asked = Vec::new();
+                let refused = |class: usize| { asked.push(class); Some(class) == stop_at };
+                let left = if vector {
+                    u16::leaves_on(&row, state, default, refused)
+                } else {
+                    leaves_on_plain(&row, state, default, refused)
+                };
+                (left, asked)
+            };
+            prop_assert_eq!(list(true), list(false));
         }
     }
 
