@@ -1083,9 +1083,146 @@ static PATH_STOP_BYTES: [bool; 256] = {
 fn plain_path_end(url: &[u8], start: usize) -> usize {
     #[cfg(target_arch = "x86_64")]
     if url.len() > 16 && start > 0 {
+        if has_avx2() {
+            // SAFETY: the CPU has AVX2.
+            return unsafe { plain_path_end_avx2(url, start) };
+        }
         return plain_path_end_sse2(url, start);
     }
     plain_path_end_bytewise(url, start)
+}
+
+/// Whether the CPU has AVX2: detected once per process (the standard
+/// library caches the answer; a test here is a load and a bit test).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn has_avx2() -> bool {
+    std::is_x86_feature_detected!("avx2")
+}
+
+/// The nibble tables of the bytes a plain path takes along (those that are
+/// no [`is_path_stop_byte`]), for a lookup of 16 or 32 bytes at once with
+/// PSHUFB: byte `b` is taken along exactly when `HIGH[b >> 4] & LOW[b & 15]`
+/// is not zero. Each distinct row of the byte table (the low nibbles taken
+/// along for one high nibble) gets a bit of its own, set in `HIGH` for the
+/// high nibbles of that row and in `LOW` for the row's low nibbles; there
+/// are five such rows (0x2_, 0x3_ and 0x5_, 0x4_, 0x6_, 0x7_), and a row of
+/// none (controls, bytes from 0x80) has no bit. Built from
+/// [`is_path_stop_byte`] itself, so the two cannot disagree; the build
+/// fails should a change need more than eight bits.
+const PATH_NIBBLES: ([u8; 16], [u8; 16]) = {
+    let (mut high, mut low) = ([0u8; 16], [0u8; 16]);
+    let mut rows = [0u16; 8];
+    let mut count = 0;
+    let mut h = 0;
+    while h < 16 {
+        let mut row = 0u16;
+        let mut l = 0;
+        while l < 16 {
+            if !is_path_stop_byte((h * 16 + l) as u8) {
+                row |= 1 << l;
+            }
+            l += 1;
+        }
+        if row != 0 {
+            let mut bit = 0;
+            while bit < count && rows[bit] != row {
+                bit += 1;
+            }
+            assert!(bit < 8, "more than eight distinct rows of path bytes");
+            if bit == count {
+                rows[bit] = row;
+                count += 1;
+            }
+            high[h] = 1 << bit;
+            let mut l = 0;
+            while l < 16 {
+                if row >> l & 1 != 0 {
+                    low[l] |= 1 << bit;
+                }
+                l += 1;
+            }
+        }
+        h += 1;
+    }
+    (high, low)
+};
+
+/// Whether [`PATH_NIBBLES`] takes `b` along: the lookup the vector scan
+/// makes, a byte at a time (the tests check it against [`is_path_stop_byte`]).
+#[cfg(test)]
+fn path_byte_by_nibbles(b: u8) -> bool {
+    let (high, low) = PATH_NIBBLES;
+    // PSHUFB gives 0 for an index with its top bit set.
+    let low_entry = if b >= 0x80 { 0 } else { low[usize::from(b & 15)] };
+    high[usize::from(b >> 4)] & low_entry != 0
+}
+
+/// [`PATH_NIBBLES`] twice over, one copy per 128-bit lane of a 256-bit
+/// PSHUFB (which looks up within each lane).
+#[cfg(target_arch = "x86_64")]
+static PATH_NIBBLES_WIDE: [[u8; 32]; 2] = {
+    let (high, low) = PATH_NIBBLES;
+    let mut wide = [[0u8; 32]; 2];
+    let mut i = 0;
+    while i < 32 {
+        wide[0][i] = high[i % 16];
+        wide[1][i] = low[i % 16];
+        i += 1;
+    }
+    wide
+};
+
+/// [`plain_path_end`] with AVX2, from `start > 0` in URLs of more than 16
+/// bytes: 32 bytes a step (the last block the URL's last 32 bytes,
+/// overlapping what was checked), each classified by one nibble lookup
+/// ([`PATH_NIBBLES`]) instead of the SSE2 scan's nine comparisons; a URL
+/// of at most 32 bytes is read as [`plain_path_end_sse2`] reads it.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn plain_path_end_avx2(url: &[u8], start: usize) -> usize {
+    debug_assert!(url.len() > 16 && start > 0);
+    let len = url.len();
+    if len <= 32 {
+        return plain_path_end_sse2(url, start);
+    }
+    let mut i = start;
+    while i < len {
+        let block = i.min(len - 32);
+        let found = path_stops_avx2(url, block) & (u32::MAX << (i - block));
+        if found != 0 {
+            return block + found.trailing_zeros() as usize;
+        }
+        i = block + 32;
+    }
+    len
+}
+
+/// [`path_stops_sse2`] for the 32 bytes of `url` from `at` (`at >= 1`,
+/// `url` holding 32 bytes from `at`), by nibble lookup.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn path_stops_avx2(url: &[u8], at: usize) -> u32 {
+    use std::arch::x86_64::*;
+    let bytes: &[u8; 33] = url[at - 1..at + 32].try_into().expect("33 bytes");
+    // SAFETY: the two unaligned loads read bytes 0..32 and 1..33 of
+    // `bytes`, and the table loads the 32 bytes of each table.
+    unsafe {
+        let before = _mm256_loadu_si256(bytes.as_ptr().cast());
+        let v = _mm256_loadu_si256(bytes.as_ptr().add(1).cast());
+        let high_table = _mm256_loadu_si256(PATH_NIBBLES_WIDE[0].as_ptr().cast());
+        let low_table = _mm256_loadu_si256(PATH_NIBBLES_WIDE[1].as_ptr().cast());
+        let high_nibbles = _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F));
+        // A byte from 0x80 has its top bit set: its low lookup gives 0.
+        let taken = _mm256_and_si256(_mm256_shuffle_epi8(high_table, high_nibbles), _mm256_shuffle_epi8(low_table, v));
+        let stops = _mm256_cmpeq_epi8(taken, _mm256_setzero_si256());
+        let dot_segments = _mm256_and_si256(
+            _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'.' as i8)),
+            _mm256_cmpeq_epi8(before, _mm256_set1_epi8(b'/' as i8)),
+        );
+        _mm256_movemask_epi8(_mm256_or_si256(stops, dot_segments)) as u32
+    }
 }
 
 #[cfg_attr(target_arch = "x86_64", allow(dead_code, reason = "the portable form; on x86_64 the tests' reference"))]
@@ -1362,7 +1499,17 @@ mod tests {
                 start in 0usize..140,
             ) {
                 let start = start.min(url.len()).max(usize::from(!url.is_empty()));
-                prop_assert_eq!(plain_path_end(&url, start), plain_path_end_bytewise(&url, start));
+                let bytewise = plain_path_end_bytewise(&url, start);
+                prop_assert_eq!(plain_path_end(&url, start), bytewise);
+                // Both vector forms, whichever `plain_path_end` chose here.
+                #[cfg(target_arch = "x86_64")]
+                if url.len() > 16 && start > 0 {
+                    prop_assert_eq!(plain_path_end_sse2(&url, start), bytewise);
+                    if has_avx2() {
+                        // SAFETY: the CPU has AVX2.
+                        prop_assert_eq!(unsafe { plain_path_end_avx2(&url, start) }, bytewise);
+                    }
+                }
             }
 
             /// The vector masks of a block are the byte-at-a-time ones: all
@@ -1408,6 +1555,13 @@ mod tests {
                     prop_assert_eq!(block, AuthorityScan::of(&url[start..], start));
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_nibble_lookup_takes_along_exactly_the_plain_path_bytes() {
+        for b in 0..=255u8 {
+            assert_eq!(path_byte_by_nibbles(b), !is_path_stop_byte(b), "{b:#04x}");
         }
     }
 
