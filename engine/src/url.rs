@@ -743,7 +743,39 @@ impl AuthorityScan {
     /// [`AuthorityScan::of`] then reads byte by byte (a few URLs in a hundred).
     #[inline]
     fn of_block(url: &[u8], authority_start: usize) -> Option<AuthorityScan> {
-        let (masks, len) = AuthorityMasks::at(url, authority_start);
+        #[cfg(target_arch = "x86_64")]
+        if has_avx2() {
+            // SAFETY: the CPU has AVX2.
+            return unsafe { AuthorityScan::of_block_avx2(url, authority_start) };
+        }
+        AuthorityScan::of_block_sse2(url, authority_start)
+    }
+
+    /// [`AuthorityScan::of_block`] with the masks of [`AuthorityMasks::of`]
+    /// (SSE2 on x86_64), a call of its own like the AVX2 form, so that the
+    /// per-URL loop holds neither form inline.
+    #[inline(never)]
+    fn of_block_sse2(url: &[u8], authority_start: usize) -> Option<AuthorityScan> {
+        AuthorityScan::of_block_with(url, authority_start, AuthorityMasks::of)
+    }
+
+    /// [`AuthorityScan::of_block`] with the masks of [`AuthorityMasks::of_avx2`]:
+    /// the 32 bytes in one step, the host bytes found by one nibble lookup.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn of_block_avx2(url: &[u8], authority_start: usize) -> Option<AuthorityScan> {
+        AuthorityScan::of_block_with(url, authority_start, |block, _| AuthorityMasks::of_avx2(block))
+    }
+
+    /// [`AuthorityScan::of_block`] with the masks of each block from `of`
+    /// (a form of [`AuthorityMasks::of`]).
+    #[inline(always)]
+    fn of_block_with(
+        url: &[u8],
+        authority_start: usize,
+        of: impl Fn(&[u8; 32], bool) -> AuthorityMasks,
+    ) -> Option<AuthorityScan> {
+        let (masks, len) = AuthorityMasks::at(url, authority_start, of);
         let end = match masks.end {
             0 if len < 32 => len,
             0 => return None,
@@ -793,8 +825,7 @@ struct AuthorityMasks {
 }
 
 /// One bit per [`AuthorityMasks`] field: the class of each byte, for the
-/// byte-at-a-time form of the masks.
-#[cfg_attr(target_arch = "x86_64", allow(dead_code, reason = "the portable form; on x86_64 the tests' reference"))]
+/// byte-at-a-time form of the masks and the nibble tables of the vector form.
 static AUTHORITY_CLASSES: [u8; 256] = {
     let mut table = [0u8; 256];
     let mut b = 0;
@@ -821,7 +852,6 @@ static AUTHORITY_CLASSES: [u8; 256] = {
 };
 
 /// The classes of [`AUTHORITY_CLASSES`], one per field.
-#[cfg_attr(target_arch = "x86_64", allow(dead_code, reason = "the portable form's classes"))]
 impl AuthorityMasks {
     const END: u8 = 1;
     const COLON: u8 = 2;
@@ -837,10 +867,10 @@ impl AuthorityMasks {
     /// [`AuthorityMasks::of`]). A URL that ends sooner is read as its last
     /// 32 bytes, the masks shifted, or, shorter than 32 bytes, copied into a
     /// block of zeros.
-    #[inline]
-    fn at(url: &[u8], at: usize) -> (AuthorityMasks, u32) {
+    #[inline(always)]
+    fn at(url: &[u8], at: usize, of: impl Fn(&[u8; 32], bool) -> AuthorityMasks) -> (AuthorityMasks, u32) {
         if let Some(block) = url.get(at..at + 32) {
-            return (AuthorityMasks::of(block.try_into().expect("32 bytes"), false), 32);
+            return (of(block.try_into().expect("32 bytes"), false), 32);
         }
         let len = (url.len() - at) as u32;
         if len == 0 {
@@ -848,12 +878,12 @@ impl AuthorityMasks {
         }
         if let Some(start) = url.len().checked_sub(32) {
             // The block starts before `at`: its first half may hold a `/` of the scheme.
-            let masks = AuthorityMasks::of(url[start..].try_into().expect("32 bytes"), true);
+            let masks = of(url[start..].try_into().expect("32 bytes"), true);
             return (masks.shifted((at - start) as u32), len);
         }
         let mut block = [0u8; 32];
         block[..url.len() - at].copy_from_slice(&url[at..]);
-        (AuthorityMasks::of(&block, false).within(len), len)
+        (of(&block, false).within(len), len)
     }
 
     /// The masks with bit `i` moved to bit `i - by` (`0 < by < 32`).
@@ -964,6 +994,66 @@ impl AuthorityMasks {
         }
     }
 }
+
+impl AuthorityMasks {
+    /// [`AuthorityMasks::of_bytewise`] of all 32 bytes in one step with
+    /// AVX2: the bytes the scan knows (host bytes, `:`, `x` and the ends)
+    /// found by one nibble lookup ([`AUTHORITY_NIBBLES`]) instead of ten
+    /// comparisons, the others compared as [`AuthorityMasks::of_sse2`] does.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn of_avx2(block: &[u8; 32]) -> AuthorityMasks {
+        use std::arch::x86_64::*;
+        // SAFETY: the unaligned loads read the 32 bytes of `block` and of each table.
+        unsafe {
+            let v = _mm256_loadu_si256(block.as_ptr().cast());
+            let splat = |b: u8| _mm256_set1_epi8(b as i8);
+            let high_table = _mm256_loadu_si256(AUTHORITY_NIBBLES_WIDE[0].as_ptr().cast());
+            let low_table = _mm256_loadu_si256(AUTHORITY_NIBBLES_WIDE[1].as_ptr().cast());
+            let high_nibbles = _mm256_and_si256(_mm256_srli_epi16(v, 4), splat(0x0F));
+            // A byte from 0x80 has its top bit set: its low lookup gives 0.
+            let known =
+                _mm256_and_si256(_mm256_shuffle_epi8(high_table, high_nibbles), _mm256_shuffle_epi8(low_table, v));
+            let other = _mm256_cmpeq_epi8(known, _mm256_setzero_si256());
+            // `/` and `?` are the two bytes that give 0x3F with bit 0x10 set.
+            let end = _mm256_or_si256(
+                _mm256_cmpeq_epi8(_mm256_or_si256(v, splat(0x10)), splat(b'?')),
+                _mm256_or_si256(_mm256_cmpeq_epi8(v, splat(b'#')), _mm256_cmpeq_epi8(v, splat(b'\\'))),
+            );
+            // Signed: `A` moved to -128, then one comparison.
+            let upper = _mm256_cmpgt_epi8(
+                splat(0x80u8.wrapping_add(b'Z' - b'A' + 1)),
+                _mm256_add_epi8(v, splat(0x80u8.wrapping_sub(b'A'))),
+            );
+            let mask = |m: __m256i| _mm256_movemask_epi8(m) as u32;
+            AuthorityMasks {
+                end: mask(end),
+                colon: mask(_mm256_cmpeq_epi8(v, splat(b':'))),
+                upper: mask(upper),
+                x: mask(_mm256_cmpeq_epi8(_mm256_or_si256(v, splat(0x20)), splat(b'x'))),
+                other: mask(other),
+            }
+        }
+    }
+}
+
+/// The bytes of no [`AuthorityMasks::OTHER`] class (host bytes, `:`, `x`,
+/// the ends: those an authority read from its masks may hold) as
+/// [`nibble_tables`].
+const AUTHORITY_NIBBLES: ([u8; 16], [u8; 16]) = {
+    let mut known = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        known[b] = AUTHORITY_CLASSES[b] & AuthorityMasks::OTHER == 0;
+        b += 1;
+    }
+    nibble_tables(&known)
+};
+
+/// [`AUTHORITY_NIBBLES`] for 256-bit lookups.
+#[cfg(target_arch = "x86_64")]
+static AUTHORITY_NIBBLES_WIDE: [[u8; 32]; 2] = wide_nibble_tables(AUTHORITY_NIBBLES);
 
 /// The index of the first byte at or after `i` in `bytes` that is not a
 /// plain host byte ([`is_plain_host_byte`]), or `bytes.len()`, and whether
@@ -1100,17 +1190,16 @@ fn has_avx2() -> bool {
     std::is_x86_feature_detected!("avx2")
 }
 
-/// The nibble tables of the bytes a plain path takes along (those that are
-/// no [`is_path_stop_byte`]), for a lookup of 16 or 32 bytes at once with
-/// PSHUFB: byte `b` is taken along exactly when `HIGH[b >> 4] & LOW[b & 15]`
-/// is not zero. Each distinct row of the byte table (the low nibbles taken
-/// along for one high nibble) gets a bit of its own, set in `HIGH` for the
-/// high nibbles of that row and in `LOW` for the row's low nibbles; there
-/// are five such rows (0x2_, 0x3_ and 0x5_, 0x4_, 0x6_, 0x7_), and a row of
-/// none (controls, bytes from 0x80) has no bit. Built from
-/// [`is_path_stop_byte`] itself, so the two cannot disagree; the build
-/// fails should a change need more than eight bits.
-const PATH_NIBBLES: ([u8; 16], [u8; 16]) = {
+/// Nibble tables of a set of bytes, for a lookup of 16 or 32 bytes at
+/// once with PSHUFB: byte `b` is in the set exactly when
+/// `high[b >> 4] & low[b & 15]` is not zero, where a byte from 0x80 (whose
+/// top bit makes PSHUFB give 0) counts as a low entry of 0. Each distinct
+/// row of the set (the low nibbles in it for one high nibble) gets a bit of
+/// its own, set in `high` for the high nibbles of that row and in `low`
+/// for the row's low nibbles; a row of none has no bit. The build fails
+/// (the tables are constants) should a set need more than eight bits, or
+/// hold a byte from 0x80.
+const fn nibble_tables(set: &[bool; 256]) -> ([u8; 16], [u8; 16]) {
     let (mut high, mut low) = ([0u8; 16], [0u8; 16]);
     let mut rows = [0u16; 8];
     let mut count = 0;
@@ -1119,17 +1208,18 @@ const PATH_NIBBLES: ([u8; 16], [u8; 16]) = {
         let mut row = 0u16;
         let mut l = 0;
         while l < 16 {
-            if !is_path_stop_byte((h * 16 + l) as u8) {
+            if set[h * 16 + l] {
                 row |= 1 << l;
             }
             l += 1;
         }
         if row != 0 {
+            assert!(h < 8, "a byte from 0x80 in a nibble-table set");
             let mut bit = 0;
             while bit < count && rows[bit] != row {
                 bit += 1;
             }
-            assert!(bit < 8, "more than eight distinct rows of path bytes");
+            assert!(bit < 8, "more than eight distinct rows in a nibble-table set");
             if bit == count {
                 rows[bit] = row;
                 count += 1;
@@ -1146,23 +1236,21 @@ const PATH_NIBBLES: ([u8; 16], [u8; 16]) = {
         h += 1;
     }
     (high, low)
-};
+}
 
-/// Whether [`PATH_NIBBLES`] takes `b` along: the lookup the vector scan
-/// makes, a byte at a time (the tests check it against [`is_path_stop_byte`]).
+/// Whether byte `b` is in the set of `tables` ([`nibble_tables`]): the
+/// lookup the vector code makes, a byte at a time, for the tests.
 #[cfg(test)]
-fn path_byte_by_nibbles(b: u8) -> bool {
-    let (high, low) = PATH_NIBBLES;
+fn in_nibble_set((high, low): ([u8; 16], [u8; 16]), b: u8) -> bool {
     // PSHUFB gives 0 for an index with its top bit set.
     let low_entry = if b >= 0x80 { 0 } else { low[usize::from(b & 15)] };
     high[usize::from(b >> 4)] & low_entry != 0
 }
 
-/// [`PATH_NIBBLES`] twice over, one copy per 128-bit lane of a 256-bit
-/// PSHUFB (which looks up within each lane).
+/// `tables` twice over, high table first, one copy per 128-bit lane of a
+/// 256-bit PSHUFB (which looks up within each lane).
 #[cfg(target_arch = "x86_64")]
-static PATH_NIBBLES_WIDE: [[u8; 32]; 2] = {
-    let (high, low) = PATH_NIBBLES;
+const fn wide_nibble_tables((high, low): ([u8; 16], [u8; 16])) -> [[u8; 32]; 2] {
     let mut wide = [[0u8; 32]; 2];
     let mut i = 0;
     while i < 32 {
@@ -1171,7 +1259,24 @@ static PATH_NIBBLES_WIDE: [[u8; 32]; 2] = {
         i += 1;
     }
     wide
+}
+
+/// The bytes a plain path takes along (those that are no
+/// [`is_path_stop_byte`]) as [`nibble_tables`]: five distinct rows (0x2_,
+/// 0x3_ and 0x5_, 0x4_, 0x6_, 0x7_).
+const PATH_NIBBLES: ([u8; 16], [u8; 16]) = {
+    let mut taken = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        taken[b] = !is_path_stop_byte(b as u8);
+        b += 1;
+    }
+    nibble_tables(&taken)
 };
+
+/// [`PATH_NIBBLES`] for 256-bit lookups.
+#[cfg(target_arch = "x86_64")]
+static PATH_NIBBLES_WIDE: [[u8; 32]; 2] = wide_nibble_tables(PATH_NIBBLES);
 
 /// [`plain_path_end`] with AVX2, from `start > 0` in URLs of more than 16
 /// bytes: 32 bytes a step (the last block the URL's last 32 bytes,
@@ -1527,6 +1632,11 @@ mod tests {
                 let block: [u8; 32] = block.try_into().unwrap();
                 let bytewise = AuthorityMasks::of_bytewise(&block);
                 prop_assert_eq!(AuthorityMasks::of(&block, true), bytewise);
+                #[cfg(target_arch = "x86_64")]
+                if has_avx2() {
+                    // SAFETY: the CPU has AVX2.
+                    prop_assert_eq!(unsafe { AuthorityMasks::of_avx2(&block) }, bytewise);
+                }
                 let through_end = match bytewise.end {
                     0 => u32::MAX,
                     ends => ends ^ ends.wrapping_sub(1),
@@ -1551,17 +1661,27 @@ mod tests {
             ) {
                 let url = [prefix.as_bytes(), &tail].concat();
                 let start = prefix.len();
-                if let Some(block) = AuthorityScan::of_block(&url, start) {
-                    prop_assert_eq!(block, AuthorityScan::of(&url[start..], start));
+                let bytewise = AuthorityScan::of(&url[start..], start);
+                let sse2 = AuthorityScan::of_block_with(&url, start, AuthorityMasks::of);
+                if let Some(block) = &sse2 {
+                    prop_assert_eq!(block, &bytewise);
+                }
+                // The AVX2 form answers for the same URLs, the same.
+                #[cfg(target_arch = "x86_64")]
+                if has_avx2() {
+                    // SAFETY: the CPU has AVX2.
+                    prop_assert_eq!(unsafe { AuthorityScan::of_block_avx2(&url, start) }, sse2);
                 }
             }
         }
     }
 
     #[test]
-    fn the_nibble_lookup_takes_along_exactly_the_plain_path_bytes() {
+    fn the_nibble_lookups_find_exactly_their_sets() {
         for b in 0..=255u8 {
-            assert_eq!(path_byte_by_nibbles(b), !is_path_stop_byte(b), "{b:#04x}");
+            assert_eq!(in_nibble_set(PATH_NIBBLES, b), !is_path_stop_byte(b), "{b:#04x}");
+            let known = AUTHORITY_CLASSES[usize::from(b)] & AuthorityMasks::OTHER == 0;
+            assert_eq!(in_nibble_set(AUTHORITY_NIBBLES, b), known, "{b:#04x}");
         }
     }
 
