@@ -360,6 +360,8 @@ pub struct KeyBuf {
     key: Vec<u8>,
     path: Vec<u8>,
     complete: complete::Buffers,
+    /// Which vector forms of the scans the CPU runs, asked once per buffer.
+    vectors: Vectors,
 }
 
 /// Where [`KeyBuf::locate`] found a URL's origin key and escaped path.
@@ -388,7 +390,12 @@ struct Layout {
 impl KeyBuf {
     /// An empty buffer.
     pub fn new() -> KeyBuf {
-        KeyBuf { key: Vec::with_capacity(64), path: Vec::new(), complete: complete::Buffers::default() }
+        KeyBuf {
+            key: Vec::with_capacity(64),
+            path: Vec::new(),
+            complete: complete::Buffers::default(),
+            vectors: Vectors::detect(),
+        }
     }
 
     /// Takes `url` apart: its origin key (written into this buffer) and its
@@ -481,7 +488,7 @@ impl KeyBuf {
     #[inline(always)]
     fn parse_plain(&mut self, url: &[u8]) -> Option<Layout> {
         let (scheme, authority_start, scheme_as_is) = common_scheme_prefix(url)?;
-        let authority = match AuthorityScan::of_block(url, authority_start) {
+        let authority = match AuthorityScan::of_block(url, authority_start, self.vectors) {
             Some(authority) => authority,
             None => AuthorityScan::of(&url[authority_start..], authority_start),
         };
@@ -510,7 +517,7 @@ impl KeyBuf {
         // and by pattern escaping, but `%2E` may make a dot segment.
         let mut from = authority.end;
         let path_end = loop {
-            let stop = plain_path_end(url, from);
+            let stop = plain_path_end(url, from, self.vectors);
             match url.get(stop..stop + 3) {
                 _ if stop == url.len() || url[stop] == b'#' => break stop,
                 // Plain path bytes that the vector test takes along (see `is_path_stop_byte`).
@@ -742,9 +749,9 @@ impl AuthorityScan {
     /// block ([`AuthorityMasks`]); `None` for anything else, which
     /// [`AuthorityScan::of`] then reads byte by byte (a few URLs in a hundred).
     #[inline]
-    fn of_block(url: &[u8], authority_start: usize) -> Option<AuthorityScan> {
+    fn of_block(url: &[u8], authority_start: usize, vectors: Vectors) -> Option<AuthorityScan> {
         #[cfg(target_arch = "x86_64")]
-        if has_avx2() {
+        if vectors.avx2 {
             // SAFETY: the CPU has AVX2.
             return unsafe { AuthorityScan::of_block_avx2(url, authority_start) };
         }
@@ -1170,10 +1177,10 @@ static PATH_STOP_BYTES: [bool; 256] = {
 /// stop byte ([`is_path_stop_byte`]) or a `.` right after a `/` (a segment
 /// that may be a dot segment), or `url.len()`.
 #[inline]
-fn plain_path_end(url: &[u8], start: usize) -> usize {
+fn plain_path_end(url: &[u8], start: usize, vectors: Vectors) -> usize {
     #[cfg(target_arch = "x86_64")]
     if url.len() > 16 && start > 0 {
-        if has_avx2() {
+        if vectors.avx2 {
             // SAFETY: the CPU has AVX2.
             return unsafe { plain_path_end_avx2(url, start) };
         }
@@ -1182,12 +1189,38 @@ fn plain_path_end(url: &[u8], start: usize) -> usize {
     plain_path_end_bytewise(url, start)
 }
 
-/// Whether the CPU has AVX2: detected once per process (the standard
-/// library caches the answer; a test here is a load and a bit test).
+/// Whether the CPU has AVX2 (the standard library detects it once per
+/// process and caches the answer).
 #[cfg(target_arch = "x86_64")]
-#[inline]
 fn has_avx2() -> bool {
     std::is_x86_feature_detected!("avx2")
+}
+
+/// Which vector forms of the scans ([`plain_path_end`],
+/// [`AuthorityScan::of_block`]) this CPU runs: asked once per [`KeyBuf`]
+/// and carried along, since asking the standard library's cache at each
+/// scan cost 12 instructions a URL (two or three scans each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Vectors {
+    /// AVX2: the 32-byte nibble lookups; else SSE2 (on x86_64) or none.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "x86_64 only"))]
+    avx2: bool,
+}
+
+impl Vectors {
+    /// What this CPU has.
+    fn detect() -> Vectors {
+        #[cfg(target_arch = "x86_64")]
+        return Vectors { avx2: has_avx2() };
+        #[cfg(not(target_arch = "x86_64"))]
+        return Vectors { avx2: false };
+    }
+}
+
+impl Default for Vectors {
+    fn default() -> Vectors {
+        Vectors::detect()
+    }
 }
 
 /// Nibble tables of a set of bytes, for a lookup of 16 or 32 bytes at
@@ -1605,7 +1638,7 @@ mod tests {
             ) {
                 let start = start.min(url.len()).max(usize::from(!url.is_empty()));
                 let bytewise = plain_path_end_bytewise(&url, start);
-                prop_assert_eq!(plain_path_end(&url, start), bytewise);
+                prop_assert_eq!(plain_path_end(&url, start, Vectors::detect()), bytewise);
                 // Both vector forms, whichever `plain_path_end` chose here.
                 #[cfg(target_arch = "x86_64")]
                 if url.len() > 16 && start > 0 {
@@ -1615,6 +1648,28 @@ mod tests {
                         prop_assert_eq!(unsafe { plain_path_end_avx2(&url, start) }, bytewise);
                     }
                 }
+            }
+
+            /// The whole parse reads a URL the same with the SSE2 scans as
+            /// with the AVX2 ones (where the CPU has AVX2; else SSE2 twice).
+            #[test]
+            fn parses_agree_whichever_vectors(
+                prefix in prop::sample::select(vec!["http://", "https://", "ftp://", "HTTP://", "http:/", ""]),
+                tail in prop::collection::vec(
+                    prop_oneof![
+                        8 => prop::sample::select(b"abcxn-0./".to_vec()),
+                        1 => prop::sample::select(b"/?#\\@%:;AXN9_~[] |^2E\x00\x80\xff".to_vec()),
+                    ],
+                    0..90,
+                ),
+            ) {
+                let url = [prefix.as_bytes(), &tail].concat();
+                let mut detected = KeyBuf::new();
+                let mut sse2 = KeyBuf { vectors: Vectors { avx2: false }, ..KeyBuf::new() };
+                let spans = detected.locate(&url).map(|s| (s.key.is_none().then(|| detected.key().to_vec()), s));
+                let spans_sse2 = sse2.locate(&url).map(|s| (s.key.is_none().then(|| sse2.key().to_vec()), s));
+                prop_assert_eq!(spans, spans_sse2);
+                prop_assert_eq!(detected.parse(&url), sse2.parse(&url));
             }
 
             /// The vector masks of a block are the byte-at-a-time ones: all
@@ -1712,15 +1767,16 @@ mod tests {
             ("http://mixed.CASE.example/", 25),
             ("http://box.example/", 18),
         ] {
-            let block = AuthorityScan::of_block(url.as_bytes(), url.find("//").unwrap() + 2);
+            let block = AuthorityScan::of_block(url.as_bytes(), url.find("//").unwrap() + 2, Vectors::detect());
             assert_eq!(block.map(|scan| scan.end), Some(end), "{url}");
         }
         for url in ["http://u@example.com/", "http://xn--a.example/", "http://0x7f.1/", "http://a:1:2/", "http://a%41/"]
         {
-            assert_eq!(AuthorityScan::of_block(url.as_bytes(), 7), None, "{url}");
+            assert_eq!(AuthorityScan::of_block(url.as_bytes(), 7, Vectors::detect()), None, "{url}");
         }
         // Longer than the block, and ending past it: read byte by byte.
-        assert_eq!(AuthorityScan::of_block(b"http://an-authority-of-more-than-32-bytes.example/", 7), None);
+        let long = b"http://an-authority-of-more-than-32-bytes.example/";
+        assert_eq!(AuthorityScan::of_block(long, 7, Vectors::detect()), None);
     }
 
     #[test]
