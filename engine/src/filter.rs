@@ -1296,61 +1296,89 @@ fn split_lines<'a>(data: &'a [u8], urls: &mut Vec<&'a [u8]>, bad: &mut Vec<(usiz
         // SAFETY: the CPU has AVX2.
         return unsafe { split_lines_avx2(data, urls, bad) };
     }
-    split_lines_with(data, urls, bad, block_masks)
+    split_lines_with(data, urls, bad, block_masks_64)
 }
 
 /// [`split_lines`] with the masks of [`block_masks_avx2`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn split_lines_avx2<'a>(data: &'a [u8], urls: &mut Vec<&'a [u8]>, bad: &mut Vec<(usize, &'a [u8], LineProblem)>) {
-    split_lines_with(data, urls, bad, |bytes| match bytes.first_chunk::<64>() {
-        Some(block) => block_masks_avx2(block),
-        None => block_masks_scalar(bytes),
-    })
+    split_lines_with(data, urls, bad, |block| block_masks_avx2(block))
 }
 
-/// [`split_lines`] with the masks of each block from `masks` (a form of
-/// [`block_masks`]).
+/// [`split_lines`] with the masks of each whole block from `masks` (a form
+/// of [`block_masks_64`]).
 #[inline(always)]
 fn split_lines_with<'a>(
     data: &'a [u8],
     urls: &mut Vec<&'a [u8]>,
     bad: &mut Vec<(usize, &'a [u8], LineProblem)>,
-    masks: impl Fn(&[u8]) -> (u64, u64),
+    masks: impl Fn(&[u8; 64]) -> (u64, u64),
 ) {
-    // Where the current line starts, and whether the blocks before the
-    // current one hold an odd byte of it.
-    let (mut start, mut odd_before) = (0, false);
-    let mut block = 0;
-    while block < data.len() {
-        let (mut newlines, odd) = masks(&data[block..]);
-        if odd == 0 && !odd_before {
+    let mut split = LineSplit { data, start: 0, odd_before: false, urls, bad };
+    let mut blocks = data.chunks_exact(64);
+    let mut base = 0;
+    for block in &mut blocks {
+        let (mut newlines, odd) = masks(block.try_into().expect("64 bytes"));
+        if odd == 0 && !split.odd_before {
+            // Plain lines: nothing to do but take them, unless one is blank
+            // or too long, which the general step takes from there on.
             while newlines != 0 {
-                let end = block + newlines.trailing_zeros() as usize;
+                let end = base + newlines.trailing_zeros() as usize;
+                let line = &data[split.start..end];
+                if line.is_empty() || line.len() > MAX_LINE {
+                    break;
+                }
+                split.urls.push(line);
+                split.start = end + 1;
                 newlines &= newlines - 1;
-                push_line(&data[start..end], false, urls, bad);
-                start = end + 1;
             }
-        } else {
-            // The odd bytes of this block not yet in a line returned.
-            let mut odd_after = odd;
-            while newlines != 0 {
-                let bit = newlines.trailing_zeros() as usize;
-                newlines &= newlines - 1;
-                // The bytes of this block up to the newline.
-                let line_bits = u64::MAX >> (63 - bit);
-                let line_is_odd = odd_before || odd_after & line_bits != 0;
-                odd_after &= !line_bits;
-                odd_before = false;
-                push_line(&data[start..block + bit], line_is_odd, urls, bad);
-                start = block + bit + 1;
-            }
-            odd_before |= odd_after != 0;
         }
-        block += 64;
+        if newlines != 0 || odd != 0 || split.odd_before {
+            split.block(base, newlines, odd);
+        }
+        base += 64;
     }
-    if start < data.len() {
-        push_line(&data[start..], odd_before, urls, bad);
+    let rest = blocks.remainder();
+    if !rest.is_empty() {
+        let (newlines, odd) = block_masks_scalar(rest);
+        split.block(base, newlines, odd);
+    }
+    if split.start < data.len() {
+        push_line(&data[split.start..], split.odd_before, split.urls, split.bad);
+    }
+}
+
+/// Where [`split_lines`] is in a chunk, and where its lines go.
+struct LineSplit<'a, 'v> {
+    data: &'a [u8],
+    /// Where the current line starts.
+    start: usize,
+    /// Whether the blocks before the current one hold an odd byte of the current line.
+    odd_before: bool,
+    urls: &'v mut Vec<&'a [u8]>,
+    bad: &'v mut Vec<(usize, &'a [u8], LineProblem)>,
+}
+
+impl LineSplit<'_, '_> {
+    /// The lines that end at the `newlines` of the block at `base`, whose
+    /// odd bytes not yet in a line taken are `odd`, each checked in full:
+    /// the step for blocks with an odd byte, blank lines or long ones (and
+    /// the chunk's last bytes), out of the loop over plain blocks.
+    #[inline(never)]
+    fn block(&mut self, base: usize, mut newlines: u64, mut odd: u64) {
+        while newlines != 0 {
+            let bit = newlines.trailing_zeros() as usize;
+            newlines &= newlines - 1;
+            // The bytes of this block up to the newline.
+            let line_bits = u64::MAX >> (63 - bit);
+            let line_is_odd = self.odd_before || odd & line_bits != 0;
+            odd &= !line_bits;
+            self.odd_before = false;
+            push_line(&self.data[self.start..base + bit], line_is_odd, self.urls, self.bad);
+            self.start = base + bit + 1;
+        }
+        self.odd_before |= odd != 0;
     }
 }
 
@@ -1669,7 +1697,7 @@ mod tests {
             let (mut urls, mut bad) = (Vec::new(), Vec::new());
             split_lines(&data, &mut urls, &mut bad);
             let (mut urls_sse2, mut bad_sse2) = (Vec::new(), Vec::new());
-            split_lines_with(&data, &mut urls_sse2, &mut bad_sse2, block_masks);
+            split_lines_with(&data, &mut urls_sse2, &mut bad_sse2, block_masks_64);
             proptest::prop_assert_eq!((urls, bad), (urls_sse2, bad_sse2));
         }
     }
