@@ -632,7 +632,7 @@ fn escape_only_classes(
         let escapes_of_class = escapes
             .iter()
             .enumerate()
-            .filter(|&(j, &b)| !escapes[..j].iter().any(|&before| before == b) && classes[usize::from(b)] == class);
+            .filter(|&(j, &b)| !escapes[..j].contains(&b) && classes[usize::from(b)] == class);
         if class_size(class) == escapes_of_class.count() {
             only[n] = class;
             n += 1;
