@@ -26,11 +26,14 @@
 #          --data: where inputs are cached (default target/callgrind-data)
 #
 # Inputs (URL lists, corpora, the frontier) are cached in the data directory;
-# artifacts are compiled by the binary measured, cached per binary checksum.
+# artifacts are cached per checksum of the binary that compiled them. Both
+# binaries run on the compiler's artifact; a binary that does not read its
+# format (`inspect` refuses it: another format version) runs on one it
+# compiles itself (scripts/bench_args.sh, artifact_for).
 # Prints one line per workload; exit status 2 when something is missing.
 set -euo pipefail
 
-script=callgrind.sh usage_lines=2,32 n=20000
+script=callgrind.sh usage_lines=2,33 n=20000
 takes="--robotsieve --baseline --compiler --n --shared --data --agent"
 source "$(dirname "$0")/scripts/bench_args.sh"
 bench_args "$@"
@@ -80,11 +83,7 @@ if [ ! -s "$syn/corpus.jsonl" ]; then
         printf '%s\t%s\n' "$(printf '%s' "$h" | tr 'A-Z' 'a-z')" "$f"
     done | corpus_of_hosts > "$syn/corpus.$$.tmp" && mv "$syn/corpus.$$.tmp" "$syn/corpus.jsonl"
 fi
-frontier=$syn/frontier-$((2 * n)).txt
-if [ ! -s "$frontier" ]; then
-    python3 "$realworld/synth_frontier.py" --root "$realworld" --n $((2 * n)) --seed 1 |
-        tail -n +2 | cut -f2 > "$frontier.$$.tmp" && mv "$frontier.$$.tmp" "$frontier"
-fi
+frontier=$(frontier $((2 * n))) || exit 2
 
 # instructions BIN WORKDIR ARTIFACT URLS: the instructions callgrind counts for one filter run.
 instructions() {
@@ -107,11 +106,6 @@ echo "binary $bin${baseline:+, baseline $baseline}; artifacts compiled by $compi
 for workload in crawl2019 synthetic; do
     dir=$data/$workload
     if [ "$workload" = crawl2019 ]; then list=$dir/urls.txt; else list=$frontier; fi
-    artifact=$dir/rules-$sum.rsv
-    if [ ! -s "$artifact" ]; then
-        nice -n 10 "$compiler" compile --agent "$agent" --corpus "$dir/corpus.jsonl" -o "$artifact" >"$dir/compile.log" 2>&1 ||
-            { echo "callgrind.sh: compile failed, see $dir/compile.log" >&2; exit 2; }
-    fi
     work=$runs/$workload
     mkdir -p "$work"
     head -n "$n" "$list" > "$work/n.txt"
@@ -119,6 +113,9 @@ for workload in crawl2019 synthetic; do
     : > "$work/none.txt"
     [ "$(wc -l < "$work/2n.txt")" -eq $((2 * n)) ] || { echo "callgrind.sh: $list has fewer than $((2 * n)) URLs" >&2; exit 2; }
     for run in $baseline "$bin"; do
+        artifact=$(artifact_for "$run" "$compiler" "$dir") || exit 2
+        [ "$artifact" = "$dir/rules-$sum.rsv" ] ||
+            echo "($run does not read $compiler's format: measured on $artifact, compiled by itself)"
         open=$(instructions "$run" "$work" "$artifact" "$work/none.txt")
         one=$(instructions "$run" "$work" "$artifact" "$work/n.txt")
         two=$(instructions "$run" "$work" "$artifact" "$work/2n.txt")

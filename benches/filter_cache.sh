@@ -11,8 +11,12 @@
 #
 # Usage: benches/filter_cache.sh [--robotsieve BIN] [--baseline BIN] [--n N] [--data DIR]
 #
-# Run filter_speed.sh and filter_scale.sh --keep first (their lists and
-# artifacts are reused; a workload whose files are missing is skipped). N
+# Run callgrind.sh and filter_scale.sh --keep first (their inputs are
+# reused: the frontier x20 is filter_speed.sh's, made from callgrind.sh's
+# when missing; the 1x and 4x lines are skipped without filter_scale.sh's
+# files). Each binary runs on the artifacts it reads: the baseline's (or
+# BIN's) compiled whole-corpus artifact, and filter_scale.sh's, or those it
+# compiled with a binary of another format version (see bench_args.sh). N
 # defaults to 600,000. The random list runs --grouping windowed and
 # partitioned, the sorted one windowed (what auto picks), the 1x and 4x lists
 # partitioned; with --baseline each case runs the baseline first. The
@@ -23,17 +27,25 @@
 set -euo pipefail
 
 script=filter_cache.sh
-usage_lines=2,22
-takes="--robotsieve --baseline --n --data"
+usage_lines=2,26
+takes="--robotsieve --baseline --n --data --shared"
 n=600000
 source "$(dirname "$0")/scripts/bench_args.sh"
 bench_args "$@"
 command -v valgrind >/dev/null || { echo "filter_cache.sh: valgrind is not installed" >&2; exit 2; }
 require_executables "$bin" $baseline
+compiler=${baseline:-$bin}
+speed_lists
+scale=$scale_dir
+# Each binary's 1x and 4x artifacts, before anything runs.
+for origins in 31898 127592; do
+    [ -s "$scale/origins-$origins.rsv" ] || continue
+    for run in $baseline "$bin"; do
+        scale_artifact "$run" "$origins" > /dev/null || exit 2
+    done
+done
 out=$(mktemp -d "${TMPDIR:-/tmp}/filter-cache.XXXXXX")
 trap 'rm -rf "$out"' EXIT
-scale=target/filter-scale
-synthetic=$(ls "$data"/synthetic/rules-*.rsv 2>/dev/null | head -1 || true)
 
 # slice NAME LIST: the first N lines of LIST as $out/NAME.txt (1 when LIST is there).
 slice() {
@@ -41,11 +53,20 @@ slice() {
     head -n "$n" "$2" > "$out/$1.txt"
 }
 
-# measure LABEL ARTIFACT LIST GROUPING: one line of figures per binary.
+# measure LABEL ARTIFACTS LIST GROUPING: one line of figures per binary.
+# ARTIFACTS is `synthetic` (callgrind.sh's whole-corpus workload) or one of
+# filter_scale.sh's origin counts: each binary runs on the artifact it reads
+# (scripts/bench_args.sh: artifact_for, scale_artifact).
 measure() {
+    local artifact
     for run in $baseline "$bin"; do
+        if [ "$2" = synthetic ]; then
+            artifact=$(artifact_for "$run" "$compiler" "$data/synthetic") || exit 2
+        else
+            artifact=$(scale_artifact "$run" "$2") || exit 2
+        fi
         valgrind --tool=cachegrind --cache-sim=yes --D1=49152,12,64 --LL=2097152,16,64 \
-            --cachegrind-out-file="$out/cg.out" "$run" filter --rules "$2" --agent mybot --urls "$3" \
+            --cachegrind-out-file="$out/cg.out" "$run" filter --rules "$artifact" --agent mybot --urls "$3" \
             --threads 1 --grouping "$4" --stats "$out/stats.json" >/dev/null 2>"$out/log" ||
             { echo "filter_cache.sh: $run failed, see below" >&2; cat "$out/log" >&2; exit 2; }
         awk -v b="$(basename "$run")" -v l="$1" -v g="$4" -v n="$n" '
@@ -58,17 +79,14 @@ measure() {
 
 echo "N = $n; $(git rev-parse --short HEAD 2>/dev/null || echo '?'); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-24s %-14s %-12s %8s %8s %8s\n' binary workload grouping "I/URL" "D1/URL" "LL/URL"
-if [ -n "$synthetic" ] && slice random "$data/speed/frontier-x20.txt"; then
-    LC_ALL=C sort -t/ -k3,3 -s "$out/random.txt" > "$out/sorted.txt"
-    measure "random" "$synthetic" "$out/random.txt" windowed
-    measure "random" "$synthetic" "$out/random.txt" partitioned
-    measure "sorted" "$synthetic" "$out/sorted.txt" windowed
-else
-    echo "(no frontier x20 or whole-corpus artifact under $data: run filter_speed.sh first)"
-fi
+slice random "$data/speed/frontier-x20.txt"
+LC_ALL=C sort -t/ -k3,3 -s "$out/random.txt" > "$out/sorted.txt"
+measure "random" synthetic "$out/random.txt" windowed
+measure "random" synthetic "$out/random.txt" partitioned
+measure "sorted" synthetic "$out/sorted.txt" windowed
 for origins in 31898 127592; do
     if slice "scale-$origins" "$scale/urls-$origins.txt" && [ -s "$scale/origins-$origins.rsv" ]; then
-        measure "$origins origins" "$scale/origins-$origins.rsv" "$out/scale-$origins.txt" partitioned
+        measure "$origins origins" "$origins" "$out/scale-$origins.txt" partitioned
     else
         echo "(no $scale/urls-$origins.txt: run filter_scale.sh --keep first)"
     fi

@@ -15,20 +15,25 @@
 # few fixed paths), so both lists have the same paths and the same share of
 # unknown origins (none). Each artifact is run with --grouping windowed and
 # --grouping auto (partitioned), T threads (default 1), and the figures are
-# CPU seconds (user + system), URLs per CPU second and peak RSS; the load
+# CPU seconds (user + system, and each), URLs per CPU second, peak RSS and
+# minor page faults (the mapped artifact's pages, mostly); the load
 # average is printed first. With --baseline (main's binary, say), both
 # binaries run each case one after the other, R rounds (default 1), so that
-# their CPU seconds are measured under the same load. Everything generated is under
+# their CPU seconds are measured under the same load. A binary that does
+# not read this tree's artifacts (another format version: `inspect` refuses
+# them) runs on the same origins compiled by itself (`compile_scale
+# synth-corpus`, then its `compile --corpus`; origins-N-SUM.rsv, SUM its
+# sha1's first 12 hex digits). Everything generated is under
 # target/filter-scale/ and deleted at the end unless --keep (the 4x
 # artifact is about 700 MB).
 set -euo pipefail
 
-script=filter_scale.sh usage_lines=2,24 n=0 rounds=1 urls=3000000 threads=1
+script=filter_scale.sh usage_lines=2,28 n=0 rounds=1 urls=3000000 threads=1
 takes="--robotsieve --baseline --rounds --urls --threads --keep"
 source "$(dirname "$0")/scripts/bench_args.sh"
 bench_args "$@"
 require_executables $baseline "$bin"
-work=target/filter-scale
+work=$scale_dir
 mkdir -p "$work"
 [ -n "$keep" ] || trap 'rm -rf "$work"' EXIT
 nice -n 10 cargo build --release -q -p robotsieve-benches --bin compile_scale
@@ -62,20 +67,40 @@ EOF
     fi
 done
 
+# A binary that does not read this tree's format (another format version)
+# runs on the same origins compiled by itself (`compile --corpus`).
+for run in $baseline "$bin"; do
+    for n in 31898 127592; do
+        reads "$run" "$work/origins-$n.rsv" && continue
+        own=$work/origins-$n-$(sha1sum "$run" | cut -c1-12).rsv
+        [ ! -s "$own" ] || continue
+        echo "($run does not read $work/origins-$n.rsv: compiling $own)"
+        if [ ! -s "$work/corpus-$n.jsonl" ]; then
+            nice -n 10 "$scale" synth-corpus "$n" "$work/corpus-$n.jsonl" ||
+                { echo "filter_scale.sh: writing $work/corpus-$n.jsonl failed" >&2; exit 2; }
+        fi
+        nice -n 10 "$run" compile --agent mybot --corpus "$work/corpus-$n.jsonl" -o "$own.$$.tmp.rsv" > "$own.log" 2>&1 &&
+            mv "$own.$$.tmp.rsv" "$own" ||
+            { echo "filter_scale.sh: $run compile failed, see $own.log" >&2; rm -f "$own.$$.tmp.rsv"; exit 2; }
+    done
+done
+
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores; $urls URLs, $threads threads; $(git rev-parse --short HEAD)"
-printf '%-24s %-10s %8s %10s %8s %8s %12s %9s\n' binary origins MB grouping wall cpu "M URLs/cpu-s" "RSS MB"
+printf '%-24s %-10s %8s %10s %8s %8s %6s %6s %12s %9s %9s\n' \
+    binary origins MB grouping wall cpu user sys "M URLs/cpu-s" "RSS MB" "minor flt"
 for _ in $(seq "$rounds"); do
 for n in 31898 127592; do
-    artifact=$work/origins-$n.rsv
     for grouping in windowed auto; do
       for run in $baseline "$bin"; do
-        /usr/bin/time -f '%e %U %S %M' -o "$work/time" "$run" filter --rules "$artifact" --agent mybot \
+        artifact=$(scale_artifact "$run" "$n") || exit 2
+        /usr/bin/time -f '%e %U %S %M %R' -o "$work/time" "$run" filter --rules "$artifact" --agent mybot \
             --urls "$work/urls-$n.txt" --threads "$threads" --grouping "$grouping" --stats "$work/stats.json" \
             2>"$work/err" || { echo "filter_scale.sh: filter failed" >&2; cat "$work/err" >&2; exit 2; }
-        read -r wall user sys rss < "$work/time"
+        read -r wall user sys rss faults < "$work/time"
         awk -v b="$(basename "$run")" -v n="$n" -v g="$grouping" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" \
-            -v c="$urls" -v mb="$(stat -c %s "$artifact")" 'BEGIN {
-            printf "%-24s %-10d %8.0f %10s %8.2f %8.2f %12.2f %9.0f\n", b, n, mb / 1e6, g, w, u + s, c / (u + s) / 1e6, r / 1024 }'
+            -v f="$faults" -v c="$urls" -v mb="$(stat -c %s "$artifact")" 'BEGIN {
+            printf "%-24s %-10d %8.0f %10s %8.2f %8.2f %6.2f %6.2f %12.2f %9.0f %9d\n",
+                b, n, mb / 1e6, g, w, u + s, u, s, c / (u + s) / 1e6, r / 1024, f }'
       done
     done
 done

@@ -23,8 +23,11 @@
 #                                 [--threads 2] [--repeat 1] [--workloads "NAME..."]
 #
 # Each binary runs without outputs (--stats only) and with --verdicts to a
-# file. The artifacts and base lists are callgrind.sh's (run it first;
-# compiled by the baseline when given, else BIN). The CPU figures are the
+# file. The base lists and corpora are callgrind.sh's (run it first), the
+# whole lists filter_speed.sh's (made from them when missing:
+# scripts/bench_args.sh, speed_lists); the artifacts are compiled by the
+# baseline when given, else BIN, and by BIN itself when it does not read the
+# baseline's format (another format version). The CPU figures are the
 # run of least total CPU of --repeat runs. Columns (per URL unless said):
 #
 #   caller I, pool I   instructions on the calling thread and on all others
@@ -37,9 +40,9 @@
 #   f, bound           caller CPU / all CPU, and Amdahl's bound from it
 set -euo pipefail
 
-script=filter_serial.sh usage_lines=2,37 n=200000 threads=2
+script=filter_serial.sh usage_lines=2,40 n=200000 threads=2
 workloads="crawl2019-x40 frontier-x20"
-takes="--robotsieve --baseline --data --n --threads --repeat --workloads"
+takes="--robotsieve --baseline --data --shared --n --threads --repeat --workloads"
 source "$(dirname "$0")/scripts/bench_args.sh"
 bench_args "$@"
 require_executables "$bin" $baseline
@@ -49,11 +52,7 @@ for tool in valgrind strace python3; do
 done
 thread_times=$(dirname "$0")/scripts/thread_times.py
 compiler=${baseline:-$bin}
-sum=$(sha1sum "$compiler" | cut -c1-12)
-for f in "$data/synthetic/frontier-300000.txt" "$data/crawl2019/urls.txt" \
-    "$data/synthetic/rules-$sum.rsv" "$data/crawl2019/rules-$sum.rsv"; do
-    [ -s "$f" ] || { echo "$script: $f is missing (run callgrind.sh first)" >&2; exit 2; }
-done
+speed_lists
 out=$(mktemp -d "$data/serial-out.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 
@@ -105,20 +104,17 @@ printf '%-22s %-14s %-8s %9s %9s %6s %8s %9s %7s %7s %8s %6s %6s\n' \
     binary workload output "caller I" "pool I" "f(I)" "bound(I)" "caller us" "sys us" "all us" "fsync ms" f bound
 for workload in $workloads; do
     case $workload in
-        crawl2019-x40) base=$data/crawl2019/urls.txt artifact=$data/crawl2019/rules-$sum.rsv times=40 ;;
-        frontier-x20) base=$data/synthetic/frontier-300000.txt artifact=$data/synthetic/rules-$sum.rsv times=20 ;;
+        crawl2019-x40) base=$data/crawl2019/urls.txt dir=$data/crawl2019 ;;
+        frontier-x20) base=$data/synthetic/frontier-300000.txt dir=$data/synthetic ;;
         *) echo "$script: unknown workload $workload (crawl2019-x40, frontier-x20)" >&2; exit 2 ;;
     esac
-    # The whole list: filter_speed.sh's when it made one.
+    # The whole list, as filter_speed.sh runs it.
     list=$data/speed/$workload.txt
-    if [ ! -s "$list" ]; then
-        list=$out/$workload.txt
-        prefix "$base" $(($(wc -l < "$base") * times)) "$list"
-    fi
     urls=$(wc -l < "$list")
     prefix "$base" "$n" "$out/urls-1.txt"
     prefix "$base" $((2 * n)) "$out/urls-2.txt"
     for run in $baseline "$bin"; do
+        artifact=$(artifact_for "$run" "$compiler" "$dir") || exit 2
         flags=()
         if [ "$workload" = frontier-x20 ] && [[ $("$run" filter --help) == *--grouping* ]]; then
             flags=(--grouping partitioned)

@@ -10,10 +10,12 @@
 # Usage: benches/filter_speed.sh [--robotsieve BIN] [--baseline BIN] [--data DIR] [--repeat R]
 #                                [--workloads "NAME..."]
 #
-# The artifacts and base lists are those of callgrind.sh and same_verdicts.sh
-# (run both first; DIR defaults to target/callgrind-data), compiled by the
-# baseline when given (else BIN). Each figure is the fastest of R runs
-# (default 2); CPU is user + system seconds of that run. The load average is
+# The base lists and corpora are those callgrind.sh caches (run it first;
+# DIR defaults to target/callgrind-data); the lists above are made from them
+# once (scripts/bench_args.sh, speed_lists). The artifacts are compiled by
+# the baseline when given (else BIN), and by BIN itself when it does not
+# read the baseline's format (another format version). Each figure is the
+# fastest of R runs (default 2); CPU is user + system seconds of that run. The load average is
 # printed first: on a busy machine compare CPU seconds. A binary that has
 # `filter --grouping` runs the random-order frontier twice, windowed and
 # with the default (auto: partitioned, see README "Filter performance").
@@ -27,25 +29,15 @@
 # most that.
 set -euo pipefail
 
-script=filter_speed.sh usage_lines=2,28 n=0 repeat=2
+script=filter_speed.sh usage_lines=2,29 n=0 repeat=2
 workloads="frontier-x20 frontier-x20-sorted crawl2019-x40"
-takes="--robotsieve --baseline --data --repeat --workloads"
+takes="--robotsieve --baseline --data --shared --repeat --workloads"
 source "$(dirname "$0")/scripts/bench_args.sh"
 bench_args "$@"
 require_executables "$bin" $baseline
 compiler=${baseline:-$bin}
-sum=$(sha1sum "$compiler" | cut -c1-12)
-for f in "$data/synthetic/frontier-300000.txt" "$data/crawl2019/urls.txt" \
-    "$data/synthetic/rules-$sum.rsv" "$data/crawl2019/rules-$sum.rsv"; do
-    [ -s "$f" ] || { echo "filter_speed.sh: $f is missing (run callgrind.sh and same_verdicts.sh first)" >&2; exit 2; }
-done
+speed_lists
 lists=$data/speed
-mkdir -p "$lists"
-if [ ! -s "$lists/frontier-x20-sorted.txt" ]; then
-    for _ in $(seq 20); do cat "$data/synthetic/frontier-300000.txt"; done > "$lists/frontier-x20.txt"
-    for _ in $(seq 40); do cat "$data/crawl2019/urls.txt"; done > "$lists/crawl2019-x40.txt"
-    LC_ALL=C sort -t/ -k3,3 -s "$lists/frontier-x20.txt" > "$lists/frontier-x20-sorted.txt"
-fi
 out=$(mktemp -d "$data/speed-out.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 
@@ -68,8 +60,8 @@ printf '%-24s %-19s %-9s %7s %6s %6s %8s %9s %8s %8s %6s\n' binary workload grou
 for run in $baseline "$bin"; do
     for workload in $workloads; do
         case $workload in
-            crawl2019*) artifact=$data/crawl2019/rules-$sum.rsv ;;
-            *) artifact=$data/synthetic/rules-$sum.rsv ;;
+            crawl2019*) artifact=$(artifact_for "$run" "$compiler" "$data/crawl2019") || exit 2 ;;
+            *) artifact=$(artifact_for "$run" "$compiler" "$data/synthetic") || exit 2 ;;
         esac
         list=$lists/$workload.txt
         urls=$(wc -l < "$list")

@@ -10,11 +10,14 @@
 # BIN defaults to target/release/robotsieve, N to 300000, DIR to
 # target/callgrind-data (the inputs callgrind.sh caches there are reused:
 # run callgrind.sh once first). The artifacts are compiled by the baseline
-# (cached per its checksum, as callgrind.sh does). Prints one line per
-# comparison; exit status 1 when any differ, 2 when something is missing.
+# (cached per its checksum, as callgrind.sh does) and both binaries run on
+# them, unless BIN does not read the baseline's format (another format
+# version: `inspect` refuses it), in which case BIN runs on the artifact it
+# compiles from the same corpus. Prints one line per comparison; exit
+# status 1 when any differ, 2 when something is missing.
 set -euo pipefail
 
-script=same_verdicts.sh usage_lines=2,16 n=300000
+script=same_verdicts.sh usage_lines=2,17 n=300000
 takes="--robotsieve --baseline --n --data --shared"
 source "$(dirname "$0")/scripts/bench_args.sh"
 bench_args "$@"
@@ -23,27 +26,21 @@ require_executables "$bin" "$baseline"
 for f in "$data/crawl2019/corpus.jsonl" "$data/synthetic/corpus.jsonl"; do
     [ -s "$f" ] || { echo "same_verdicts.sh: $f is missing (run benches/callgrind.sh first)" >&2; exit 2; }
 done
-sum=$(sha1sum "$baseline" | cut -c1-12)
-frontier=$data/synthetic/frontier-$n.txt
-if [ ! -s "$frontier" ]; then
-    python3 "$shared/realworld/synth_frontier.py" --root "$shared/realworld" --n "$n" --seed 1 |
-        tail -n +2 | cut -f2 > "$frontier.tmp" && mv "$frontier.tmp" "$frontier"
-fi
+frontier=$(frontier "$n") || exit 2
 out=$(mktemp -d "$data/same-verdicts.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 status=0
 for workload in crawl2019 synthetic; do
     dir=$data/$workload
-    artifact=$dir/rules-$sum.rsv
-    if [ ! -s "$artifact" ]; then
-        nice -n 10 "$baseline" compile --agent "$agent" --corpus "$dir/corpus.jsonl" -o "$artifact" >"$out/compile.log" 2>&1 ||
-            { echo "same_verdicts.sh: compile failed:" >&2; cat "$out/compile.log" >&2; exit 2; }
-    fi
+    baseline_artifact=$(artifact_for "$baseline" "$baseline" "$dir") || exit 2
+    bin_artifact=$(artifact_for "$bin" "$baseline" "$dir") || exit 2
+    [ "$bin_artifact" = "$baseline_artifact" ] ||
+        echo "($bin does not read $baseline's format: each runs on the artifact it compiled)"
     if [ "$workload" = crawl2019 ]; then list=$dir/urls.txt; else list=$frontier; fi
     for threads in 1 2; do
         for side in baseline bin; do
-            run=$baseline
-            [ "$side" = bin ] && run=$bin
+            run=$baseline artifact=$baseline_artifact
+            [ "$side" = bin ] && run=$bin artifact=$bin_artifact
             "$run" filter --rules "$artifact" --agent "$agent" --urls "$list" --threads "$threads" \
                 --verdicts "$out/$side.tsv" --stats "$out/$side.json" 2>"$out/$side.log" ||
                 { echo "same_verdicts.sh: $run failed:" >&2; cat "$out/$side.log" >&2; exit 2; }

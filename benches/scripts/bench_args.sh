@@ -1,7 +1,9 @@
 # Sourced by the benches/*.sh scripts that compare two robotsieve binaries
 # on the callgrind.sh workloads (callgrind.sh, same_verdicts.sh,
-# filter_speed.sh, filter_cache.sh, filter_scale.sh): the options they share, parsed,
-# defaulted and checked one way.
+# filter_speed.sh, filter_serial.sh, filter_cache.sh, filter_scale.sh): the
+# options they share, parsed, defaulted and checked one way, and the
+# cached inputs they share (the helpers at the end: `frontier`, `compiled`,
+# `artifact_for`, `speed_lists`), made one way.
 #
 # Before sourcing, a script sets
 #   script        its name, for messages
@@ -93,4 +95,102 @@ require_executables() {
     for b in "$@"; do
         [ -x "$b" ] || { echo "$script: $b is not an executable (cargo build --release -p robotsieve-cli)" >&2; exit 2; }
     done
+}
+
+# Helpers for the workloads' cached inputs (after bench_args). Each exits 2
+# with a message naming what is missing or what failed; those that print a
+# path run in a command substitution (`x=$(frontier N) || exit 2`: a
+# substitution does not inherit `set -e`, so each failure exits explicitly).
+
+# frontier N: the path of $data/synthetic/frontier-N.txt, a synth_frontier.py
+# frontier of N URLs (--seed 1), made once from $shared/realworld.
+frontier() {
+    local list=$data/synthetic/frontier-$1.txt
+    if [ ! -s "$list" ]; then
+        [ -f "$shared/realworld/synth_frontier.py" ] ||
+            { echo "$script: no $shared/realworld/synth_frontier.py (give --shared DIR)" >&2; exit 2; }
+        mkdir -p "$data/synthetic"
+        python3 "$shared/realworld/synth_frontier.py" --root "$shared/realworld" --n "$1" --seed 1 |
+            tail -n +2 | cut -f2 > "$list.$$.tmp" && mv "$list.$$.tmp" "$list" ||
+            { echo "$script: making $list failed" >&2; rm -f "$list.$$.tmp"; exit 2; }
+    fi
+    echo "$list"
+}
+
+# compiled BIN DIR: the path of DIR/rules-SUM.rsv, workload DIR's corpus
+# (DIR/corpus.jsonl, as callgrind.sh makes it) compiled by BIN (SUM: the
+# first 12 hex digits of BIN's sha1), compiled now when missing.
+compiled() {
+    local sum artifact
+    sum=$(sha1sum "$1" | cut -c1-12)
+    artifact=$2/rules-$sum.rsv
+    if [ ! -s "$artifact" ]; then
+        [ -s "$2/corpus.jsonl" ] || { echo "$script: $2/corpus.jsonl is missing (run benches/callgrind.sh first)" >&2; exit 2; }
+        nice -n 10 "$1" compile --agent "$agent" --corpus "$2/corpus.jsonl" -o "$artifact.$$.tmp.rsv" >"$2/compile-$sum.log" 2>&1 &&
+            mv "$artifact.$$.tmp.rsv" "$artifact" ||
+            { echo "$script: $1 compile failed, see $2/compile-$sum.log" >&2; rm -f "$artifact.$$.tmp.rsv"; exit 2; }
+    fi
+    echo "$artifact"
+}
+
+# reads RUN ARTIFACT: whether RUN opens ARTIFACT (`inspect` reads its header:
+# the same format and semantics versions as RUN's own).
+reads() {
+    "$1" inspect --rules "$2" >/dev/null 2>&1
+}
+
+# artifact_for RUN COMPILER DIR: the artifact of workload DIR that RUN is
+# measured on: COMPILER's (see `compiled`), so that two binaries are compared
+# on the very same file, unless RUN cannot read it (another format version:
+# `inspect` refuses it), in which case RUN's own. Use it as
+# `artifact=$(artifact_for ...) || exit 2`.
+artifact_for() {
+    local artifact
+    artifact=$(compiled "$2" "$3") || exit 2
+    if ! reads "$1" "$artifact"; then
+        artifact=$(compiled "$1" "$3") || exit 2
+    fi
+    echo "$artifact"
+}
+
+# speed_lists: makes the lists filter_speed.sh, filter_serial.sh and
+# filter_cache.sh run, once, in $data/speed/ from the base lists that
+# callgrind.sh and same_verdicts.sh cache (crawl2019's URLs; a 300,000-URL
+# frontier, made here when missing): frontier-x20.txt (the frontier 20
+# times), frontier-x20-sorted.txt (the same sorted by host) and
+# crawl2019-x40.txt (crawl2019's URLs 40 times). Exits 2 when a base list or
+# a workload's corpus is missing.
+speed_lists() {
+    local base=$data/crawl2019/urls.txt speed=$data/speed f
+    for f in "$base" "$data/crawl2019/corpus.jsonl" "$data/synthetic/corpus.jsonl"; do
+        [ -s "$f" ] || { echo "$script: $f is missing (run benches/callgrind.sh first)" >&2; exit 2; }
+    done
+    local frontier_list
+    frontier_list=$(frontier 300000) || exit 2
+    mkdir -p "$speed"
+    if [ ! -s "$speed/frontier-x20-sorted.txt" ]; then
+        for _ in $(seq 20); do cat "$frontier_list"; done > "$speed/frontier-x20.txt.$$.tmp"
+        for _ in $(seq 40); do cat "$base"; done > "$speed/crawl2019-x40.txt.$$.tmp"
+        LC_ALL=C sort -t/ -k3,3 -s "$speed/frontier-x20.txt.$$.tmp" > "$speed/frontier-x20-sorted.txt.$$.tmp"
+        # The sorted list last: its presence says the three are whole.
+        for f in frontier-x20 crawl2019-x40 frontier-x20-sorted; do mv "$speed/$f.txt.$$.tmp" "$speed/$f.txt"; done
+    fi
+}
+
+# filter_scale.sh's files: its 1x and 4x artifacts and lists (under target/).
+scale_dir=target/filter-scale
+
+# scale_artifact RUN N: the artifact of N origins (filter_scale.sh) that RUN
+# is measured on: $scale_dir/origins-N.rsv, built by this tree's library
+# (compile_scale), when RUN reads it, else $scale_dir/origins-N-SUM.rsv, the
+# same origins compiled by RUN (SUM: its sha1's first 12 hex digits), which
+# filter_scale.sh makes. Exits 2 when that one is missing.
+scale_artifact() {
+    local artifact=$scale_dir/origins-$2.rsv
+    if ! reads "$1" "$artifact"; then
+        artifact=$scale_dir/origins-$2-$(sha1sum "$1" | cut -c1-12).rsv
+        [ -s "$artifact" ] ||
+            { echo "$script: $1 does not read $scale_dir/origins-$2.rsv, and $artifact is missing (run filter_scale.sh --keep with it)" >&2; exit 2; }
+    fi
+    echo "$artifact"
 }

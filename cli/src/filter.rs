@@ -347,7 +347,9 @@ fn filter_with<C: Classifier>(
         grouping: match args.grouping {
             GroupingFlag::Auto => Grouping::Auto { origins },
             GroupingFlag::Windowed => Grouping::Windowed,
-            GroupingFlag::Partitioned => Grouping::Partitioned { partitions: partitions_for(origins) },
+            GroupingFlag::Partitioned => Grouping::Partitioned {
+                partitions: partitions_for(origins, input.mapped_bytes().map_or(usize::MAX, <[u8]>::len)),
+            },
         },
         temp_dir: args.temp_dir.clone(),
         ..Config::default()

@@ -152,43 +152,100 @@ impl SlotId for u16 {
             && rest.iter().all(|&[owner, target]| (owner == u16::MAX || owner < states) && target < states)
     }
 
-    /// Four slots at a time with SSE2: a slot `[owner, target]` read as the
-    /// word `owner | target << 16` keeps the state exactly when it is
-    /// `state | state << 16`, or when its owner is another state and the
-    /// default is `state`; a movemask gives the classes that leave.
+    /// Eight slots at a time with AVX2 where the CPU has it, then four with
+    /// SSE2: each id is compared with `state` (16-bit lanes), and a movemask
+    /// gives four bits a slot, two for "owner is the state" and two for
+    /// "target is the state" ([`leaving_slots`] reads them).
     #[cfg(target_arch = "x86_64")]
     fn leaves_on(row_slots: &[[u16; 2]], state: u32, default: u32, mut refused: impl FnMut(usize) -> bool) -> bool {
         use std::arch::x86_64::*;
-        let words: &[u32] = bytemuck::cast_slice(row_slots);
-        let stays = state | state << 16;
-        let mut blocks = words.chunks_exact(4);
+        let others_keep = default == state;
+        let ids: &[u16] = bytemuck::cast_slice(row_slots);
+        let wide = if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (detected above, once per process).
+            unsafe { leaving_over_avx2(ids, state as u16, others_keep, &mut refused) }
+        } else {
+            Ok(0)
+        };
+        let Ok(done) = wide else { return true };
+        let mut blocks = ids[2 * done..].chunks_exact(8);
         for (i, block) in (&mut blocks).enumerate() {
             // SAFETY: SSE2 is part of the x86_64 baseline; the load reads the
-            // block's 4 words (16 bytes), unaligned.
-            let leaving = unsafe {
+            // block's 8 ids (4 slots, 16 bytes), unaligned.
+            let equal = unsafe {
                 let v = _mm_loadu_si128(block.as_ptr().cast());
-                let kept = _mm_cmpeq_epi32(v, _mm_set1_epi32(stays as i32));
-                let kept = if default == state {
-                    // Another owner's slot gives the default: the state itself.
-                    let owned = _mm_cmpeq_epi32(_mm_and_si128(v, _mm_set1_epi32(0xFFFF)), _mm_set1_epi32(state as i32));
-                    _mm_or_si128(kept, _mm_andnot_si128(owned, _mm_set1_epi32(-1)))
-                } else {
-                    kept
-                };
-                !_mm_movemask_ps(_mm_castsi128_ps(kept)) & 0xF
+                _mm_movemask_epi8(_mm_cmpeq_epi16(v, _mm_set1_epi16(state as i16))) as u32
             };
-            let mut bits = leaving as u32;
-            while bits != 0 {
-                if refused(4 * i + bits.trailing_zeros() as usize) {
-                    return true;
-                }
-                bits &= bits - 1;
+            if refused_among(leaving_slots(equal, others_keep) & 0x1111, done + 4 * i, &mut refused) {
+                return true;
             }
         }
-        let done = words.len() - blocks.remainder().len();
+        let done = row_slots.len() - blocks.remainder().len() / 2;
         let rest = &row_slots[done..];
         leaves_on_plain(rest, state, default, |class| refused(done + class))
     }
+}
+
+/// The slots that leave a state, from the movemask of 16-bit compares of a
+/// block's ids with the state: for slot `j`, bits `4j` and `4j + 1` are set
+/// when its owner is the state, `4j + 2` and `4j + 3` when its target is. A
+/// slot the state owns leaves when its target is another state; another
+/// owner's slot gives the default, which leaves unless `others_keep` (the
+/// default is the state). The result has bit `4j` set for each slot `j`
+/// that leaves (and other bits to be masked off).
+#[inline(always)]
+fn leaving_slots(equal: u32, others_keep: bool) -> u32 {
+    let (owned, looping) = (equal, equal >> 2);
+    if others_keep {
+        owned & !looping
+    } else {
+        !(owned & looping)
+    }
+}
+
+/// Whether `refused` holds for some class `first + j` whose slot `j` leaves
+/// (bit `4j` of `leaving`), asked in ascending order: the classes a block of
+/// a row leaves on ([`SlotId::leaves_on`]).
+#[inline(always)]
+fn refused_among(mut leaving: u32, first: usize, refused: &mut impl FnMut(usize) -> bool) -> bool {
+    while leaving != 0 {
+        if refused(first + leaving.trailing_zeros() as usize / 4) {
+            return true;
+        }
+        leaving &= leaving - 1;
+    }
+    false
+}
+
+/// [`SlotId::leaves_on`]'s pass for 16-bit slots (`ids`, owner and target
+/// alternating), eight slots (32 bytes) a step with AVX2, where the CPU has
+/// it; `others_keep` when a slot of another owner keeps the state (its
+/// default is the state). `Err(())` when `refused` held for a class the
+/// state leaves on, else how many slots it took (the rest, fewer than
+/// eight, for the SSE2 pass).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn leaving_over_avx2(
+    ids: &[u16],
+    state: u16,
+    others_keep: bool,
+    refused: &mut impl FnMut(usize) -> bool,
+) -> Result<usize, ()> {
+    use std::arch::x86_64::*;
+    let state = _mm256_set1_epi16(state as i16);
+    let mut blocks = ids.chunks_exact(16);
+    for (i, block) in (&mut blocks).enumerate() {
+        // SAFETY: the load reads the block's 16 ids (8 slots, 32 bytes), unaligned.
+        let v = unsafe { _mm256_loadu_si256(block.as_ptr().cast()) };
+        let equal = _mm256_movemask_epi8(_mm256_cmpeq_epi16(v, state)) as u32;
+        if refused_among(leaving_slots(equal, others_keep) & 0x1111_1111, 8 * i, refused) {
+            return Err(());
+        }
+    }
+    Ok((ids.len() - blocks.remainder().len()) / 2)
 }
 
 /// [`SlotId::slots_fit`]'s pass for 16-bit ids, 16 ids (32 bytes) a step
@@ -219,33 +276,45 @@ unsafe fn slot_ids_over_avx2(ids: &[u16], owner_max: i16, target_max: i16) -> (b
 
 /// [`rows_fit`]'s pass, four rows (32 bytes) a step with AVX2, where the CPU
 /// has it: whether some id masked by `mask` (default, base) is over its
-/// `limit`, the top bits counted (default lanes, base lanes), and the rows
-/// left over (fewer than four) for the SSE2 pass.
+/// `limit`, the top bits counted (default lanes, base lanes), the largest
+/// `row[0] & answer_mask`, and the rows left over (fewer than four) for the
+/// SSE2 pass.
 ///
 /// # Safety
 /// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn rows_over_avx2(rows: &[[u32; 2]], mask: [i32; 2], limit: [i32; 2]) -> (bool, [u32; 2], &[[u32; 2]]) {
+unsafe fn rows_over_avx2(
+    rows: &[[u32; 2]],
+    mask: [i32; 2],
+    limit: [i32; 2],
+    answer_mask: u32,
+) -> (bool, [u32; 2], u32, &[[u32; 2]]) {
     use std::arch::x86_64::*;
     let mut blocks = rows.chunks_exact(4);
-    let ([md, mb], [ld, lb]) = (mask, limit);
+    let ([md, mb], [ld, lb], ma) = (mask, limit, answer_mask as i32);
     // Lanes alternate default, base (as the rows lie in memory).
     let mask = _mm256_setr_epi32(md, mb, md, mb, md, mb, md, mb);
     let limit = _mm256_setr_epi32(ld, lb, ld, lb, ld, lb, ld, lb);
-    let (mut bad, mut tops) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+    let answer_mask = _mm256_setr_epi32(ma, 0, ma, 0, ma, 0, ma, 0);
+    let (mut bad, mut tops, mut answers) = (_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256());
     for block in &mut blocks {
         // SAFETY: the load reads the block's four rows (32 bytes), unaligned.
         let raw = unsafe { _mm256_loadu_si256(block.as_ptr().cast()) };
         bad = _mm256_or_si256(bad, _mm256_cmpgt_epi32(_mm256_and_si256(raw, mask), limit));
         tops = _mm256_add_epi32(tops, _mm256_srli_epi32(raw, 31));
+        answers = _mm256_max_epu32(answers, _mm256_and_si256(raw, answer_mask));
     }
-    let mut lanes = [0u32; 8];
-    // SAFETY: the store writes the 8 lanes (32 bytes) of `lanes`.
-    unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), tops) };
+    let (mut lanes, mut answer_lanes) = ([0u32; 8], [0u32; 8]);
+    // SAFETY: each store writes the 8 lanes (32 bytes) of its array.
+    unsafe {
+        _mm256_storeu_si256(lanes.as_mut_ptr().cast(), tops);
+        _mm256_storeu_si256(answer_lanes.as_mut_ptr().cast(), answers);
+    }
     // Each lane counts at most a quarter of the rows (fewer than 2^32).
     let tops = [lanes[0] + lanes[2] + lanes[4] + lanes[6], lanes[1] + lanes[3] + lanes[5] + lanes[7]];
-    (_mm256_movemask_epi8(bad) != 0, tops, blocks.remainder())
+    let answer = answer_lanes.iter().copied().fold(0, u32::max);
+    (_mm256_movemask_epi8(bad) != 0, tops, answer, blocks.remainder())
 }
 
 /// A borrowed, validated comb automaton (from an artifact or a [`CombDfaBuf`]),
@@ -292,6 +361,14 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
     /// marked [`ACCEL`], with one to three escape bytes, and loop on every
     /// other byte.
     pub fn new(tables: CombTables<'a, T>) -> Result<CombDfa<'a, T>, DfaError> {
+        CombDfa::new_with_max_answer(tables).map(|(comb, _)| comb)
+    }
+
+    /// [`CombDfa::new`], and the comb's [`CombDfa::max_answer`], taken in the
+    /// check's pass over the rows (a 16-bit comb's rows carry the answers):
+    /// a group's first use needs both, and reading the interleaved rows a
+    /// second time for the answers cost about as much as checking them.
+    pub fn new_with_max_answer(tables: CombTables<'a, T>) -> Result<(CombDfa<'a, T>, u32), DfaError> {
         let CombTables { classes, rows, slots, answers, accels, start, sinks } = tables;
         let states = rows.len();
         if states == 0 {
@@ -310,7 +387,7 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
         if sinks as usize > states {
             return Err(DfaError::TooManySinks { sinks, states });
         }
-        let max_class = u64::from(classes.iter().copied().max().unwrap_or(0));
+        let max_class = classes.iter().copied().max().unwrap_or(0);
         // Each table is checked in one branch-free pass the compiler
         // vectorises (a group's first use checks all of them, and on a
         // frontier of cold origins that was most of the filter's
@@ -319,21 +396,21 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
         // Maxima are what vectorises: the largest base and default, target
         // and owner (a free slot's owner counted as 0).
         // The largest base a row may have: its last class must fall in the slots.
-        // The rows' pass also counts the rows marked [`ACCEL`].
-        let (rows_bad, marked) = match (slots.len() as u64).checked_sub(max_class + 1) {
-            Some(base_limit) => {
-                let default_mask = if T::ANSWER_IN_ROW { 0xFFFF } else { u32::MAX };
-                let (fit, marked) = rows_fit(rows, default_mask, states as u64 - 1, base_limit);
-                (!fit, marked)
-            }
-            None => (true, rows.iter().filter(|row| row[1] & ACCEL != 0).count()),
+        // The rows' pass also counts the rows marked [`ACCEL`] and takes the
+        // largest answer a row carries.
+        let default_mask = if T::ANSWER_IN_ROW { 0xFFFF } else { u32::MAX };
+        let pass = match (slots.len() as u64).checked_sub(u64::from(max_class) + 1) {
+            Some(base_limit) => rows_fit(rows, default_mask, states as u64 - 1, base_limit),
+            None => RowsPass { fit: false, ..rows_fit_plain(rows, default_mask, 0, 0) },
         };
         let slots_bad = !T::slots_fit(slots, states);
-        if rows_bad || slots_bad {
+        if !pass.fit || slots_bad {
             Self::name_table_problem(classes, rows, slots)?;
         }
         let comb = CombDfa { classes, rows, slots, answers, accels, start, sinks };
-        comb.check_accels(marked).map(|()| comb)
+        comb.check_accels(pass.marked, max_class)?;
+        let max_answer = if T::ANSWER_IN_ROW { pass.answer_bits >> 16 } else { comb.max_answer() };
+        Ok((comb, max_answer))
     }
 
     /// The first problem of rows or slots that [`CombDfa::new`]'s passes
@@ -359,8 +436,8 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
     }
 
     /// The acceleration invariants of [`CombDfa::new`] (the rest holds),
-    /// given the number of rows `marked` [`ACCEL`].
-    fn check_accels(&self, marked: usize) -> Result<(), DfaError> {
+    /// given the number of rows `marked` [`ACCEL`] and the largest class.
+    fn check_accels(&self, marked: usize, max_class: u8) -> Result<(), DfaError> {
         if let Some(w) = self.accels.windows(2).find(|w| w[0][0] >= w[1][0]) {
             return Err(DfaError::AccelsOutOfOrder { first: w[0][0], second: w[1][0] });
         }
@@ -372,11 +449,15 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
         }
         // A step depends on the byte's class only, so a state may leave only
         // on classes that consist of escape bytes alone. Per accelerated
-        // state that is one pass over its row's slots (`0..=max_class`),
-        // and a count of a class's bytes only for the few classes it leaves
-        // on (a group's first use checks hundreds of these states: no
-        // per-byte table is built).
-        let max_class = self.classes.iter().copied().max().unwrap_or(0);
+        // state that is one pass over its row's slots (`0..=max_class`);
+        // which classes consist of its escapes alone is counted once per
+        // escape set (the states of a comb mostly share one: a group's first
+        // use checks hundreds of these states, and no per-byte table is
+        // built).
+        let mut last: Option<(u32, ([u8; 3], usize))> = None;
+        // Each class's byte count, once counted (0: not yet; an escape's
+        // class holds at least the escape).
+        let mut sizes = [0u16; 256];
         for &[state, packed] in self.accels {
             if state < self.sinks || state as usize >= self.rows.len() || self.rows[state as usize][1] & ACCEL == 0 {
                 return Err(DfaError::AccelNotMarkedState { state });
@@ -386,20 +467,27 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
                 return Err(DfaError::AccelEscapeCount { state, count });
             }
             let escapes = &escapes[..count];
+            let (may_leave, leaving_classes) = match last {
+                Some((seen, classes)) if seen == packed => classes,
+                _ => {
+                    let classes = escape_only_classes(self.classes, escapes, |class| {
+                        let size = &mut sizes[usize::from(class)];
+                        if *size == 0 {
+                            *size = class_size(self.classes, class) as u16;
+                        }
+                        usize::from(*size)
+                    });
+                    last = Some((packed, classes));
+                    classes
+                }
+            };
+            let may_leave = &may_leave[..leaving_classes];
             let row = self.rows[state as usize];
             let (base, default) = ((row[1] & !ACCEL) as usize, default_of::<T>(row));
             // `new` checked that the row fits: `base + max_class < slots`.
             let row_slots = &self.slots[base..=base + usize::from(max_class)];
-            let leaves_on_more_than_escapes = T::leaves_on(row_slots, state, default, |class| {
-                let class = class as u8;
-                let escapes_of_class = escapes
-                    .iter()
-                    .enumerate()
-                    .filter(|&(i, &e)| !escapes[..i].contains(&e) && self.classes[usize::from(e)] == class)
-                    .count();
-                class_size(self.classes, class) > escapes_of_class
-            });
-            if leaves_on_more_than_escapes {
+            // (`iter().any`: `contains` on bytes calls `memchr`, a call per class.)
+            if T::leaves_on(row_slots, state, default, |class| !may_leave.iter().any(|&c| usize::from(c) == class)) {
                 // The first byte that leaves, to name it.
                 if let Some(byte) = (0..=255u8).find(|b| !escapes.contains(b) && self.step(state, *b) != state) {
                     return Err(DfaError::AccelLeaves { state, byte });
@@ -527,6 +615,32 @@ impl<T: SlotId> Automaton for CombDfa<'_, T> {
     }
 }
 
+/// The classes of `escapes` (one to three bytes) that consist of escape
+/// bytes alone, and how many: the only classes an accelerated state with
+/// these escapes may leave on. `class_size` counts a class's bytes.
+fn escape_only_classes(
+    classes: &[u8; 256],
+    escapes: &[u8],
+    mut class_size: impl FnMut(u8) -> usize,
+) -> ([u8; 3], usize) {
+    let (mut only, mut n) = ([0u8; 3], 0);
+    for (i, &e) in escapes.iter().enumerate() {
+        let class = classes[usize::from(e)];
+        if escapes[..i].iter().any(|&before| classes[usize::from(before)] == class) {
+            continue;
+        }
+        let escapes_of_class = escapes
+            .iter()
+            .enumerate()
+            .filter(|&(j, &b)| !escapes[..j].contains(&b) && classes[usize::from(b)] == class);
+        if class_size(class) == escapes_of_class.count() {
+            only[n] = class;
+            n += 1;
+        }
+    }
+    (only, n)
+}
+
 /// How many bytes `classes` maps to `class`: 16 bytes a step with SSE2 (a
 /// byte lane counts at most 16 matches before the sum of the lanes).
 fn class_size(classes: &[u8; 256], class: u8) -> usize {
@@ -550,11 +664,26 @@ fn class_size(classes: &[u8; 256], class: u8) -> usize {
     classes.iter().filter(|&&c| c == class).count()
 }
 
+/// What [`rows_fit`]'s one pass over the rows found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct RowsPass {
+    /// Every default and base within its limit.
+    fit: bool,
+    /// How many rows are marked [`ACCEL`].
+    marked: usize,
+    /// The largest `row[0] & !default_mask`: a 16-bit comb's largest answer
+    /// (shifted left 16), 0 for a 32-bit comb.
+    answer_bits: u32,
+}
+
 /// Whether every row's default (`row[0] & default_mask`) is at most
 /// `default_limit` and its base (`row[1]` without [`ACCEL`]) at most
-/// `base_limit`, and how many rows are marked [`ACCEL`]. Eight ids at a time
-/// with AVX2 where the CPU has it, then four with SSE2, the rest one by one: a group's first use checks every row, and
-/// counting the marks in the same pass saves reading the rows again.
+/// `base_limit`, how many rows are marked [`ACCEL`], and the largest answer
+/// bits (`row[0] & !default_mask`). Eight ids at a time with AVX2 where the
+/// CPU has it, then four with SSE2, the rest one by one: a group's first use
+/// checks every row, and taking the marks and the answers in the same pass
+/// saves reading the rows again (the answers' scalar pass over the
+/// interleaved rows was about a sixth of a first use).
 ///
 /// Signed compares are exact on ids below 2^31, so the vector pass compares
 /// the ids without their top bit against limits capped at `i32::MAX`, and
@@ -562,20 +691,18 @@ fn class_size(classes: &[u8; 256], class: u8) -> usize {
 /// count the marks, and a default with its top bit set (possible only where
 /// `default_mask` keeps it) is out of range whenever `default_limit` is
 /// below 2^31, the only case the pass takes.
-fn rows_fit(rows: &[[u32; 2]], default_mask: u32, default_limit: u64, base_limit: u64) -> (bool, usize) {
-    let fits =
-        |row: &[u32; 2]| u64::from(row[0] & default_mask) <= default_limit && u64::from(row[1] & !ACCEL) <= base_limit;
-    let marked_in = |rows: &[[u32; 2]]| rows.iter().filter(|row| row[1] & ACCEL != 0).count();
+fn rows_fit(rows: &[[u32; 2]], default_mask: u32, default_limit: u64, base_limit: u64) -> RowsPass {
+    let answer_mask = !default_mask;
     #[cfg(target_arch = "x86_64")]
-    if let Ok(default_limit) = i32::try_from(default_limit) {
+    if let Ok(default_limit32) = i32::try_from(default_limit) {
         use std::arch::x86_64::*;
-        let base_limit = i32::try_from(base_limit).unwrap_or(i32::MAX);
-        let (masks, limits) = ([(default_mask & !ACCEL) as i32, !ACCEL as i32], [default_limit, base_limit]);
-        let (wide_bad, wide_tops, rows) = if std::is_x86_feature_detected!("avx2") {
+        let base_limit32 = i32::try_from(base_limit).unwrap_or(i32::MAX);
+        let (masks, limits) = ([(default_mask & !ACCEL) as i32, !ACCEL as i32], [default_limit32, base_limit32]);
+        let (wide_bad, wide_tops, wide_answer, rows) = if std::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (detected above, once per process).
-            unsafe { rows_over_avx2(rows, masks, limits) }
+            unsafe { rows_over_avx2(rows, masks, limits, answer_mask) }
         } else {
-            (false, [0, 0], rows)
+            (false, [0, 0], 0, rows)
         };
         let mut blocks = rows.chunks_exact(2);
         // SAFETY: SSE2 is part of the x86_64 baseline; each load reads the
@@ -598,11 +725,30 @@ fn rows_fit(rows: &[[u32; 2]], default_mask: u32, default_limit: u64, base_limit
             (_mm_movemask_epi8(bad) != 0, lanes)
         };
         let default_tops = if default_mask & ACCEL != 0 { wide_tops[0] + lanes[0] + lanes[2] } else { 0 };
-        let rest = blocks.remainder();
-        let marked = wide_tops[1] as usize + lanes[1] as usize + lanes[3] as usize + marked_in(rest);
-        return (!wide_bad && !bad && default_tops == 0 && rest.iter().all(fits), marked);
+        // SSE2 has no unsigned 32-bit maximum: the rows of this pass (two
+        // with AVX2, all of them on a CPU without) give theirs one by one.
+        let sse2_rows = &rows[..rows.len() - blocks.remainder().len()];
+        let sse2_answer = sse2_rows.iter().map(|row| row[0] & answer_mask).fold(0, u32::max);
+        let rest = rows_fit_plain(blocks.remainder(), default_mask, default_limit, base_limit);
+        return RowsPass {
+            fit: !wide_bad && !bad && default_tops == 0 && rest.fit,
+            marked: wide_tops[1] as usize + lanes[1] as usize + lanes[3] as usize + rest.marked,
+            answer_bits: wide_answer.max(sse2_answer).max(rest.answer_bits),
+        };
     }
-    (rows.iter().all(fits), marked_in(rows))
+    rows_fit_plain(rows, default_mask, default_limit, base_limit)
+}
+
+/// [`rows_fit`] one row at a time: the definition the vector passes are
+/// tested against, and their tail.
+fn rows_fit_plain(rows: &[[u32; 2]], default_mask: u32, default_limit: u64, base_limit: u64) -> RowsPass {
+    let fits =
+        |row: &[u32; 2]| u64::from(row[0] & default_mask) <= default_limit && u64::from(row[1] & !ACCEL) <= base_limit;
+    RowsPass {
+        fit: rows.iter().all(fits),
+        marked: rows.iter().filter(|row| row[1] & ACCEL != 0).count(),
+        answer_bits: rows.iter().map(|row| row[0] & !default_mask).fold(0, u32::max),
+    }
 }
 
 /// An owned comb automaton, made from a dense one by [`CombDfaBuf::from_dense`].
@@ -1128,6 +1274,59 @@ mod tests {
         }
     }
 
+    proptest! {
+        /// The rows' vector passes (AVX2, SSE2, the tail) find what the
+        /// row-by-row definition finds: fit, marks and the largest answer
+        /// bits, on rows of every length up to 40 (every split between the
+        /// passes), with ids near the limits, top bits set, 16-bit and
+        /// 32-bit defaults, and limits past what the vector passes take.
+        #[test]
+        fn rows_pass_agrees_with_the_plain_one(
+            rows in proptest::collection::vec(
+                (prop_oneof![0u32..64, any::<u32>(), Just(0xFFFF_0000u32 | 5)],
+                 prop_oneof![0u32..64, Just(ACCEL | 3), any::<u32>()]),
+                0..40,
+            ),
+            narrow in any::<bool>(),
+            default_limit in prop_oneof![0u64..70, Just(u64::from(u32::MAX)), Just(1u64 << 40)],
+            base_limit in prop_oneof![0u64..70, Just(u64::from(u32::MAX))],
+        ) {
+            let rows: Vec<[u32; 2]> = rows.into_iter().map(|(d, b)| [d, b]).collect();
+            let default_mask = if narrow { 0xFFFF } else { u32::MAX };
+            prop_assert_eq!(
+                rows_fit(&rows, default_mask, default_limit, base_limit),
+                rows_fit_plain(&rows, default_mask, default_limit, base_limit)
+            );
+        }
+
+        /// The classes an accelerated state may leave on are those of its
+        /// escapes whose every byte is an escape, whatever the duplicates
+        /// among the escapes and the classes they share.
+        #[test]
+        fn escape_only_classes_are_the_classes_of_escapes_alone(
+            classes in proptest::collection::vec(0u8..6, 256),
+            escapes in proptest::collection::vec(prop_oneof![0u8..8, any::<u8>()], 1..=3),
+        ) {
+            let classes: [u8; 256] = classes.try_into().unwrap();
+            let (only, n) = escape_only_classes(&classes, &escapes, |c| class_size(&classes, c));
+            let mut found = only[..n].to_vec();
+            found.sort_unstable();
+            let mut wanted: Vec<u8> = escapes.iter().map(|&e| classes[usize::from(e)]).collect();
+            wanted.sort_unstable();
+            wanted.dedup();
+            wanted.retain(|&c| (0..=255u8).all(|b| classes[usize::from(b)] != c || escapes.contains(&b)));
+            prop_assert_eq!(found, wanted);
+        }
+    }
+
+    #[test]
+    fn class_size_counts_the_bytes_of_a_class() {
+        let mut classes = [0u8; 256];
+        classes[b'?' as usize] = 1;
+        classes[200..].iter_mut().for_each(|c| *c = 2);
+        assert_eq!([0, 1, 2, 3].map(|c| class_size(&classes, c)), [199, 1, 56, 0]);
+    }
+
     #[test]
     fn broken_accelerations_are_refused_naming_the_problem() {
         let good = CombDfaBuf::from_dense(&slash_star_question());
@@ -1370,6 +1569,10 @@ mod tests {
             let NarrowTables { rows, slots } = comb.narrow().unwrap();
             let narrow = CombDfa::new(comb.tables(&rows, &slots, &[])).unwrap();
             prop_assert_eq!(narrow.max_answer(), dfa.max_answer());
+            // The largest answer the check's pass takes is the one the tables give.
+            let (_, wide_max) = CombDfa::new_with_max_answer(comb.tables(&comb.rows, &comb.slots, &comb.answers)).unwrap();
+            let (_, narrow_max) = CombDfa::new_with_max_answer(comb.tables(&rows, &slots, &[])).unwrap();
+            prop_assert_eq!((wide_max, narrow_max), (dfa.max_answer(), dfa.max_answer()));
             for path in &paths {
                 prop_assert_eq!(view.scan(path), dfa.scan(path));
                 prop_assert_eq!(narrow.scan(path), dfa.scan(path));

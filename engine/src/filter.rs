@@ -865,7 +865,8 @@ impl Pipeline {
             Grouping::Auto { origins } => {
                 let large = mapped_len? >= self.config.chunk_size.max(1).saturating_mul(PARTITION_MIN_CHUNKS);
                 let scattered = || partitioned::is_scattered(input.mapped_bytes().unwrap_or_default());
-                (large && origins >= PARTITION_MIN_ORIGINS && scattered()).then(|| partitioned::partitions_for(origins))
+                (large && origins >= PARTITION_MIN_ORIGINS && scattered())
+                    .then(|| partitioned::partitions_for(origins, mapped_len.unwrap_or(usize::MAX)))
             }
         }
     }

@@ -1598,18 +1598,22 @@ impl<'a> GroupView<'a> {
         if labels[0] != 0 || labels.windows(2).any(|w| w[0] > w[1]) {
             return Err(GroupDamage::LabelsNotAscending);
         }
-        if rules.iter().any(|&r| r != NO_RULE && r >= rec.explain_count) {
+        // A rank names no rule ([`NO_RULE`], which wraps to 0) or one below
+        // the count: one maximum, which vectorises, instead of a search.
+        if rules.iter().map(|&r| r.wrapping_add(1)).fold(0, u32::max) > rec.explain_count {
             return Err(GroupDamage::RuleBeyondExplanations);
         }
         if rec.parts == 0 || rec.parts > GroupHead::MAX_PARTS || self.records_end() > self.blob.len() {
             return Err(GroupDamage::PartCount { parts: rec.parts });
         }
         for p in 0..rec.parts as usize {
-            let max_answer = match self.part(p, Check::Full)? {
-                PartView::Dfa(dfa) => dfa.max_answer(),
-                PartView::Comb(comb) => comb.max_answer(),
-                PartView::Comb16(comb) => comb.max_answer(),
-                PartView::Rules { ends, ranks, patterns } => {
+            let (part, comb_max_answer) = self.read_part(p, Check::Full)?;
+            let max_answer = match (part, comb_max_answer) {
+                (_, Some(max)) => max,
+                (PartView::Dfa(dfa), None) => dfa.max_answer(),
+                (PartView::Comb(comb), None) => comb.max_answer(),
+                (PartView::Comb16(comb), None) => comb.max_answer(),
+                (PartView::Rules { ends, ranks, patterns }, None) => {
                     RuleList::check(patterns, ends, ranks)
                         .map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Rules(e) })?;
                     ranks.iter().copied().max().unwrap_or(0)
@@ -1681,6 +1685,12 @@ impl<'a> GroupView<'a> {
 
     /// Part `p`, read in place.
     pub fn part(&self, p: usize, check: Check) -> Result<PartView<'a>, GroupDamage> {
+        self.read_part(p, check).map(|(part, _)| part)
+    }
+
+    /// Part `p`, and a comb's largest answer when `check` is
+    /// [`Check::Full`] (found by its check's pass over the rows).
+    fn read_part(&self, p: usize, check: Check) -> Result<(PartView<'a>, Option<u32>), GroupDamage> {
         let out_of_range = |table| GroupDamage::OutOfRange { table };
         let part = self.part_record(p).ok_or(out_of_range(GroupTable::PartRecord))?;
         let count = part.count as usize;
@@ -1703,16 +1713,17 @@ impl<'a> GroupView<'a> {
                         Ok(Dfa::validated(classes, part.stride2, transitions, answers, part.start, part.sinks))
                     }
                 };
-                dfa.map(PartView::Dfa).map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Automaton(e) })
+                dfa.map(|dfa| (PartView::Dfa(dfa), None))
+                    .map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Automaton(e) })
             }
-            PART_COMB => self.comb(p, &part, check).map(PartView::Comb),
-            PART_COMB16 => self.comb(p, &part, check).map(PartView::Comb16),
+            PART_COMB => self.comb(p, &part, check).map(|(comb, max)| (PartView::Comb(comb), max)),
+            PART_COMB16 => self.comb(p, &part, check).map(|(comb, max)| (PartView::Comb16(comb), max)),
             PART_RULES => {
                 let ends: &[u32] = self.table(part.b, count).ok_or(out_of_range(GroupTable::RuleEnds))?;
                 let ranks: &[u32] = self.table(part.c, count).ok_or(out_of_range(GroupTable::RuleRanks))?;
                 let len = ends.last().copied().unwrap_or(0) as usize;
                 let patterns = self.bytes_at(part.a, len).ok_or(out_of_range(GroupTable::RulePatterns))?;
-                Ok(PartView::Rules { patterns, ends, ranks })
+                Ok((PartView::Rules { patterns, ends, ranks }, None))
             }
             kind => Err(GroupDamage::UnknownPartKind { part: p, kind }),
         }
@@ -1724,8 +1735,14 @@ impl<'a> GroupView<'a> {
             .ok_or(GroupDamage::OutOfRange { table: GroupTable::ByteClasses })
     }
 
-    /// A comb part's tables: `count` rows, then `slots` slots of `T` ids.
-    fn comb<T: SlotId>(&self, p: usize, part: &PartRecord, check: Check) -> Result<CombDfa<'a, T>, GroupDamage> {
+    /// A comb part's tables: `count` rows, then `slots` slots of `T` ids;
+    /// with [`Check::Full`], its largest answer too.
+    fn comb<T: SlotId>(
+        &self,
+        p: usize,
+        part: &PartRecord,
+        check: Check,
+    ) -> Result<(CombDfa<'a, T>, Option<u32>), GroupDamage> {
         let out_of_range = |table| GroupDamage::OutOfRange { table };
         let count = part.count as usize;
         let classes = self.classes(part.a)?;
@@ -1742,10 +1759,10 @@ impl<'a> GroupView<'a> {
         let (start, sinks) = (part.start, part.sinks);
         let tables = CombTables { classes, rows, slots, answers, accels, start, sinks };
         match check {
-            Check::Full => {
-                CombDfa::new(tables).map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Automaton(e) })
-            }
-            Check::Validated => Ok(CombDfa::validated(tables)),
+            Check::Full => CombDfa::new_with_max_answer(tables)
+                .map(|(comb, max)| (comb, Some(max)))
+                .map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Automaton(e) }),
+            Check::Validated => Ok((CombDfa::validated(tables), None)),
         }
     }
 }

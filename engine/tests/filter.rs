@@ -836,7 +836,7 @@ fn auto_grouping_partitions_only_large_mapped_inputs_over_many_origins() {
     let chunks = batches(Grouping::Windowed, Feed::Mapped);
     assert!(chunks >= PARTITION_MIN_CHUNKS, "{chunks} chunks");
     // Many origins, a mapped input of enough chunks: partitions of one block each.
-    let partitions = partitions_for(PARTITION_MIN_ORIGINS);
+    let partitions = partitions_for(PARTITION_MIN_ORIGINS, data.len());
     assert!(partitions > 1);
     assert_eq!(batches(Grouping::Auto { origins: PARTITION_MIN_ORIGINS }, Feed::Mapped), partitions);
     // Too few origins, or a stream: windowed.

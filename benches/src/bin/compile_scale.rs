@@ -25,6 +25,8 @@
 //! during the batch, VmRSS and VmHWM (the allocator counts only when the
 //! variable is set); `COMPILE_SCALE_TRACE=1 compile_scale group-peaks` builds
 //! each real file's group alone and lists the largest builds' peak heap bytes.
+//! `compile_scale synth-corpus N OUT` writes the origins `synth-build N`
+//! builds as a corpus (JSON Lines) for `robotsieve compile --corpus`.
 
 use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build, BuildPlan};
@@ -100,6 +102,9 @@ fn main() {
     if args.first().map(String::as_str) == Some("group-peaks") {
         return group_peaks();
     }
+    if args.first().map(String::as_str) == Some("synth-corpus") {
+        return synth_corpus(&args[1..]);
+    }
     let mut sizes = vec![100_000usize, 300_000, 1_000_000];
     let mut memory = DEFAULT_MEMORY;
     let mut baseline: Option<PathBuf> = None;
@@ -142,7 +147,7 @@ fn main() {
         }
         let distinct = work.join(format!("distinct-{}.jsonl", files.len()));
         if !distinct.is_file() {
-            write_distinct_corpus(&files, &distinct);
+            write_distinct_corpus(&files, files.len(), &distinct);
         }
         let corpus = ["--corpus".to_string(), distinct.display().to_string()];
         let real = ["--robots-dir".to_string(), robots.display().to_string()];
@@ -244,6 +249,20 @@ fn synth_build(args: &[String]) {
     println!("origins={} groups={} bytes={bytes}", report.origins, report.groups);
 }
 
+/// Mode `synth-corpus N OUTPUT`: the origins `synth-build N` builds (with real
+/// files), as a corpus that a `robotsieve` binary compiles itself
+/// (`benches/filter_scale.sh`, for a binary that does not read the format of
+/// this build's artifacts).
+fn synth_corpus(args: &[String]) {
+    let [n, out] = args else { fail("synth-corpus N OUTPUT") };
+    let robots = shared_dir().map(|d| d.join("realworld/robots")).unwrap_or_else(|| fail("no shared dir"));
+    let files = real_files(&robots);
+    if files.is_empty() {
+        fail(&format!("no .txt files in {}", robots.display()));
+    }
+    write_distinct_corpus(&files, number(n), Path::new(out));
+}
+
 /// Diagnostic mode `group-peaks` (with `COMPILE_SCALE_TRACE` set): compiles
 /// and encodes each real file's group (with its unique rule) alone, on one
 /// thread, and prints the heap bytes each build held at its peak and its
@@ -317,11 +336,14 @@ fn real_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Every real file once, at its own host, with its unique rule, as JSON Lines.
-fn write_distinct_corpus(files: &[PathBuf], path: &Path) {
+/// The `n` synthetic origins of `synth-build` (origin `i` serving real file
+/// `i mod F` with its unique rule) as JSON Lines, for `robotsieve compile
+/// --corpus`: with `n` = F, every real file once.
+fn write_distinct_corpus(files: &[PathBuf], n: usize, path: &Path) {
     let temp = path.with_extension("tmp");
     let mut out = std::io::BufWriter::new(std::fs::File::create(&temp).unwrap_or_else(|e| fail(&e.to_string())));
-    for (i, file) in files.iter().enumerate() {
+    for i in 0..n {
+        let file = &files[i % files.len()];
         let mut body = std::fs::read(file).unwrap_or_else(|e| fail(&format!("{}: {e}", file.display())));
         body.extend_from_slice(unique_rule(i).as_bytes());
         let b64 = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &body);
