@@ -1,39 +1,48 @@
 //! The partitioned form of a run ([`Grouping`]): three passes over a mapped
 //! input, each URL's origin tables used while they are in the cache.
 //!
-//! 1. **Split.** The input is cut into the same chunks as the windowed path,
-//!    and each chunk's URLs are sorted into partitions by the hash of their
-//!    authority as written ([`partition_of_hash`]), each URL a record of a
-//!    4-byte header (its length and bucket) and its bytes ([`HEADER`]). The
-//!    sink appends each partition's records to the partition's block in
-//!    memory (a write-combining buffer of [`block_size`] bytes); a full block
-//!    goes to the end of the one temporary file and is linked into its
-//!    partition's chain ([`Extent`]). Each URL's partition goes to an order
-//!    file (2 bytes a URL), and the number each partition had received
-//!    before each chunk to a cursor file. Lines that are no URL stay out:
-//!    pass 3 sees them.
+//! 1. **Split**, all of it on the workers. The input is cut into the same
+//!    chunks as the windowed path, and each chunk's URLs are sorted into
+//!    partitions by the hash of their authority as written
+//!    ([`partition_of_hash`]), each URL a record of a 4-byte header (its
+//!    length and bucket) and its bytes ([`HEADER`]). The worker takes the
+//!    numbers of the chunk's URLs in each partition from the partition's
+//!    counter (an atomic add per partition and chunk, in whatever order the
+//!    chunks come), writes them as the chunk's row of a cursor file, and
+//!    appends each partition's records, after a segment header holding the
+//!    first number ([`SEGMENT`]), to that partition's block in its own set
+//!    of blocks (write-combining buffers of [`block_size`] bytes); full
+//!    blocks go, many in one `pwritev`, to bytes of the one temporary file
+//!    the worker takes from a shared counter, and are linked into their
+//!    partitions' chains ([`Extent`]). Each non-blank line's record for pass
+//!    3 (its length and partition, [`IRREGULAR`]) goes to an order file at
+//!    bytes taken the same way. The calling thread only keeps, in input
+//!    order, where each chunk's line records went ([`Split`]).
 //! 2. **Classify.** The partitions are the unit of work: each worker takes
 //!    the next partition, reads its blocks, up to [`BLOCK`] bytes at a time,
 //!    hands them to the classifier (sorted by the bucket stored beside each
 //!    URL when they are more than the classifier groups itself), and writes
-//!    the verdicts, a byte each, into the partition's region of a verdict
-//!    file. A partition holds the URLs of about [`ORIGINS_PER_PARTITION`]
-//!    origins, whose tables stay in the cache for the whole partition.
+//!    each verdict, a byte, into the partition's region of a (mapped)
+//!    verdict file at its URL's number. A partition holds the URLs of about
+//!    [`ORIGINS_PER_PARTITION`] origins, whose tables stay in the cache for
+//!    the whole partition.
 //! 3. **Write.** The input is cut into chunks again and each chunk formatted
-//!    on the workers from the verdict file: chunk `c`'s next URL of partition
-//!    `p` (read from the order file, not hashed again) has its verdict at
-//!    `p`'s region start plus the cursor of `(c, p)`. The chunks go to the
-//!    sink in input order, as on the windowed path, so outputs, counts and
-//!    bad lines are the windowed path's byte for byte.
+//!    on the workers from the verdict file: its lines are found from their
+//!    records (not split again), and chunk `c`'s next URL of partition `p`
+//!    has its verdict at `p`'s region start plus the cursor of `(c, p)`. The
+//!    chunks go to the sink in input order, as on the windowed path, so
+//!    outputs, counts and bad lines are the windowed path's byte for byte.
 //!
 //! Memory stays flat in the input size: the passes stream, the partitions
 //! are read a block at a time, the mapped input, cursors, order and
 //! verdicts give their pages back as they go ([`crate::mapped::release`]);
-//! pass 1 holds [`BLOCK_BUFFERS`] of blocks whatever the partition count.
-//! The temporary files are unnamed (`O_TMPFILE`, or removed right after
-//! creation): an interrupted run leaves nothing behind. They take about the
-//! input's size plus 6 bytes per URL (the header's 3 beyond the line end,
-//! the partition's 2, the verdict) and 8 bytes per chunk and partition.
+//! pass 1 holds [`BLOCK_BUFFERS`] of blocks per worker whatever the
+//! partition count. The temporary files are unnamed (`O_TMPFILE`, or
+//! removed right after creation): an interrupted run leaves nothing
+//! behind. They take about the input's size plus 8 bytes per URL (the
+//! header's 3 beyond the line end, the line record's 4, the verdict), 12
+//! bytes per segment (a chunk's URLs of a partition, per block they go to)
+//! and 8 bytes per chunk and partition.
 //!
 //! The partition of a URL only decides where it is classified, never how:
 //! any function of the URL gives the same verdicts. The authority as
@@ -236,7 +245,7 @@ pub(super) fn run<C: Classifier, S: Sink>(
     let shared = SplitShared::new(partitions, &blocks, (&cursors, &order), &temp);
     let mut split = Split { partitions, chunk_lines: Vec::new() };
     pipeline.run_chunks(&SplitLines(&shared), input, &mut split, None)?;
-    let (chains, totals) = shared.finish()?;
+    let (chains, totals) = shared.finish(pipeline)?;
     let mut starts = Vec::with_capacity(partitions + 1);
     starts.push(0u64);
     for total in &totals {
@@ -433,18 +442,24 @@ impl<'a> SplitShared<'a> {
         }
     }
 
-    /// After the last chunk: writes what the block sets still hold; each
+    /// After the last chunk: writes what the block sets still hold (up to
+    /// [`BLOCK_BUFFERS`] each, on the workers, a set each); each
     /// partition's chain of blocks and number of URLs.
-    fn finish(self) -> Result<(Vec<Vec<Extent>>, Vec<u64>), FilterError> {
+    fn finish(self, pipeline: &Pipeline) -> Result<(Vec<Vec<Extent>>, Vec<u64>), FilterError> {
         let sets = std::mem::take(&mut *self.sets.lock().unwrap_or_else(|e| e.into_inner()));
-        for mut set in sets {
-            for p in 0..set.blocks.len() {
-                if !set.blocks[p].is_empty() {
-                    set.close(p, &self)?;
-                }
+        let outcomes = Mutex::new(Vec::new());
+        pipeline.pool.scope(|scope| {
+            for mut set in sets {
+                let (shared, outcomes) = (&self, &outcomes);
+                scope.spawn(move |_| {
+                    let flushed = (0..set.blocks.len())
+                        .try_for_each(|p| if set.blocks[p].is_empty() { Ok(()) } else { set.close(p, shared) })
+                        .and_then(|()| set.write_pending(shared));
+                    outcomes.lock().unwrap_or_else(|e| e.into_inner()).push(flushed);
+                });
             }
-            set.write_pending(&self)?;
-        }
+        });
+        outcomes.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().collect::<Result<(), _>>()?;
         let chains = self.chains.into_inner().unwrap_or_else(|e| e.into_inner());
         Ok((chains, self.totals.into_iter().map(AtomicU64::into_inner).collect()))
     }
@@ -505,16 +520,10 @@ impl ChunkJob<SplitFormat> for SplitLines<'_, '_> {
         shared.order.write_all_at(lines, chunk.order_at).map_err(failed)?;
         let mut set = shared.sets.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_default();
         set.blocks.resize_with(partitions, Vec::new);
-        let mut added = Ok(());
-        for p in 0..partitions {
-            if chunk.counts[p] > 0 {
-                let first = u64::from_le_bytes(chunk.row[p * 8..p * 8 + 8].try_into().expect("8 bytes"));
-                added = set.add(p, first, chunk.part(p), shared);
-                if added.is_err() {
-                    break;
-                }
-            }
-        }
+        let added = (0..partitions).filter(|&p| chunk.counts[p] > 0).try_for_each(|p| {
+            let first = u64::from_le_bytes(chunk.row[p * 8..p * 8 + 8].try_into().expect("8 bytes"));
+            set.add(p, first, chunk.part(p), shared)
+        });
         shared.sets.lock().unwrap_or_else(|e| e.into_inner()).push(set);
         added
     }
@@ -1202,7 +1211,7 @@ mod tests {
         let shared = SplitShared::new(partitions, &file, (&cursors, &order), &temp);
         let mut split = Split { partitions, chunk_lines: Vec::new() };
         pipeline.run_chunks(&SplitLines(&shared), &mut input_of(urls, dir.path()), &mut split, None).unwrap();
-        let (chains, totals) = shared.finish().unwrap();
+        let (chains, totals) = shared.finish(&pipeline).unwrap();
         let mut expected = vec![Vec::new(); partitions];
         for url in urls {
             expected[partition_of(url, partitions)].push(url.clone());
@@ -1322,9 +1331,10 @@ mod tests {
             let shared = SplitShared::new(64, &files[0], (&files[1], &files[2]), &temp);
             let mut split = Split { partitions: 64, chunk_lines: Vec::new() };
             let mut input = input_of(&urls, dir.path());
-            let outcome = pipeline(2, 4096).run_chunks(&SplitLines(&shared), &mut input, &mut split, None);
+            let pipeline = pipeline(2, 4096);
+            let outcome = pipeline.run_chunks(&SplitLines(&shared), &mut input, &mut split, None);
             let error = match outcome {
-                Ok(_) => shared.finish().map(|_| ()).unwrap_err(),
+                Ok(_) => shared.finish(&pipeline).map(|_| ()).unwrap_err(),
                 Err(error) => error,
             };
             match &error {
