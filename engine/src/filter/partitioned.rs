@@ -1057,6 +1057,31 @@ struct Replay<'a> {
     starts: &'a [u64],
 }
 
+/// The non-blank lines of `data` from their records (`records`, pass 1's
+/// [`IRREGULAR`] records of the chunk), in order and as [`Lines`] gives
+/// them, each URL with its partition: a URL that starts where the line
+/// before it ended is sliced from its length, any other line found by
+/// [`Lines`] from there.
+#[inline(always)]
+fn replay_lines<'d>(data: &'d [u8], records: &[u8], mut line: impl FnMut(Line<'d>, usize)) {
+    // Where the next line starts, when no blank line comes first.
+    let mut at = 0;
+    for record in records.chunks_exact(4) {
+        let record = u32::from_le_bytes(record.try_into().expect("chunks of 4"));
+        let p = (record >> LEN_BITS) as usize & ((1 << PARTITION_BITS) - 1);
+        if record & IRREGULAR == 0 {
+            let url = &data[at..at + (record & ((1 << LEN_BITS) - 1)) as usize];
+            at = line_after(data, at + url.len());
+            line(Line::Url(url), p);
+            continue;
+        }
+        let found = Lines::new(&data[at..]).next().expect("pass 1 saw the same lines");
+        let (Line::Url(bytes) | Line::Bad(bytes, _)) = found;
+        at = line_after(data, offset_in(data, bytes) + bytes.len());
+        line(found, p);
+    }
+}
+
 impl<F: Format> ChunkJob<F> for Replay<'_> {
     /// Where each partition's next verdict is.
     type Scratch = Vec<u64>;
@@ -1081,33 +1106,15 @@ impl<F: Format> ChunkJob<F> for Replay<'_> {
         );
         let (first, lines) = self.chunk_lines[seq as usize];
         let first = first as usize;
-        let mut verdict_of = |record: u32| {
-            let at = &mut next[(record >> LEN_BITS) as usize & ((1 << PARTITION_BITS) - 1)];
-            let verdict = Verdict::ALL[usize::from(self.verdicts[*at as usize])];
-            *at += 1;
-            verdict
-        };
-        // Where the next line starts, when no blank line comes first.
-        let mut at = 0;
-        for record in self.order[first..first + lines * 4].chunks_exact(4) {
-            let record = u32::from_le_bytes(record.try_into().expect("chunks of 4"));
-            if record & IRREGULAR == 0 {
-                let url = &data[at..at + (record & ((1 << LEN_BITS) - 1)) as usize];
-                at = line_after(data, at + url.len());
-                recorder.record(buffers, url, verdict_of(record), b"");
-                continue;
+        replay_lines(data, &self.order[first..first + lines * 4], |line, p| match line {
+            Line::Url(url) => {
+                let at = &mut next[p];
+                let verdict = Verdict::ALL[usize::from(self.verdicts[*at as usize])];
+                *at += 1;
+                recorder.record(buffers, url, verdict, b"");
             }
-            match Lines::new(&data[at..]).next().expect("pass 1 saw the same lines") {
-                Line::Url(url) => {
-                    at = line_after(data, offset_in(data, url) + url.len());
-                    recorder.record(buffers, url, verdict_of(record), b"");
-                }
-                Line::Bad(line, problem) => {
-                    at = line_after(data, offset_in(data, line) + line.len());
-                    recorder.record_bad_line(buffers, line, problem);
-                }
-            }
-        }
+            Line::Bad(line, problem) => recorder.record_bad_line(buffers, line, problem),
+        });
         if seq % RELEASE_EVERY == RELEASE_EVERY - 1 {
             crate::mapped::release(self.verdicts, 0, self.verdicts.len());
             crate::mapped::release(self.cursors, 0, self.cursors.len());
@@ -1345,6 +1352,80 @@ mod tests {
                 other => panic!("file {broken}: {other}"),
             }
         }
+    }
+
+    /// A line as [`Lines`] gives it: its bytes, its problem if it is no
+    /// URL, else its partition (of 7).
+    type Seen = (Vec<u8>, Option<LineProblem>, Option<usize>);
+
+    /// Pass 1's line records of `data` (one chunk, 7 partitions), and the
+    /// lines pass 3 finds from them and those `Lines` finds, as [`Seen`].
+    fn replayed_and_split(data: &[u8]) -> (Vec<u32>, Vec<Seen>, Vec<Seen>) {
+        let dir = tempfile::tempdir().unwrap();
+        let temp = TempFiles { dir: dir.path() };
+        let (file, cursors, order) = (temp.create().unwrap(), temp.create().unwrap(), temp.create().unwrap());
+        let shared = SplitShared::new(7, &file, (&cursors, &order), &temp);
+        let recorder = Recorder { format: SplitFormat { partitions: 7 }, unknown_as: Verdict::Unknown };
+        let mut buffers = ChunkBuffers::default();
+        SplitLines(&shared).run(0, data, &recorder, &mut buffers, &mut ()).unwrap();
+        let seen = |line: Line<'_>, p: usize| -> Seen {
+            match line {
+                Line::Url(url) => (url.to_vec(), None, Some(p)),
+                Line::Bad(line, problem) => (line.to_vec(), Some(problem), None),
+            }
+        };
+        let records = buffers.output.lines.as_flattened();
+        let mut replayed = Vec::new();
+        replay_lines(data, records, |line, p| replayed.push(seen(line, p)));
+        let split = Lines::new(data)
+            .map(|line| {
+                let p = match line {
+                    Line::Url(url) => partition_of(url, 7),
+                    Line::Bad(..) => 0,
+                };
+                seen(line, p)
+            })
+            .collect();
+        let records = records.chunks_exact(4).map(|r| u32::from_le_bytes(r.try_into().unwrap())).collect();
+        (records, replayed, split)
+    }
+
+    proptest::proptest! {
+        /// Pass 3's walk over pass 1's line records gives the lines that
+        /// splitting the chunk again gives: blank lines, CRs, CRLF, odd
+        /// bytes, lines that are no URL, an over-long line, no last newline.
+        #[test]
+        fn lines_replayed_from_their_records_are_the_lines_split_again(
+            bytes in proptest::collection::vec(proptest::sample::select(b"h:/a.\r\n\n\t\x01\xff".to_vec()), 0..300),
+            long in proptest::option::of(0usize..300),
+        ) {
+            let mut data = bytes;
+            if let Some(at) = long {
+                let at = at.min(data.len());
+                data.splice(at..at, std::iter::repeat_n(b'x', crate::line::MAX_LINE + 1).chain([b'\n']));
+            }
+            let (_, replayed, split) = replayed_and_split(&data);
+            proptest::prop_assert_eq!(replayed, split);
+        }
+    }
+
+    #[test]
+    fn urls_one_after_another_are_replayed_from_their_lengths() {
+        // LF and CRLF ends, no blank line, a last line without a newline:
+        // every URL starts where the line before it ended.
+        let data = b"https://a.example/1\nhttps://b.example/2\r\nhttps://c.example/3\r\nd://x\nhttps://e.example/";
+        let (records, replayed, split) = replayed_and_split(data);
+        assert_eq!(records.len(), 5);
+        assert!(records.iter().all(|&record| record & IRREGULAR == 0), "{records:x?}");
+        assert_eq!(replayed, split);
+        // A blank line, a CR line, a line that is no URL: only the lines
+        // after them (and the bad line) are found with `Lines`.
+        let data =
+            b"https://a.example/1\n\nhttps://b.example/2\n\r\nhttps://c.example/3\nbad\x01line\nhttps://d.example/4\n";
+        let (records, replayed, split) = replayed_and_split(data);
+        let irregular: Vec<bool> = records.iter().map(|&record| record & IRREGULAR != 0).collect();
+        assert_eq!(irregular, [false, true, true, true, false]);
+        assert_eq!(replayed, split);
     }
 
     #[test]
