@@ -1057,28 +1057,42 @@ struct Replay<'a> {
     starts: &'a [u64],
 }
 
-/// The non-blank lines of `data` from their records (`records`, pass 1's
+/// The non-blank lines of a chunk from their records (pass 1's
 /// [`IRREGULAR`] records of the chunk), in order and as [`Lines`] gives
-/// them, each URL with its partition: a URL that starts where the line
-/// before it ended is sliced from its length, any other line found by
+/// them, each with its partition (a URL's): a URL that starts where the
+/// line before it ended is sliced from its length, any other line found by
 /// [`Lines`] from there.
-#[inline(always)]
-fn replay_lines<'d>(data: &'d [u8], records: &[u8], mut line: impl FnMut(Line<'d>, usize)) {
-    // Where the next line starts, when no blank line comes first.
-    let mut at = 0;
-    for record in records.chunks_exact(4) {
-        let record = u32::from_le_bytes(record.try_into().expect("chunks of 4"));
+struct ReplayLines<'d, 'r> {
+    data: &'d [u8],
+    records: std::slice::ChunksExact<'r, u8>,
+    /// Where the next line starts, when no blank line comes first.
+    at: usize,
+}
+
+impl<'d, 'r> ReplayLines<'d, 'r> {
+    fn new(data: &'d [u8], records: &'r [u8]) -> Self {
+        ReplayLines { data, records: records.chunks_exact(4), at: 0 }
+    }
+}
+
+impl<'d> Iterator for ReplayLines<'d, '_> {
+    type Item = (Line<'d>, usize);
+
+    // Always: once per URL, as `Lines::next`.
+    #[inline(always)]
+    fn next(&mut self) -> Option<(Line<'d>, usize)> {
+        let record = u32::from_le_bytes(self.records.next()?.try_into().expect("chunks of 4"));
         let p = (record >> LEN_BITS) as usize & ((1 << PARTITION_BITS) - 1);
+        let data = self.data;
         if record & IRREGULAR == 0 {
-            let url = &data[at..at + (record & ((1 << LEN_BITS) - 1)) as usize];
-            at = line_after(data, at + url.len());
-            line(Line::Url(url), p);
-            continue;
+            let url = &data[self.at..self.at + (record & ((1 << LEN_BITS) - 1)) as usize];
+            self.at = line_after(data, self.at + url.len());
+            return Some((Line::Url(url), p));
         }
-        let found = Lines::new(&data[at..]).next().expect("pass 1 saw the same lines");
+        let found = Lines::new(&data[self.at..]).next().expect("pass 1 saw the same lines");
         let (Line::Url(bytes) | Line::Bad(bytes, _)) = found;
-        at = line_after(data, offset_in(data, bytes) + bytes.len());
-        line(found, p);
+        self.at = line_after(data, offset_in(data, bytes) + bytes.len());
+        Some((found, p))
     }
 }
 
@@ -1106,15 +1120,17 @@ impl<F: Format> ChunkJob<F> for Replay<'_> {
         );
         let (first, lines) = self.chunk_lines[seq as usize];
         let first = first as usize;
-        replay_lines(data, &self.order[first..first + lines * 4], |line, p| match line {
-            Line::Url(url) => {
-                let at = &mut next[p];
-                let verdict = Verdict::ALL[usize::from(self.verdicts[*at as usize])];
-                *at += 1;
-                recorder.record(buffers, url, verdict, b"");
+        for (line, p) in ReplayLines::new(data, &self.order[first..first + lines * 4]) {
+            match line {
+                Line::Url(url) => {
+                    let at = &mut next[p];
+                    let verdict = Verdict::ALL[usize::from(self.verdicts[*at as usize])];
+                    *at += 1;
+                    recorder.record(buffers, url, verdict, b"");
+                }
+                Line::Bad(line, problem) => recorder.record_bad_line(buffers, line, problem),
             }
-            Line::Bad(line, problem) => recorder.record_bad_line(buffers, line, problem),
-        });
+        }
         if seq % RELEASE_EVERY == RELEASE_EVERY - 1 {
             crate::mapped::release(self.verdicts, 0, self.verdicts.len());
             crate::mapped::release(self.cursors, 0, self.cursors.len());
@@ -1375,8 +1391,7 @@ mod tests {
             }
         };
         let records = buffers.output.lines.as_flattened();
-        let mut replayed = Vec::new();
-        replay_lines(data, records, |line, p| replayed.push(seen(line, p)));
+        let replayed = ReplayLines::new(data, records).map(|(line, p)| seen(line, p)).collect();
         let split = Lines::new(data)
             .map(|line| {
                 let p = match line {
@@ -1391,7 +1406,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Pass 3's walk over pass 1's line records gives the lines that
+        /// Pass 3's walk over pass 1's line records ([`ReplayLines`]) gives the lines that
         /// splitting the chunk again gives: blank lines, CRs, CRLF, odd
         /// bytes, lines that are no URL, an over-long line, no last newline.
         #[test]
