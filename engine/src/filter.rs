@@ -1215,12 +1215,7 @@ fn classify_chunk<C: Classifier, F: Format>(
     let mut urls: Vec<&[u8]> = reuse(std::mem::take(&mut buffers.urls));
     // Lines that are no URL, rare: (how many URLs come before, the line, its problem).
     let mut bad: Vec<(usize, &[u8], LineProblem)> = Vec::new();
-    for line in Lines::new(data) {
-        match line {
-            Line::Url(url) => urls.push(url),
-            Line::Bad(url, problem) => bad.push((urls.len(), url, problem)),
-        }
-    }
+    split_lines(data, &mut urls, &mut bad);
     let mut verdicts = std::mem::take(&mut buffers.verdict_list);
     verdicts.clear();
     verdicts.resize(urls.len(), Verdict::Invalid);
@@ -1286,8 +1281,146 @@ fn reuse<'a, 'b>(mut v: Vec<&'a [u8]>) -> Vec<&'b [u8]> {
     v.into_iter().map(|_| -> &'b [u8] { unreachable!("the vector is empty") }).collect()
 }
 
+/// The non-blank lines of `data` (a chunk), in order, without their line
+/// ends, appended to `urls`, and those that are no URL at all
+/// ([`line::problem`]) to `bad`, each with the number of URLs before it:
+/// what [`Lines`] gives, in one pass over the chunk's blocks instead of an
+/// iterator step per line.
+///
+/// The newlines and odd bytes of 64 bytes at a time come as bit masks
+/// ([`block_masks`]); a block with no odd byte (nearly every block of a
+/// URL list) and no odd byte carried from the blocks before has every line
+/// that ends in it plain, and walks its newline bits with nothing else to
+/// check but the line's length.
+fn split_lines<'a>(data: &'a [u8], urls: &mut Vec<&'a [u8]>, bad: &mut Vec<(usize, &'a [u8], LineProblem)>) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2.
+        return unsafe { split_lines_avx2(data, urls, bad) };
+    }
+    split_lines_with(data, urls, bad, block_masks_64)
+}
+
+/// [`split_lines`] with the masks of [`block_masks_avx2`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn split_lines_avx2<'a>(data: &'a [u8], urls: &mut Vec<&'a [u8]>, bad: &mut Vec<(usize, &'a [u8], LineProblem)>) {
+    split_lines_with(data, urls, bad, |block| block_masks_avx2(block))
+}
+
+/// [`split_lines`] with the masks of each whole block from `masks` (a form
+/// of [`block_masks_64`]).
+#[inline(always)]
+fn split_lines_with<'a>(
+    data: &'a [u8],
+    urls: &mut Vec<&'a [u8]>,
+    bad: &mut Vec<(usize, &'a [u8], LineProblem)>,
+    masks: impl Fn(&[u8; 64]) -> (u64, u64),
+) {
+    let mut split = LineSplit { data, start: 0, odd_before: false, urls, bad };
+    let mut blocks = data.chunks_exact(64);
+    let mut base = 0;
+    for block in &mut blocks {
+        let (mut newlines, odd) = masks(block.try_into().expect("64 bytes"));
+        if odd == 0 && !split.odd_before {
+            // Plain lines: nothing to do but take them, unless one is blank
+            // or too long, which the general step takes from there on.
+            while newlines != 0 {
+                let end = base + newlines.trailing_zeros() as usize;
+                let line = &data[split.start..end];
+                if line.is_empty() || line.len() > MAX_LINE {
+                    break;
+                }
+                split.urls.push(line);
+                split.start = end + 1;
+                newlines &= newlines - 1;
+            }
+        }
+        if newlines != 0 || odd != 0 || split.odd_before {
+            split.block(base, newlines, odd);
+        }
+        base += 64;
+    }
+    let rest = blocks.remainder();
+    if !rest.is_empty() {
+        let (newlines, odd) = block_masks_scalar(rest);
+        split.block(base, newlines, odd);
+    }
+    if split.start < data.len() {
+        push_line(&data[split.start..], split.odd_before, split.urls, split.bad);
+    }
+}
+
+/// Where [`split_lines`] is in a chunk, and where its lines go.
+struct LineSplit<'a, 'v> {
+    data: &'a [u8],
+    /// Where the current line starts.
+    start: usize,
+    /// Whether the blocks before the current one hold an odd byte of the current line.
+    odd_before: bool,
+    urls: &'v mut Vec<&'a [u8]>,
+    bad: &'v mut Vec<(usize, &'a [u8], LineProblem)>,
+}
+
+impl LineSplit<'_, '_> {
+    /// The lines that end at the `newlines` of the block at `base`, whose
+    /// odd bytes not yet in a line taken are `odd`, each checked in full:
+    /// the step for blocks with an odd byte, blank lines or long ones (and
+    /// the chunk's last bytes), out of the loop over plain blocks.
+    #[inline(never)]
+    fn block(&mut self, base: usize, mut newlines: u64, mut odd: u64) {
+        while newlines != 0 {
+            let bit = newlines.trailing_zeros() as usize;
+            newlines &= newlines - 1;
+            // The bytes of this block up to the newline.
+            let line_bits = u64::MAX >> (63 - bit);
+            let line_is_odd = self.odd_before || odd & line_bits != 0;
+            odd &= !line_bits;
+            self.odd_before = false;
+            push_line(&self.data[self.start..base + bit], line_is_odd, self.urls, self.bad);
+            self.start = base + bit + 1;
+        }
+        self.odd_before |= odd != 0;
+    }
+}
+
+/// [`split_lines`]' step for one line (`odd`: whether it holds an odd
+/// byte): skipped when empty, else a URL, or checked first when odd or
+/// longer than [`MAX_LINE`].
+#[inline(always)]
+fn push_line<'a>(line: &'a [u8], odd: bool, urls: &mut Vec<&'a [u8]>, bad: &mut Vec<(usize, &'a [u8], LineProblem)>) {
+    if line.is_empty() {
+        return;
+    }
+    if odd || line.len() > MAX_LINE {
+        push_checked_line(line, urls, bad);
+        return;
+    }
+    urls.push(line);
+}
+
+/// [`push_line`] for a line with an odd byte or longer than [`MAX_LINE`]:
+/// a final CR dropped (a CR is an odd byte: only an odd line can end in
+/// one), then checked for a [`LineProblem`].
+#[cold]
+#[inline(never)]
+fn push_checked_line<'a>(line: &'a [u8], urls: &mut Vec<&'a [u8]>, bad: &mut Vec<(usize, &'a [u8], LineProblem)>) {
+    let line = match line {
+        [line @ .., b'\r'] => line,
+        line => line,
+    };
+    if line.is_empty() {
+        return;
+    }
+    match line::problem(line) {
+        Some(problem) => bad.push((urls.len(), line, problem)),
+        None => urls.push(line),
+    }
+}
+
 /// A non-blank line of a chunk, without its line end: a URL to classify,
 /// or a line that is no URL at all ([`line::problem`]).
+#[derive(Debug, PartialEq, Eq)]
 enum Line<'a> {
     Url(&'a [u8]),
     Bad(&'a [u8], LineProblem),
@@ -1295,7 +1428,9 @@ enum Line<'a> {
 
 /// The non-blank lines of a chunk, in order; a final line without a newline
 /// ends at the end of the chunk. Only lines with an odd byte, or longer than
-/// [`MAX_LINE`], are checked for a [`LineProblem`].
+/// [`MAX_LINE`], are checked for a [`LineProblem`]. The iterator form, a
+/// step per line (the partitioned form's passes read it; the windowed
+/// path's [`split_lines`] is tested against it).
 struct Lines<'a> {
     data: &'a [u8],
     newlines: Newlines<'a>,
@@ -1437,6 +1572,29 @@ fn block_masks_64(block: &[u8; 64]) -> (u64, u64) {
     }
 }
 
+/// [`block_masks_64`] with AVX2: two 32-byte blocks instead of four of 16.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn block_masks_avx2(block: &[u8; 64]) -> (u64, u64) {
+    use std::arch::x86_64::*;
+    // SAFETY: the two unaligned 32-byte loads read exactly the 64 bytes of `block`.
+    unsafe {
+        let newline = _mm256_set1_epi8(b'\n' as i8);
+        let space = _mm256_set1_epi8(0x20);
+        let at = |i: usize| {
+            let lanes = _mm256_loadu_si256(block.as_ptr().add(32 * i).cast::<__m256i>());
+            // A signed comparison: bytes above 0x7F are negative, so below 0x20 too.
+            let newlines = u64::from(_mm256_movemask_epi8(_mm256_cmpeq_epi8(lanes, newline)) as u32);
+            let odd = u64::from(_mm256_movemask_epi8(_mm256_cmpgt_epi8(space, lanes)) as u32);
+            (newlines, odd)
+        };
+        let ((n0, o0), (n1, o1)) = (at(0), at(1));
+        let newlines = n0 | n1 << 32;
+        (newlines, (o0 | o1 << 32) & !newlines)
+    }
+}
+
 #[cfg(not(target_arch = "x86_64"))]
 #[inline]
 fn block_masks_64(block: &[u8; 64]) -> (u64, u64) {
@@ -1471,6 +1629,25 @@ mod tests {
     }
 
     #[test]
+    fn block_masks_are_the_bytewise_ones_in_every_form() {
+        // Every byte at every place of a block, beside newlines and plain bytes.
+        for b in 0..=255u8 {
+            for at in 0..64 {
+                let mut block = [b'a'; 64];
+                block[(at + 1) % 64] = b'\n';
+                block[at] = b;
+                let bytewise = block_masks_scalar(&block);
+                assert_eq!(block_masks_64(&block), bytewise, "{b:#x} at {at}");
+                #[cfg(target_arch = "x86_64")]
+                if std::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU has AVX2.
+                    assert_eq!(unsafe { block_masks_avx2(&block) }, bytewise, "{b:#x} at {at}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn reasons_keep_each_url_apart() {
         let mut reasons = Reasons::default();
         reasons.start_next().extend_from_slice(b"first");
@@ -1482,6 +1659,63 @@ mod tests {
         );
         reasons.clear();
         assert_eq!(reasons.get(0), b"");
+    }
+
+    /// Every line of `data` as [`split_lines`] gives them, in the form of [`Lines`].
+    fn split(data: &[u8]) -> Vec<Line<'_>> {
+        let (mut urls, mut bad) = (Vec::new(), Vec::new());
+        split_lines(data, &mut urls, &mut bad);
+        let mut lines: Vec<Line<'_>> = Vec::new();
+        let mut bad = bad.into_iter().peekable();
+        for (i, url) in urls.into_iter().enumerate() {
+            while let Some((_, line, problem)) = bad.next_if(|&(before, _, _)| before == i) {
+                lines.push(Line::Bad(line, problem));
+            }
+            lines.push(Line::Url(url));
+        }
+        lines.extend(bad.map(|(_, line, problem)| Line::Bad(line, problem)));
+        lines
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(5_000))]
+
+        /// The lines of a chunk, split a block at a time, are those of the
+        /// line iterator: blank lines, CRs, odd bytes of every kind, lines
+        /// across blocks, a final line without a newline.
+        #[test]
+        fn split_lines_are_the_iterators_lines(
+            data in proptest::collection::vec(
+                proptest::prop_oneof![
+                    12 => proptest::sample::select(b"abc/:.%".to_vec()),
+                    3 => proptest::sample::select(b"\n".to_vec()),
+                    1 => proptest::sample::select(b"\r\t\0 \x7f\x80\xc3\xa9\xff".to_vec()),
+                ],
+                0..400,
+            ),
+        ) {
+            proptest::prop_assert_eq!(split(&data), Lines::new(&data).collect::<Vec<_>>());
+            // The SSE2 masks too, where `split_lines` chose AVX2.
+            let (mut urls, mut bad) = (Vec::new(), Vec::new());
+            split_lines(&data, &mut urls, &mut bad);
+            let (mut urls_sse2, mut bad_sse2) = (Vec::new(), Vec::new());
+            split_lines_with(&data, &mut urls_sse2, &mut bad_sse2, block_masks_64);
+            proptest::prop_assert_eq!((urls, bad), (urls_sse2, bad_sse2));
+        }
+    }
+
+    #[test]
+    fn split_lines_check_long_lines() {
+        let long = [b"http://a.example/".as_slice(), &[b'x'; MAX_LINE]].concat();
+        for data in [
+            [b"a\n".as_slice(), &long, b"\nb\r\n\r\n"].concat(),
+            [long.as_slice(), b"\r"].concat(),
+            [b"\xff\n".as_slice(), &long[..MAX_LINE]].concat(),
+        ] {
+            let lines = split(&data);
+            assert_eq!(lines, Lines::new(&data).collect::<Vec<_>>());
+            assert!(lines.iter().any(|line| matches!(line, Line::Bad(..))), "{}", lines.len());
+        }
     }
 
     #[test]

@@ -360,6 +360,8 @@ pub struct KeyBuf {
     key: Vec<u8>,
     path: Vec<u8>,
     complete: complete::Buffers,
+    /// Which vector forms of the scans the CPU runs, asked once per buffer.
+    vectors: Vectors,
 }
 
 /// Where [`KeyBuf::locate`] found a URL's origin key and escaped path.
@@ -388,7 +390,12 @@ struct Layout {
 impl KeyBuf {
     /// An empty buffer.
     pub fn new() -> KeyBuf {
-        KeyBuf { key: Vec::with_capacity(64), path: Vec::new(), complete: complete::Buffers::default() }
+        KeyBuf {
+            key: Vec::with_capacity(64),
+            path: Vec::new(),
+            complete: complete::Buffers::default(),
+            vectors: Vectors::detect(),
+        }
     }
 
     /// Takes `url` apart: its origin key (written into this buffer) and its
@@ -481,7 +488,7 @@ impl KeyBuf {
     #[inline(always)]
     fn parse_plain(&mut self, url: &[u8]) -> Option<Layout> {
         let (scheme, authority_start, scheme_as_is) = common_scheme_prefix(url)?;
-        let authority = match AuthorityScan::of_block(url, authority_start) {
+        let authority = match AuthorityScan::of_block(url, authority_start, self.vectors) {
             Some(authority) => authority,
             None => AuthorityScan::of(&url[authority_start..], authority_start),
         };
@@ -510,7 +517,7 @@ impl KeyBuf {
         // and by pattern escaping, but `%2E` may make a dot segment.
         let mut from = authority.end;
         let path_end = loop {
-            let stop = plain_path_end(url, from);
+            let stop = plain_path_end(url, from, self.vectors);
             match url.get(stop..stop + 3) {
                 _ if stop == url.len() || url[stop] == b'#' => break stop,
                 // Plain path bytes that the vector test takes along (see `is_path_stop_byte`).
@@ -742,8 +749,40 @@ impl AuthorityScan {
     /// block ([`AuthorityMasks`]); `None` for anything else, which
     /// [`AuthorityScan::of`] then reads byte by byte (a few URLs in a hundred).
     #[inline]
-    fn of_block(url: &[u8], authority_start: usize) -> Option<AuthorityScan> {
-        let (masks, len) = AuthorityMasks::at(url, authority_start);
+    fn of_block(url: &[u8], authority_start: usize, vectors: Vectors) -> Option<AuthorityScan> {
+        #[cfg(target_arch = "x86_64")]
+        if vectors.avx2 {
+            // SAFETY: the CPU has AVX2.
+            return unsafe { AuthorityScan::of_block_avx2(url, authority_start) };
+        }
+        AuthorityScan::of_block_sse2(url, authority_start)
+    }
+
+    /// [`AuthorityScan::of_block`] with the masks of [`AuthorityMasks::of`]
+    /// (SSE2 on x86_64), a call of its own like the AVX2 form, so that the
+    /// per-URL loop holds neither form inline.
+    #[inline(never)]
+    fn of_block_sse2(url: &[u8], authority_start: usize) -> Option<AuthorityScan> {
+        AuthorityScan::of_block_with(url, authority_start, AuthorityMasks::of)
+    }
+
+    /// [`AuthorityScan::of_block`] with the masks of [`AuthorityMasks::of_avx2`]:
+    /// the 32 bytes in one step, the host bytes found by one nibble lookup.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn of_block_avx2(url: &[u8], authority_start: usize) -> Option<AuthorityScan> {
+        AuthorityScan::of_block_with(url, authority_start, |block, _| AuthorityMasks::of_avx2(block))
+    }
+
+    /// [`AuthorityScan::of_block`] with the masks of each block from `of`
+    /// (a form of [`AuthorityMasks::of`]).
+    #[inline(always)]
+    fn of_block_with(
+        url: &[u8],
+        authority_start: usize,
+        of: impl Fn(&[u8; 32], bool) -> AuthorityMasks,
+    ) -> Option<AuthorityScan> {
+        let (masks, len) = AuthorityMasks::at(url, authority_start, of);
         let end = match masks.end {
             0 if len < 32 => len,
             0 => return None,
@@ -793,8 +832,7 @@ struct AuthorityMasks {
 }
 
 /// One bit per [`AuthorityMasks`] field: the class of each byte, for the
-/// byte-at-a-time form of the masks.
-#[cfg_attr(target_arch = "x86_64", allow(dead_code, reason = "the portable form; on x86_64 the tests' reference"))]
+/// byte-at-a-time form of the masks and the nibble tables of the vector form.
 static AUTHORITY_CLASSES: [u8; 256] = {
     let mut table = [0u8; 256];
     let mut b = 0;
@@ -821,7 +859,6 @@ static AUTHORITY_CLASSES: [u8; 256] = {
 };
 
 /// The classes of [`AUTHORITY_CLASSES`], one per field.
-#[cfg_attr(target_arch = "x86_64", allow(dead_code, reason = "the portable form's classes"))]
 impl AuthorityMasks {
     const END: u8 = 1;
     const COLON: u8 = 2;
@@ -837,10 +874,10 @@ impl AuthorityMasks {
     /// [`AuthorityMasks::of`]). A URL that ends sooner is read as its last
     /// 32 bytes, the masks shifted, or, shorter than 32 bytes, copied into a
     /// block of zeros.
-    #[inline]
-    fn at(url: &[u8], at: usize) -> (AuthorityMasks, u32) {
+    #[inline(always)]
+    fn at(url: &[u8], at: usize, of: impl Fn(&[u8; 32], bool) -> AuthorityMasks) -> (AuthorityMasks, u32) {
         if let Some(block) = url.get(at..at + 32) {
-            return (AuthorityMasks::of(block.try_into().expect("32 bytes"), false), 32);
+            return (of(block.try_into().expect("32 bytes"), false), 32);
         }
         let len = (url.len() - at) as u32;
         if len == 0 {
@@ -848,12 +885,12 @@ impl AuthorityMasks {
         }
         if let Some(start) = url.len().checked_sub(32) {
             // The block starts before `at`: its first half may hold a `/` of the scheme.
-            let masks = AuthorityMasks::of(url[start..].try_into().expect("32 bytes"), true);
+            let masks = of(url[start..].try_into().expect("32 bytes"), true);
             return (masks.shifted((at - start) as u32), len);
         }
         let mut block = [0u8; 32];
         block[..url.len() - at].copy_from_slice(&url[at..]);
-        (AuthorityMasks::of(&block, false).within(len), len)
+        (of(&block, false).within(len), len)
     }
 
     /// The masks with bit `i` moved to bit `i - by` (`0 < by < 32`).
@@ -964,6 +1001,66 @@ impl AuthorityMasks {
         }
     }
 }
+
+impl AuthorityMasks {
+    /// [`AuthorityMasks::of_bytewise`] of all 32 bytes in one step with
+    /// AVX2: the bytes the scan knows (host bytes, `:`, `x` and the ends)
+    /// found by one nibble lookup ([`AUTHORITY_NIBBLES`]) instead of ten
+    /// comparisons, the others compared as [`AuthorityMasks::of_sse2`] does.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn of_avx2(block: &[u8; 32]) -> AuthorityMasks {
+        use std::arch::x86_64::*;
+        // SAFETY: the unaligned loads read the 32 bytes of `block` and of each table.
+        unsafe {
+            let v = _mm256_loadu_si256(block.as_ptr().cast());
+            let splat = |b: u8| _mm256_set1_epi8(b as i8);
+            let high_table = _mm256_loadu_si256(AUTHORITY_NIBBLES_WIDE[0].as_ptr().cast());
+            let low_table = _mm256_loadu_si256(AUTHORITY_NIBBLES_WIDE[1].as_ptr().cast());
+            let high_nibbles = _mm256_and_si256(_mm256_srli_epi16(v, 4), splat(0x0F));
+            // A byte from 0x80 has its top bit set: its low lookup gives 0.
+            let known =
+                _mm256_and_si256(_mm256_shuffle_epi8(high_table, high_nibbles), _mm256_shuffle_epi8(low_table, v));
+            let other = _mm256_cmpeq_epi8(known, _mm256_setzero_si256());
+            // `/` and `?` are the two bytes that give 0x3F with bit 0x10 set.
+            let end = _mm256_or_si256(
+                _mm256_cmpeq_epi8(_mm256_or_si256(v, splat(0x10)), splat(b'?')),
+                _mm256_or_si256(_mm256_cmpeq_epi8(v, splat(b'#')), _mm256_cmpeq_epi8(v, splat(b'\\'))),
+            );
+            // Signed: `A` moved to -128, then one comparison.
+            let upper = _mm256_cmpgt_epi8(
+                splat(0x80u8.wrapping_add(b'Z' - b'A' + 1)),
+                _mm256_add_epi8(v, splat(0x80u8.wrapping_sub(b'A'))),
+            );
+            let mask = |m: __m256i| _mm256_movemask_epi8(m) as u32;
+            AuthorityMasks {
+                end: mask(end),
+                colon: mask(_mm256_cmpeq_epi8(v, splat(b':'))),
+                upper: mask(upper),
+                x: mask(_mm256_cmpeq_epi8(_mm256_or_si256(v, splat(0x20)), splat(b'x'))),
+                other: mask(other),
+            }
+        }
+    }
+}
+
+/// The bytes of no [`AuthorityMasks::OTHER`] class (host bytes, `:`, `x`,
+/// the ends: those an authority read from its masks may hold) as
+/// [`nibble_tables`].
+const AUTHORITY_NIBBLES: ([u8; 16], [u8; 16]) = {
+    let mut known = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        known[b] = AUTHORITY_CLASSES[b] & AuthorityMasks::OTHER == 0;
+        b += 1;
+    }
+    nibble_tables(&known)
+};
+
+/// [`AUTHORITY_NIBBLES`] for 256-bit lookups.
+#[cfg(target_arch = "x86_64")]
+static AUTHORITY_NIBBLES_WIDE: [[u8; 32]; 2] = wide_nibble_tables(AUTHORITY_NIBBLES);
 
 /// The index of the first byte at or after `i` in `bytes` that is not a
 /// plain host byte ([`is_plain_host_byte`]), or `bytes.len()`, and whether
@@ -1080,12 +1177,190 @@ static PATH_STOP_BYTES: [bool; 256] = {
 /// stop byte ([`is_path_stop_byte`]) or a `.` right after a `/` (a segment
 /// that may be a dot segment), or `url.len()`.
 #[inline]
-fn plain_path_end(url: &[u8], start: usize) -> usize {
+fn plain_path_end(url: &[u8], start: usize, vectors: Vectors) -> usize {
     #[cfg(target_arch = "x86_64")]
     if url.len() > 16 && start > 0 {
+        if vectors.avx2 {
+            // SAFETY: the CPU has AVX2.
+            return unsafe { plain_path_end_avx2(url, start) };
+        }
         return plain_path_end_sse2(url, start);
     }
     plain_path_end_bytewise(url, start)
+}
+
+/// Whether the CPU has AVX2 (the standard library detects it once per
+/// process and caches the answer).
+#[cfg(target_arch = "x86_64")]
+fn has_avx2() -> bool {
+    std::is_x86_feature_detected!("avx2")
+}
+
+/// Which vector forms of the scans ([`plain_path_end`],
+/// [`AuthorityScan::of_block`]) this CPU runs: asked once per [`KeyBuf`]
+/// and carried along, since asking the standard library's cache at each
+/// scan cost 12 instructions a URL (two or three scans each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Vectors {
+    /// AVX2: the 32-byte nibble lookups; else SSE2 (on x86_64) or none.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "x86_64 only"))]
+    avx2: bool,
+}
+
+impl Vectors {
+    /// What this CPU has.
+    fn detect() -> Vectors {
+        #[cfg(target_arch = "x86_64")]
+        return Vectors { avx2: has_avx2() };
+        #[cfg(not(target_arch = "x86_64"))]
+        return Vectors { avx2: false };
+    }
+}
+
+impl Default for Vectors {
+    fn default() -> Vectors {
+        Vectors::detect()
+    }
+}
+
+/// Nibble tables of a set of bytes, for a lookup of 16 or 32 bytes at
+/// once with PSHUFB: byte `b` is in the set exactly when
+/// `high[b >> 4] & low[b & 15]` is not zero, where a byte from 0x80 (whose
+/// top bit makes PSHUFB give 0) counts as a low entry of 0. Each distinct
+/// row of the set (the low nibbles in it for one high nibble) gets a bit of
+/// its own, set in `high` for the high nibbles of that row and in `low`
+/// for the row's low nibbles; a row of none has no bit. The build fails
+/// (the tables are constants) should a set need more than eight bits, or
+/// hold a byte from 0x80.
+const fn nibble_tables(set: &[bool; 256]) -> ([u8; 16], [u8; 16]) {
+    let (mut high, mut low) = ([0u8; 16], [0u8; 16]);
+    let mut rows = [0u16; 8];
+    let mut count = 0;
+    let mut h = 0;
+    while h < 16 {
+        let mut row = 0u16;
+        let mut l = 0;
+        while l < 16 {
+            if set[h * 16 + l] {
+                row |= 1 << l;
+            }
+            l += 1;
+        }
+        if row != 0 {
+            assert!(h < 8, "a byte from 0x80 in a nibble-table set");
+            let mut bit = 0;
+            while bit < count && rows[bit] != row {
+                bit += 1;
+            }
+            assert!(bit < 8, "more than eight distinct rows in a nibble-table set");
+            if bit == count {
+                rows[bit] = row;
+                count += 1;
+            }
+            high[h] = 1 << bit;
+            let mut l = 0;
+            while l < 16 {
+                if row >> l & 1 != 0 {
+                    low[l] |= 1 << bit;
+                }
+                l += 1;
+            }
+        }
+        h += 1;
+    }
+    (high, low)
+}
+
+/// Whether byte `b` is in the set of `tables` ([`nibble_tables`]): the
+/// lookup the vector code makes, a byte at a time, for the tests.
+#[cfg(test)]
+fn in_nibble_set((high, low): ([u8; 16], [u8; 16]), b: u8) -> bool {
+    // PSHUFB gives 0 for an index with its top bit set.
+    let low_entry = if b >= 0x80 { 0 } else { low[usize::from(b & 15)] };
+    high[usize::from(b >> 4)] & low_entry != 0
+}
+
+/// `tables` twice over, high table first, one copy per 128-bit lane of a
+/// 256-bit PSHUFB (which looks up within each lane).
+#[cfg(target_arch = "x86_64")]
+const fn wide_nibble_tables((high, low): ([u8; 16], [u8; 16])) -> [[u8; 32]; 2] {
+    let mut wide = [[0u8; 32]; 2];
+    let mut i = 0;
+    while i < 32 {
+        wide[0][i] = high[i % 16];
+        wide[1][i] = low[i % 16];
+        i += 1;
+    }
+    wide
+}
+
+/// The bytes a plain path takes along (those that are no
+/// [`is_path_stop_byte`]) as [`nibble_tables`]: five distinct rows (0x2_,
+/// 0x3_ and 0x5_, 0x4_, 0x6_, 0x7_).
+const PATH_NIBBLES: ([u8; 16], [u8; 16]) = {
+    let mut taken = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        taken[b] = !is_path_stop_byte(b as u8);
+        b += 1;
+    }
+    nibble_tables(&taken)
+};
+
+/// [`PATH_NIBBLES`] for 256-bit lookups.
+#[cfg(target_arch = "x86_64")]
+static PATH_NIBBLES_WIDE: [[u8; 32]; 2] = wide_nibble_tables(PATH_NIBBLES);
+
+/// [`plain_path_end`] with AVX2, from `start > 0` in URLs of more than 16
+/// bytes: 32 bytes a step (the last block the URL's last 32 bytes,
+/// overlapping what was checked), each classified by one nibble lookup
+/// ([`PATH_NIBBLES`]) instead of the SSE2 scan's nine comparisons; a URL
+/// of at most 32 bytes is read as [`plain_path_end_sse2`] reads it.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn plain_path_end_avx2(url: &[u8], start: usize) -> usize {
+    debug_assert!(url.len() > 16 && start > 0);
+    let len = url.len();
+    if len <= 32 {
+        return plain_path_end_sse2(url, start);
+    }
+    let mut i = start;
+    while i < len {
+        let block = i.min(len - 32);
+        let found = path_stops_avx2(url, block) & (u32::MAX << (i - block));
+        if found != 0 {
+            return block + found.trailing_zeros() as usize;
+        }
+        i = block + 32;
+    }
+    len
+}
+
+/// [`path_stops_sse2`] for the 32 bytes of `url` from `at` (`at >= 1`,
+/// `url` holding 32 bytes from `at`), by nibble lookup.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn path_stops_avx2(url: &[u8], at: usize) -> u32 {
+    use std::arch::x86_64::*;
+    let bytes: &[u8; 33] = url[at - 1..at + 32].try_into().expect("33 bytes");
+    // SAFETY: the two unaligned loads read bytes 0..32 and 1..33 of
+    // `bytes`, and the table loads the 32 bytes of each table.
+    unsafe {
+        let before = _mm256_loadu_si256(bytes.as_ptr().cast());
+        let v = _mm256_loadu_si256(bytes.as_ptr().add(1).cast());
+        let high_table = _mm256_loadu_si256(PATH_NIBBLES_WIDE[0].as_ptr().cast());
+        let low_table = _mm256_loadu_si256(PATH_NIBBLES_WIDE[1].as_ptr().cast());
+        let high_nibbles = _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F));
+        // A byte from 0x80 has its top bit set: its low lookup gives 0.
+        let taken = _mm256_and_si256(_mm256_shuffle_epi8(high_table, high_nibbles), _mm256_shuffle_epi8(low_table, v));
+        let stops = _mm256_cmpeq_epi8(taken, _mm256_setzero_si256());
+        let dot_segments = _mm256_and_si256(
+            _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'.' as i8)),
+            _mm256_cmpeq_epi8(before, _mm256_set1_epi8(b'/' as i8)),
+        );
+        _mm256_movemask_epi8(_mm256_or_si256(stops, dot_segments)) as u32
+    }
 }
 
 #[cfg_attr(target_arch = "x86_64", allow(dead_code, reason = "the portable form; on x86_64 the tests' reference"))]
@@ -1362,7 +1637,39 @@ mod tests {
                 start in 0usize..140,
             ) {
                 let start = start.min(url.len()).max(usize::from(!url.is_empty()));
-                prop_assert_eq!(plain_path_end(&url, start), plain_path_end_bytewise(&url, start));
+                let bytewise = plain_path_end_bytewise(&url, start);
+                prop_assert_eq!(plain_path_end(&url, start, Vectors::detect()), bytewise);
+                // Both vector forms, whichever `plain_path_end` chose here.
+                #[cfg(target_arch = "x86_64")]
+                if url.len() > 16 && start > 0 {
+                    prop_assert_eq!(plain_path_end_sse2(&url, start), bytewise);
+                    if has_avx2() {
+                        // SAFETY: the CPU has AVX2.
+                        prop_assert_eq!(unsafe { plain_path_end_avx2(&url, start) }, bytewise);
+                    }
+                }
+            }
+
+            /// The whole parse reads a URL the same with the SSE2 scans as
+            /// with the AVX2 ones (where the CPU has AVX2; else SSE2 twice).
+            #[test]
+            fn parses_agree_whichever_vectors(
+                prefix in prop::sample::select(vec!["http://", "https://", "ftp://", "HTTP://", "http:/", ""]),
+                tail in prop::collection::vec(
+                    prop_oneof![
+                        8 => prop::sample::select(b"abcxn-0./".to_vec()),
+                        1 => prop::sample::select(b"/?#\\@%:;AXN9_~[] |^2E\x00\x80\xff".to_vec()),
+                    ],
+                    0..90,
+                ),
+            ) {
+                let url = [prefix.as_bytes(), &tail].concat();
+                let mut detected = KeyBuf::new();
+                let mut sse2 = KeyBuf { vectors: Vectors { avx2: false }, ..KeyBuf::new() };
+                let spans = detected.locate(&url).map(|s| (s.key.is_none().then(|| detected.key().to_vec()), s));
+                let spans_sse2 = sse2.locate(&url).map(|s| (s.key.is_none().then(|| sse2.key().to_vec()), s));
+                prop_assert_eq!(spans, spans_sse2);
+                prop_assert_eq!(detected.parse(&url), sse2.parse(&url));
             }
 
             /// The vector masks of a block are the byte-at-a-time ones: all
@@ -1380,6 +1687,11 @@ mod tests {
                 let block: [u8; 32] = block.try_into().unwrap();
                 let bytewise = AuthorityMasks::of_bytewise(&block);
                 prop_assert_eq!(AuthorityMasks::of(&block, true), bytewise);
+                #[cfg(target_arch = "x86_64")]
+                if has_avx2() {
+                    // SAFETY: the CPU has AVX2.
+                    prop_assert_eq!(unsafe { AuthorityMasks::of_avx2(&block) }, bytewise);
+                }
                 let through_end = match bytewise.end {
                     0 => u32::MAX,
                     ends => ends ^ ends.wrapping_sub(1),
@@ -1404,10 +1716,27 @@ mod tests {
             ) {
                 let url = [prefix.as_bytes(), &tail].concat();
                 let start = prefix.len();
-                if let Some(block) = AuthorityScan::of_block(&url, start) {
-                    prop_assert_eq!(block, AuthorityScan::of(&url[start..], start));
+                let bytewise = AuthorityScan::of(&url[start..], start);
+                let sse2 = AuthorityScan::of_block_with(&url, start, AuthorityMasks::of);
+                if let Some(block) = &sse2 {
+                    prop_assert_eq!(block, &bytewise);
+                }
+                // The AVX2 form answers for the same URLs, the same.
+                #[cfg(target_arch = "x86_64")]
+                if has_avx2() {
+                    // SAFETY: the CPU has AVX2.
+                    prop_assert_eq!(unsafe { AuthorityScan::of_block_avx2(&url, start) }, sse2);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_nibble_lookups_find_exactly_their_sets() {
+        for b in 0..=255u8 {
+            assert_eq!(in_nibble_set(PATH_NIBBLES, b), !is_path_stop_byte(b), "{b:#04x}");
+            let known = AUTHORITY_CLASSES[usize::from(b)] & AuthorityMasks::OTHER == 0;
+            assert_eq!(in_nibble_set(AUTHORITY_NIBBLES, b), known, "{b:#04x}");
         }
     }
 
@@ -1438,15 +1767,16 @@ mod tests {
             ("http://mixed.CASE.example/", 25),
             ("http://box.example/", 18),
         ] {
-            let block = AuthorityScan::of_block(url.as_bytes(), url.find("//").unwrap() + 2);
+            let block = AuthorityScan::of_block(url.as_bytes(), url.find("//").unwrap() + 2, Vectors::detect());
             assert_eq!(block.map(|scan| scan.end), Some(end), "{url}");
         }
         for url in ["http://u@example.com/", "http://xn--a.example/", "http://0x7f.1/", "http://a:1:2/", "http://a%41/"]
         {
-            assert_eq!(AuthorityScan::of_block(url.as_bytes(), 7), None, "{url}");
+            assert_eq!(AuthorityScan::of_block(url.as_bytes(), 7, Vectors::detect()), None, "{url}");
         }
         // Longer than the block, and ending past it: read byte by byte.
-        assert_eq!(AuthorityScan::of_block(b"http://an-authority-of-more-than-32-bytes.example/", 7), None);
+        let long = b"http://an-authority-of-more-than-32-bytes.example/";
+        assert_eq!(AuthorityScan::of_block(long, 7, Vectors::detect()), None);
     }
 
     #[test]
