@@ -912,9 +912,9 @@ impl Pipeline {
             let input = std::mem::take(&mut buffers.input);
             let data = mapped_chunk.unwrap_or(&input);
             buffers.input_len = data.len() + skipped;
-            let classified = job.run(seq, data, recorder, buffers, scratch);
+            let worked = job.run(seq, data, recorder, buffers, scratch);
             buffers.input = input;
-            classified.map_err(FilterError::Artifact)
+            worked
         });
         let LineEnds { mut stats, mut spare_buffers, sink, .. } = ends;
         let mut scratches = Vec::with_capacity(spare.len());
@@ -1167,7 +1167,9 @@ trait ChunkJob<F: Format>: Sync {
     /// Per-chunk-in-flight state, handed back in [`Report::scratches`].
     type Scratch: Default + Send;
 
-    /// Formats the lines of chunk `seq` (`data`) into `buffers`.
+    /// Formats the lines of chunk `seq` (`data`) into `buffers`. An error
+    /// (the classifier's, or the partitioned form's temporary files') ends
+    /// the run.
     fn run(
         &self,
         seq: u64,
@@ -1175,7 +1177,7 @@ trait ChunkJob<F: Format>: Sync {
         recorder: &Recorder<F>,
         buffers: &mut ChunkBuffers<F::Chunk>,
         scratch: &mut Self::Scratch,
-    ) -> Result<(), ArtifactError>;
+    ) -> Result<(), FilterError>;
 }
 
 /// The job of the windowed path: each chunk classified by a [`Classifier`].
@@ -1191,8 +1193,8 @@ impl<C: Classifier, F: Format> ChunkJob<F> for ClassifyLines<'_, C> {
         recorder: &Recorder<F>,
         buffers: &mut ChunkBuffers<F::Chunk>,
         scratch: &mut C::Scratch,
-    ) -> Result<(), ArtifactError> {
-        classify_chunk(self.0, data, recorder, buffers, scratch)
+    ) -> Result<(), FilterError> {
+        classify_chunk(self.0, data, recorder, buffers, scratch).map_err(FilterError::Artifact)
     }
 }
 

@@ -1,39 +1,48 @@
 //! The partitioned form of a run ([`Grouping`]): three passes over a mapped
 //! input, each URL's origin tables used while they are in the cache.
 //!
-//! 1. **Split.** The input is cut into the same chunks as the windowed path,
-//!    and each chunk's URLs are sorted into partitions by the hash of their
-//!    authority as written ([`partition_of_hash`]), each URL a record of a
-//!    4-byte header (its length and bucket) and its bytes ([`HEADER`]). The
-//!    sink appends each partition's records to the partition's block in
-//!    memory (a write-combining buffer of [`block_size`] bytes); a full block
-//!    goes to the end of the one temporary file and is linked into its
-//!    partition's chain ([`Extent`]). Each URL's partition goes to an order
-//!    file (2 bytes a URL), and the number each partition had received
-//!    before each chunk to a cursor file. Lines that are no URL stay out:
-//!    pass 3 sees them.
+//! 1. **Split**, all of it on the workers. The input is cut into the same
+//!    chunks as the windowed path, and each chunk's URLs are sorted into
+//!    partitions by the hash of their authority as written
+//!    ([`partition_of_hash`]), each URL a record of a 4-byte header (its
+//!    length and bucket) and its bytes ([`HEADER`]). The worker takes the
+//!    numbers of the chunk's URLs in each partition from the partition's
+//!    counter (an atomic add per partition and chunk, in whatever order the
+//!    chunks come), writes them as the chunk's row of a cursor file, and
+//!    appends each partition's records, after a segment header holding the
+//!    first number ([`SEGMENT`]), to that partition's block in its own set
+//!    of blocks (write-combining buffers of [`block_size`] bytes); full
+//!    blocks go, many in one `pwritev`, to bytes of the one temporary file
+//!    the worker takes from a shared counter, and are linked into their
+//!    partitions' chains ([`Extent`]). Each non-blank line's record for pass
+//!    3 (its length and partition, [`IRREGULAR`]) goes to an order file at
+//!    bytes taken the same way. The calling thread only keeps, in input
+//!    order, where each chunk's line records went ([`Split`]).
 //! 2. **Classify.** The partitions are the unit of work: each worker takes
 //!    the next partition, reads its blocks, up to [`BLOCK`] bytes at a time,
 //!    hands them to the classifier (sorted by the bucket stored beside each
 //!    URL when they are more than the classifier groups itself), and writes
-//!    the verdicts, a byte each, into the partition's region of a verdict
-//!    file. A partition holds the URLs of about [`ORIGINS_PER_PARTITION`]
-//!    origins, whose tables stay in the cache for the whole partition.
+//!    each verdict, a byte, into the partition's region of a (mapped)
+//!    verdict file at its URL's number. A partition holds the URLs of about
+//!    [`ORIGINS_PER_PARTITION`] origins, whose tables stay in the cache for
+//!    the whole partition.
 //! 3. **Write.** The input is cut into chunks again and each chunk formatted
-//!    on the workers from the verdict file: chunk `c`'s next URL of partition
-//!    `p` (read from the order file, not hashed again) has its verdict at
-//!    `p`'s region start plus the cursor of `(c, p)`. The chunks go to the
-//!    sink in input order, as on the windowed path, so outputs, counts and
-//!    bad lines are the windowed path's byte for byte.
+//!    on the workers from the verdict file: its lines are found from their
+//!    records (not split again), and chunk `c`'s next URL of partition `p`
+//!    has its verdict at `p`'s region start plus the cursor of `(c, p)`. The
+//!    chunks go to the sink in input order, as on the windowed path, so
+//!    outputs, counts and bad lines are the windowed path's byte for byte.
 //!
 //! Memory stays flat in the input size: the passes stream, the partitions
 //! are read a block at a time, the mapped input, cursors, order and
 //! verdicts give their pages back as they go ([`crate::mapped::release`]);
-//! pass 1 holds [`BLOCK_BUFFERS`] of blocks whatever the partition count.
-//! The temporary files are unnamed (`O_TMPFILE`, or removed right after
-//! creation): an interrupted run leaves nothing behind. They take about the
-//! input's size plus 6 bytes per URL (the header's 3 beyond the line end,
-//! the partition's 2, the verdict) and 8 bytes per chunk and partition.
+//! pass 1 holds [`BLOCK_BUFFERS`] of blocks per worker whatever the
+//! partition count. The temporary files are unnamed (`O_TMPFILE`, or
+//! removed right after creation): an interrupted run leaves nothing
+//! behind. They take about the input's size plus 8 bytes per URL (the
+//! header's 3 beyond the line end, the line record's 4, the verdict), 12
+//! bytes per segment (a chunk's URLs of a partition, per block they go to)
+//! and 8 bytes per chunk and partition.
 //!
 //! The partition of a URL only decides where it is classified, never how:
 //! any function of the URL gives the same verdicts. The authority as
@@ -45,17 +54,16 @@ use super::{
     reuse, ChunkBuffers, ChunkJob, ChunkSink, Classifier, FilterError, Format, Input, Line, Lines, Pipeline, Progress,
     Recorder, Report, Sink,
 };
-use crate::artifact::ArtifactError;
 use crate::line::LineProblem;
 use crate::url::{origin_hash, origin_hash_of_prefix};
 use crate::verdict::Verdict;
-use memmap2::Mmap;
+use memmap2::{Mmap, MmapRaw};
 use std::fs::File;
-use std::io::{self, BufWriter, IoSlice, Write};
+use std::io::{self, IoSlice};
 use std::os::unix::fs::FileExt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -248,23 +256,23 @@ pub(super) fn run<C: Classifier, S: Sink>(
     let order = temp.create()?;
     let verdicts = temp.create()?;
 
-    // Pass 1: split.
-    let mut split = Split::new(partitions, &blocks, (&cursors, &order), &temp);
-    pipeline.run_chunks(&SplitLines, input, &mut split, None)?;
-    let chains = std::mem::take(&mut split.chains);
-    let totals = std::mem::take(&mut split.totals);
-    let chunk_starts = std::mem::take(&mut split.chunk_starts);
-    drop(split);
+    // Pass 1: split, on the workers; the sink keeps where each chunk's line records went.
+    let shared = SplitShared::new(partitions, &blocks, (&cursors, &order), &temp);
+    let mut split = Split { partitions, chunk_lines: Vec::new() };
+    pipeline.run_chunks(&SplitLines(&shared), input, &mut split, None)?;
+    let (chains, totals) = shared.finish(pipeline)?;
     let mut starts = Vec::with_capacity(partitions + 1);
     starts.push(0u64);
     for total in &totals {
         starts.push(starts[starts.len() - 1] + total);
     }
-    let urls = starts[partitions];
-    verdicts.set_len(urls).map_err(|e| temp.failed(e))?;
+    // A byte a URL (one at least: a map is never empty).
+    verdicts.set_len(starts[partitions].max(1)).map_err(|e| temp.failed(e))?;
 
     // Pass 2: classify.
-    let scratches = classify_partitions(pipeline, classifier, &blocks, &chains, &verdicts, &starts, &temp)?;
+    let verdict_map = VerdictMap::new(&verdicts).map_err(|e| temp.failed(e))?;
+    let scratches = classify_partitions(pipeline, classifier, &blocks, &chains, &verdict_map, &starts, &temp)?;
+    drop(verdict_map);
     // Its bytes are not needed again: give the disk back now.
     drop(blocks);
 
@@ -276,7 +284,7 @@ pub(super) fn run<C: Classifier, S: Sink>(
         verdicts: &verdict_map,
         cursors: &cursor_map,
         order: &order_map,
-        chunk_starts: &chunk_starts,
+        chunk_lines: &split.chunk_lines,
         starts: &starts[..partitions],
     };
     let report = pipeline.run_chunks(&replay, input, sink, progress)?;
@@ -342,37 +350,197 @@ fn records(bytes: &[u8]) -> impl Iterator<Item = (&[u8], u32)> {
     })
 }
 
-/// The job of pass 1: every URL of a chunk to its partition.
-struct SplitLines;
+/// How a partition's URLs of one chunk start in a block: a little-endian
+/// `u64`, the number of the first of them within the partition (the place
+/// of its verdict in the partition's region), and a `u32`, the bytes of
+/// their records that follow. The worker that splits a chunk takes its
+/// numbers from each partition's counter ([`SplitShared::totals`]) at
+/// once, whichever chunks the other workers split meanwhile: a partition's
+/// blocks may hold its chunks in any order, and pass 2 writes each verdict
+/// at its number.
+const SEGMENT: usize = 12;
 
-impl ChunkJob<SplitFormat> for SplitLines {
+/// The bytes that start a segment of `bytes` bytes of records whose first
+/// URL is number `first` of its partition.
+fn segment_header(first: u64, bytes: usize) -> [u8; SEGMENT] {
+    let mut header = [0; SEGMENT];
+    header[..8].copy_from_slice(&first.to_le_bytes());
+    header[8..].copy_from_slice(&(bytes as u32).to_le_bytes());
+    header
+}
+
+/// The segments of `bytes` (a sequence of whole segments): each one's first
+/// number and its records.
+fn segments(bytes: &[u8]) -> impl Iterator<Item = (u64, &[u8])> {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let header = bytes.get(at..at + SEGMENT)?;
+        let first = u64::from_le_bytes(header[..8].try_into().expect("8 bytes"));
+        let len = u32::from_le_bytes(header[8..].try_into().expect("4 bytes")) as usize;
+        let records = &bytes[at + SEGMENT..at + SEGMENT + len];
+        at += SEGMENT + len;
+        Some((first, records))
+    })
+}
+
+/// What pass 3 reads instead of splitting the lines again: a little-endian
+/// `u32` per non-blank line of a chunk, in input order, in the order file.
+/// A URL that starts where the line before it ends (just after its newline,
+/// or at the chunk's start: no blank line between) holds its length in the
+/// low [`LEN_BITS`] bits and its partition in the [`PARTITION_BITS`] above;
+/// any other line has [`IRREGULAR`] set (a URL its partition too), and pass
+/// 3 finds it with [`Lines`] from where the line before it ended.
+const IRREGULAR: u32 = 1 << 31;
+const PARTITION_BITS: u32 = 13;
+const _: () = assert!(MAX_PARTITIONS <= 1 << PARTITION_BITS && LEN_BITS + PARTITION_BITS < 31);
+
+/// The line record of a URL of `len` bytes of partition `p`.
+#[inline]
+fn line_record(len: usize, p: usize, regular: bool) -> u32 {
+    len as u32 | (p as u32) << LEN_BITS | if regular { 0 } else { IRREGULAR }
+}
+
+/// Where the line after a line of `data` starts, given where its URL (or
+/// the bad line [`Lines`] gave) ends: a line loses at most one CR before
+/// its newline ([`Lines`]), so past an optional CR and the newline.
+#[inline(always)]
+fn line_after(data: &[u8], end: usize) -> usize {
+    end + 1 + usize::from(data.get(end) == Some(&b'\r'))
+}
+
+/// Where `part` (a subslice of `data`) starts in it.
+#[inline(always)]
+fn offset_in(data: &[u8], part: &[u8]) -> usize {
+    part.as_ptr() as usize - data.as_ptr() as usize
+}
+
+/// What the workers of pass 1 share: the temporary files, the partitions'
+/// counters and chains, and the block sets.
+struct SplitShared<'a> {
+    partitions: usize,
+    block_size: usize,
+    /// The blocks, and how many bytes of it are taken (written or being
+    /// written): a worker takes the next bytes for its full blocks.
+    file: &'a File,
+    file_len: AtomicU64,
+    /// Each partition's blocks, in the order they were written.
+    chains: Mutex<Vec<Vec<Extent>>>,
+    /// Each partition's URLs numbered so far (in any chunk order).
+    totals: Vec<AtomicU64>,
+    /// Per chunk, per partition, the number of the chunk's first URL of the
+    /// partition (a `u64` LE), at `seq × partitions × 8`.
+    cursors: &'a File,
+    /// Each chunk's line records ([`IRREGULAR`]), at the bytes it took.
+    order: &'a File,
+    order_len: AtomicU64,
+    /// The partition blocks of the workers not splitting a chunk now: a
+    /// worker takes one for its chunk and puts it back, so that there are
+    /// at most as many as chunks split at once (the threads).
+    sets: Mutex<Vec<BlockSet>>,
+    temp: &'a TempFiles<'a>,
+}
+
+impl<'a> SplitShared<'a> {
+    fn new(partitions: usize, file: &'a File, (cursors, order): (&'a File, &'a File), temp: &'a TempFiles<'a>) -> Self {
+        SplitShared {
+            partitions,
+            block_size: block_size(partitions),
+            file,
+            file_len: AtomicU64::new(0),
+            chains: Mutex::new(vec![Vec::new(); partitions]),
+            totals: (0..partitions).map(|_| AtomicU64::new(0)).collect(),
+            cursors,
+            order,
+            order_len: AtomicU64::new(0),
+            sets: Mutex::new(Vec::new()),
+            temp,
+        }
+    }
+
+    /// After the last chunk: writes what the block sets still hold (up to
+    /// [`BLOCK_BUFFERS`] each, on the workers, a set each); each
+    /// partition's chain of blocks and number of URLs.
+    fn finish(self, pipeline: &Pipeline) -> Result<(Vec<Vec<Extent>>, Vec<u64>), FilterError> {
+        let sets = std::mem::take(&mut *self.sets.lock().unwrap_or_else(|e| e.into_inner()));
+        let outcomes = Mutex::new(Vec::new());
+        pipeline.pool.scope(|scope| {
+            for mut set in sets {
+                let (shared, outcomes) = (&self, &outcomes);
+                scope.spawn(move |_| {
+                    let flushed = (0..set.blocks.len())
+                        .try_for_each(|p| if set.blocks[p].is_empty() { Ok(()) } else { set.close(p, shared) })
+                        .and_then(|()| set.write_pending(shared));
+                    outcomes.lock().unwrap_or_else(|e| e.into_inner()).push(flushed);
+                });
+            }
+        });
+        outcomes.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().collect::<Result<(), _>>()?;
+        let chains = self.chains.into_inner().unwrap_or_else(|e| e.into_inner());
+        Ok((chains, self.totals.into_iter().map(AtomicU64::into_inner).collect()))
+    }
+}
+
+/// The job of pass 1: every URL of a chunk to its partition, on the
+/// workers (see the module).
+struct SplitLines<'s, 'a>(&'s SplitShared<'a>);
+
+impl ChunkJob<SplitFormat> for SplitLines<'_, '_> {
     type Scratch = ();
 
     fn run(
         &self,
-        _seq: u64,
+        seq: u64,
         data: &[u8],
-        recorder: &Recorder<SplitFormat>,
+        _: &Recorder<SplitFormat>,
         buffers: &mut ChunkBuffers<SplitChunk>,
         _: &mut (),
-    ) -> Result<(), ArtifactError> {
-        let partitions = recorder.format.partitions;
+    ) -> Result<(), FilterError> {
+        let shared = self.0;
+        let partitions = shared.partitions;
         let chunk = &mut buffers.output;
         chunk.clear(partitions);
+        // Where the next line starts if no blank line comes first.
+        let mut next = 0;
         for line in Lines::new(data) {
-            if let Line::Url(url) = line {
-                let hash = authority_hash(url);
-                let p = partition_of_hash(hash, partitions);
-                chunk.ids.push((p as u16).to_le_bytes());
-                chunk.ends[p] += HEADER + url.len();
-                chunk.counts[p] += 1;
-                // Where the URL lies in the chunk: `Lines` hands out subslices.
-                let at = url.as_ptr() as usize - data.as_ptr() as usize;
-                chunk.placed.push((at as u32, header_of(url, hash)));
+            match line {
+                Line::Url(url) => {
+                    let hash = authority_hash(url);
+                    let p = partition_of_hash(hash, partitions);
+                    // Where the URL lies in the chunk: `Lines` hands out subslices.
+                    let at = offset_in(data, url);
+                    chunk.lines.push(line_record(url.len(), p, at == next).to_le_bytes());
+                    next = line_after(data, at + url.len());
+                    chunk.ids.push(p as u16);
+                    chunk.ends[p] += HEADER + url.len();
+                    chunk.counts[p] += 1;
+                    chunk.placed.push((at as u32, header_of(url, hash)));
+                }
+                Line::Bad(line, _) => {
+                    chunk.lines.push(IRREGULAR.to_le_bytes());
+                    next = line_after(data, offset_in(data, line) + line.len());
+                }
             }
         }
         chunk.group(data);
-        Ok(())
+        // The chunk's numbers in each partition, for its segments and pass 3.
+        chunk.row.clear();
+        for (p, &count) in chunk.counts.iter().enumerate() {
+            let first = if count > 0 { shared.totals[p].fetch_add(count, Ordering::Relaxed) } else { 0 };
+            chunk.row.extend_from_slice(&first.to_le_bytes());
+        }
+        let failed = |e| shared.temp.failed(e);
+        shared.cursors.write_all_at(&chunk.row, seq * partitions as u64 * 8).map_err(failed)?;
+        let lines = chunk.lines.as_flattened();
+        chunk.order_at = shared.order_len.fetch_add(lines.len() as u64, Ordering::Relaxed);
+        shared.order.write_all_at(lines, chunk.order_at).map_err(failed)?;
+        let mut set = shared.sets.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_default();
+        set.blocks.resize_with(partitions, Vec::new);
+        let added = (0..partitions).filter(|&p| chunk.counts[p] > 0).try_for_each(|p| {
+            let first = u64::from_le_bytes(chunk.row[p * 8..p * 8 + 8].try_into().expect("8 bytes"));
+            set.add(p, first, chunk.part(p), shared)
+        });
+        shared.sets.lock().unwrap_or_else(|e| e.into_inner()).push(set);
+        added
     }
 }
 
@@ -382,15 +550,22 @@ impl ChunkJob<SplitFormat> for SplitLines {
 #[derive(Debug, Default)]
 struct SplitChunk {
     /// Each URL's place in the chunk's bytes and its record's header, and
-    /// its partition as pass 3 reads it (a `u16` LE), in input order.
+    /// its partition, in input order.
     placed: Vec<(u32, u32)>,
-    ids: Vec<[u8; 2]>,
+    ids: Vec<u16>,
+    /// Each line's record for pass 3 ([`IRREGULAR`]), and where they went
+    /// in the order file.
+    lines: Vec<[u8; 4]>,
+    order_at: u64,
     /// The records by partition, each partition's region followed by
     /// [`COPY`] bytes of slack (never shortened, so never zeroed again).
     grouped: Vec<u8>,
     starts: Vec<usize>,
     ends: Vec<usize>,
     counts: Vec<u64>,
+    /// The number of the chunk's first URL in each partition, as the cursor
+    /// file holds them.
+    row: Vec<u8>,
 }
 
 /// The bytes [`SplitChunk::group`] copies at a time: a URL is copied in
@@ -405,6 +580,7 @@ impl SplitChunk {
     fn clear(&mut self, partitions: usize) {
         self.placed.clear();
         self.ids.clear();
+        self.lines.clear();
         self.ends.clear();
         self.ends.resize(partitions, 0);
         self.counts.clear();
@@ -429,7 +605,7 @@ impl SplitChunk {
         // `ends[p]` walks partition p's region.
         for (&(at, header), &p) in self.placed.iter().zip(&self.ids) {
             let (at, len) = (at as usize, (header & ((1 << LEN_BITS) - 1)) as usize);
-            let to = &mut self.ends[usize::from(u16::from_le_bytes(p))];
+            let to = &mut self.ends[usize::from(p)];
             let record = &mut self.grouped[*to..*to + HEADER + len.next_multiple_of(COPY)];
             record[..HEADER].copy_from_slice(&header.to_le_bytes());
             match data.get(at..at + len.next_multiple_of(COPY)) {
@@ -486,10 +662,11 @@ impl Format for SplitFormat {
     }
 }
 
-/// Bytes of the write-combining blocks of pass 1, all partitions together:
-/// each partition's block is [`block_size`] bytes. Measured at 2,048
-/// partitions on the frontier x20: 8 MiB (4 KiB blocks) and 32 MiB cost the
-/// same CPU time (1.53 and 1.45 to 1.98 s, load 16), peak RSS 127 and 151 MB.
+/// Bytes of the write-combining blocks of pass 1 per worker, all
+/// partitions together: each partition's block is [`block_size`] bytes.
+/// Measured at 2,048 partitions on the frontier x20 (one set of blocks, on
+/// the calling thread): 8 MiB (4 KiB blocks) and 32 MiB cost the same CPU
+/// time (1.53 and 1.45 to 1.98 s, load 16), peak RSS 127 and 151 MB.
 const BLOCK_BUFFERS: usize = 8 << 20;
 
 /// The block size of a run of `partitions` partitions: [`BLOCK_BUFFERS`]
@@ -498,119 +675,106 @@ fn block_size(partitions: usize) -> usize {
     (BLOCK_BUFFERS / partitions.max(1)).clamp(4 << 10, 1 << 20)
 }
 
-/// Bytes of full blocks gathered before they are appended to the file: one
-/// `writev` for many blocks (of at most [`MAX_SLICES`]), no copy.
+/// Bytes of full blocks gathered before they are written to the file: one
+/// `pwritev` for many blocks (of at most [`MAX_SLICES`]), no copy.
 const APPEND: usize = 1 << 20;
 const MAX_SLICES: usize = 1024;
 
 /// Where one block of a partition lies in the temporary file. A block holds
-/// whole records.
+/// whole segments ([`SEGMENT`]).
 #[derive(Clone, Copy, Debug)]
 struct Extent {
     offset: u64,
     len: u32,
 }
 
-/// The sink of pass 1: appends each chunk's records to their partitions'
-/// blocks, each full block to the end of the one temporary file (linked
-/// into its partition's chain), and the partitions' totals before each
-/// chunk to the cursor file.
-struct Split<'a> {
-    file: &'a File,
-    /// Bytes of the file, the blocks in `pending` included.
-    file_len: u64,
-    /// Full blocks not yet written (`pending_bytes` in all, the last ending
-    /// at `file_len`), and emptied ones to fill again.
-    pending: Vec<Vec<u8>>,
+/// One worker's write-combining blocks of pass 1: each partition's block
+/// being filled, and full blocks not yet written.
+#[derive(Default)]
+struct BlockSet {
+    blocks: Vec<Vec<u8>>,
+    /// Full blocks and their partitions (`pending_bytes` in all), and
+    /// emptied ones to fill again.
+    pending: Vec<(usize, Vec<u8>)>,
     pending_bytes: usize,
     spare: Vec<Vec<u8>>,
-    block_size: usize,
-    /// Each partition's block being filled, and its chain of blocks written.
-    blocks: Vec<Vec<u8>>,
-    chains: Vec<Vec<Extent>>,
-    cursors: BufWriter<&'a File>,
-    /// Each URL's partition in input order, a `u16` LE each.
-    order: BufWriter<&'a File>,
-    /// URLs per partition so far.
-    totals: Vec<u64>,
-    /// URLs before each chunk (and after the last).
-    chunk_starts: Vec<u64>,
-    /// A chunk's row of the cursor file, as bytes.
-    row: Vec<u8>,
-    temp: &'a TempFiles<'a>,
 }
 
-impl<'a> Split<'a> {
-    fn new(partitions: usize, file: &'a File, (cursors, order): (&'a File, &'a File), temp: &'a TempFiles<'a>) -> Self {
-        Split {
-            file,
-            file_len: 0,
-            pending: Vec::new(),
-            pending_bytes: 0,
-            spare: Vec::new(),
-            block_size: block_size(partitions),
-            blocks: vec![Vec::new(); partitions],
-            chains: vec![Vec::new(); partitions],
-            cursors: BufWriter::with_capacity(1 << 16, cursors),
-            order: BufWriter::with_capacity(1 << 16, order),
-            totals: vec![0; partitions],
-            chunk_starts: vec![0],
-            row: Vec::new(),
-            temp,
-        }
-    }
-
-    /// Appends partition `p`'s `records` to its block, closing the block
-    /// (never a record cut in two) whenever the next record does not fit.
-    /// A record longer than a block gets a block of its own.
-    fn add(&mut self, p: usize, records: &[u8]) -> Result<(), FilterError> {
-        if self.blocks[p].capacity() == 0 {
-            self.blocks[p].reserve_exact(self.block_size);
-        }
-        if self.blocks[p].len() + records.len() <= self.block_size {
-            self.blocks[p].extend_from_slice(records);
-            return Ok(());
-        }
-        for (url, _) in self::records(records) {
-            if self.blocks[p].len() + HEADER + url.len() > self.block_size && !self.blocks[p].is_empty() {
-                self.close(p)?;
+impl BlockSet {
+    /// Appends partition `p`'s `records` (whose first URL is number `first`
+    /// of the partition) to its block as a segment, closing the block
+    /// (never a record cut in two) whenever the next record does not fit;
+    /// the records after it go on in a segment of their own in the next
+    /// block. A record longer than a block gets a block of its own.
+    fn add(
+        &mut self,
+        p: usize,
+        mut first: u64,
+        mut records: &[u8],
+        shared: &SplitShared<'_>,
+    ) -> Result<(), FilterError> {
+        let size = shared.block_size;
+        loop {
+            let block = &mut self.blocks[p];
+            if block.capacity() == 0 {
+                block.reserve_exact(size);
             }
-            // The record's own bytes, header included, as they lie in `records`.
-            let at = url.as_ptr() as usize - records.as_ptr() as usize - HEADER;
-            self.blocks[p].extend_from_slice(&records[at..at + HEADER + url.len()]);
+            let room = size.saturating_sub(block.len() + SEGMENT);
+            if records.len() <= room {
+                block.extend_from_slice(&segment_header(first, records.len()));
+                block.extend_from_slice(records);
+                return Ok(());
+            }
+            // The whole records that fit, or the first one alone in an empty block.
+            let (mut fit, mut count) = (0, 0);
+            for (url, _) in self::records(records) {
+                let next = fit + HEADER + url.len();
+                if next > room && (count > 0 || !block.is_empty()) {
+                    break;
+                }
+                (fit, count) = (next, count + 1);
+            }
+            if count > 0 {
+                block.extend_from_slice(&segment_header(first, fit));
+                block.extend_from_slice(&records[..fit]);
+                first += count;
+                records = &records[fit..];
+            }
+            self.close(p, shared)?;
+            if records.is_empty() {
+                return Ok(());
+            }
         }
-        Ok(())
     }
 
-    /// Links partition `p`'s block into its chain and queues it for the
-    /// file, the partition going on in a spare block.
-    fn close(&mut self, p: usize) -> Result<(), FilterError> {
+    /// Queues partition `p`'s block for the file, the partition going on in
+    /// a spare block.
+    fn close(&mut self, p: usize, shared: &SplitShared<'_>) -> Result<(), FilterError> {
         let next = self.spare.pop().unwrap_or_default();
         let block = std::mem::replace(&mut self.blocks[p], next);
-        self.chains[p].push(Extent { offset: self.file_len, len: block.len() as u32 });
-        self.file_len += block.len() as u64;
         self.pending_bytes += block.len();
-        self.pending.push(block);
+        self.pending.push((p, block));
         if self.pending_bytes >= APPEND || self.pending.len() >= MAX_SLICES {
-            self.write_pending()?;
+            self.write_pending(shared)?;
         }
         Ok(())
     }
 
-    /// Appends the pending blocks to the file in one `writev` (or more, if
-    /// the kernel takes fewer bytes) and keeps their buffers as spares.
-    fn write_pending(&mut self) -> Result<(), FilterError> {
-        let mut slices: Vec<IoSlice<'_>> = self.pending.iter().map(|block| IoSlice::new(block)).collect();
-        let mut rest = &mut slices[..];
-        while !rest.is_empty() {
-            match (&mut &*self.file).write_vectored(rest) {
-                Ok(0) => return Err(self.temp.failed(io::ErrorKind::WriteZero.into())),
-                Ok(written) => IoSlice::advance_slices(&mut rest, written),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(self.temp.failed(e)),
-            }
+    /// Writes the pending blocks to the next bytes of the file in one
+    /// `pwritev` (or more, if the kernel takes fewer bytes), links them into
+    /// their partitions' chains and keeps their buffers as spares.
+    fn write_pending(&mut self, shared: &SplitShared<'_>) -> Result<(), FilterError> {
+        if self.pending.is_empty() {
+            return Ok(());
         }
-        for mut block in self.pending.drain(..) {
+        let offset = shared.file_len.fetch_add(self.pending_bytes as u64, Ordering::Relaxed);
+        let mut slices: Vec<IoSlice<'_>> = self.pending.iter().map(|(_, block)| IoSlice::new(block)).collect();
+        write_all_vectored_at(shared.file, &mut slices, offset).map_err(|e| shared.temp.failed(e))?;
+        let mut chains = shared.chains.lock().unwrap_or_else(|e| e.into_inner());
+        let mut at = offset;
+        for (p, mut block) in self.pending.drain(..) {
+            chains[p].push(Extent { offset: at, len: block.len() as u32 });
+            at += block.len() as u64;
             block.clear();
             self.spare.push(block);
         }
@@ -619,48 +783,99 @@ impl<'a> Split<'a> {
     }
 }
 
-impl Sink for Split<'_> {
+/// Writes all of `slices` to `file` from byte `offset` (`pwritev`, again
+/// after a short write or an interruption).
+fn write_all_vectored_at(file: &File, mut slices: &mut [IoSlice<'_>], mut offset: u64) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    while !slices.is_empty() {
+        let count = slices.len().min(MAX_SLICES) as libc::c_int;
+        // SAFETY: `IoSlice` is ABI-compatible with `iovec` on Unix, and the
+        // first `count` slices are valid for reads.
+        let written = unsafe { libc::pwritev(file.as_raw_fd(), slices.as_ptr().cast(), count, offset as libc::off_t) };
+        match written {
+            0 => return Err(io::ErrorKind::WriteZero.into()),
+            n if n < 0 => {
+                let e = io::Error::last_os_error();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+            n => {
+                offset += n as u64;
+                IoSlice::advance_slices(&mut slices, n as usize);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The sink of pass 1, on the calling thread: only where each chunk's line
+/// records went in the order file, in input order (the workers wrote
+/// everything else).
+struct Split {
+    partitions: usize,
+    /// Per chunk: where its line records start in the order file, and how many.
+    chunk_lines: Vec<(u64, usize)>,
+}
+
+impl Sink for Split {
     type Format = SplitFormat;
 
     fn format(&self, _: &super::Config) -> SplitFormat {
-        SplitFormat { partitions: self.blocks.len() }
+        SplitFormat { partitions: self.partitions }
     }
 }
 
-impl ChunkSink for Split<'_> {
+impl ChunkSink for Split {
     type Chunk = SplitChunk;
 
     fn write(&mut self, chunk: &SplitChunk) -> Result<(), FilterError> {
-        self.row.clear();
-        self.row.extend(self.totals.iter().flat_map(|total| total.to_le_bytes()));
-        self.cursors.write_all(&self.row).map_err(|e| self.temp.failed(e))?;
-        self.chunk_starts.push(self.chunk_starts.last().copied().unwrap_or(0) + chunk.ids.len() as u64);
-        self.order.write_all(chunk.ids.as_flattened()).map_err(|e| self.temp.failed(e))?;
-        for p in 0..self.blocks.len() {
-            self.totals[p] += chunk.counts[p];
-            self.add(p, chunk.part(p))?;
-        }
+        self.chunk_lines.push((chunk.order_at, chunk.lines.len()));
         Ok(())
     }
 
     fn finish(&mut self) -> Result<(), FilterError> {
-        for p in 0..self.blocks.len() {
-            if !self.blocks[p].is_empty() {
-                self.close(p)?;
-            }
-            // No more records: give the block's memory back.
-            self.blocks[p] = Vec::new();
-        }
-        self.write_pending()?;
-        self.spare = Vec::new();
-        self.order.flush().map_err(|e| self.temp.failed(e))?;
-        self.cursors.flush().map_err(|e| self.temp.failed(e))
+        Ok(())
     }
 }
 
 // ---------------------------------------------------------------------------
 // Pass 2
 // ---------------------------------------------------------------------------
+
+/// The verdict file of pass 2, mapped shared and writable: each partition's
+/// region is written by the worker that classifies it, each segment's
+/// verdicts at their numbers (pass 1 gave every URL of a partition its own).
+struct VerdictMap {
+    map: MmapRaw,
+}
+
+impl VerdictMap {
+    /// Maps `file`, already of its full size (a byte per URL; one at least:
+    /// a map is never empty).
+    fn new(file: &File) -> io::Result<VerdictMap> {
+        Ok(VerdictMap { map: MmapRaw::map_raw(file)? })
+    }
+
+    /// Writes `verdicts` from byte `at`.
+    fn write(&self, at: u64, verdicts: &[u8]) {
+        let at = usize::try_from(at).expect("a mapped offset");
+        assert!(at + verdicts.len() <= self.map.len(), "a verdict past the file's end");
+        // SAFETY: in bounds (checked); the ranges written are disjoint: each
+        // URL of a partition has its own number (pass 1's counters), and
+        // each partition its own region, classified by one worker.
+        unsafe { std::ptr::copy_nonoverlapping(verdicts.as_ptr(), self.map.as_mut_ptr().add(at), verdicts.len()) }
+    }
+
+    /// Takes the written pages out of this process's resident memory (they
+    /// stay in the page cache, and in the file).
+    fn release(&self) {
+        // SAFETY: the map is shared (MAP_SHARED): MADV_DONTNEED only drops
+        // this process's page table entries, the dirty pages stay in the
+        // page cache, and a later write or read faults them back in.
+        let _ = unsafe { self.map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, self.map.len()) };
+    }
+}
 
 /// Classifies every partition (the blocks of `chains` in `file`),
 /// partition `p`'s verdicts going to bytes `starts[p]..starts[p + 1]` of
@@ -670,7 +885,7 @@ fn classify_partitions<C: Classifier>(
     classifier: &C,
     file: &File,
     chains: &[Vec<Extent>],
-    verdicts: &File,
+    verdicts: &VerdictMap,
     starts: &[u64],
     temp: &TempFiles<'_>,
 ) -> Result<Vec<C::Scratch>, FilterError> {
@@ -695,6 +910,9 @@ fn classify_partitions<C: Classifier>(
                             return Ok(());
                         }
                         block.classify(classifier, &mut scratch, (file, &chains[p]), verdicts, starts[p], temp)?;
+                        if p % RELEASE_EVERY as usize == RELEASE_EVERY as usize - 1 {
+                            verdicts.release();
+                        }
                     }
                 }));
                 match result {
@@ -729,19 +947,21 @@ struct PartitionBlock {
     order: Vec<u32>,
     verdicts: Vec<Verdict>,
     verdict_bytes: Vec<u8>,
+    /// The block's segments: each one's first number and its URLs.
+    segments: Vec<(u64, usize)>,
 }
 
 impl PartitionBlock {
     /// Classifies one partition (its `chain` of blocks in `file`), at most
-    /// [`BLOCK`] bytes of them at a time, writing its verdicts to
-    /// `verdicts` from byte `start`.
+    /// [`BLOCK`] bytes of them at a time, writing each verdict to
+    /// `verdicts` at byte `start` plus its URL's number.
     fn classify<C: Classifier>(
         &mut self,
         classifier: &C,
         scratch: &mut C::Scratch,
         (file, chain): (&File, &[Extent]),
-        verdicts: &File,
-        mut start: u64,
+        verdicts: &VerdictMap,
+        start: u64,
         temp: &TempFiles<'_>,
     ) -> Result<(), FilterError> {
         let mut used = 0;
@@ -754,32 +974,41 @@ impl PartitionBlock {
             used += len;
             let next_fits = chain.get(i + 1).is_some_and(|next| used + next.len as usize <= BLOCK);
             if !next_fits {
-                let written = self.classify_records(classifier, scratch, used)?;
-                verdicts.write_all_at(written, start).map_err(|e| temp.failed(e))?;
-                start += written.len() as u64;
+                self.classify_records(classifier, scratch, used)?;
+                let mut from = 0;
+                for &(first, count) in &self.segments {
+                    verdicts.write(start + first, &self.verdict_bytes[from..from + count]);
+                    from += count;
+                }
                 used = 0;
             }
         }
         Ok(())
     }
 
-    /// Classifies the records of `self.bytes[..end]`; their verdicts, a
-    /// byte each in record order.
+    /// Classifies the segments of `self.bytes[..end]`: their verdicts go to
+    /// `verdict_bytes`, a byte each in record order, and each segment's
+    /// first number and count to `segments`.
     fn classify_records<C: Classifier>(
         &mut self,
         classifier: &C,
         scratch: &mut C::Scratch,
         end: usize,
-    ) -> Result<&[u8], FilterError> {
+    ) -> Result<(), FilterError> {
         let data = &self.bytes[..end];
         let mut urls = reuse(std::mem::take(&mut self.urls));
         self.buckets.clear();
         // About a bucket per 256 bytes of records (4 URLs or so): the sort
         // stays linear in the URLs, and a partition's origins rarely share one.
         let buckets = (data.len() / 256).next_power_of_two().clamp(64, BUCKETS);
-        for (url, bits) in records(data) {
-            urls.push(url);
-            self.buckets.push((bits as usize % buckets) as u16);
+        self.segments.clear();
+        for (first, segment) in segments(data) {
+            let before = urls.len();
+            for (url, bits) in records(segment) {
+                urls.push(url);
+                self.buckets.push((bits as usize % buckets) as u16);
+            }
+            self.segments.push((first, urls.len() - before));
         }
         if urls.len() <= C::GROUPS_BY_ORIGIN {
             // The classifier groups these itself ([`Classifier::GROUPS_BY_ORIGIN`]): no sort.
@@ -789,8 +1018,7 @@ impl PartitionBlock {
             self.verdict_bytes.clear();
             self.verdict_bytes.extend(verdicts.iter().map(|verdict| verdict.index() as u8));
             self.urls = reuse(urls);
-            outcome.map_err(FilterError::Artifact)?;
-            return Ok(&self.verdict_bytes);
+            return outcome.map_err(FilterError::Artifact);
         }
         // A counting sort by bucket: each origin's URLs side by side, in
         // input order, so that the classifier finds long runs.
@@ -821,8 +1049,7 @@ impl PartitionBlock {
         }
         self.urls = reuse(urls);
         self.sorted = reuse(sorted);
-        outcome.map_err(FilterError::Artifact)?;
-        Ok(verdict_bytes)
+        outcome.map_err(FilterError::Artifact)
     }
 }
 
@@ -830,17 +1057,58 @@ impl PartitionBlock {
 // Pass 3
 // ---------------------------------------------------------------------------
 
-/// The job of pass 3: a chunk's verdicts read back from the verdict file.
+/// The job of pass 3: a chunk's verdicts read back from the verdict file,
+/// its lines found from their records ([`IRREGULAR`]) without splitting it
+/// again.
 struct Replay<'a> {
     verdicts: &'a Mmap,
-    /// Per chunk, per partition: the partition's URLs before the chunk (u64 LE).
+    /// Per chunk, per partition: the number of the chunk's first URL in the
+    /// partition (u64 LE).
     cursors: &'a Mmap,
-    /// Each URL's partition in input order (u16 LE), and the URLs before
-    /// each chunk: chunk `c`'s partitions are read, not hashed again.
+    /// Each chunk's line records (u32 LE), at `chunk_lines[seq]`.
     order: &'a Mmap,
-    chunk_starts: &'a [u64],
+    chunk_lines: &'a [(u64, usize)],
     /// Where each partition's verdicts start.
     starts: &'a [u64],
+}
+
+/// The non-blank lines of a chunk from their records (pass 1's
+/// [`IRREGULAR`] records of the chunk), in order and as [`Lines`] gives
+/// them, each with its partition (a URL's): a URL that starts where the
+/// line before it ended is sliced from its length, any other line found by
+/// [`Lines`] from there.
+struct ReplayLines<'d, 'r> {
+    data: &'d [u8],
+    records: std::slice::ChunksExact<'r, u8>,
+    /// Where the next line starts, when no blank line comes first.
+    at: usize,
+}
+
+impl<'d, 'r> ReplayLines<'d, 'r> {
+    fn new(data: &'d [u8], records: &'r [u8]) -> Self {
+        ReplayLines { data, records: records.chunks_exact(4), at: 0 }
+    }
+}
+
+impl<'d> Iterator for ReplayLines<'d, '_> {
+    type Item = (Line<'d>, usize);
+
+    // Always: once per URL, as `Lines::next`.
+    #[inline(always)]
+    fn next(&mut self) -> Option<(Line<'d>, usize)> {
+        let record = u32::from_le_bytes(self.records.next()?.try_into().expect("chunks of 4"));
+        let p = (record >> LEN_BITS) as usize & ((1 << PARTITION_BITS) - 1);
+        let data = self.data;
+        if record & IRREGULAR == 0 {
+            let url = &data[self.at..self.at + (record & ((1 << LEN_BITS) - 1)) as usize];
+            self.at = line_after(data, self.at + url.len());
+            return Some((Line::Url(url), p));
+        }
+        let found = Lines::new(&data[self.at..]).next().expect("pass 1 saw the same lines");
+        let (Line::Url(bytes) | Line::Bad(bytes, _)) = found;
+        self.at = line_after(data, offset_in(data, bytes) + bytes.len());
+        Some((found, p))
+    }
 }
 
 impl<F: Format> ChunkJob<F> for Replay<'_> {
@@ -854,7 +1122,7 @@ impl<F: Format> ChunkJob<F> for Replay<'_> {
         recorder: &Recorder<F>,
         buffers: &mut ChunkBuffers<F::Chunk>,
         next: &mut Vec<u64>,
-    ) -> Result<(), ArtifactError> {
+    ) -> Result<(), FilterError> {
         recorder.format.start(&mut buffers.output, data.len());
         let partitions = self.starts.len();
         let row = seq as usize * partitions * 8;
@@ -865,18 +1133,17 @@ impl<F: Format> ChunkJob<F> for Replay<'_> {
                 .zip(self.starts)
                 .map(|(cursor, start)| start + u64::from_le_bytes(cursor.try_into().expect("chunks of 8"))),
         );
-        let first = self.chunk_starts[seq as usize] as usize * 2;
-        let mut ids = self.order[first..self.chunk_starts[seq as usize + 1] as usize * 2].chunks_exact(2);
-        for line in Lines::new(data) {
+        let (first, lines) = self.chunk_lines[seq as usize];
+        let first = first as usize;
+        for (line, p) in ReplayLines::new(data, &self.order[first..first + lines * 4]) {
             match line {
                 Line::Url(url) => {
-                    let id = ids.next().expect("pass 1 saw the same URLs");
-                    let at = &mut next[usize::from(u16::from_le_bytes([id[0], id[1]]))];
+                    let at = &mut next[p];
                     let verdict = Verdict::ALL[usize::from(self.verdicts[*at as usize])];
                     *at += 1;
                     recorder.record(buffers, url, verdict, b"");
                 }
-                Line::Bad(url, problem) => recorder.record_bad_line(buffers, url, problem),
+                Line::Bad(line, problem) => recorder.record_bad_line(buffers, line, problem),
             }
         }
         if seq % RELEASE_EVERY == RELEASE_EVERY - 1 {
@@ -890,7 +1157,9 @@ impl<F: Format> ChunkJob<F> for Replay<'_> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::Config;
     use super::*;
+    use crate::artifact::ArtifactError;
 
     #[test]
     fn a_partition_is_decided_by_the_authority_as_written() {
@@ -951,63 +1220,108 @@ mod tests {
         }
     }
 
-    /// Splits `urls` in chunks of `per_chunk` into `partitions` partitions
-    /// as pass 1 does, then checks that each partition's chain of blocks
-    /// holds exactly its URLs in input order, whole, with their buckets, and
-    /// that pass 2 gives each its verdict at its place.
-    fn split_and_classify(partitions: usize, urls: &[Vec<u8>], per_chunk: usize) {
+    /// A mapped input of `urls`, a line each, in `dir`.
+    fn input_of(urls: &[Vec<u8>], dir: &Path) -> Input {
+        let data: Vec<u8> = urls.iter().flat_map(|url| url.iter().chain(b"\n")).copied().collect();
+        let path = dir.join("urls");
+        std::fs::write(&path, data).unwrap();
+        Input::open(&path).unwrap()
+    }
+
+    /// A pipeline of `threads` workers cutting chunks of `chunk_size` bytes.
+    fn pipeline(threads: usize, chunk_size: usize) -> Pipeline {
+        Pipeline::new(Config { threads, chunk_size, ..Config::default() }).unwrap()
+    }
+
+    /// Runs pass 1 over `urls` (chunks of `chunk_size` bytes, `threads`
+    /// workers, `partitions` partitions) and checks that each partition's
+    /// blocks hold exactly its URLs, whole, with their buckets, each number
+    /// of the partition taken once, in blocks of at most the block size (or
+    /// of one record); that each chunk's line records and cursor row give
+    /// each URL's length, partition and number, in input order; and that
+    /// pass 2 writes each verdict at its URL's number.
+    fn split_and_classify(partitions: usize, urls: &[Vec<u8>], chunk_size: usize, threads: usize) {
         let dir = tempfile::tempdir().unwrap();
         let temp = TempFiles { dir: dir.path() };
         let (file, cursors, verdicts) = (temp.create().unwrap(), temp.create().unwrap(), temp.create().unwrap());
         let order = temp.create().unwrap();
-        let mut split = Split::new(partitions, &file, (&cursors, &order), &temp);
-        let format = SplitFormat { partitions };
+        let pipeline = pipeline(threads, chunk_size);
+        let shared = SplitShared::new(partitions, &file, (&cursors, &order), &temp);
+        let mut split = Split { partitions, chunk_lines: Vec::new() };
+        pipeline.run_chunks(&SplitLines(&shared), &mut input_of(urls, dir.path()), &mut split, None).unwrap();
+        let (chains, totals) = shared.finish(&pipeline).unwrap();
         let mut expected = vec![Vec::new(); partitions];
-        let (recorder, mut buffers) = (Recorder { format, unknown_as: Verdict::Unknown }, ChunkBuffers::default());
-        for (seq, chunk_urls) in urls.chunks(per_chunk).enumerate() {
-            let data: Vec<u8> = chunk_urls.iter().flat_map(|url| url.iter().chain(b"\n")).copied().collect();
-            SplitLines.run(seq as u64, &data, &recorder, &mut buffers, &mut ()).unwrap();
-            for url in chunk_urls {
-                expected[partition_of(url, partitions)].push(url.clone());
-            }
-            split.write(&buffers.output).unwrap();
-            format.reset(&mut buffers.output, 0);
+        for url in urls {
+            expected[partition_of(url, partitions)].push(url.clone());
         }
-        split.finish().unwrap();
         let size = block_size(partitions);
-        let mut start = 0;
-        for (p, (chain, expected)) in split.chains.iter().zip(&expected).enumerate() {
-            let mut got = Vec::new();
+        let mut starts = vec![0];
+        let mut numbered = Vec::new();
+        for (p, (chain, expected)) in chains.iter().zip(&expected).enumerate() {
+            assert_eq!(totals[p], expected.len() as u64);
+            let mut got = vec![None; expected.len()];
             for extent in chain {
                 let mut bytes = vec![0; extent.len as usize];
                 file.read_exact_at(&mut bytes, extent.offset).unwrap();
-                let records: Vec<_> = records(&bytes).collect();
-                assert!(bytes.len() <= size || records.len() == 1, "a block of {} bytes", bytes.len());
-                for (url, bits) in records {
-                    assert_eq!(bits, header_of(url, authority_hash(url)) >> LEN_BITS);
-                    got.push(url.to_vec());
+                let mut in_block = 0;
+                for (first, segment) in segments(&bytes) {
+                    for (k, (url, bits)) in records(segment).enumerate() {
+                        assert_eq!(bits, header_of(url, authority_hash(url)) >> LEN_BITS);
+                        let slot = &mut got[first as usize + k];
+                        assert!(slot.is_none(), "partition {p}: two URLs numbered {}", first as usize + k);
+                        *slot = Some(url.to_vec());
+                        in_block += 1;
+                    }
                 }
+                assert!(bytes.len() <= size || in_block == 1, "a block of {} bytes", bytes.len());
             }
-            assert_eq!(split.totals[p], expected.len() as u64);
-            assert!(got == *expected, "partition {p}: {} URLs, {} expected", got.len(), expected.len());
-            let mut seen = 0;
-            let partition = (&file, &chain[..]);
-            PartitionBlock::default().classify(&ByLength, &mut seen, partition, &verdicts, start, &temp).unwrap();
-            assert_eq!(seen, expected.len() as u64);
-            let mut written = vec![0; expected.len()];
-            verdicts.read_exact_at(&mut written, start).unwrap();
-            let wanted: Vec<u8> = expected.iter().map(|url| (url.len() % 4) as u8).collect();
-            assert!(written == wanted, "partition {p}: verdicts out of place");
-            start += expected.len() as u64;
+            // Every number taken once, by the partition's URLs.
+            let mut got: Vec<Vec<u8>> = got.into_iter().map(|url| url.expect("every number taken")).collect();
+            numbered.push(got.clone());
+            got.sort();
+            let mut expected = expected.clone();
+            expected.sort();
+            assert!(got == expected, "partition {p}: other URLs");
+            starts.push(starts[p] + totals[p]);
         }
-        assert_eq!(start, urls.len() as u64);
+        // The chunks' line records, in input order: every URL regular here.
+        let mut urls_left = urls.iter();
+        let mut row = vec![0; partitions * 8];
+        for (seq, &(at, lines)) in split.chunk_lines.iter().enumerate() {
+            cursors.read_exact_at(&mut row, (seq * partitions * 8) as u64).unwrap();
+            let mut seen = vec![0; partitions];
+            let mut records = vec![0; lines * 4];
+            order.read_exact_at(&mut records, at).unwrap();
+            for record in records.chunks_exact(4) {
+                let record = u32::from_le_bytes(record.try_into().unwrap());
+                let url = urls_left.next().expect("no more lines than URLs");
+                let p = partition_of(url, partitions);
+                assert_eq!(record, line_record(url.len(), p, true));
+                let first = u64::from_le_bytes(row[p * 8..p * 8 + 8].try_into().unwrap()) as usize;
+                assert!(numbered[p][first + seen[p]] == *url, "chunk {seq}: a URL's number");
+                seen[p] += 1;
+            }
+        }
+        assert!(urls_left.next().is_none(), "a line record for every URL");
+        verdicts.set_len(urls.len().max(1) as u64).unwrap();
+        let map = VerdictMap::new(&verdicts).unwrap();
+        let scratches = classify_partitions(&pipeline, &ByLength, &file, &chains, &map, &starts, &temp).unwrap();
+        assert_eq!(scratches.iter().sum::<u64>(), urls.len() as u64);
+        drop(map);
+        for (p, numbered) in numbered.iter().enumerate() {
+            let mut written = vec![0; numbered.len()];
+            verdicts.read_exact_at(&mut written, starts[p]).unwrap();
+            let wanted: Vec<u8> = numbered.iter().map(|url| (url.len() % 4) as u8).collect();
+            assert!(written == wanted, "partition {p}: verdicts out of place");
+        }
     }
 
     #[test]
-    fn partitions_are_chains_of_whole_records_in_input_order() {
-        // A few hosts: each partition gets chains of many blocks, and some
-        // URLs are longer than a block (of 4 KiB at the most partitions),
-        // one as long as a URL line can be.
+    fn each_url_is_numbered_once_in_its_partition_whichever_worker_split_it() {
+        // A few hosts: each partition gets its URLs from many chunks, split
+        // by several workers into blocks of their own, and some URLs are
+        // longer than a block (of 4 KiB at the most partitions), one as
+        // long as a URL line can be.
         let mut urls: Vec<Vec<u8>> = (0..6000)
             .map(|i| {
                 let len = if i % 997 == 5 { 6000 } else { i % 90 };
@@ -1017,8 +1331,15 @@ mod tests {
         let mut longest = b"https://h1.example/".to_vec();
         longest.resize(crate::line::MAX_LINE, b'y');
         urls.insert(3000, longest);
-        split_and_classify(MAX_PARTITIONS, &urls, 700);
-        split_and_classify(3, &urls, 700);
+        for threads in [1, 3] {
+            split_and_classify(MAX_PARTITIONS, &urls, 8 << 10, threads);
+            split_and_classify(3, &urls, 8 << 10, threads);
+        }
+        // Many hosts, many partitions, more than a block set's worth of bytes.
+        let urls: Vec<Vec<u8>> =
+            (0..40_000).map(|i| format!("https://h{}.example/{i}", i * 7919 % 5000).into_bytes()).collect();
+        split_and_classify(256, &urls, 16 << 10, 2);
+        split_and_classify(MAX_PARTITIONS, &urls, 64 << 10, 4);
     }
 
     #[test]
@@ -1027,7 +1348,114 @@ mod tests {
         let urls: Vec<Vec<u8>> = (0..(BLOCK / 100) * 3)
             .map(|i| format!("https://h.example/{i}/{}", "z".repeat(i % 160)).into_bytes())
             .collect();
-        split_and_classify(1, &urls, 20_000);
+        split_and_classify(1, &urls, 1 << 20, 2);
+    }
+
+    #[test]
+    fn a_temporary_file_that_cannot_be_written_fails_pass_1_with_its_error() {
+        let urls: Vec<Vec<u8>> = (0..2000).map(|i| format!("https://h{i}.example/").into_bytes()).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let temp = TempFiles { dir: dir.path() };
+        let writable = || temp.create().unwrap();
+        let read_only = || {
+            let path = dir.path().join("read-only");
+            std::fs::write(&path, b"").unwrap();
+            File::open(&path).unwrap()
+        };
+        // The blocks (written when a worker's blocks fill, or at the end),
+        // the cursor rows, the line records: each fails the run.
+        for broken in 0..3 {
+            let files: Vec<File> = (0..3).map(|i| if i == broken { read_only() } else { writable() }).collect();
+            let shared = SplitShared::new(64, &files[0], (&files[1], &files[2]), &temp);
+            let mut split = Split { partitions: 64, chunk_lines: Vec::new() };
+            let mut input = input_of(&urls, dir.path());
+            let pipeline = pipeline(2, 4096);
+            let outcome = pipeline.run_chunks(&SplitLines(&shared), &mut input, &mut split, None);
+            let error = match outcome {
+                Ok(_) => shared.finish(&pipeline).map(|_| ()).unwrap_err(),
+                Err(error) => error,
+            };
+            match &error {
+                FilterError::Output { name, source } => {
+                    assert!(name.contains(&dir.path().display().to_string()), "{error}");
+                    assert_eq!(source.raw_os_error(), Some(libc::EBADF), "{error}");
+                }
+                other => panic!("file {broken}: {other}"),
+            }
+        }
+    }
+
+    /// A line as [`Lines`] gives it: its bytes, its problem if it is no
+    /// URL, else its partition (of 7).
+    type Seen = (Vec<u8>, Option<LineProblem>, Option<usize>);
+
+    /// Pass 1's line records of `data` (one chunk, 7 partitions), and the
+    /// lines pass 3 finds from them and those `Lines` finds, as [`Seen`].
+    fn replayed_and_split(data: &[u8]) -> (Vec<u32>, Vec<Seen>, Vec<Seen>) {
+        let dir = tempfile::tempdir().unwrap();
+        let temp = TempFiles { dir: dir.path() };
+        let (file, cursors, order) = (temp.create().unwrap(), temp.create().unwrap(), temp.create().unwrap());
+        let shared = SplitShared::new(7, &file, (&cursors, &order), &temp);
+        let recorder = Recorder { format: SplitFormat { partitions: 7 }, unknown_as: Verdict::Unknown };
+        let mut buffers = ChunkBuffers::default();
+        SplitLines(&shared).run(0, data, &recorder, &mut buffers, &mut ()).unwrap();
+        let seen = |line: Line<'_>, p: usize| -> Seen {
+            match line {
+                Line::Url(url) => (url.to_vec(), None, Some(p)),
+                Line::Bad(line, problem) => (line.to_vec(), Some(problem), None),
+            }
+        };
+        let records = buffers.output.lines.as_flattened();
+        let replayed = ReplayLines::new(data, records).map(|(line, p)| seen(line, p)).collect();
+        let split = Lines::new(data)
+            .map(|line| {
+                let p = match line {
+                    Line::Url(url) => partition_of(url, 7),
+                    Line::Bad(..) => 0,
+                };
+                seen(line, p)
+            })
+            .collect();
+        let records = records.chunks_exact(4).map(|r| u32::from_le_bytes(r.try_into().unwrap())).collect();
+        (records, replayed, split)
+    }
+
+    proptest::proptest! {
+        /// Pass 3's walk over pass 1's line records ([`ReplayLines`]) gives the lines that
+        /// splitting the chunk again gives: blank lines, CRs, CRLF, odd
+        /// bytes, lines that are no URL, an over-long line, no last newline.
+        #[test]
+        fn lines_replayed_from_their_records_are_the_lines_split_again(
+            bytes in proptest::collection::vec(proptest::sample::select(b"h:/a.\r\n\n\t\x01\xff".to_vec()), 0..300),
+            long in proptest::option::of(0usize..300),
+        ) {
+            let mut data = bytes;
+            if let Some(at) = long {
+                let at = at.min(data.len());
+                data.splice(at..at, std::iter::repeat_n(b'x', crate::line::MAX_LINE + 1).chain([b'\n']));
+            }
+            let (_, replayed, split) = replayed_and_split(&data);
+            proptest::prop_assert_eq!(replayed, split);
+        }
+    }
+
+    #[test]
+    fn urls_one_after_another_are_replayed_from_their_lengths() {
+        // LF and CRLF ends, no blank line, a last line without a newline:
+        // every URL starts where the line before it ended.
+        let data = b"https://a.example/1\nhttps://b.example/2\r\nhttps://c.example/3\r\nd://x\nhttps://e.example/";
+        let (records, replayed, split) = replayed_and_split(data);
+        assert_eq!(records.len(), 5);
+        assert!(records.iter().all(|&record| record & IRREGULAR == 0), "{records:x?}");
+        assert_eq!(replayed, split);
+        // A blank line, a CR line, a line that is no URL: only the lines
+        // after them (and the bad line) are found with `Lines`.
+        let data =
+            b"https://a.example/1\n\nhttps://b.example/2\n\r\nhttps://c.example/3\nbad\x01line\nhttps://d.example/4\n";
+        let (records, replayed, split) = replayed_and_split(data);
+        let irregular: Vec<bool> = records.iter().map(|&record| record & IRREGULAR != 0).collect();
+        assert_eq!(irregular, [false, true, true, true, false]);
+        assert_eq!(replayed, split);
     }
 
     #[test]
