@@ -1401,22 +1401,34 @@ fn push_line<'a>(line: &'a [u8], odd: bool, urls: &mut Vec<&'a [u8]>, bad: &mut 
 }
 
 /// [`push_line`] for a line with an odd byte or longer than [`MAX_LINE`]:
-/// a final CR dropped (a CR is an odd byte: only an odd line can end in
-/// one), then checked for a [`LineProblem`].
+/// [`checked_line`]'s reading, appended where it belongs.
 #[cold]
 #[inline(never)]
 fn push_checked_line<'a>(line: &'a [u8], urls: &mut Vec<&'a [u8]>, bad: &mut Vec<(usize, &'a [u8], LineProblem)>) {
+    match checked_line(line) {
+        Some(Line::Url(url)) => urls.push(url),
+        Some(Line::Bad(line, problem)) => bad.push((urls.len(), line, problem)),
+        None => {}
+    }
+}
+
+/// A line with an odd byte or longer than [`MAX_LINE`], as both splitters
+/// ([`Lines`], [`split_lines`]) read it: a final CR dropped (a CR is an odd
+/// byte: only an odd line can end in one), `None` if nothing is left, else
+/// checked for a [`LineProblem`].
+#[inline]
+fn checked_line(line: &[u8]) -> Option<Line<'_>> {
     let line = match line {
         [line @ .., b'\r'] => line,
         line => line,
     };
     if line.is_empty() {
-        return;
+        return None;
     }
-    match line::problem(line) {
-        Some(problem) => bad.push((urls.len(), line, problem)),
-        None => urls.push(line),
-    }
+    Some(match line::problem(line) {
+        Some(problem) => Line::Bad(line, problem),
+        None => Line::Url(line),
+    })
 }
 
 /// A non-blank line of a chunk, without its line end: a URL to classify,
@@ -1461,18 +1473,10 @@ impl<'a> Iterator for Lines<'a> {
                 continue;
             }
             if odd || url.len() > MAX_LINE {
-                // A CR is an odd byte: only an odd line can end in one.
-                let url = match url {
-                    [url @ .., b'\r'] => url,
-                    url => url,
-                };
-                if url.is_empty() {
-                    continue;
+                match checked_line(url) {
+                    Some(line) => return Some(line),
+                    None => continue,
                 }
-                if let Some(problem) = line::problem(url) {
-                    return Some(Line::Bad(url, problem));
-                }
-                return Some(Line::Url(url));
             }
             return Some(Line::Url(url));
         }
