@@ -11,7 +11,9 @@
 //! and reads no group blob. Each group blob is checked (its own checksum,
 //! then every table and transition) the first time a lookup reaches it, and
 //! marked checked in a bitmap of atomics, so that every later lookup pays
-//! one load. No table is read before its check, so a flipped byte is caught
+//! one load; a group's first [`FIRST_WALKS`] lookups in
+//! [`Artifact::decide_many`] check its combs' rows and slots only as far as
+//! their walks read them. No table is read before its check, so a flipped byte is caught
 //! before it can change an answer: a damaged group gives
 //! [`ArtifactError::DamagedGroup`], naming the file, the group and an origin
 //! that uses it. [`Artifact::verify`] checks every byte (`inspect --verify`).

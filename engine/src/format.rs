@@ -44,7 +44,9 @@
 //!   ORIGINS, PREFERENCES and SLOTS (checksums, and every offset and id in them), so that
 //!   finding an origin and its group ids can neither read out of bounds nor
 //!   panic. A group blob is checked (checksum, then every table and
-//!   transition) before its first use answers anything; so is CRAWL
+//!   transition) before its first use answers anything, except the rows and
+//!   slots of its combs, which a group's first lookups check as their walks
+//!   read them ([`GroupView::check_shape`], [`CombDfa::checked_scan`]); so is CRAWL
 //!   (checksum, then every id and offset), which no verdict reads.
 //! - Sections follow one another from [`GROUPS_START`] to the end of the
 //!   file, with fewer than 8 zero bytes between two; group blobs follow one
