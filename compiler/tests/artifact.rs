@@ -4,8 +4,8 @@
 use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build_bytes, BuildPlan};
 use robotsieve_engine::artifact::{
-    Artifact, ArtifactError, Damage, GroupDamage, Section, VersionMismatch, Versioned, FORMAT_VERSION, PART_COMB16,
-    SEMANTICS_VERSION,
+    Artifact, ArtifactError, Damage, GroupDamage, Section, VersionMismatch, Versioned, FIRST_WALKS, FORMAT_VERSION,
+    PART_COMB16, SEMANTICS_VERSION,
 };
 use robotsieve_engine::format::{GroupHead, Header, GROUPS_START};
 use robotsieve_robotstxt::Agent;
@@ -350,8 +350,11 @@ fn long_literal_rules_are_stored_as_a_comb_and_agree_with_the_oracle() {
 }
 
 /// Damage inside a comb part's tables is refused even when the group's
-/// checksum is made to match (by the group's check, on its first lookup or
-/// by `verify`), so lookups never run on broken tables.
+/// checksum is made to match: by `verify` and by the whole group's check
+/// (`compiled_group`, or a lookup past the first `FIRST_WALKS`), and by a
+/// first lookup when its walk reads the damaged row or slot; a first lookup
+/// that does not read it gives the undamaged artifact's answer. Lookups never
+/// run on broken tables, and no damage makes opening or a lookup panic.
 #[test]
 fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
     use robotsieve_engine::format::{checksum, GroupHead, PartRecord, GROUPS_START};
@@ -378,25 +381,53 @@ fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
     // and slots, whose two 16-bit ids that value turns into ids of no state)
     // must then be refused, and no damage anywhere may make opening or a
     // lookup panic.
-    let mut refused_in_comb = 0;
+    let path = b"/a/very/long/unique/literal/rule/number/00042/end";
+    let want = artifact.decide(0, path).unwrap();
+    let (mut refused_in_comb, mut refused_first_in_comb) = (0, 0);
     for at in (blob.start + 8..=blob.end - 4).step_by(4) {
         let mut damaged = bytes.clone();
         damaged[at..at + 4].copy_from_slice(&0x7fff_fff0u32.to_ne_bytes());
         let sum = checksum(&damaged[blob.start + 8..blob.end]);
         damaged[blob.start..blob.start + 8].copy_from_slice(&sum.to_ne_bytes());
+        let names_origin = |e: &ArtifactError| assert!(e.to_string().contains("https://s.example"), "{e}");
         let opened = Artifact::from_bytes(&damaged).unwrap();
-        let path = b"/a/very/long/unique/literal/rule/number/00042/end";
-        let looked_up = opened.decide(opened.group_of(0, 0), path);
-        assert_eq!(looked_up.is_err(), opened.verify().is_err(), "byte {at}: verify and the first lookup disagree");
-        match looked_up {
+        let first = opened.decide(opened.group_of(0, 0), path);
+        match &first {
             Err(e) => {
-                assert!(e.to_string().contains("https://s.example"), "the error names the origin: {e}");
+                names_origin(e);
+                refused_first_in_comb += usize::from(comb.contains(&at));
+            }
+            // Damage the checks refuse (a change they accept is another
+            // valid artifact) gives the undamaged answer or an error.
+            Ok(got) => assert!(
+                Artifact::from_bytes(&damaged).unwrap().verify().is_ok() || *got == want,
+                "byte {at}: a first lookup gave another answer"
+            ),
+        }
+        // The lookups after the first few check the whole group.
+        let later = (0..FIRST_WALKS).map(|_| opened.decide(0, path)).last().unwrap();
+        let whole = Artifact::from_bytes(&damaged).unwrap();
+        let compiled = whole.compiled_group(0).map(|_| ());
+        let verified = whole.verify();
+        assert_eq!(later.is_err(), verified.is_err(), "byte {at}: verify and the later lookups disagree");
+        assert_eq!(compiled.is_err(), verified.is_err(), "byte {at}: verify and compiled_group disagree");
+        match verified {
+            Err(e) => {
+                names_origin(&e);
                 refused_in_comb += usize::from(comb.contains(&at));
             }
-            Ok(_) => assert!(!comb.contains(&at), "a huge value at byte {at} of the comb tables was accepted"),
+            Ok(()) => assert!(!comb.contains(&at), "a huge value at byte {at} of the comb tables was accepted"),
         }
+        assert!(first.is_ok() || later.is_err(), "byte {at}: refused first, accepted later");
     }
     assert_eq!(refused_in_comb, comb.len() / 4);
+    // The first lookup read (and refused damage in) a walk's rows and slots,
+    // not the whole comb.
+    assert!(
+        refused_first_in_comb > 0 && refused_first_in_comb < comb.len() / 4,
+        "{refused_first_in_comb} of {}",
+        comb.len() / 4
+    );
 }
 
 /// A shard file that holds an origin of another shard is refused at open,

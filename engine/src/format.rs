@@ -44,7 +44,9 @@
 //!   ORIGINS, PREFERENCES and SLOTS (checksums, and every offset and id in them), so that
 //!   finding an origin and its group ids can neither read out of bounds nor
 //!   panic. A group blob is checked (checksum, then every table and
-//!   transition) before its first use answers anything; so is CRAWL
+//!   transition) before its first use answers anything, except the rows and
+//!   slots of its combs, which a group's first lookups check as their walks
+//!   read them ([`GroupView::check_shape`], [`CombDfa::checked_scan`]); so is CRAWL
 //!   (checksum, then every id and offset), which no verdict reads.
 //! - Sections follow one another from [`GROUPS_START`] to the end of the
 //!   file, with fewer than 8 zero bytes between two; group blobs follow one
@@ -1542,6 +1544,11 @@ pub enum Check {
     Full,
     /// The group was checked before.
     Validated,
+    /// A group's first uses: every table as [`Check::Full`] but a comb's
+    /// rows, slots and accelerations, of which only the shape is checked
+    /// ([`CombDfa::shaped`]); [`CombDfa::checked_scan`] checks what a walk
+    /// reads of them.
+    Shape,
 }
 
 /// A group blob, read in place.
@@ -1589,7 +1596,19 @@ impl<'a> GroupView<'a> {
 
     /// The checksum and every table and transition of the group: after this,
     /// lookups with [`Check::Validated`] cannot read out of bounds or loop.
+    /// [`GroupView::check_shape`], then [`GroupView::check_combs`].
     pub fn check(&self, explain: bool) -> Result<(), GroupDamage> {
+        self.check_shape(explain)?;
+        self.check_combs()
+    }
+
+    /// What a group's first uses need before [`CombDfa::checked_scan`] walks
+    /// its combs: the checksum, the head, labels, rank-to-rule table, part
+    /// records, explanations, every dense automaton and rule list whole, and
+    /// each comb's tables in range and of the right shape ([`Check::Shape`]),
+    /// but not their rows, slots and accelerations, most of a comb's bytes
+    /// (a walk reads a few dozen of its rows).
+    pub fn check_shape(&self, explain: bool) -> Result<(), GroupDamage> {
         let computed = checksum(&self.blob[8..]);
         if computed != self.head.checksum {
             return Err(GroupDamage::Checksum { stored: self.head.checksum, computed });
@@ -1612,12 +1631,15 @@ impl<'a> GroupView<'a> {
             return Err(GroupDamage::PartCount { parts: rec.parts });
         }
         for p in 0..rec.parts as usize {
-            let (part, comb_max_answer) = self.read_part(p, Check::Full)?;
+            let (part, comb_max_answer) = self.read_part(p, Check::Shape)?;
             let max_answer = match (part, comb_max_answer) {
                 (_, Some(max)) => max,
                 (PartView::Dfa(dfa), None) => dfa.max_answer(),
+                // The answers table only (rows and slots are the later check's).
                 (PartView::Comb(comb), None) => comb.max_answer(),
-                (PartView::Comb16(comb), None) => comb.max_answer(),
+                // The rows carry the answers: `check_combs`, or the caller of
+                // `checked_scan`, compares them with the ranks.
+                (PartView::Comb16(_), None) => 0,
                 (PartView::Rules { ends, ranks, patterns }, None) => {
                     RuleList::check(patterns, ends, ranks)
                         .map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Rules(e) })?;
@@ -1637,6 +1659,23 @@ impl<'a> GroupView<'a> {
                     self.explain_entry(i).ok_or(GroupDamage::OutOfRange { table: GroupTable::ExplanationTable })?;
                 self.bytes_at(entry.text_off, entry.text_len as usize)
                     .ok_or(GroupDamage::OutOfRange { table: GroupTable::ExplanationText })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The rest of [`GroupView::check`] after [`GroupView::check_shape`]
+    /// (which must have passed): every comb's rows, slots and accelerations
+    /// ([`CombDfa::new`]), and its answers against the ranks.
+    pub fn check_combs(&self) -> Result<(), GroupDamage> {
+        for p in 0..self.head.parts as usize {
+            if !matches!(self.part_record(p).map(|r| r.kind), Some(PART_COMB | PART_COMB16)) {
+                continue;
+            }
+            if let (_, Some(max_answer)) = self.read_part(p, Check::Full)? {
+                if max_answer >= self.head.ranks {
+                    return Err(GroupDamage::AnswerBeyondRanks { part: p });
+                }
             }
         }
         Ok(())
@@ -1713,7 +1752,9 @@ impl<'a> GroupView<'a> {
                 };
                 let answers = self.table(part.c, count).ok_or(out_of_range(GroupTable::Answers))?;
                 let dfa = match check {
-                    Check::Full => Dfa::new(classes, part.stride2, transitions, answers, part.start, part.sinks),
+                    Check::Full | Check::Shape => {
+                        Dfa::new(classes, part.stride2, transitions, answers, part.start, part.sinks)
+                    }
                     Check::Validated => {
                         Ok(Dfa::validated(classes, part.stride2, transitions, answers, part.start, part.sinks))
                     }
@@ -1768,6 +1809,9 @@ impl<'a> GroupView<'a> {
                 .map(|(comb, max)| (comb, Some(max)))
                 .map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Automaton(e) }),
             Check::Validated => Ok((CombDfa::validated(tables), None)),
+            Check::Shape => CombDfa::shaped(tables)
+                .map(|comb| (comb, None))
+                .map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Automaton(e) }),
         }
     }
 }
