@@ -583,8 +583,13 @@ impl<T: SlotId> Automaton for CombDfa<'_, T> {
     }
 
     #[inline(always)]
+    fn accelerated(&self, state: u32) -> bool {
+        self.rows[state as usize][1] & ACCEL != 0
+    }
+
+    #[inline(always)]
     fn skip(&self, state: u32, rest: &[u8]) -> usize {
-        if self.rows[state as usize][1] & ACCEL == 0 {
+        if !self.accelerated(state) {
             return 0;
         }
         // Listed at open (CombDfa::new), so the search finds it.

@@ -456,6 +456,11 @@ impl<T: Copy + Into<u32>> Automaton for Dense<'_, T> {
     }
 
     #[inline(always)]
+    fn accelerated(&self, _: u32) -> bool {
+        false
+    }
+
+    #[inline(always)]
     fn prefetch_transition(&self, at: Located) {
         if let Some(entry) = self.table.get(at.index) {
             walk::prefetch(entry);
