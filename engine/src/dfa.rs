@@ -451,7 +451,7 @@ impl<T: Copy + Into<u32>> Automaton for Dense<'_, T> {
     fn prefetch_row(&self, _: u32) {}
 
     #[inline(always)]
-    fn skip(&self, _: u32, _: &[u8]) -> usize {
+    fn skip(&self, _: u32, _: &[u8], _: usize) -> usize {
         0
     }
 

@@ -44,10 +44,12 @@ pub(crate) trait Automaton: Copy {
     fn prefetch_row(&self, state: u32);
     /// Starts fetching the memory `follow(_, at)` reads.
     fn prefetch_transition(&self, at: Located);
-    /// How many leading bytes of `rest` leave `state` where it is: a walk may
-    /// pass over them at once. Zero unless the automaton knows the state
-    /// loops on all bytes but a few (an accelerated comb state).
-    fn skip(&self, state: u32, rest: &[u8]) -> usize;
+    /// How many bytes of `path` from `at` on (`at <= path.len()`) leave
+    /// `state` where it is: a walk may pass over them at once. Zero unless
+    /// the automaton knows the state loops on all bytes but a few (an
+    /// accelerated comb state). The whole path is given so that a search
+    /// may read whole blocks of it; bytes before `at` do not count.
+    fn skip(&self, state: u32, path: &[u8], at: usize) -> usize;
     /// Whether [`Automaton::skip`] may pass over bytes in `state`: false
     /// means it would answer 0, and [`scan`] does not ask. Cheap (the comb
     /// reads a bit of the row [`Automaton::locate`] reads anyway), so that
@@ -100,7 +102,7 @@ pub(crate) fn scan<A: Automaton>(automaton: &A, path: &[u8]) -> u32 {
     let mut at = 0;
     while at < path.len() && !automaton.is_sink(state) {
         if automaton.accelerated(state) {
-            at += automaton.skip(state, &path[at..]);
+            at += automaton.skip(state, path, at);
             let Some(&byte) = path.get(at) else { break };
             state = automaton.step(state, byte);
         } else {
@@ -255,7 +257,7 @@ pub(crate) fn interleave<'p, A: Automaton>(
         for i in 0..live_slots {
             let automaton = *w.automaton[i];
             let (state, path) = (w.state[i], w.path[i]);
-            let pos = w.pos[i] + automaton.skip(state, &path[w.pos[i]..]);
+            let pos = w.pos[i] + automaton.skip(state, path, w.pos[i]);
             match path.get(pos) {
                 Some(&byte) => {
                     let at = automaton.locate(state, byte);
@@ -318,9 +320,10 @@ mod tests {
         }
         fn prefetch_row(&self, _: u32) {}
         fn prefetch_transition(&self, _: Located) {}
-        fn skip(&self, state: u32, rest: &[u8]) -> usize {
+        fn skip(&self, state: u32, path: &[u8], at: usize) -> usize {
             // The state before the sink loops on everything but `a`.
             if self.accelerated(state) {
+                let rest = &path[at..];
                 rest.iter().position(|&b| b == b'a').unwrap_or(rest.len())
             } else {
                 0
