@@ -37,7 +37,7 @@
 //! states `0..sinks` are sinks and the scan stops at the first one.
 
 use crate::dfa::{DfaBuf, DfaError};
-use crate::walk::{self, Automaton, Located};
+use crate::walk::{self, Automaton, LastSkip, Located};
 use std::fmt;
 
 /// Marks a free slot: the owner of a slot no state uses.
@@ -589,15 +589,18 @@ impl<T: SlotId> Automaton for CombDfa<'_, T> {
     }
 
     #[inline(always)]
-    fn skip(&self, state: u32, path: &[u8], at: usize) -> usize {
+    fn skip(&self, state: u32, path: &[u8], at: usize, last: &mut LastSkip) -> usize {
         if !self.accelerated(state) {
             return 0;
         }
-        // Listed at open (CombDfa::new), so the search finds it.
-        let Ok(i) = self.accels.binary_search_by_key(&state, |a| a[0]) else {
-            return 0;
-        };
-        let ([b0, b1, b2], count) = escape_bytes(self.accels[i][1]);
+        if last.state != state {
+            // Listed at open (CombDfa::new), so the search finds it.
+            let Ok(i) = self.accels.binary_search_by_key(&state, |a| a[0]) else {
+                return 0;
+            };
+            *last = LastSkip { state, escapes: self.accels[i][1] };
+        }
+        let ([b0, b1, b2], count) = escape_bytes(last.escapes);
         // Fewer than three escapes: the first stands in for the missing ones
         // (picked one by one, which the compiler keeps scalar).
         let b1 = if count >= 2 { b1 } else { b0 };
@@ -1202,11 +1205,17 @@ mod tests {
         assert_eq!(comb.accels, vec![[3, u32::from(b'?') | 1 << 24]]);
         assert_ne!(comb.rows[3][1] & ACCEL, 0);
         let view = comb.as_comb().unwrap();
-        assert_eq!(view.skip(3, b"abc?d", 0), 3);
-        assert_eq!(view.skip(3, b"/abc?d", 1), 3);
-        assert_eq!(view.skip(3, b"abcd", 0), 4);
-        assert_eq!(view.skip(3, b"abcd", 4), 0);
-        assert_eq!(view.skip(2, b"abc?d", 0), 0, "the start state is not accelerated");
+        let mut last = LastSkip::NONE;
+        assert_eq!(view.skip(3, b"abc?d", 0, &mut last), 3);
+        assert_eq!(last, LastSkip { state: 3, escapes: u32::from(b'?') | 1 << 24 }, "the escapes are remembered");
+        assert_eq!(view.skip(3, b"/abc?d", 1, &mut last), 3);
+        assert_eq!(view.skip(3, b"abcd", 0, &mut last), 4);
+        assert_eq!(view.skip(3, b"abcd", 4, &mut last), 0);
+        assert_eq!(view.skip(2, b"abc?d", 0, &mut last), 0, "the start state is not accelerated");
+        assert_eq!(last.state, 3);
+        // What is remembered is what is used: the state's escapes, found again.
+        let mut other = LastSkip { state: 3, escapes: u32::from(b'c') | 1 << 24 };
+        assert_eq!(view.skip(3, b"abc?d", 0, &mut other), 2);
         let dfa = dense.as_dfa().unwrap();
         for path in [&b"/abc?d"[..], b"/abcd", b"/?", b"?", b"", b"//x/y?"] {
             assert_eq!(view.scan(path), dfa.scan(path), "{}", String::from_utf8_lossy(path));
@@ -1635,9 +1644,13 @@ mod tests {
             let (_, wide_max) = CombDfa::new_with_max_answer(comb.tables(&comb.rows, &comb.slots, &comb.answers)).unwrap();
             let (_, narrow_max) = CombDfa::new_with_max_answer(comb.tables(&rows, &slots, &[])).unwrap();
             prop_assert_eq!((wide_max, narrow_max), (dfa.max_answer(), dfa.max_answer()));
+            // And so do walks that keep their last skip from path to path.
+            let (mut wide_last, mut narrow_last) = (LastSkip::NONE, LastSkip::NONE);
             for path in &paths {
                 prop_assert_eq!(view.scan(path), dfa.scan(path));
                 prop_assert_eq!(narrow.scan(path), dfa.scan(path));
+                prop_assert_eq!(walk::scan_remembering(&view, path, &mut wide_last), dfa.scan(path));
+                prop_assert_eq!(walk::scan_remembering(&narrow, path, &mut narrow_last), dfa.scan(path));
             }
         }
     }

@@ -49,7 +49,12 @@ pub(crate) trait Automaton: Copy {
     /// the automaton knows the state loops on all bytes but a few (an
     /// accelerated comb state). The whole path is given so that a search
     /// may read whole blocks of it; bytes before `at` do not count.
-    fn skip(&self, state: u32, path: &[u8], at: usize) -> usize;
+    ///
+    /// `last` is what a walk through this automaton (this very one: a
+    /// `last` is never shared between automata) remembers of the state it
+    /// last skipped in, so that the state's escapes are looked up once for
+    /// a run of paths; the automaton may read and replace it.
+    fn skip(&self, state: u32, path: &[u8], at: usize, last: &mut LastSkip) -> usize;
     /// Whether [`Automaton::skip`] may pass over bytes in `state`: false
     /// means it would answer 0, and [`scan`] does not ask. Cheap (the comb
     /// reads a bit of the row [`Automaton::locate`] reads anyway), so that
@@ -61,6 +66,24 @@ pub(crate) trait Automaton: Copy {
     fn step(&self, state: u32, byte: u8) -> u32 {
         self.follow(state, self.locate(state, byte))
     }
+}
+
+/// The accelerated state a walk skipped in last and its escapes, as the
+/// automaton packs them ([`Automaton::skip`]): a comb looks a state's
+/// escapes up in a sorted list, and a run of paths through one group
+/// usually skips in the same state path after path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LastSkip {
+    /// The state, or [`LastSkip::NONE`]'s, which no state has (ids are
+    /// below the number of states, itself at most `u32::MAX`).
+    pub state: u32,
+    /// Its escapes, packed.
+    pub escapes: u32,
+}
+
+impl LastSkip {
+    /// Nothing remembered yet.
+    pub const NONE: LastSkip = LastSkip { state: u32::MAX, escapes: 0 };
 }
 
 /// Where a transition is stored: an index into the automaton's transition
@@ -98,11 +121,19 @@ pub(crate) fn prefetch<T>(item: &T) {
 /// table lookups, the sink test and the end test.
 #[inline]
 pub(crate) fn scan<A: Automaton>(automaton: &A, path: &[u8]) -> u32 {
+    let mut last = LastSkip::NONE;
+    scan_remembering(automaton, path, &mut last)
+}
+
+/// [`scan`], remembering in `last` the state it skipped in last (see
+/// [`Automaton::skip`]): for a run of paths through one automaton.
+#[inline]
+pub(crate) fn scan_remembering<A: Automaton>(automaton: &A, path: &[u8], last: &mut LastSkip) -> u32 {
     let mut state = automaton.start();
     let mut at = 0;
     while at < path.len() && !automaton.is_sink(state) {
         if automaton.accelerated(state) {
-            at += automaton.skip(state, path, at);
+            at += automaton.skip(state, path, at, last);
             let Some(&byte) = path.get(at) else { break };
             state = automaton.step(state, byte);
         } else {
@@ -257,7 +288,8 @@ pub(crate) fn interleave<'p, A: Automaton>(
         for i in 0..live_slots {
             let automaton = *w.automaton[i];
             let (state, path) = (w.state[i], w.path[i]);
-            let pos = w.pos[i] + automaton.skip(state, path, w.pos[i]);
+            let mut last = LastSkip::NONE;
+            let pos = w.pos[i] + automaton.skip(state, path, w.pos[i], &mut last);
             match path.get(pos) {
                 Some(&byte) => {
                     let at = automaton.locate(state, byte);
@@ -320,7 +352,7 @@ mod tests {
         }
         fn prefetch_row(&self, _: u32) {}
         fn prefetch_transition(&self, _: Located) {}
-        fn skip(&self, state: u32, path: &[u8], at: usize) -> usize {
+        fn skip(&self, state: u32, path: &[u8], at: usize, _: &mut LastSkip) -> usize {
             // The state before the sink loops on everything but `a`.
             if self.accelerated(state) {
                 let rest = &path[at..];
