@@ -359,13 +359,20 @@ impl<'a> AgentClassifier<'a> {
         }
         let lane_of = |entry: u64| &lanes[(entry & LANE_BITS) as usize];
         let key_of = |lane: &GroupedLane| lane.key.of(urls[lane.url], keys);
-        // The runs: where each origin's entries of `order` end.
+        // The runs: where each origin's entries of `order` end. Each lane
+        // and its key are found once, and kept for the comparison with the
+        // next (a pair at a time, they were found twice).
         runs.clear();
-        for (i, pair) in order.windows(2).enumerate() {
-            let (a, b) = (lane_of(pair[0]), lane_of(pair[1]));
-            if a.hash != b.hash || !same_key(key_of(a), key_of(b)) {
-                runs.push(i + 1);
+        let mut before: Option<(u64, &[u8])> = None;
+        for (i, &entry) in order.iter().enumerate() {
+            let lane = lane_of(entry);
+            let key = key_of(lane);
+            if let Some((hash, key_before)) = before {
+                if hash != lane.hash || !same_key(key_before, key) {
+                    runs.push(i);
+                }
             }
+            before = Some((lane.hash, key));
         }
         if !order.is_empty() {
             runs.push(order.len());

@@ -27,7 +27,7 @@
 //! entry and `start` is a multiple of `1 << stride2` below that length, every
 //! class is below `1 << stride2`, and `sinks <= answers.len()`.
 
-use crate::walk::{self, Automaton, Located};
+use crate::walk::{self, Automaton, LastSkip, Located};
 use std::fmt;
 
 /// The transition table of a [`Dfa`], in the narrowest width that fits.
@@ -451,8 +451,13 @@ impl<T: Copy + Into<u32>> Automaton for Dense<'_, T> {
     fn prefetch_row(&self, _: u32) {}
 
     #[inline(always)]
-    fn skip(&self, _: u32, _: &[u8]) -> usize {
+    fn skip(&self, _: u32, _: &[u8], _: usize, _: &mut LastSkip) -> usize {
         0
+    }
+
+    #[inline(always)]
+    fn accelerated(&self, _: u32) -> bool {
+        false
     }
 
     #[inline(always)]

@@ -90,11 +90,11 @@ impl<'a> Part<'a> {
     /// This part as the runtime walks it.
     fn into_runner(self) -> RunnerPart<'a> {
         match self {
-            Part::Dfa(dfa) => RunnerPart { view: PartView::Dfa(dfa), prefilter: None },
+            Part::Dfa(dfa) => RunnerPart::with_prefilter(PartView::Dfa(dfa), None),
             Part::Rules(rules) => {
                 let (patterns, ends, ranks, prefilter) = rules.into_tables();
                 let prefilter = Some(Arc::new(LazyPrefilter::built(prefilter)));
-                RunnerPart { view: PartView::Rules { patterns, ends, ranks }, prefilter }
+                RunnerPart::with_prefilter(PartView::Rules { patterns, ends, ranks }, prefilter)
             }
         }
     }

@@ -44,16 +44,46 @@ pub(crate) trait Automaton: Copy {
     fn prefetch_row(&self, state: u32);
     /// Starts fetching the memory `follow(_, at)` reads.
     fn prefetch_transition(&self, at: Located);
-    /// How many leading bytes of `rest` leave `state` where it is: a walk may
-    /// pass over them at once. Zero unless the automaton knows the state
-    /// loops on all bytes but a few (an accelerated comb state).
-    fn skip(&self, state: u32, rest: &[u8]) -> usize;
+    /// How many bytes of `path` from `at` on (`at <= path.len()`) leave
+    /// `state` where it is: a walk may pass over them at once. Zero unless
+    /// the automaton knows the state loops on all bytes but a few (an
+    /// accelerated comb state). The whole path is given so that a search
+    /// may read whole blocks of it; bytes before `at` do not count.
+    ///
+    /// `last` is what a walk through this automaton (this very one: a
+    /// `last` is never shared between automata) remembers of the state it
+    /// last skipped in, so that the state's escapes are looked up once for
+    /// a run of paths; the automaton may read and replace it.
+    fn skip(&self, state: u32, path: &[u8], at: usize, last: &mut LastSkip) -> usize;
+    /// Whether [`Automaton::skip`] may pass over bytes in `state`: false
+    /// means it would answer 0, and [`scan`] does not ask. Cheap (the comb
+    /// reads a bit of the row [`Automaton::locate`] reads anyway), so that
+    /// the common step pays a test, not a call's bookkeeping.
+    fn accelerated(&self, state: u32) -> bool;
 
     /// The state after reading `byte` in `state`.
     #[inline(always)]
     fn step(&self, state: u32, byte: u8) -> u32 {
         self.follow(state, self.locate(state, byte))
     }
+}
+
+/// The accelerated state a walk skipped in last and its escapes, as the
+/// automaton packs them ([`Automaton::skip`]): a comb looks a state's
+/// escapes up in a sorted list, and a run of paths through one group
+/// usually skips in the same state path after path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LastSkip {
+    /// The state, or [`LastSkip::NONE`]'s, which no state has (ids are
+    /// below the number of states, itself at most `u32::MAX`).
+    pub state: u32,
+    /// Its escapes, packed.
+    pub escapes: u32,
+}
+
+impl LastSkip {
+    /// Nothing remembered yet.
+    pub const NONE: LastSkip = LastSkip { state: u32::MAX, escapes: 0 };
 }
 
 /// Where a transition is stored: an index into the automaton's transition
@@ -84,15 +114,32 @@ pub(crate) fn prefetch<T>(item: &T) {
 
 /// The answer for a whole path: walk from the start, stop at the end or at
 /// the first sink.
+///
+/// The loop is the filter's hottest (a long run's paths all go through it):
+/// a step reads the byte at a position the loop has checked, and asks for a
+/// skip only in an accelerated state, so that an ordinary step is the two
+/// table lookups, the sink test and the end test.
 #[inline]
 pub(crate) fn scan<A: Automaton>(automaton: &A, path: &[u8]) -> u32 {
+    let mut last = LastSkip::NONE;
+    scan_remembering(automaton, path, &mut last)
+}
+
+/// [`scan`], remembering in `last` the state it skipped in last (see
+/// [`Automaton::skip`]): for a run of paths through one automaton.
+#[inline]
+pub(crate) fn scan_remembering<A: Automaton>(automaton: &A, path: &[u8], last: &mut LastSkip) -> u32 {
     let mut state = automaton.start();
-    let mut rest = path;
-    while !automaton.is_sink(state) {
-        rest = &rest[automaton.skip(state, rest)..];
-        let Some((&byte, tail)) = rest.split_first() else { break };
-        state = automaton.step(state, byte);
-        rest = tail;
+    let mut at = 0;
+    while at < path.len() && !automaton.is_sink(state) {
+        if automaton.accelerated(state) {
+            at += automaton.skip(state, path, at, last);
+            let Some(&byte) = path.get(at) else { break };
+            state = automaton.step(state, byte);
+        } else {
+            state = automaton.step(state, path[at]);
+        }
+        at += 1;
     }
     automaton.answer(state)
 }
@@ -241,7 +288,8 @@ pub(crate) fn interleave<'p, A: Automaton>(
         for i in 0..live_slots {
             let automaton = *w.automaton[i];
             let (state, path) = (w.state[i], w.path[i]);
-            let pos = w.pos[i] + automaton.skip(state, &path[w.pos[i]..]);
+            let mut last = LastSkip::NONE;
+            let pos = w.pos[i] + automaton.skip(state, path, w.pos[i], &mut last);
             match path.get(pos) {
                 Some(&byte) => {
                     let at = automaton.locate(state, byte);
@@ -304,13 +352,17 @@ mod tests {
         }
         fn prefetch_row(&self, _: u32) {}
         fn prefetch_transition(&self, _: Located) {}
-        fn skip(&self, state: u32, rest: &[u8]) -> usize {
+        fn skip(&self, state: u32, path: &[u8], at: usize, _: &mut LastSkip) -> usize {
             // The state before the sink loops on everything but `a`.
-            if state + 1 == self.0 {
+            if self.accelerated(state) {
+                let rest = &path[at..];
                 rest.iter().position(|&b| b == b'a').unwrap_or(rest.len())
             } else {
                 0
             }
+        }
+        fn accelerated(&self, state: u32) -> bool {
+            state + 1 == self.0
         }
     }
 
