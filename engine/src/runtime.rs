@@ -14,7 +14,7 @@ use crate::format::{GroupHead, PartView};
 use crate::label::Label;
 use crate::rules::LazyPrefilter;
 use crate::walk::{self, Automaton, LastSkip};
-use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// The most parts a stored group has ([`GroupHead::MAX_PARTS`]).
@@ -25,7 +25,7 @@ const MAX_PARTS: usize = GroupHead::MAX_PARTS as usize;
 /// runtime state a part needs, a rule list's prefilter. Made by the artifact
 /// both for [`CompiledGroup`] and for the side-by-side walks of
 /// [`crate::artifact::Artifact::decide_many`], and by [`crate::matcher`].
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(crate) struct RunnerPart<'a> {
     /// The stored part.
     pub(crate) view: PartView<'a>,
@@ -36,8 +36,11 @@ pub(crate) struct RunnerPart<'a> {
     /// path to path ([`walk::scan_remembering`]): a run's paths mostly skip
     /// in the same state, whose escapes are then looked up once a run
     /// instead of once a path (a binary search, about 40 instructions a
-    /// URL on crawl2019).
-    last_skip: Cell<LastSkip>,
+    /// URL on crawl2019). An atomic word rather than a `Cell` so that
+    /// groups and matchers stay `Sync`: relaxed loads and stores are plain
+    /// moves on x86-64, and whatever another thread stored is a state with
+    /// its own escapes, a valid hint.
+    last_skip: AtomicU64,
 }
 
 impl<'a> RunnerPart<'a> {
@@ -54,7 +57,7 @@ impl<'a> RunnerPart<'a> {
 
     /// The part `view` with its prefilter (`None` for an automaton).
     pub(crate) fn with_prefilter(view: PartView<'a>, prefilter: Option<Arc<LazyPrefilter>>) -> RunnerPart<'a> {
-        RunnerPart { view, prefilter, last_skip: Cell::new(LastSkip::NONE) }
+        RunnerPart { view, prefilter, last_skip: AtomicU64::new(LastSkip::NONE.to_bits()) }
     }
 
     fn is_rules(&self) -> bool {
@@ -80,14 +83,21 @@ impl<'a> RunnerPart<'a> {
     }
 }
 
+impl Clone for RunnerPart<'_> {
+    fn clone(&self) -> Self {
+        let last_skip = AtomicU64::new(self.last_skip.load(Ordering::Relaxed));
+        RunnerPart { view: self.view, prefilter: self.prefilter.clone(), last_skip }
+    }
+}
+
 impl RunnerPart<'_> {
     /// [`walk::scan`] of `automaton`, this part's, remembering its last
     /// skip in the part.
     #[inline(always)]
     fn scan_remembering(&self, automaton: &impl Automaton, path: &[u8]) -> u32 {
-        let mut last = self.last_skip.get();
+        let mut last = LastSkip::from_bits(self.last_skip.load(Ordering::Relaxed));
         let answer = walk::scan_remembering(automaton, path, &mut last);
-        self.last_skip.set(last);
+        self.last_skip.store(last.to_bits(), Ordering::Relaxed);
         answer
     }
 }
@@ -149,5 +159,28 @@ impl<'a> CompiledGroup<'a> {
     #[inline]
     pub fn allows(&self, path: &[u8]) -> bool {
         self.label(self.rank(path)).allows()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Groups and matchers are shared by threads (an artifact's group cache,
+    /// a `Matcher` behind an `Arc`): the per-part walk hint must not take
+    /// `Sync` away from them, which a `Cell` would (and did, for a commit).
+    #[test]
+    fn groups_and_matchers_can_be_shared_between_threads() {
+        fn shared<T: Send + Sync>() {}
+        shared::<RunnerPart<'static>>();
+        shared::<CompiledGroup<'static>>();
+        shared::<crate::matcher::Matcher<'static>>();
+    }
+
+    #[test]
+    fn a_last_skip_survives_its_word() {
+        for skip in [LastSkip::NONE, LastSkip { state: 0, escapes: 0 }, LastSkip { state: 7, escapes: 0x2f3f_2300 }] {
+            assert_eq!(LastSkip::from_bits(skip.to_bits()), skip);
+        }
     }
 }

@@ -84,6 +84,20 @@ pub(crate) struct LastSkip {
 impl LastSkip {
     /// Nothing remembered yet.
     pub const NONE: LastSkip = LastSkip { state: u32::MAX, escapes: 0 };
+
+    /// Both fields in one word, for a holder that threads share (an
+    /// `AtomicU64`): a word is read and written whole, so a reader always
+    /// gets a state with its own escapes, whoever stored it last.
+    #[inline(always)]
+    pub fn to_bits(self) -> u64 {
+        (u64::from(self.state) << 32) | u64::from(self.escapes)
+    }
+
+    /// The inverse of [`LastSkip::to_bits`].
+    #[inline(always)]
+    pub fn from_bits(bits: u64) -> LastSkip {
+        LastSkip { state: (bits >> 32) as u32, escapes: bits as u32 }
+    }
 }
 
 /// Where a transition is stored: an index into the automaton's transition
