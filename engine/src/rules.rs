@@ -209,19 +209,35 @@ fn has_bit(bits: &[u64], i: usize) -> bool {
 /// and lower-case letters by their frequency in English, then the usual
 /// separators and digits, then upper-case letters, then the rest. Only the
 /// [`Prefilter`]'s choice of pair depends on it (a pair starting with a
-/// rarer byte stops the search's byte steps less often), never an answer.
-fn byte_commonness(byte: u8) -> u32 {
+/// rarer byte stops the search's sieve less often), never an answer.
+static BYTE_COMMONNESS: [u8; 256] = {
     const LETTERS: &[u8; 26] = b"etaoinsrhlcdmupgfwybvkxjqz";
-    match byte {
-        b'/' => 100,
-        b'a'..=b'z' => 90 - LETTERS.iter().position(|&l| l == byte).unwrap_or(25) as u32 * 2,
-        b'-' | b'.' => 60,
-        b'=' | b'&' | b'_' | b'%' => 45,
-        b'0'..=b'9' => 40,
-        b'?' => 30,
-        b'A'..=b'Z' => 15,
-        _ => 5,
+    let mut table = [5u8; 256];
+    let mut i = 0;
+    while i < 26 {
+        table[LETTERS[i] as usize] = 90 - 2 * i as u8;
+        table[(LETTERS[i] - b'a' + b'A') as usize] = 15;
+        i += 1;
     }
+    let mut digit = b'0';
+    while digit <= b'9' {
+        table[digit as usize] = 40;
+        digit += 1;
+    }
+    table[b'/' as usize] = 100;
+    table[b'-' as usize] = 60;
+    table[b'.' as usize] = 60;
+    table[b'=' as usize] = 45;
+    table[b'&' as usize] = 45;
+    table[b'_' as usize] = 45;
+    table[b'%' as usize] = 45;
+    table[b'?' as usize] = 30;
+    table
+};
+
+/// [`BYTE_COMMONNESS`] of a byte.
+fn byte_commonness(byte: u8) -> u8 {
+    BYTE_COMMONNESS[usize::from(byte)]
 }
 
 /// Where a rule goes in a [`Prefilter`].
