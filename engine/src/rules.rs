@@ -114,51 +114,75 @@ impl fmt::Display for RuleListError {
 
 impl std::error::Error for RuleListError {}
 
-/// The candidates of a rule list: each rule's longest literal piece, indexed
-/// by its first two bytes (or its one byte), and which rules each piece
-/// stands for. A rule can only match a path that contains its piece, so the
-/// rules worth checking are those whose piece occurs in the path.
+/// The candidates of a rule list: a rule can only match a path that starts
+/// with its first piece (the bytes before its first star) and contains each
+/// of its other pieces, so the prefilter keeps one such necessary piece per
+/// rule and the rules worth checking are those whose piece is in the path.
 ///
-/// The search steps through the path once, testing each byte and each pair
-/// of adjacent bytes against a bit set (a few instructions a byte), and
-/// compares pieces only where a bit is set. It replaced an overlapping
-/// aho-corasick NFA over the same pieces, which cost about 600,000
-/// instructions to build for a list of a few hundred rules and about 1,300
-/// a search (callgrind, crawl2019); this index is a sort of the pieces.
+/// A rule whose first piece has [`MIN_PREFIX`] bytes or more
+/// (`/mobile/*/x`), or two or more and no floating piece of two, is indexed
+/// by that prefix, looked up once per path by the path's second byte. The
+/// others (`/*x*y`, `*/x/*`) are indexed by one pair of adjacent
+/// bytes of one of their floating pieces: the pair whose first byte is
+/// rarest in URL paths ([`byte_commonness`]), wherever it sits in whichever
+/// piece. The search steps through the path once, and only a byte that
+/// starts some rule's pair (a lookup in a 256-byte table, a few
+/// instructions a byte) leads to a test of the pair's bit and then to the
+/// comparison of the pieces that pair stands for. Rules whose pieces are
+/// all one byte long are indexed by their rarest byte; rules without any
+/// literal byte (`*`, `$`, `*$`) are always candidates.
+///
+/// It replaced an index of each rule's longest piece by that piece's first
+/// two bytes, whose first bytes (`/`, common letters) set the table for
+/// most bytes of a path: on crawl2019 a search cost about 1,500
+/// instructions for paths of about 60 bytes, nearly all of them in the
+/// byte steps (the index itself found a candidate in fewer than one search
+/// in ten). Before that, an overlapping aho-corasick NFA over the same
+/// pieces cost about 600,000 instructions to build for a list of a few
+/// hundred rules.
 #[derive(Clone, Debug, Default)]
 pub struct Prefilter {
     /// The number of rules it was built for (checked by [`RuleList::with_prefilter`]).
     rules: usize,
-    /// The index, boxed so that a [`RuleList`] that owns its prefilter stays small.
-    tables: Box<PieceTables>,
-}
-
-/// The tables of a [`Prefilter`].
-#[derive(Clone, Debug, Default)]
-struct PieceTables {
-    /// The distinct pieces of two bytes or more, sorted by [`pair_slot`] of
-    /// their first two bytes; piece `p` is
-    /// `piece_bytes[piece_ends[p - 1]..piece_ends[p]]` (from 0 for the first).
-    piece_bytes: Vec<u8>,
-    piece_ends: Vec<u32>,
-    /// [`pair_slot`] of each piece's first two bytes (ascending).
-    piece_slots: Vec<u16>,
-    /// One bit per [`pair_slot`] that some piece starts with.
-    pair_bits: Vec<u64>,
-    /// Per byte: [`IS_PIECE`] when it is a whole piece, [`STARTS_PIECE`]
-    /// when a piece of two bytes or more starts with it (most bytes of a
-    /// path are neither, and cost one lookup).
-    first: Vec<u8>,
-    /// The one-byte pieces (ascending), each standing for rules
-    /// `byte_rules[..]` like a long piece (its rules follow the long pieces').
-    bytes: Vec<u8>,
-    /// For piece `p` (the long pieces, then the one-byte pieces): the rules
-    /// having it as their piece, ascending, are
-    /// `piece_rules[piece_starts[p] .. piece_starts[p + 1]]`.
-    piece_starts: Vec<u32>,
-    piece_rules: Vec<u32>,
+    /// The index, boxed so that a [`RuleList`] that owns its prefilter stays
+    /// small; `None` when no rule has a literal byte to index.
+    tables: Option<Box<PieceTables>>,
     /// Rules without a literal piece (`*`, `$`, `*$`), ascending.
     always: Vec<u32>,
+}
+
+/// The tables of a [`Prefilter`]. Piece `p` (the prefixes, then the
+/// floating pieces, then the one-byte pieces) stands for the rules
+/// `piece_rules[piece_starts[p] .. piece_starts[p + 1]]`, ascending.
+#[derive(Clone, Debug)]
+struct PieceTables {
+    /// Per byte: [`STARTS_PAIR`] when some floating piece's indexed pair
+    /// starts with it, [`IS_PIECE`] when it is an indexed one-byte piece
+    /// (most bytes of a path are neither, and cost one lookup).
+    first: [u8; 256],
+    /// The nibble tables of the indexed pairs and one-byte pieces, when the
+    /// CPU has AVX2 (asked once, at the build) and their bytes are ASCII.
+    #[cfg(target_arch = "x86_64")]
+    nibbles: Option<PairNibbles>,
+    /// One bit per [`pair_slot`] that some indexed pair has.
+    pair_bits: [u64; PAIR_SLOTS / 64],
+    /// The distinct prefixes (of two bytes or more), sorted by their second
+    /// byte: those whose second byte is `b` are
+    /// `prefix_by_second[b] .. prefix_by_second[b + 1]`.
+    prefix_by_second: Vec<u32>,
+    /// The floating pieces' indexed pairs: [`pair_slot`] (ascending) and
+    /// where the pair sits in its piece, one entry per distinct piece and offset.
+    pair_slots: Vec<u16>,
+    pair_offsets: Vec<u32>,
+    /// The one-byte pieces (ascending).
+    bytes: Vec<u8>,
+    /// Every indexed piece of two bytes or more (the prefixes, then the
+    /// floating pieces): piece `p` is `piece_bytes[piece_ends[p - 1]..piece_ends[p]]`
+    /// (from 0 for the first).
+    piece_bytes: Vec<u8>,
+    piece_ends: Vec<u32>,
+    piece_starts: Vec<u32>,
+    piece_rules: Vec<u32>,
 }
 
 /// How many slots [`pair_slot`] maps byte pairs to (a bit set of 512 bytes).
@@ -174,97 +198,344 @@ fn pair_slot(first: u8, second: u8) -> usize {
 
 /// A [`Prefilter`] byte flag: the byte is a one-byte piece.
 const IS_PIECE: u8 = 1;
-/// A [`Prefilter`] byte flag: a piece of two bytes or more starts with the byte.
-const STARTS_PIECE: u8 = 2;
+/// A [`Prefilter`] byte flag: an indexed pair starts with the byte.
+const STARTS_PAIR: u8 = 2;
 
 fn has_bit(bits: &[u64], i: usize) -> bool {
     bits[i / 64] & (1 << (i % 64)) != 0
 }
 
+/// How common a byte is in URL paths, roughly (higher is more common): `/`
+/// and lower-case letters by their frequency in English, then the usual
+/// separators and digits, then upper-case letters, then the rest. Only the
+/// [`Prefilter`]'s choice of pair depends on it (a pair starting with a
+/// rarer byte stops the search's sieve less often), never an answer.
+static BYTE_COMMONNESS: [u8; 256] = {
+    const LETTERS: &[u8; 26] = b"etaoinsrhlcdmupgfwybvkxjqz";
+    let mut table = [5u8; 256];
+    let mut i = 0;
+    while i < 26 {
+        table[LETTERS[i] as usize] = 90 - 2 * i as u8;
+        table[(LETTERS[i] - b'a' + b'A') as usize] = 15;
+        i += 1;
+    }
+    let mut digit = b'0';
+    while digit <= b'9' {
+        table[digit as usize] = 40;
+        digit += 1;
+    }
+    table[b'/' as usize] = 100;
+    table[b'-' as usize] = 60;
+    table[b'.' as usize] = 60;
+    table[b'=' as usize] = 45;
+    table[b'&' as usize] = 45;
+    table[b'_' as usize] = 45;
+    table[b'%' as usize] = 45;
+    table[b'?' as usize] = 30;
+    table
+};
+
+/// [`BYTE_COMMONNESS`] of a byte.
+fn byte_commonness(byte: u8) -> u8 {
+    BYTE_COMMONNESS[usize::from(byte)]
+}
+
+/// Where a rule goes in a [`Prefilter`].
+enum RuleKey<'p> {
+    /// Its first piece, of two bytes or more, must start the path.
+    Prefix(&'p [u8]),
+    /// The pair at `offset` of a floating piece of two bytes or more.
+    Pair { piece: &'p [u8], offset: usize },
+    /// A one-byte piece.
+    Byte(u8),
+    /// No literal byte: always a candidate.
+    Always,
+}
+
+/// The shortest first piece a [`Prefilter`] indexes a rule by when the
+/// rule has a floating piece of two bytes or more: a shorter one (`/c/`)
+/// starts too many paths, and each of those costs a check of the rule.
+const MIN_PREFIX: usize = 4;
+
+/// The key of a rule (see [`Prefilter`]).
+fn rule_key(pattern: &[u8]) -> RuleKey<'_> {
+    let (body, _) = pattern::split_anchor(pattern);
+    let mut pieces = body.split(|&b| b == b'*');
+    let head = pieces.next().unwrap_or_default();
+    if head.len() >= MIN_PREFIX {
+        return RuleKey::Prefix(head);
+    }
+    let pairs = pieces.clone().flat_map(|piece| (0..piece.len().saturating_sub(1)).map(move |offset| (piece, offset)));
+    let rarest = pairs.min_by_key(|&(piece, offset)| {
+        (byte_commonness(piece[offset]), byte_commonness(piece[offset + 1]), std::cmp::Reverse(piece.len()))
+    });
+    if let Some((piece, offset)) = rarest {
+        return RuleKey::Pair { piece, offset };
+    }
+    if head.len() >= 2 {
+        return RuleKey::Prefix(head);
+    }
+    match std::iter::once(head).chain(pieces).flatten().copied().min_by_key(|&b| byte_commonness(b)) {
+        Some(byte) => RuleKey::Byte(byte),
+        None => RuleKey::Always,
+    }
+}
+
 impl Prefilter {
     /// Builds the prefilter of tables that [`RuleList::check`] accepted.
     pub fn new(patterns: &[u8], ends: &[u32]) -> Prefilter {
-        let mut t = PieceTables { pair_bits: vec![0; PAIR_SLOTS / 64], first: vec![0; 256], ..PieceTables::default() };
-        // The rules by their longest literal piece: long pieces by slot, then one-byte pieces.
-        let mut pieces: Vec<(bool, u16, &[u8], u32)> = Vec::with_capacity(ends.len());
-        t.piece_rules.reserve_exact(ends.len());
+        // (kind, sort key, piece, offset, rule): prefixes by second byte,
+        // then floating pairs by slot, then one-byte pieces by byte.
+        let mut keyed: Vec<(u8, u16, &[u8], u32, u32)> = Vec::with_capacity(ends.len());
+        let mut always = Vec::new();
         for i in 0..ends.len() {
-            match longest_piece(pattern_at(patterns, ends, i)) {
-                Some(&[byte]) => pieces.push((true, u16::from(byte), &[], i as u32)),
-                Some(piece) => pieces.push((false, pair_slot(piece[0], piece[1]) as u16, piece, i as u32)),
-                None => t.always.push(i as u32),
+            let rule = i as u32;
+            match rule_key(pattern_at(patterns, ends, i)) {
+                RuleKey::Prefix(piece) => keyed.push((0, u16::from(piece[1]), piece, 0, rule)),
+                RuleKey::Pair { piece, offset } => {
+                    let slot = pair_slot(piece[offset], piece[offset + 1]) as u16;
+                    keyed.push((1, slot, piece, offset as u32, rule));
+                }
+                RuleKey::Byte(byte) => keyed.push((2, u16::from(byte), &[], 0, rule)),
+                RuleKey::Always => always.push(rule),
             }
         }
-        pieces.sort_unstable();
-        let mut last: Option<(bool, u16, &[u8])> = None;
-        for (single, slot, piece, rule) in pieces {
-            if last != Some((single, slot, piece)) {
-                last = Some((single, slot, piece));
+        if keyed.is_empty() {
+            return Prefilter { rules: ends.len(), tables: None, always };
+        }
+        keyed.sort_unstable();
+        let mut t = PieceTables {
+            first: [0; 256],
+            #[cfg(target_arch = "x86_64")]
+            nibbles: None,
+            pair_bits: [0; PAIR_SLOTS / 64],
+            prefix_by_second: vec![0; 257],
+            pair_slots: Vec::new(),
+            pair_offsets: Vec::new(),
+            bytes: Vec::new(),
+            piece_bytes: Vec::new(),
+            piece_ends: Vec::new(),
+            piece_starts: Vec::new(),
+            piece_rules: Vec::with_capacity(keyed.len()),
+        };
+        let mut last = None;
+        let mut seconds = [false; 256];
+        for (kind, key, piece, offset, rule) in keyed {
+            if last != Some((kind, key, piece, offset)) {
+                last = Some((kind, key, piece, offset));
                 t.piece_starts.push(t.piece_rules.len() as u32);
-                if single {
-                    let byte = slot as u8;
-                    t.bytes.push(byte);
-                    t.first[usize::from(byte)] |= IS_PIECE;
-                } else {
+                match kind {
+                    0 => t.prefix_by_second[usize::from(key) + 1] += 1,
+                    1 => {
+                        t.pair_slots.push(key);
+                        t.pair_offsets.push(offset);
+                        t.pair_bits[usize::from(key) / 64] |= 1 << (key % 64);
+                        t.first[usize::from(piece[offset as usize])] |= STARTS_PAIR;
+                        seconds[usize::from(piece[offset as usize + 1])] = true;
+                    }
+                    _ => {
+                        t.bytes.push(key as u8);
+                        t.first[usize::from(key)] |= IS_PIECE;
+                    }
+                }
+                if kind < 2 {
                     t.piece_bytes.extend_from_slice(piece);
                     t.piece_ends.push(t.piece_bytes.len() as u32);
-                    t.piece_slots.push(slot);
-                    t.pair_bits[usize::from(slot) / 64] |= 1 << (slot % 64);
-                    t.first[usize::from(piece[0])] |= STARTS_PIECE;
                 }
             }
             t.piece_rules.push(rule);
         }
         t.piece_starts.push(t.piece_rules.len() as u32);
-        Prefilter { rules: ends.len(), tables: Box::new(t) }
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            let has = |flag: u8| t.first.map(|f| f & flag != 0);
+            t.nibbles = ascii_nibble_tables([&has(STARTS_PAIR), &seconds, &has(IS_PIECE)]);
+        }
+        for b in 0..256 {
+            t.prefix_by_second[b + 1] += t.prefix_by_second[b];
+        }
+        Prefilter { rules: ends.len(), tables: Some(Box::new(t)), always }
     }
 
-    /// The rules of piece `p` (numbered as for `piece_starts`).
-    #[inline]
-    fn rules_of(&self, p: usize) -> &[u32] {
-        &self.tables.piece_rules[self.tables.piece_starts[p] as usize..self.tables.piece_starts[p + 1] as usize]
-    }
-
-    /// Calls `found` with the rules of every piece that occurs in `path`, in
-    /// the order the pieces occur (a piece found at several places is
-    /// reported at each, a one-byte piece once), while `found` says to go on.
+    /// Calls `found` with the rules of every indexed piece that occurs in
+    /// `path` (a prefix at the start, a floating piece anywhere, a one-byte
+    /// piece once), while `found` says to go on.
     #[inline]
     fn candidates(&self, path: &[u8], mut found: impl FnMut(&[u32]) -> bool) {
-        let t = &*self.tables;
-        if t.first.len() != 256 {
-            return; // No piece at all (a default prefilter).
-        }
-        let mut seen = [0u64; 4];
-        for (i, &byte) in path.iter().enumerate() {
-            let flags = t.first[usize::from(byte)];
-            if flags == 0 {
-                continue;
+        let Some(t) = self.tables.as_deref() else { return };
+        let rules_of = |p: usize| &t.piece_rules[t.piece_starts[p] as usize..t.piece_starts[p + 1] as usize];
+        let piece = |p: usize| {
+            let start = if p == 0 { 0 } else { t.piece_ends[p - 1] as usize };
+            &t.piece_bytes[start..t.piece_ends[p] as usize]
+        };
+        if let Some(&second) = path.get(1) {
+            let b = usize::from(second);
+            for p in t.prefix_by_second[b] as usize..t.prefix_by_second[b + 1] as usize {
+                if path.starts_with(piece(p)) && !found(rules_of(p)) {
+                    return;
+                }
             }
+        }
+        let prefixes = t.prefix_by_second[256] as usize;
+        let pairs = t.pair_slots.len();
+        let mut seen = [0u64; 4];
+        let visit = |i: usize| {
+            let byte = path[i];
+            let flags = t.first[usize::from(byte)];
             let b = usize::from(byte);
             if flags & IS_PIECE != 0 && !has_bit(&seen, b) {
                 seen[b / 64] |= 1 << (b % 64);
                 let p = t.bytes.partition_point(|&x| x < byte);
-                if !found(self.rules_of(t.piece_slots.len() + p)) {
-                    return;
+                if !found(rules_of(prefixes + pairs + p)) {
+                    return false;
                 }
             }
-            let Some(&next) = path.get(i + 1) else { break };
+            let Some(&next) = path.get(i + 1) else { return true };
             let slot = pair_slot(byte, next);
-            if flags & STARTS_PIECE != 0 && has_bit(&t.pair_bits, slot) {
-                let first = t.piece_slots.partition_point(|&s| usize::from(s) < slot);
-                for p in first..t.piece_slots.len() {
-                    if usize::from(t.piece_slots[p]) != slot {
-                        break;
-                    }
-                    let start = if p == 0 { 0 } else { t.piece_ends[p - 1] as usize };
-                    let piece = &t.piece_bytes[start..t.piece_ends[p] as usize];
-                    if path[i..].starts_with(piece) && !found(self.rules_of(p)) {
-                        return;
-                    }
+            if flags & STARTS_PAIR == 0 || !has_bit(&t.pair_bits, slot) {
+                return true;
+            }
+            let first = t.pair_slots.partition_point(|&s| usize::from(s) < slot);
+            for e in first..pairs {
+                if usize::from(t.pair_slots[e]) != slot {
+                    break;
+                }
+                let p = prefixes + e;
+                let Some(at) = i.checked_sub(t.pair_offsets[e] as usize) else { continue };
+                if path[at..].starts_with(piece(p)) && !found(rules_of(p)) {
+                    return false;
+                }
+            }
+            true
+        };
+        #[cfg(target_arch = "x86_64")]
+        if let Some(nibbles) = &t.nibbles {
+            if path.len() >= 33 {
+                // SAFETY: `nibbles` is only made when the CPU has AVX2.
+                unsafe { for_each_flagged_avx2(nibbles, &t.first, path, visit) };
+                return;
+            }
+        }
+        for_each_flagged(&t.first, path, visit);
+    }
+}
+
+/// Calls `visit` with each position of `bytes` whose byte has an entry in
+/// `flags` that is not zero, in order, while it says to go on.
+#[inline]
+fn for_each_flagged(flags: &[u8; 256], bytes: &[u8], mut visit: impl FnMut(usize) -> bool) {
+    let mut from = 0;
+    while let Some(k) = next_flagged(flags, &bytes[from..]) {
+        if !visit(from + k) {
+            return;
+        }
+        from += k + 1;
+    }
+}
+
+/// The nibble tables of three sets of ASCII bytes for 32-byte PSHUFB
+/// lookups, [`PairNibbles`]. `None` when a set holds a byte from 0x80.
+#[cfg(target_arch = "x86_64")]
+fn ascii_nibble_tables(sets: [&[bool; 256]; 3]) -> Option<PairNibbles> {
+    if sets.iter().any(|set| set[0x80..].contains(&true)) {
+        return None;
+    }
+    let mut tables = PairNibbles([[0u8; 32]; 4]);
+    for byte in 0..0x80 {
+        let (high, low) = (byte >> 4, byte & 15);
+        for lane in [0, 16] {
+            tables.0[0][lane + high] = 1 << high;
+            for (set, table) in sets.iter().zip(&mut tables.0[1..]) {
+                if set[byte] {
+                    table[lane + low] |= 1 << high;
                 }
             }
         }
     }
+    Some(tables)
+}
+
+/// The nibble tables of a [`Prefilter`]'s indexed pairs, for a 32-byte
+/// PSHUFB lookup each, every table's 16 entries twice (once per 128-bit
+/// lane): the high table (high nibble `h`, below 8, has bit `h`), then the
+/// low tables of the pairs' first bytes, of their second bytes and of the
+/// one-byte pieces (low nibble `l` has bit `h` for each byte `h << 4 | l`
+/// in the set). A byte is in a set exactly when its high entry and its low
+/// entry share a bit.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Debug)]
+struct PairNibbles([[u8; 32]; 4]);
+
+/// [`for_each_flagged`] with AVX2 for `bytes` of 33 or more, on a finer
+/// sieve: a position is visited when its byte starts an indexed pair and
+/// the next byte ends one (not necessarily the same pair), or when its byte
+/// is a one-byte piece. 32 positions a step, each byte looked up in the
+/// [`PairNibbles`], the last step over the last 33 bytes (the positions
+/// seen already masked off), then the last byte, which starts no pair.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn for_each_flagged_avx2(nibbles: &PairNibbles, flags: &[u8; 256], bytes: &[u8], mut visit: impl FnMut(usize) -> bool) {
+    use std::arch::x86_64::*;
+    debug_assert!(bytes.len() >= 33);
+    let len = bytes.len();
+    let mut at = 0;
+    while at < len - 1 {
+        let block = at.min(len - 33);
+        let chunk: &[u8; 33] = bytes[block..block + 33].try_into().expect("33 bytes");
+        // SAFETY: the loads read bytes 0..32 and 1..33 of `chunk` and the
+        // 32 bytes of each table.
+        let flagged = unsafe {
+            let table = |i: usize| _mm256_loadu_si256(nibbles.0[i].as_ptr().cast());
+            let high_table = table(0);
+            let in_set = |v: __m256i, low_table: __m256i| {
+                let high_nibbles = _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F));
+                // A byte from 0x80 has its top bit set: its low lookup gives 0.
+                let hits =
+                    _mm256_and_si256(_mm256_shuffle_epi8(high_table, high_nibbles), _mm256_shuffle_epi8(low_table, v));
+                !(_mm256_movemask_epi8(_mm256_cmpeq_epi8(hits, _mm256_setzero_si256())) as u32)
+            };
+            let v = _mm256_loadu_si256(chunk.as_ptr().cast());
+            let next = _mm256_loadu_si256(chunk.as_ptr().add(1).cast());
+            in_set(v, table(1)) & in_set(next, table(2)) | in_set(v, table(3))
+        };
+        let mut mask = flagged & (u32::MAX << (at - block));
+        while mask != 0 {
+            if !visit(block + mask.trailing_zeros() as usize) {
+                return;
+            }
+            mask &= mask - 1;
+        }
+        at = block + 32;
+    }
+    if flags[usize::from(bytes[len - 1])] & IS_PIECE != 0 {
+        visit(len - 1);
+    }
+}
+
+/// The first byte of `bytes` whose entry in `flags` is not zero: eight
+/// bytes a step while none is (their entries OR-ed, one branch), since
+/// most bytes of a path have none and the branch per byte of a plain loop
+/// cost about three times as much.
+#[inline]
+fn next_flagged(flags: &[u8; 256], bytes: &[u8]) -> Option<usize> {
+    let flagged = |b: &u8| flags[usize::from(*b)] != 0;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut at = 0;
+    for c in &mut chunks {
+        let any = flags[usize::from(c[0])]
+            | flags[usize::from(c[1])]
+            | flags[usize::from(c[2])]
+            | flags[usize::from(c[3])]
+            | flags[usize::from(c[4])]
+            | flags[usize::from(c[5])]
+            | flags[usize::from(c[6])]
+            | flags[usize::from(c[7])];
+        if any != 0 {
+            return c.iter().position(flagged).map(|k| at + k);
+        }
+        at += 8;
+    }
+    chunks.remainder().iter().position(flagged).map(|k| at + k)
 }
 
 /// A rule list's prefilter, built once the list has proven hot.
@@ -479,7 +750,7 @@ impl<'a> RuleList<'a> {
             }
         };
         let prefilter = &*self.prefilter;
-        consider(&prefilter.tables.always, &mut winner);
+        consider(&prefilter.always, &mut winner);
         if winner > 0 {
             prefilter.candidates(path, |rules| {
                 consider(rules, &mut winner);
@@ -492,12 +763,6 @@ impl<'a> RuleList<'a> {
             0
         }
     }
-}
-
-/// The longest run of bytes between stars in a pattern's body, if any.
-fn longest_piece(pattern: &[u8]) -> Option<&[u8]> {
-    let (body, _) = pattern::split_anchor(pattern);
-    body.split(|&b| b == b'*').filter(|p| !p.is_empty()).max_by_key(|p| p.len())
 }
 
 #[cfg(test)]
@@ -611,6 +876,88 @@ mod tests {
                 proptest::prop_assert_eq!(list.best(path, floor), want, "path {:?}", String::from_utf8_lossy(path));
             }
         }
+    }
+
+    /// `list` answering with its prefilter's portable scan only (no AVX2 tables).
+    fn without_vectors<'a>(list: &RuleList<'a>) -> Prefilter {
+        let mut prefilter = list.prefilter.clone().into_owned();
+        #[cfg(target_arch = "x86_64")]
+        if let Some(t) = prefilter.tables.as_deref_mut() {
+            t.nibbles = None;
+        }
+        prefilter
+    }
+
+    /// Pieces of a few bytes from a small alphabet (so that pairs and
+    /// pieces recur in paths), rules of up to four pieces with or without a
+    /// leading `/` or `*` and a final `$`.
+    fn long_rule() -> impl proptest::strategy::Strategy<Value = (Vec<u8>, u32)> {
+        use proptest::prelude::*;
+        let piece = proptest::collection::vec(proptest::sample::select(b"abAB/-_?=%\x01".as_slice()), 0..6);
+        (proptest::collection::vec(piece, 1..5), any::<bool>(), 1u32..8).prop_map(|(pieces, anchored, rank)| {
+            let mut pattern = pieces.join(&b'*');
+            if anchored {
+                pattern.push(b'$');
+            }
+            (pattern, rank)
+        })
+    }
+
+    proptest::proptest! {
+        /// On paths of 33 bytes and more (the AVX2 sieve's), the prefiltered
+        /// list answers as the scan of every rule does, with and without the
+        /// vector tables, at every floor.
+        #[test]
+        fn the_vector_sieve_misses_no_matching_rule(
+            rules in proptest::collection::vec(long_rule(), 0..24),
+            paths in proptest::collection::vec(
+                proptest::collection::vec(proptest::sample::select(b"abAB/-_?=%\x01\xe1".as_slice()), 0..90),
+                1..8,
+            ),
+            floor in 0u32..8,
+        ) {
+            let buf = RuleListBuf::new(rules.iter().map(|(p, r)| (p.as_slice(), *r)));
+            let list = buf.as_rule_list().unwrap();
+            let scalar = without_vectors(&list);
+            let portable = RuleList::with_prefilter(&buf.patterns, &buf.ends, &buf.ranks, &scalar).unwrap();
+            for path in &paths {
+                let (want, _) = RuleList::best_by_scan(&buf.patterns, &buf.ends, &buf.ranks, path, floor);
+                proptest::prop_assert_eq!(list.best(path, floor), want, "path {:?}", String::from_utf8_lossy(path));
+                proptest::prop_assert_eq!(portable.best(path, floor), want, "path {:?}", String::from_utf8_lossy(path));
+            }
+        }
+    }
+
+    #[test]
+    fn each_rule_is_keyed_by_a_prefix_a_rare_pair_a_byte_or_nothing() {
+        let pair = |pattern: &[u8]| match rule_key(pattern) {
+            RuleKey::Pair { piece, offset } => Some(piece[offset..offset + 2].to_vec()),
+            _ => None,
+        };
+        // The rarest first byte, wherever it is (an upper-case letter, the
+        // rarer second byte breaking ties: `r` before `e`), then `+`.
+        assert_eq!(pair(b"/*/GetProductList*").as_deref(), Some(&b"Pr"[..]));
+        assert_eq!(pair(b"/*rue+du+commerce*").as_deref(), Some(&b"+d"[..]));
+        // A long prefix is taken; a short one only without a floating pair.
+        assert!(matches!(rule_key(b"/mpv-*?x*"), RuleKey::Prefix(b"/mpv-")));
+        assert_eq!(pair(b"/c/*price_bucket=*").as_deref(), Some(&b"_b"[..]));
+        assert!(matches!(rule_key(b"/c/*x*"), RuleKey::Prefix(b"/c/")));
+        assert!(matches!(rule_key(b"*/*?*$"), RuleKey::Byte(b'?')));
+        assert!(matches!(rule_key(b"**$"), RuleKey::Always));
+        let buf = list(&[("/c/*price_bucket=*", 3), ("/mpv-*?x*", 2), ("*/*?*$", 1)]);
+        let rules = buf.as_rule_list().unwrap();
+        assert_eq!(rules.best(b"/c/shoes?price_bucket=2", 0), 3);
+        assert_eq!(rules.best(b"/c/shoes?price_bucket", 0), 1);
+        assert_eq!(rules.best(b"/mpv-12?x=1", 0), 2);
+        assert_eq!(rules.best(b"/mpv-12?a=x", 0), 1);
+        assert_eq!(rules.best(b"/mpv-12/x", 0), 0);
+        let long = b"/c/some/long/path/of/more/than/thirty-three/bytes?price_bucket=1";
+        assert_eq!(rules.best(long, 0), 3);
+        assert_eq!(rules.best(&long[..long.len() - 3], 0), 1);
+        // A one-byte piece as the last byte of a long path (which starts no pair).
+        let last = [b"/".as_slice(), &[b'a'; 40], b"?"].concat();
+        assert_eq!(rules.best(&last, 0), 1);
+        assert_eq!(rules.best(&last[..last.len() - 1], 0), 0);
     }
 
     #[test]
