@@ -738,6 +738,14 @@ pub trait Format: Sync {
     /// lookup and a formatted string per URL).
     fn wants_reasons(&self) -> bool;
 
+    /// Whether the chunks carry anything a line at a time (a list, the
+    /// verdicts); `false` for a format that only counts, whose run the
+    /// partitioned form ends by counting its verdicts instead of walking
+    /// the lines again in input order (see its module).
+    fn writes_lines(&self) -> bool {
+        true
+    }
+
     /// Before a chunk of `input_len` bytes: make room for its output.
     fn start(&self, chunk: &mut Self::Chunk, input_len: usize);
 

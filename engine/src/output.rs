@@ -158,6 +158,10 @@ impl Format for TsvFormat {
         self.explain || self.rows
     }
 
+    fn writes_lines(&self) -> bool {
+        self.any_list || self.verdicts || self.rows
+    }
+
     fn start(&self, chunk: &mut TsvChunk, input_len: usize) {
         // Room for the whole chunk's output up front: growing a buffer line by
         // line would copy it over and over. A list holds at most the chunk (plus

@@ -801,6 +801,46 @@ fn the_partitioned_form_writes_what_the_windowed_path_writes() {
 }
 
 #[test]
+fn the_partitioned_form_counts_what_the_windowed_path_counts_when_it_writes_nothing() {
+    // No outputs: the partitioned form counts its verdict file instead of
+    // walking the lines again (pass 3), and pass 1 counts the lines that
+    // are no URL. Its figures and progress must be the windowed path's.
+    let data = mixed_frontier(20_000);
+    for unknown_as in [Verdict::Unknown, Verdict::Allowed, Verdict::Disallowed] {
+        let expected = model(&data, unknown_as, false);
+        for threads in [1, 2] {
+            for partitions in [1, 7, 1024] {
+                let temp = tempfile::tempdir().unwrap();
+                let dir = tempfile::tempdir().unwrap();
+                let mut input = input_of(&data, Feed::Mapped, dir.path());
+                let partitioned = Config {
+                    grouping: Grouping::Partitioned { partitions },
+                    temp_dir: Some(temp.path().to_path_buf()),
+                    unknown_as,
+                    ..config(threads, 4096)
+                };
+                let progress = Progress::new();
+                let pipeline = Pipeline::new(partitioned).unwrap();
+                let report = pipeline.run(&FirstByte, &mut input, &mut Outputs::new(), Some(&progress)).unwrap();
+                let what = format!("{partitions} partitions, {threads} threads, unknown as {unknown_as:?}");
+                assert_eq!(report.stats.counts, expected.counts, "{what}");
+                assert_eq!(report.stats.input_bytes, expected.input_bytes, "{what}");
+                assert_eq!(progress.urls(), report.stats.urls(), "{what}");
+                assert_eq!(progress.bytes(), expected.input_bytes, "{what}");
+                // Each URL that is text classified once, on at most one scratch per worker.
+                let urls_seen: u64 = report.scratches.iter().sum();
+                let bad_lines = data.split(|&b| b == b'\n').filter(|line| {
+                    let line = line.strip_suffix(b"\r").unwrap_or(line);
+                    !line.is_empty() && line::problem(line).is_some()
+                });
+                assert_eq!(urls_seen, report.stats.urls() - bad_lines.count() as u64, "{what}");
+                assert!(names_in(temp.path()).is_empty(), "temporary files left: {:?}", names_in(temp.path()));
+            }
+        }
+    }
+}
+
+#[test]
 fn auto_grouping_partitions_only_large_mapped_inputs_over_many_origins() {
     // A classifier that counts its batches: the partitioned form hands over
     // blocks of partitions, the windowed path chunks.
