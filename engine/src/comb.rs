@@ -670,16 +670,12 @@ impl<T: SlotId> Automaton for CombDfa<'_, T> {
 
     #[inline(always)]
     fn prefetch_row(&self, state: u32) {
-        if let Some(row) = self.rows.get(state as usize) {
-            walk::prefetch(row);
-        }
+        walk::prefetch_item(self.rows, state as usize);
     }
 
     #[inline(always)]
     fn prefetch_transition(&self, at: Located) {
-        if let Some(slot) = self.slots.get(at.index) {
-            walk::prefetch(slot);
-        }
+        walk::prefetch_item(self.slots, at.index);
     }
 }
 
@@ -1715,6 +1711,57 @@ mod tests {
                 prop_assert_eq!(walk::scan_remembering(&view, path, &mut wide_last), dfa.scan(path));
                 prop_assert_eq!(walk::scan_remembering(&narrow, path, &mut narrow_last), dfa.scan(path));
             }
+        }
+
+        /// Walks interleaved ([`walk::interleave`]) through several automata
+        /// at once, more walks than a window, each automaton a run of them:
+        /// through the wide combs, the narrow ones and the dense automata
+        /// themselves, every walk answers as the dense automaton's scan
+        /// (walks that end on their path's last byte, in a sink, or in an
+        /// accelerated state skipped to the path's end among them).
+        #[test]
+        fn interleaved_walks_answer_as_dense(
+            automata in proptest::collection::vec((random_dense(), random_paths()), 1..5),
+            repeat in 1..4usize,
+        ) {
+            let combs: Vec<CombDfaBuf> = automata.iter().map(|(dense, _)| CombDfaBuf::from_dense(dense)).collect();
+            let narrows: Vec<NarrowTables> = combs.iter().map(|comb| comb.narrow().unwrap()).collect();
+            // Jobs: each automaton's paths, `repeat` times over, one run per automaton.
+            let mut jobs: Vec<(usize, &[u8])> = Vec::new();
+            let mut runs = Vec::new();
+            for (a, (_, paths)) in automata.iter().enumerate() {
+                let first = jobs.len();
+                jobs.extend((0..repeat).flat_map(|_| paths.iter().map(move |p| (a, p.as_slice()))));
+                runs.push(first..jobs.len());
+            }
+            let want: Vec<Option<u32>> =
+                jobs.iter().map(|&(a, path)| Some(automata[a].0.as_dfa().unwrap().scan(path))).collect();
+            fn walked<A: Automaton>(walks: &walk::Walks<A>, jobs: &[(usize, &[u8])]) -> Vec<Option<u32>> {
+                let mut got = vec![None; jobs.len()];
+                walk::interleave(walks, |job| jobs[job as usize].1, |job, answer| {
+                    assert!(got[job as usize].replace(answer).is_none(), "walk {job} finished twice");
+                });
+                got
+            }
+            let (mut wide, mut narrow) = (walk::Walks::with_capacity(0, 0), walk::Walks::with_capacity(0, 0));
+            let mut dense = walk::Walks::with_capacity(0, 0);
+            let mut dense32 = walk::Walks::with_capacity(0, 0);
+            for (a, run) in runs.iter().enumerate() {
+                wide.add(combs[a].as_comb().unwrap(), run.clone());
+                let NarrowTables { rows, slots } = &narrows[a];
+                narrow.add(CombDfa::new(combs[a].tables(rows, slots, &[])).unwrap(), run.clone());
+                match automata[a].0.as_dfa().unwrap().walker() {
+                    crate::dfa::Walker::U16(d) => dense.add(d, run.clone()),
+                    crate::dfa::Walker::U32(d) => dense32.add(d, run.clone()),
+                }
+            }
+            prop_assert_eq!(&walked(&wide, &jobs), &want);
+            prop_assert_eq!(&walked(&narrow, &jobs), &want);
+            // The dense automata split by layout: each side answers its own jobs.
+            let (d16, d32) = (walked(&dense, &jobs), walked(&dense32, &jobs));
+            let both: Vec<Option<u32>> = d16.iter().zip(&d32).map(|(x, y)| x.or(*y)).collect();
+            prop_assert!(d16.iter().zip(&d32).all(|(x, y)| x.is_none() != y.is_none()));
+            prop_assert_eq!(&both, &want);
         }
 
         /// Any 16-bit word of a narrow comb's rows or slots set to any value:

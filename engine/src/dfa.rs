@@ -462,9 +462,7 @@ impl<T: Copy + Into<u32>> Automaton for Dense<'_, T> {
 
     #[inline(always)]
     fn prefetch_transition(&self, at: Located) {
-        if let Some(entry) = self.table.get(at.index) {
-            walk::prefetch(entry);
-        }
+        walk::prefetch_item(self.table, at.index);
     }
 }
 
