@@ -197,6 +197,45 @@ mod tests {
         assert!(!matches(b"/*a*a$", b"/a"));
     }
 
+    /// [`reference`] for long paths: the same recursion, each (pattern,
+    /// path) suffix pair settled once.
+    fn reference_memoized(pattern: &[u8], path: &[u8]) -> bool {
+        fn go(
+            p: usize,
+            s: usize,
+            pattern: &[u8],
+            path: &[u8],
+            failed: &mut std::collections::HashSet<(usize, usize)>,
+        ) -> bool {
+            if failed.contains(&(p, s)) {
+                return false;
+            }
+            let matched = match &pattern[p..] {
+                [] => true,
+                [b'$'] => s == path.len(),
+                [b'*', ..] => (s..=path.len()).any(|i| go(p + 1, i, pattern, path, failed)),
+                [c, ..] => path.get(s) == Some(c) && go(p + 1, s + 1, pattern, path, failed),
+            };
+            if !matched {
+                failed.insert((p, s));
+            }
+            matched
+        }
+        go(0, 0, pattern, path, &mut std::collections::HashSet::new())
+    }
+
+    #[test]
+    fn find_is_the_leftmost_occurrence() {
+        assert_eq!(find(b"/a/b/xa/", b"/x"), Some(4));
+        assert_eq!(find(b"/a/b/xa/", b"a/"), Some(1));
+        assert_eq!(find(b"/a/b/xa/", b""), Some(0));
+        assert_eq!(find(b"", b""), Some(0));
+        assert_eq!(find(b"/a", b"/a/"), None);
+        // The rarest byte (`x`) last in the needle and last in the haystack.
+        assert_eq!(find(b"//////ax", b"ax"), Some(6));
+        assert_eq!(find(b"//////a", b"ax"), None);
+    }
+
     #[test]
     fn escaping() {
         assert_eq!(&*escape(b"/a%2fb"), b"/a%2Fb");
@@ -220,6 +259,27 @@ mod tests {
             let mut path = path;
             path.insert(0, b'/');
             prop_assert_eq!(matches(&pattern, &path), reference(&pattern, &path));
+        }
+
+        #[test]
+        fn greedy_equals_definition_on_long_paths(
+            pattern in proptest::collection::vec(prop::sample::select(b"/aeqxZ.*$".to_vec()), 0..14),
+            path in proptest::collection::vec(prop::sample::select(b"/aeqxZ.$".to_vec()), 0..120),
+        ) {
+            // Rare (`x`, `Z`) and common (`/`, `e`) bytes, so that pieces are
+            // searched by each of their bytes, over paths longer than a vector.
+            let mut path = path;
+            path.insert(0, b'/');
+            prop_assert_eq!(matches(&pattern, &path), reference_memoized(&pattern, &path));
+        }
+
+        #[test]
+        fn find_equals_the_first_window(
+            haystack in proptest::collection::vec(prop::sample::select(b"/aeqxZ".to_vec()), 0..100),
+            needle in proptest::collection::vec(prop::sample::select(b"/aeqxZ".to_vec()), 0..5),
+        ) {
+            let want = if needle.is_empty() { Some(0) } else { haystack.windows(needle.len()).position(|w| w == needle) };
+            prop_assert_eq!(find(&haystack, &needle), want);
         }
 
         #[test]

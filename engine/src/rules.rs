@@ -166,13 +166,19 @@ struct PieceTables {
     nibbles: Option<PairNibbles>,
     /// One bit per [`pair_slot`] that some indexed pair has.
     pair_bits: [u64; PAIR_SLOTS / 64],
+    /// `pair_ranks[w]`: the bits set in `pair_bits[..w]`, so that a set
+    /// slot's rank among the set slots (its entry in `slot_starts`) is two
+    /// lookups and a popcount instead of a binary search of the pairs.
+    pair_ranks: [u16; PAIR_SLOTS / 64],
     /// The distinct prefixes (of two bytes or more), sorted by their second
     /// byte: those whose second byte is `b` are
     /// `prefix_by_second[b] .. prefix_by_second[b + 1]`.
     prefix_by_second: Vec<u32>,
-    /// The floating pieces' indexed pairs: [`pair_slot`] (ascending) and
-    /// where the pair sits in its piece, one entry per distinct piece and offset.
-    pair_slots: Vec<u16>,
+    /// The floating pieces' indexed pairs, one entry per distinct piece and
+    /// offset, by [`pair_slot`] (ascending): the entries of the `r`-th set
+    /// slot are `slot_starts[r] .. slot_starts[r + 1]`, and `pair_offsets`
+    /// says where the pair sits in its piece.
+    slot_starts: Vec<u32>,
     pair_offsets: Vec<u32>,
     /// The one-byte pieces (ascending).
     bytes: Vec<u8>,
@@ -265,11 +271,21 @@ fn rule_key(pattern: &[u8]) -> RuleKey<'_> {
     if head.len() >= MIN_PREFIX {
         return RuleKey::Prefix(head);
     }
-    let pairs = pieces.clone().flat_map(|piece| (0..piece.len().saturating_sub(1)).map(move |offset| (piece, offset)));
-    let rarest = pairs.min_by_key(|&(piece, offset)| {
-        (byte_commonness(piece[offset]), byte_commonness(piece[offset + 1]), std::cmp::Reverse(piece.len()))
-    });
-    if let Some((piece, offset)) = rarest {
+    // The first of the pairs with the rarest first byte, then the rarest
+    // second byte, then the longest piece: one packed key a pair (a plain
+    // loop; the same choice as a `min_by_key` over the pairs, which cost
+    // about a third of a build).
+    let mut rarest: Option<(u32, &[u8], usize)> = None;
+    for piece in pieces.clone() {
+        let longer = 0xFFFF - piece.len().min(0xFFFF) as u32;
+        for (offset, pair) in piece.windows(2).enumerate() {
+            let key = u32::from(byte_commonness(pair[0])) << 24 | u32::from(byte_commonness(pair[1])) << 16 | longer;
+            if rarest.is_none_or(|(best, ..)| key < best) {
+                rarest = Some((key, piece, offset));
+            }
+        }
+    }
+    if let Some((_, piece, offset)) = rarest {
         return RuleKey::Pair { piece, offset };
     }
     if head.len() >= 2 {
@@ -309,8 +325,9 @@ impl Prefilter {
             #[cfg(target_arch = "x86_64")]
             nibbles: None,
             pair_bits: [0; PAIR_SLOTS / 64],
+            pair_ranks: [0; PAIR_SLOTS / 64],
             prefix_by_second: vec![0; 257],
-            pair_slots: Vec::new(),
+            slot_starts: Vec::new(),
             pair_offsets: Vec::new(),
             bytes: Vec::new(),
             piece_bytes: Vec::new(),
@@ -327,9 +344,12 @@ impl Prefilter {
                 match kind {
                     0 => t.prefix_by_second[usize::from(key) + 1] += 1,
                     1 => {
-                        t.pair_slots.push(key);
+                        let (word, bit) = (usize::from(key) / 64, 1 << (key % 64));
+                        if t.pair_bits[word] & bit == 0 {
+                            t.pair_bits[word] |= bit;
+                            t.slot_starts.push(t.pair_offsets.len() as u32);
+                        }
                         t.pair_offsets.push(offset);
-                        t.pair_bits[usize::from(key) / 64] |= 1 << (key % 64);
                         t.first[usize::from(piece[offset as usize])] |= STARTS_PAIR;
                         seconds[usize::from(piece[offset as usize + 1])] = true;
                     }
@@ -346,6 +366,10 @@ impl Prefilter {
             t.piece_rules.push(rule);
         }
         t.piece_starts.push(t.piece_rules.len() as u32);
+        t.slot_starts.push(t.pair_offsets.len() as u32);
+        for w in 1..PAIR_SLOTS / 64 {
+            t.pair_ranks[w] = t.pair_ranks[w - 1] + t.pair_bits[w - 1].count_ones() as u16;
+        }
         #[cfg(target_arch = "x86_64")]
         if std::is_x86_feature_detected!("avx2") {
             let has = |flag: u8| t.first.map(|f| f & flag != 0);
@@ -377,7 +401,7 @@ impl Prefilter {
             }
         }
         let prefixes = t.prefix_by_second[256] as usize;
-        let pairs = t.pair_slots.len();
+        let pairs = t.pair_offsets.len();
         let mut seen = [0u64; 4];
         let visit = |i: usize| {
             let byte = path[i];
@@ -392,14 +416,12 @@ impl Prefilter {
             }
             let Some(&next) = path.get(i + 1) else { return true };
             let slot = pair_slot(byte, next);
-            if flags & STARTS_PAIR == 0 || !has_bit(&t.pair_bits, slot) {
+            let (word, bit) = (t.pair_bits[slot / 64], 1u64 << (slot % 64));
+            if flags & STARTS_PAIR == 0 || word & bit == 0 {
                 return true;
             }
-            let first = t.pair_slots.partition_point(|&s| usize::from(s) < slot);
-            for e in first..pairs {
-                if usize::from(t.pair_slots[e]) != slot {
-                    break;
-                }
+            let rank = usize::from(t.pair_ranks[slot / 64]) + (word & (bit - 1)).count_ones() as usize;
+            for e in t.slot_starts[rank] as usize..t.slot_starts[rank + 1] as usize {
                 let p = prefixes + e;
                 let Some(at) = i.checked_sub(t.pair_offsets[e] as usize) else { continue };
                 if path[at..].starts_with(piece(p)) && !found(rules_of(p)) {
