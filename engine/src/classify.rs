@@ -311,7 +311,7 @@ impl<'a> AgentClassifier<'a> {
     ) -> Result<(), ArtifactError> {
         assert_eq!(urls.len(), verdicts.len(), "one verdict per URL");
         for (urls, verdicts) in urls.chunks(GROUP_WINDOW).zip(verdicts.chunks_mut(GROUP_WINDOW)) {
-            self.window_verdicts(urls, scratch, verdicts, false)?;
+            self.window_verdicts::<false>(urls, scratch, verdicts)?;
         }
         Ok(())
     }
@@ -331,20 +331,22 @@ impl<'a> AgentClassifier<'a> {
     ) -> Result<(), ArtifactError> {
         assert_eq!(urls.len(), verdicts.len(), "one verdict per URL");
         for (urls, verdicts) in urls.chunks(GROUP_WINDOW).zip(verdicts.chunks_mut(GROUP_WINDOW)) {
-            self.window_verdicts(urls, scratch, verdicts, true)?;
+            self.window_verdicts::<true>(urls, scratch, verdicts)?;
         }
         Ok(())
     }
 
-    /// [`AgentClassifier::verdicts`] of one window of URLs; `grouped`: they
-    /// come grouped by origin ([`AgentClassifier::grouped_verdicts`]).
-    fn window_verdicts(
+    /// [`AgentClassifier::verdicts`] of one window of URLs; `GROUPED`: they
+    /// come grouped by origin ([`AgentClassifier::grouped_verdicts`]). A
+    /// constant, so that each path is compiled apart (a run-time flag cost
+    /// the windowed path 23 instructions a URL on crawl2019, callgrind).
+    fn window_verdicts<const GROUPED: bool>(
         &self,
         urls: &[&[u8]],
         scratch: &mut Scratch,
         verdicts: &mut [Verdict],
-        grouped: bool,
     ) -> Result<(), ArtifactError> {
+        let grouped = GROUPED;
         let Scratch {
             key,
             keys,
@@ -379,17 +381,16 @@ impl<'a> AgentClassifier<'a> {
         let mut input_runs = 1;
         let mut last_hash = None;
         for (i, (url, verdict)) in urls.iter().zip(verdicts.iter_mut()).enumerate() {
-            let Some((key_at, path)) = self.place(url, key, keys, paths) else {
+            let Some((key_at, hash, path)) = self.place::<GROUPED>(url, key, keys, paths) else {
                 *verdict = Verdict::Invalid;
                 continue;
             };
             if grouped {
                 // Every hash 0: the runs below are told apart by their keys.
                 order.push(lanes.len() as u64);
-                lanes.push(GroupedLane { url: i, key: key_at, hash: 0, path });
+                lanes.push(GroupedLane { url: i, key: key_at, hash, path });
                 continue;
             }
-            let hash = key_at.hash(url, keys);
             input_runs += usize::from(last_hash.is_some_and(|last| last != hash));
             last_hash = Some(hash);
             order.push(hash & !LANE_BITS | lanes.len() as u64);
@@ -474,35 +475,39 @@ impl<'a> AgentClassifier<'a> {
         Ok(())
     }
 
-    /// Takes `url` apart for the grouped path: where its origin key is and
-    /// where its prepared path is (copied into `keys` or
+    /// Takes `url` apart for the grouped path: where its origin key is, its
+    /// origin hash (0 when `GROUPED`: not taken), and where its prepared
+    /// path is (copied into `keys` or
     /// `paths` only when they are not bytes of the URL); `None` for a URL
     /// that is not one. In the default mode the parser says where the two
     /// are ([`KeyBuf::locate`]), with no [`Origin`] built and taken apart
     /// again; `--raw-urls` reads its path from the [`Origin`].
     #[inline]
-    fn place(
+    fn place<const GROUPED: bool>(
         &self,
         url: &[u8],
         key: &mut KeyBuf,
         keys: &mut Vec<u8>,
         paths: &mut Vec<u8>,
-    ) -> Option<(BytesAt, BytesAt)> {
+    ) -> Option<(BytesAt, u64, BytesAt)> {
         if self.mode == PathMode::Raw {
             let origin = key.parse(url).ok()?;
             let at = BytesAt::of_bytes(origin.key, url, keys);
-            return Some((at, BytesAt::prepare(self.mode, &origin, url, paths)));
+            let hash = if GROUPED { 0 } else { origin_hash(origin.key) };
+            return Some((at, hash, BytesAt::prepare(self.mode, &origin, url, paths)));
         }
         let spans = key.locate(url).ok()?;
-        let at = match spans.key {
-            Some(range) => BytesAt::Url(range),
-            None => BytesAt::copied(key.key(), keys),
+        let (at, hash) = match spans.key {
+            Some(range) if GROUPED => (BytesAt::Url(range), 0),
+            Some(range) => (BytesAt::Url(range.clone()), origin_hash_of_prefix(&url[range.start..], range.len())),
+            None if GROUPED => (BytesAt::copied(key.key(), keys), 0),
+            None => (BytesAt::copied(key.key(), keys), origin_hash(key.key())),
         };
         let path = match spans.path {
             Some(range) => BytesAt::Url(range),
             None => BytesAt::copied(key.path(), paths),
         };
-        Some((at, path))
+        Some((at, hash, path))
     }
 
     /// The answers for many URLs, in order (see [`AgentClassifier::answer`]).
