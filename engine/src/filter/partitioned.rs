@@ -20,8 +20,8 @@
 //!    order, where each chunk's line records went ([`Split`]).
 //! 2. **Classify.** The partitions are the unit of work: each worker takes
 //!    the next partition, reads its blocks, up to [`BLOCK`] bytes at a time,
-//!    hands them to the classifier (sorted by the bucket stored beside each
-//!    URL when they are more than the classifier groups itself), and writes
+//!    groups them by the hash bits stored beside each URL and hands them to
+//!    the classifier as grouped ([`Classifier::classify_grouped`]), and writes
 //!    each verdict, a byte, into the partition's region of a (mapped)
 //!    verdict file at its URL's number. A partition holds the URLs of about
 //!    [`ORIGINS_PER_PARTITION`] origins, whose tables stay in the cache for
@@ -101,8 +101,9 @@ const BLOCK: usize = 4 << 20;
 const RELEASE_EVERY: u64 = 64;
 
 /// The fewest bytes of list a partition should get: pass 2 pays a fixed
-/// cost per partition (its grouping's radix counts, 4,096 buckets zeroed and
-/// summed, about 12 k instructions), which partitions of a few hundred URLs
+/// cost per partition (when this was measured, its grouping's radix counts,
+/// 4,096 buckets zeroed and summed, about 12 k instructions; now a table of
+/// twice as many slots as the block's URLs), which partitions of a few hundred URLs
 /// pay again every few hundred URLs. Measured on `filter_scale.sh`'s 4x
 /// artifact (127,592 origins) and 3 M URLs (157 MB), callgrind and
 /// cachegrind of the whole run: 8,192 partitions (366 URLs each) 1,955
@@ -365,9 +366,10 @@ impl TempFiles<'_> {
 // ---------------------------------------------------------------------------
 
 /// How a URL is stored in a partition: a little-endian `u32` header, the
-/// URL's length in the low [`LEN_BITS`] bits and its bucket (the low bits
-/// of its [`authority_hash`]) above, then the URL's bytes. Pass 2 reads the
-/// URLs and their buckets without scanning for line ends or hashing again.
+/// URL's length in the low [`LEN_BITS`] bits and the low bits of its
+/// [`authority_hash`] above, then the URL's bytes. Pass 2 reads the URLs
+/// and groups them by those bits without scanning for line ends or hashing
+/// again.
 const HEADER: usize = 4;
 
 /// Bits of a record's header that hold the URL's length: a URL line is at
@@ -382,7 +384,7 @@ fn header_of(url: &[u8], hash: u64) -> u32 {
 }
 
 /// The records of `bytes` (a sequence of whole records): each URL and its
-/// bucket bits (the header's bits above [`LEN_BITS`]).
+/// hash bits (the header's bits above [`LEN_BITS`]).
 fn records(bytes: &[u8]) -> impl Iterator<Item = (&[u8], u32)> {
     let mut at = 0;
     std::iter::from_fn(move || {
@@ -990,7 +992,7 @@ fn classify_partitions<C: Classifier>(
 struct PartitionBlock {
     bytes: Vec<u8>,
     /// The URLs of the block (the memory only, see [`reuse`]), and in
-    /// bucket order.
+    /// group order.
     urls: Vec<&'static [u8]>,
     sorted: Vec<&'static [u8]>,
     /// Each URL's group (the URLs whose headers hold the same bits of
@@ -1309,7 +1311,7 @@ mod tests {
 
     /// Runs pass 1 over `urls` (chunks of `chunk_size` bytes, `threads`
     /// workers, `partitions` partitions) and checks that each partition's
-    /// blocks hold exactly its URLs, whole, with their buckets, each number
+    /// blocks hold exactly its URLs, whole, with their hash bits, each number
     /// of the partition taken once, in blocks of at most the block size (or
     /// of one record); that each chunk's line records and cursor row give
     /// each URL's length, partition and number, in input order; and that
