@@ -77,13 +77,6 @@ pub trait Classifier: Sync {
     /// handed back in [`Report::scratches`] for the caller to merge.
     type Scratch: Default + Send;
 
-    /// How many consecutive URLs of a batch [`Classifier::classify_batch`]
-    /// groups by origin itself (0: it takes them in the order given). The
-    /// partitioned form sorts a batch of its own only when the batch is
-    /// larger than this, since a smaller one gains nothing from a second
-    /// sort.
-    const GROUPS_BY_ORIGIN: usize = 0;
-
     /// The verdict for one URL (the line without its line end). When `explain` is Some, append a short
     /// tab-free reason (e.g. `4: disallow: /b`, or `robots.txt answered 503`) to it.
     /// An error (a damaged group of an artifact) stops the run.
@@ -113,6 +106,24 @@ pub trait Classifier: Sync {
             *verdict = self.classify(url, scratch, reasons.as_mut().map(|r| r.start_next()))?;
         }
         Ok(())
+    }
+
+    /// [`Classifier::classify_batch`] without reasons of URLs that come
+    /// grouped by origin: the partitioned form sorts each block of a
+    /// partition by the origin hash it took in its first pass and hands it
+    /// here, so that a classifier that groups URLs itself can skip hashing
+    /// and sorting them again. The grouping is a hint for speed only: the
+    /// verdicts must be [`Classifier::classify`]'s, whatever the order (a
+    /// pass-1 hash is of the authority as written, not of the parsed origin,
+    /// so two spellings of one origin may come apart, and two origins may
+    /// share a bucket). The default is [`Classifier::classify_batch`].
+    fn classify_grouped(
+        &self,
+        urls: &[&[u8]],
+        scratch: &mut Self::Scratch,
+        verdicts: &mut [Verdict],
+    ) -> Result<(), ArtifactError> {
+        self.classify_batch(urls, scratch, verdicts, None)
     }
 }
 

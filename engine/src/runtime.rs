@@ -156,7 +156,7 @@ impl<'a> CompiledGroup<'a> {
     }
 
     /// Whether a prepared path is allowed.
-    #[inline]
+    #[inline(always)]
     pub fn allows(&self, path: &[u8]) -> bool {
         self.label(self.rank(path)).allows()
     }

@@ -416,7 +416,7 @@ impl KeyBuf {
     /// [`KeyBuf::parse`] without the [`Origin`] around it: the filter's
     /// grouped path needs only these two places, and building and reading
     /// back the nine words of an `Origin` was a tenth of its parse.
-    #[inline]
+    #[inline(always)]
     pub fn locate(&mut self, url: &[u8]) -> Result<Spans, UrlError> {
         let trimmed = trim_c0_and_space(url);
         let layout = match self.parse_plain(trimmed) {

@@ -247,6 +247,10 @@ fn through_artifact(body: &[u8], agent: &Agent, group: &Group, options: BuildOpt
         let mut scratch = Scratch::default();
         let mut batched = vec![Verdict::Invalid; lines.len()];
         classifier.verdicts(&lines, &mut scratch, &mut batched).expect("our own artifact answers");
+        // The grouped path trusts no order: the same verdicts, grouped or not.
+        let mut grouped = vec![Verdict::Invalid; lines.len()];
+        classifier.grouped_verdicts(&lines, &mut scratch, &mut grouped).expect("our own artifact answers");
+        assert_eq!(grouped, batched, "grouped and batched verdicts differ ({mode:?})");
         for (url, batched) in lines.iter().zip(batched) {
             let got = classifier.answer(url, &mut scratch, true).expect("our own artifact answers").verdict;
             assert_eq!(got, batched, "{}: single and batched verdicts differ ({mode:?})", shown(url));
@@ -528,6 +532,13 @@ pub fn exercise(artifact: Artifact) -> Transcript {
             let mut scratch = Scratch::default();
             let mut batched = vec![Verdict::Invalid; lines.len()];
             let batch = classifier.verdicts(&lines, &mut scratch, &mut batched);
+            // The grouped path trusts no order: the same verdicts (or error).
+            let mut grouped = vec![Verdict::Invalid; lines.len()];
+            let grouped_batch = classifier.grouped_verdicts(&lines, &mut scratch, &mut grouped);
+            assert_eq!(grouped_batch.is_ok(), batch.is_ok(), "grouped and batched runs differ in failing");
+            if batch.is_ok() {
+                assert_eq!(grouped, batched, "grouped and batched verdicts differ");
+            }
             for (url, batched) in lines.iter().zip(batched) {
                 let answer = classifier.answer(url, &mut scratch, true);
                 if let (Ok(()), Ok(answer)) = (&batch, &answer) {

@@ -20,8 +20,8 @@
 //!    order, where each chunk's line records went ([`Split`]).
 //! 2. **Classify.** The partitions are the unit of work: each worker takes
 //!    the next partition, reads its blocks, up to [`BLOCK`] bytes at a time,
-//!    hands them to the classifier (sorted by the bucket stored beside each
-//!    URL when they are more than the classifier groups itself), and writes
+//!    groups them by the hash bits stored beside each URL and hands them to
+//!    the classifier as grouped ([`Classifier::classify_grouped`]), and writes
 //!    each verdict, a byte, into the partition's region of a (mapped)
 //!    verdict file at its URL's number. A partition holds the URLs of about
 //!    [`ORIGINS_PER_PARTITION`] origins, whose tables stay in the cache for
@@ -101,8 +101,9 @@ const BLOCK: usize = 4 << 20;
 const RELEASE_EVERY: u64 = 64;
 
 /// The fewest bytes of list a partition should get: pass 2 pays a fixed
-/// cost per partition (its grouping's radix counts, 4,096 buckets zeroed and
-/// summed, about 12 k instructions), which partitions of a few hundred URLs
+/// cost per partition (when this was measured, its grouping's radix counts,
+/// 4,096 buckets zeroed and summed, about 12 k instructions; now a table of
+/// twice as many slots as the block's URLs), which partitions of a few hundred URLs
 /// pay again every few hundred URLs. Measured on `filter_scale.sh`'s 4x
 /// artifact (127,592 origins) and 3 M URLs (157 MB), callgrind and
 /// cachegrind of the whole run: 8,192 partitions (366 URLs each) 1,955
@@ -174,7 +175,13 @@ fn partition_of_hash(hash: u64, partitions: usize) -> usize {
 
 /// The hash of what follows the first `://` of `url` up to the next `/`,
 /// `?` or `#` (of the whole URL when it has no `://`): the origin as
-/// written, without parsing or case folding.
+/// written, without parsing or case folding. Its low bits are then mixed
+/// with where the authority starts (the scheme's length and `://`): the
+/// partition (the top bits) is the authority's alone, while the bits a
+/// record's header keeps ([`header_of`]) tell `http` and `https` of one
+/// host apart, so that pass 2's grouping does not interleave the two
+/// origins' URLs (which split their runs: 161 k runs instead of 30 k on a
+/// million lines of the frontier, callgrind).
 ///
 /// Taken once per URL in pass 1, so without a search call: an `http://` or
 /// `https://` start (whose first colon is the scheme's) skips the colon
@@ -195,7 +202,7 @@ fn authority_hash(url: &[u8]) -> u64 {
         }
     };
     let rest = &url[start..];
-    origin_hash_of_prefix(rest, authority_len(rest))
+    origin_hash_of_prefix(rest, authority_len(rest)) ^ start as u64
 }
 
 /// Where the authority at the start of `rest` ends: at its first `/`, `?`
@@ -240,12 +247,10 @@ fn authority_len(rest: &[u8]) -> usize {
     rest.iter().position(|b| matches!(b, b'/' | b'?' | b'#')).unwrap_or(rest.len())
 }
 
-/// The most buckets a batch's URLs are sorted into before they are
-/// classified ([`PartitionBlock::classify`]): by the low bits of their
-/// [`authority_hash`] (stored in each record's header), so that the URLs of
-/// an origin come in one run. A partition holds a few dozen origins: two
-/// rarely share a bucket, and those that do only interleave their runs.
-const BUCKETS: usize = 1 << 12;
+/// The most slots of pass 2's table of hash bits ([`PartitionBlock`]'s
+/// grouping): twice the values a record's header can hold, so that the
+/// table is never more than half full.
+const GROUP_SLOTS: usize = 1 << (33 - LEN_BITS);
 
 /// Runs `input` through `classifier` in `partitions` partitions (see the
 /// module), writing to `sink` in input order.
@@ -361,9 +366,10 @@ impl TempFiles<'_> {
 // ---------------------------------------------------------------------------
 
 /// How a URL is stored in a partition: a little-endian `u32` header, the
-/// URL's length in the low [`LEN_BITS`] bits and its bucket (the low bits
-/// of its [`authority_hash`]) above, then the URL's bytes. Pass 2 reads the
-/// URLs and their buckets without scanning for line ends or hashing again.
+/// URL's length in the low [`LEN_BITS`] bits and the low bits of its
+/// [`authority_hash`] above, then the URL's bytes. Pass 2 reads the URLs
+/// and groups them by those bits without scanning for line ends or hashing
+/// again.
 const HEADER: usize = 4;
 
 /// Bits of a record's header that hold the URL's length: a URL line is at
@@ -378,7 +384,7 @@ fn header_of(url: &[u8], hash: u64) -> u32 {
 }
 
 /// The records of `bytes` (a sequence of whole records): each URL and its
-/// bucket bits (the header's bits above [`LEN_BITS`]).
+/// hash bits (the header's bits above [`LEN_BITS`]).
 fn records(bytes: &[u8]) -> impl Iterator<Item = (&[u8], u32)> {
     let mut at = 0;
     std::iter::from_fn(move || {
@@ -986,13 +992,17 @@ fn classify_partitions<C: Classifier>(
 struct PartitionBlock {
     bytes: Vec<u8>,
     /// The URLs of the block (the memory only, see [`reuse`]), and in
-    /// bucket order.
+    /// group order.
     urls: Vec<&'static [u8]>,
     sorted: Vec<&'static [u8]>,
-    /// Each URL's bucket, where each bucket starts, and the URLs' numbers
-    /// in bucket order.
-    buckets: Vec<u16>,
-    bucket_starts: Vec<u32>,
+    /// Each URL's group (the URLs whose headers hold the same bits of
+    /// their [`authority_hash`], numbered as they first come), the table
+    /// of bits (open addressing: each slot the bits plus one, 0 empty, and
+    /// their group), and where each group starts in `order`, the URLs'
+    /// numbers in group order.
+    groups: Vec<u32>,
+    table: Vec<(u32, u32)>,
+    group_starts: Vec<u32>,
     order: Vec<u32>,
     verdicts: Vec<Verdict>,
     verdict_bytes: Vec<u8>,
@@ -1046,43 +1056,54 @@ impl PartitionBlock {
     ) -> Result<(), FilterError> {
         let data = &self.bytes[..end];
         let mut urls = reuse(std::mem::take(&mut self.urls));
-        self.buckets.clear();
-        // About a bucket per 256 bytes of records (4 URLs or so): the sort
-        // stays linear in the URLs, and a partition's origins rarely share one.
-        let buckets = (data.len() / 256).next_power_of_two().clamp(64, BUCKETS);
+        // Each URL's group: its header's hash bits (kept in `groups` until
+        // all are read) looked up in a table of twice as many slots as
+        // there are URLs (at most [`GROUP_SLOTS`]; zeroed per block, 16
+        // bytes a URL). Two origins of a partition share the bits (15 of
+        // them) rarely; where they do, their URLs interleave, which only
+        // splits their runs.
+        self.groups.clear();
         self.segments.clear();
         for (first, segment) in segments(data) {
             let before = urls.len();
             for (url, bits) in records(segment) {
                 urls.push(url);
-                self.buckets.push((bits as usize % buckets) as u16);
+                self.groups.push(bits);
             }
             self.segments.push((first, urls.len() - before));
         }
-        if urls.len() <= C::GROUPS_BY_ORIGIN {
-            // The classifier groups these itself ([`Classifier::GROUPS_BY_ORIGIN`]): no sort.
-            self.verdicts.resize(urls.len(), Verdict::Invalid);
-            let verdicts = &mut self.verdicts[..urls.len()];
-            let outcome = classifier.classify_batch(&urls, scratch, verdicts, None);
-            self.verdict_bytes.clear();
-            self.verdict_bytes.extend(verdicts.iter().map(|verdict| verdict.index() as u8));
-            self.urls = reuse(urls);
-            return outcome.map_err(FilterError::Artifact);
-        }
-        // A counting sort by bucket: each origin's URLs side by side, in
-        // input order, so that the classifier finds long runs.
-        let starts = &mut self.bucket_starts;
+        let slots = (2 * urls.len()).next_power_of_two().clamp(64, GROUP_SLOTS);
+        self.table.clear();
+        self.table.resize(slots, (0, 0));
+        let starts = &mut self.group_starts;
         starts.clear();
-        starts.resize(buckets + 1, 0);
-        for &bucket in &self.buckets {
-            starts[bucket as usize + 1] += 1;
+        starts.push(0);
+        for bits in &mut self.groups {
+            let mut slot = *bits as usize & (slots - 1);
+            let group = loop {
+                let (key, group) = &mut self.table[slot];
+                if *key == *bits + 1 {
+                    break *group;
+                }
+                if *key == 0 {
+                    (*key, *group) = (*bits + 1, starts.len() as u32 - 1);
+                    starts.push(0);
+                    break *group;
+                }
+                slot = (slot + 1) & (slots - 1);
+            };
+            starts[group as usize + 1] += 1;
+            *bits = group;
         }
-        for b in 0..buckets {
-            starts[b + 1] += starts[b];
+        // A counting sort by group: each origin's URLs side by side, in
+        // input order, so that the classifier finds long runs without
+        // hashing or sorting them again ([`Classifier::classify_grouped`]).
+        for g in 1..starts.len() {
+            starts[g] += starts[g - 1];
         }
         self.order.resize(urls.len(), 0);
-        for (i, &bucket) in self.buckets.iter().enumerate() {
-            let at = &mut starts[bucket as usize];
+        for (i, &group) in self.groups.iter().enumerate() {
+            let at = &mut starts[group as usize];
             self.order[*at as usize] = i as u32;
             *at += 1;
         }
@@ -1090,7 +1111,7 @@ impl PartitionBlock {
         sorted.extend(self.order[..urls.len()].iter().map(|&i| urls[i as usize]));
         self.verdicts.resize(urls.len(), Verdict::Invalid);
         let verdicts = &mut self.verdicts[..urls.len()];
-        let outcome = classifier.classify_batch(&sorted, scratch, verdicts, None);
+        let outcome = classifier.classify_grouped(&sorted, scratch, verdicts);
         self.verdict_bytes.resize(urls.len(), 0);
         let verdict_bytes = &mut self.verdict_bytes[..urls.len()];
         for (&i, verdict) in self.order.iter().zip(verdicts.iter()) {
@@ -1248,13 +1269,19 @@ mod tests {
                 }
             }
         }
-        // The start as written decides, whichever way it is found.
-        let hash = |authority: &[u8]| origin_hash(authority);
-        assert_eq!(authority_hash(b"https://a.example.org:8443/x?y"), hash(b"a.example.org:8443"));
-        assert_eq!(authority_hash(b"http://a.example.org#f"), hash(b"a.example.org"));
-        assert_eq!(authority_hash(b"HTTP://a.example.org/"), hash(b"a.example.org"));
-        assert_eq!(authority_hash(b"ftp://user@a.example.org"), hash(b"user@a.example.org"));
-        assert_eq!(authority_hash(b"mailto:x@a.example"), hash(b"mailto:x@a.example"));
+        // The start as written decides, whichever way it is found, mixed
+        // into the low bits with where the authority starts.
+        let hash = |authority: &[u8], start: u64| origin_hash(authority) ^ start;
+        assert_eq!(authority_hash(b"https://a.example.org:8443/x?y"), hash(b"a.example.org:8443", 8));
+        assert_eq!(authority_hash(b"http://a.example.org#f"), hash(b"a.example.org", 7));
+        assert_eq!(authority_hash(b"HTTP://a.example.org/"), hash(b"a.example.org", 7));
+        assert_eq!(authority_hash(b"ftp://user@a.example.org"), hash(b"user@a.example.org", 6));
+        assert_eq!(authority_hash(b"mailto:x@a.example"), hash(b"mailto:x@a.example", 0));
+        // http and https of one host: one partition, told apart by the
+        // bits a record keeps (pass 2's groups).
+        let (http, https) = (authority_hash(b"http://a.example.org/"), authority_hash(b"https://a.example.org/"));
+        assert_eq!(http >> 32, https >> 32);
+        assert_ne!(header_of(b"x", http) >> LEN_BITS, header_of(b"x", https) >> LEN_BITS);
     }
 
     /// A classifier whose verdict is a function of the URL's bytes.
@@ -1284,7 +1311,7 @@ mod tests {
 
     /// Runs pass 1 over `urls` (chunks of `chunk_size` bytes, `threads`
     /// workers, `partitions` partitions) and checks that each partition's
-    /// blocks hold exactly its URLs, whole, with their buckets, each number
+    /// blocks hold exactly its URLs, whole, with their hash bits, each number
     /// of the partition taken once, in blocks of at most the block size (or
     /// of one record); that each chunk's line records and cursor row give
     /// each URL's length, partition and number, in input order; and that
