@@ -309,11 +309,7 @@ impl<'a> AgentClassifier<'a> {
         scratch: &mut Scratch,
         verdicts: &mut [Verdict],
     ) -> Result<(), ArtifactError> {
-        assert_eq!(urls.len(), verdicts.len(), "one verdict per URL");
-        for (urls, verdicts) in urls.chunks(GROUP_WINDOW).zip(verdicts.chunks_mut(GROUP_WINDOW)) {
-            self.window_verdicts::<false>(urls, scratch, verdicts)?;
-        }
-        Ok(())
+        self.windows_verdicts::<false>(urls, scratch, verdicts)
     }
 
     /// [`AgentClassifier::verdicts`] of URLs that come grouped by origin
@@ -329,9 +325,21 @@ impl<'a> AgentClassifier<'a> {
         scratch: &mut Scratch,
         verdicts: &mut [Verdict],
     ) -> Result<(), ArtifactError> {
+        self.windows_verdicts::<true>(urls, scratch, verdicts)
+    }
+
+    /// The verdicts of many URLs, [`GROUP_WINDOW`] at a time
+    /// ([`AgentClassifier::window_verdicts`]).
+    #[inline(always)]
+    fn windows_verdicts<const GROUPED: bool>(
+        &self,
+        urls: &[&[u8]],
+        scratch: &mut Scratch,
+        verdicts: &mut [Verdict],
+    ) -> Result<(), ArtifactError> {
         assert_eq!(urls.len(), verdicts.len(), "one verdict per URL");
         for (urls, verdicts) in urls.chunks(GROUP_WINDOW).zip(verdicts.chunks_mut(GROUP_WINDOW)) {
-            self.window_verdicts::<true>(urls, scratch, verdicts)?;
+            self.window_verdicts::<GROUPED>(urls, scratch, verdicts)?;
         }
         Ok(())
     }
