@@ -772,6 +772,7 @@ impl Artifact {
     }
 
     /// Group `g`'s blob, its length checked against the index but not its contents.
+    #[inline]
     fn raw_group(&self, g: usize) -> Result<GroupView<'_>, GroupDamage> {
         let extent = self.group_extent(g).ok_or(GroupDamage::NotIndexed)?;
         let view = GroupView::at(&self.bytes()[extent.clone()])?;

@@ -103,10 +103,12 @@ pub fn align8(n: usize) -> usize {
     n.div_ceil(8) * 8
 }
 
+#[inline]
 fn ne32(b: &[u8], off: usize) -> u32 {
     u32::from_ne_bytes(b[off..off + 4].try_into().expect("4 bytes"))
 }
 
+#[inline]
 fn ne64(b: &[u8], off: usize) -> u64 {
     u64::from_ne_bytes(b[off..off + 8].try_into().expect("8 bytes"))
 }
@@ -1229,8 +1231,11 @@ impl GroupHead {
         put32(b, 36, self.explain_off);
     }
 
-    /// Decodes a head from at least [`GroupHead::LEN`] bytes.
+    /// Decodes a head from at least [`GroupHead::LEN`] bytes (one length
+    /// check, then fixed offsets: every lookup of a group decodes its head).
+    #[inline]
     pub fn decode(b: &[u8]) -> GroupHead {
+        let b = &b[..GroupHead::LEN];
         GroupHead {
             checksum: ne64(b, 0),
             len: ne64(b, 8),
@@ -1302,8 +1307,11 @@ impl PartRecord {
         put32(b, 36, 0);
     }
 
-    /// Decodes a record.
+    /// Decodes a record from at least [`PartRecord::LEN`] bytes (one length
+    /// check, then fixed offsets: every lookup reads its group's records).
+    #[inline]
     pub fn decode(b: &[u8]) -> PartRecord {
+        let b = &b[..PartRecord::LEN];
         PartRecord {
             kind: ne32(b, 0),
             stride2: ne32(b, 4),
@@ -1584,6 +1592,7 @@ impl<'a> GroupView<'a> {
     /// The blob at the start of `bytes` (which may run past it); checks only
     /// that the head fits and its length is within `bytes`. See
     /// [`GroupView::check`] for everything else.
+    #[inline]
     pub fn at(bytes: &'a [u8]) -> Result<GroupView<'a>, GroupDamage> {
         if bytes.len() < GroupHead::LEN {
             return Err(GroupDamage::HeadOutOfBounds);
@@ -1727,13 +1736,17 @@ impl<'a> GroupView<'a> {
         self.blob.get(at..at + PartRecord::LEN).map(PartRecord::decode)
     }
 
-    /// Part `p`, read in place.
+    /// Part `p`, read in place (inlined: its callers pass `check` as a
+    /// constant, and a lookup's [`Check::Validated`] needs none of the
+    /// checks' code).
+    #[inline]
     pub fn part(&self, p: usize, check: Check) -> Result<PartView<'a>, GroupDamage> {
         self.read_part(p, check).map(|(part, _)| part)
     }
 
     /// Part `p`, and a comb's largest answer when `check` is
     /// [`Check::Full`] (found by its check's pass over the rows).
+    #[inline]
     fn read_part(&self, p: usize, check: Check) -> Result<(PartView<'a>, Option<u32>), GroupDamage> {
         let out_of_range = |table| GroupDamage::OutOfRange { table };
         let part = self.part_record(p).ok_or(out_of_range(GroupTable::PartRecord))?;
@@ -1783,6 +1796,7 @@ impl<'a> GroupView<'a> {
 
     /// A comb part's tables: `count` rows, then `slots` slots of `T` ids;
     /// with [`Check::Full`], its largest answer too.
+    #[inline]
     fn comb<T: SlotId>(
         &self,
         p: usize,
