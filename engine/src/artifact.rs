@@ -460,6 +460,37 @@ impl fmt::Debug for Artifact {
     }
 }
 
+/// The ORIGINS section: `len`-byte [`OriginRecord`]s.
+#[derive(Clone, Copy)]
+struct Records<'a> {
+    bytes: &'a [u8],
+    len: usize,
+}
+
+impl<'a> Records<'a> {
+    /// Origin `origin`'s record.
+    #[inline]
+    fn get(self, origin: usize) -> &'a [u8] {
+        &self.bytes[origin * self.len..(origin + 1) * self.len]
+    }
+
+    /// Where the key of origin `origin` lies in KEYS.
+    #[inline]
+    fn key_range(self, origin: usize) -> std::ops::Range<usize> {
+        let (off, len) = OriginRecord::key_range(self.get(origin));
+        off as usize..off as usize + len as usize
+    }
+}
+
+/// Starts loading the cache line of byte `at` of `section` (see
+/// [`walk::prefetch`]); nothing when `at` is past the section.
+#[inline(always)]
+fn prefetch_in(section: &[u8], at: usize) {
+    if let Some(byte) = section.get(at) {
+        walk::prefetch(byte);
+    }
+}
+
 /// Consecutive queries of one group in [`Artifact::decide_many`]: the
 /// group, read once for all of them, and what its ranks stand for.
 struct QueryRun<'a> {
@@ -910,30 +941,25 @@ impl Artifact {
     /// when this returns.
     pub fn find_origins(&self, lookups: &[(&[u8], u64)], found: &mut Vec<Option<usize>>) {
         let first = found.len();
+        // The three sections found once for all lookups (each `section` call
+        // is a match on the backing and a slice).
+        let (slots, keys) = (self.section(Section::Slots), self.section(Section::Keys));
+        let records = Records { bytes: self.section(Section::Origins), len: self.record_len };
         for &(_, hash) in lookups {
-            self.prefetch(Section::Slots, Slot::home(hash, self.slot_bits) * Slot::LEN);
+            prefetch_in(slots, Slot::home(hash, self.slot_bits) * Slot::LEN);
         }
         found.extend(lookups.iter().map(|&(_, hash)| self.candidates(hash).next()));
         for &origin in found[first..].iter().flatten() {
-            self.prefetch(Section::Origins, origin * self.record_len);
+            prefetch_in(records.bytes, origin * records.len);
         }
         for &origin in found[first..].iter().flatten() {
-            self.prefetch(Section::Keys, self.key_range(origin).start);
+            prefetch_in(keys, records.key_range(origin).start);
         }
         for (slot, &(key, hash)) in found[first..].iter_mut().zip(lookups) {
-            if slot.is_some_and(|origin| self.origin_key(origin) != key) {
+            if slot.is_some_and(|origin| &keys[records.key_range(origin)] != key) {
                 // Another key with the same 64-bit hash: look further.
                 *slot = self.find_origin(key, hash);
             }
-        }
-    }
-
-    /// Starts loading the cache line of byte `at` of section `s` (see
-    /// [`walk::prefetch`]); nothing when `at` is past the section.
-    #[inline(always)]
-    fn prefetch(&self, s: Section, at: usize) {
-        if let Some(byte) = self.section(s).get(at) {
-            walk::prefetch(byte);
         }
     }
 
@@ -960,7 +986,13 @@ impl Artifact {
     }
 
     fn record(&self, origin: usize) -> &[u8] {
-        &self.section(Section::Origins)[origin * self.record_len..(origin + 1) * self.record_len]
+        self.records().get(origin)
+    }
+
+    /// The ORIGINS section as records.
+    #[inline]
+    fn records(&self) -> Records<'_> {
+        Records { bytes: self.section(Section::Origins), len: self.record_len }
     }
 
     /// The canonical key of origin `origin`.
@@ -970,8 +1002,7 @@ impl Artifact {
 
     /// Where the key of origin `origin` lies in KEYS.
     fn key_range(&self, origin: usize) -> std::ops::Range<usize> {
-        let (off, len) = OriginRecord::key_range(self.record(origin));
-        off as usize..off as usize + len as usize
+        self.records().key_range(origin)
     }
 
     /// The fetch information of origin `origin`.

@@ -1138,16 +1138,19 @@ impl OriginRecord {
     }
 
     /// The key's range in KEYS.
+    #[inline]
     pub fn key_range(b: &[u8]) -> (u64, u32) {
         (ne64(b, 0), ne32(b, 8))
     }
 
     /// The packed fetch information.
+    #[inline]
     pub fn info(b: &[u8]) -> u32 {
         ne32(b, 12)
     }
 
     /// Agent `agent`'s group id.
+    #[inline]
     pub fn group(b: &[u8], agent: usize) -> u32 {
         ne32(b, OriginRecord::group_at(agent))
     }
@@ -1628,7 +1631,8 @@ impl<'a> GroupView<'a> {
         }
         let labels = self.labels().ok_or(GroupDamage::OutOfRange { table: GroupTable::Labels })?;
         let rules = self.rule_ids().ok_or(GroupDamage::OutOfRange { table: GroupTable::Rules })?;
-        if labels[0] != 0 || labels.windows(2).any(|w| w[0] > w[1]) {
+        // Ascending: no label above the next (one fold, which vectorises).
+        if labels[0] != 0 || labels.iter().zip(&labels[1..]).fold(false, |down, (a, b)| down | (a > b)) {
             return Err(GroupDamage::LabelsNotAscending);
         }
         // A rank names no rule ([`NO_RULE`], which wraps to 0) or one below
@@ -1736,17 +1740,27 @@ impl<'a> GroupView<'a> {
         self.blob.get(at..at + PartRecord::LEN).map(PartRecord::decode)
     }
 
-    /// Part `p`, read in place (inlined: its callers pass `check` as a
-    /// constant, and a lookup's [`Check::Validated`] needs none of the
-    /// checks' code).
-    #[inline]
+    /// Part `p`, read in place. Every lookup reads its group's parts with
+    /// [`Check::Validated`] (a constant at each call), which goes to a
+    /// reading of its own without the checks' branches.
+    #[inline(always)]
     pub fn part(&self, p: usize, check: Check) -> Result<PartView<'a>, GroupDamage> {
-        self.read_part(p, check).map(|(part, _)| part)
+        match check {
+            Check::Validated => self.validated_part(p),
+            Check::Full | Check::Shape => self.read_part(p, check).map(|(part, _)| part),
+        }
+    }
+
+    /// [`GroupView::read_part`] with [`Check::Validated`], the constant
+    /// folded in: the tables' bounds, no automaton check.
+    #[inline(never)]
+    fn validated_part(&self, p: usize) -> Result<PartView<'a>, GroupDamage> {
+        self.read_part(p, Check::Validated).map(|(part, _)| part)
     }
 
     /// Part `p`, and a comb's largest answer when `check` is
     /// [`Check::Full`] (found by its check's pass over the rows).
-    #[inline]
+    #[inline(always)]
     fn read_part(&self, p: usize, check: Check) -> Result<(PartView<'a>, Option<u32>), GroupDamage> {
         let out_of_range = |table| GroupDamage::OutOfRange { table };
         let part = self.part_record(p).ok_or(out_of_range(GroupTable::PartRecord))?;
@@ -1796,7 +1810,7 @@ impl<'a> GroupView<'a> {
 
     /// A comb part's tables: `count` rows, then `slots` slots of `T` ids;
     /// with [`Check::Full`], its largest answer too.
-    #[inline]
+    #[inline(always)]
     fn comb<T: SlotId>(
         &self,
         p: usize,
