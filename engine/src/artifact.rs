@@ -1005,7 +1005,8 @@ impl Artifact {
         self.records().key_range(origin)
     }
 
-    /// The fetch information of origin `origin`.
+    /// The fetch information of origin `origin` (read once a run of URLs).
+    #[inline]
     pub fn fetch_info(&self, origin: usize) -> FetchInfo {
         FetchInfo::unpack(OriginRecord::info(self.record(origin)))
             .unwrap_or(FetchInfo { kind: FetchKind::Rules, status: 0 })

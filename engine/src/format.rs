@@ -1067,6 +1067,7 @@ pub enum FetchKind {
 }
 
 impl FetchKind {
+    #[inline]
     fn from_u32(v: u32) -> Option<FetchKind> {
         match v {
             0 => Some(FetchKind::Rules),
@@ -1094,6 +1095,7 @@ impl FetchInfo {
     }
 
     /// Reads the packed form back; `None` for an unknown kind.
+    #[inline]
     pub fn unpack(v: u32) -> Option<FetchInfo> {
         Some(FetchInfo { kind: FetchKind::from_u32(v >> 16)?, status: (v & 0xffff) as u16 })
     }
