@@ -460,6 +460,31 @@ impl fmt::Debug for Artifact {
     }
 }
 
+/// The SLOTS section: `[hash, origin]` words of an open-addressing table
+/// of `mask + 1` slots, a hash's home its top `bits` bits.
+#[derive(Clone, Copy)]
+struct Slots<'a> {
+    words: &'a [u64],
+    mask: usize,
+    bits: u32,
+}
+
+impl<'a> Slots<'a> {
+    /// The origins whose stored hash is `hash`, in probe order (see
+    /// [`Artifact::candidates`]).
+    #[inline]
+    fn candidates(self, hash: u64) -> impl Iterator<Item = usize> + 'a {
+        let Slots { words, mask, bits } = self;
+        let start = Slot::home(hash, bits);
+        (0..=mask)
+            .map(move |k| (start.wrapping_add(k) & mask) * 2)
+            .map(move |i| (words[i], words[i + 1]))
+            .take_while(|&(_, origin)| origin != EMPTY_SLOT)
+            .filter(move |&(h, _)| h == hash)
+            .map(|(_, origin)| origin as usize)
+    }
+}
+
 /// The ORIGINS section: `len`-byte [`OriginRecord`]s.
 #[derive(Clone, Copy)]
 struct Records<'a> {
@@ -942,13 +967,12 @@ impl Artifact {
     pub fn find_origins(&self, lookups: &[(&[u8], u64)], found: &mut Vec<Option<usize>>) {
         let first = found.len();
         // The three sections found once for all lookups (each `section` call
-        // is a match on the backing and a slice).
-        let (slots, keys) = (self.section(Section::Slots), self.section(Section::Keys));
-        let records = Records { bytes: self.section(Section::Origins), len: self.record_len };
+        // is a match on the backing, a slice and, for SLOTS, a cast).
+        let (table, keys, records) = (self.slots(), self.section(Section::Keys), self.records());
         for &(_, hash) in lookups {
-            prefetch_in(slots, Slot::home(hash, self.slot_bits) * Slot::LEN);
+            prefetch_in(bytemuck::cast_slice(table.words), Slot::home(hash, table.bits) * Slot::LEN);
         }
-        found.extend(lookups.iter().map(|&(_, hash)| self.candidates(hash).next()));
+        found.extend(lookups.iter().map(|&(_, hash)| table.candidates(hash).next()));
         for &origin in found[first..].iter().flatten() {
             prefetch_in(records.bytes, origin * records.len);
         }
@@ -968,14 +992,13 @@ impl Artifact {
     /// by the table size, so that a full table cannot loop forever).
     #[inline]
     fn candidates(&self, hash: u64) -> impl Iterator<Item = usize> + '_ {
-        let slots: &[u64] = bytemuck::cast_slice(self.section(Section::Slots));
-        let (mask, start) = (self.slot_mask, Slot::home(hash, self.slot_bits));
-        (0..=mask)
-            .map(move |k| (start.wrapping_add(k) & mask) * 2)
-            .map(move |i| (slots[i], slots[i + 1]))
-            .take_while(|&(_, origin)| origin != EMPTY_SLOT)
-            .filter(move |&(h, _)| h == hash)
-            .map(|(_, origin)| origin as usize)
+        self.slots().candidates(hash)
+    }
+
+    /// The SLOTS section as the origin hash table.
+    #[inline]
+    fn slots(&self) -> Slots<'_> {
+        Slots { words: bytemuck::cast_slice(self.section(Section::Slots)), mask: self.slot_mask, bits: self.slot_bits }
     }
 
     /// Every origin in the index with the hash it is stored under, in slot
