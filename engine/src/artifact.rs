@@ -460,6 +460,62 @@ impl fmt::Debug for Artifact {
     }
 }
 
+/// The SLOTS section: `[hash, origin]` words of an open-addressing table
+/// of `mask + 1` slots, a hash's home its top `bits` bits.
+#[derive(Clone, Copy)]
+struct Slots<'a> {
+    words: &'a [u64],
+    mask: usize,
+    bits: u32,
+}
+
+impl<'a> Slots<'a> {
+    /// The origins whose stored hash is `hash`, in probe order (see
+    /// [`Artifact::candidates`]).
+    #[inline]
+    fn candidates(self, hash: u64) -> impl Iterator<Item = usize> + 'a {
+        let Slots { words, mask, bits } = self;
+        let start = Slot::home(hash, bits);
+        (0..=mask)
+            .map(move |k| (start.wrapping_add(k) & mask) * 2)
+            .map(move |i| (words[i], words[i + 1]))
+            .take_while(|&(_, origin)| origin != EMPTY_SLOT)
+            .filter(move |&(h, _)| h == hash)
+            .map(|(_, origin)| origin as usize)
+    }
+}
+
+/// The ORIGINS section: `len`-byte [`OriginRecord`]s.
+#[derive(Clone, Copy)]
+struct Records<'a> {
+    bytes: &'a [u8],
+    len: usize,
+}
+
+impl<'a> Records<'a> {
+    /// Origin `origin`'s record.
+    #[inline]
+    fn get(self, origin: usize) -> &'a [u8] {
+        &self.bytes[origin * self.len..(origin + 1) * self.len]
+    }
+
+    /// Where the key of origin `origin` lies in KEYS.
+    #[inline]
+    fn key_range(self, origin: usize) -> std::ops::Range<usize> {
+        let (off, len) = OriginRecord::key_range(self.get(origin));
+        off as usize..off as usize + len as usize
+    }
+}
+
+/// Starts loading the cache line of byte `at` of `section` (see
+/// [`walk::prefetch`]); nothing when `at` is past the section.
+#[inline(always)]
+fn prefetch_in(section: &[u8], at: usize) {
+    if let Some(byte) = section.get(at) {
+        walk::prefetch(byte);
+    }
+}
+
 /// Consecutive queries of one group in [`Artifact::decide_many`]: the
 /// group, read once for all of them, and what its ranks stand for.
 struct QueryRun<'a> {
@@ -772,6 +828,7 @@ impl Artifact {
     }
 
     /// Group `g`'s blob, its length checked against the index but not its contents.
+    #[inline]
     fn raw_group(&self, g: usize) -> Result<GroupView<'_>, GroupDamage> {
         let extent = self.group_extent(g).ok_or(GroupDamage::NotIndexed)?;
         let view = GroupView::at(&self.bytes()[extent.clone()])?;
@@ -909,30 +966,24 @@ impl Artifact {
     /// when this returns.
     pub fn find_origins(&self, lookups: &[(&[u8], u64)], found: &mut Vec<Option<usize>>) {
         let first = found.len();
+        // The three sections found once for all lookups (each `section` call
+        // is a match on the backing, a slice and, for SLOTS, a cast).
+        let (table, keys, records) = (self.slots(), self.section(Section::Keys), self.records());
         for &(_, hash) in lookups {
-            self.prefetch(Section::Slots, Slot::home(hash, self.slot_bits) * Slot::LEN);
+            prefetch_in(bytemuck::cast_slice(table.words), Slot::home(hash, table.bits) * Slot::LEN);
         }
-        found.extend(lookups.iter().map(|&(_, hash)| self.candidates(hash).next()));
+        found.extend(lookups.iter().map(|&(_, hash)| table.candidates(hash).next()));
         for &origin in found[first..].iter().flatten() {
-            self.prefetch(Section::Origins, origin * self.record_len);
+            prefetch_in(records.bytes, origin * records.len);
         }
         for &origin in found[first..].iter().flatten() {
-            self.prefetch(Section::Keys, self.key_range(origin).start);
+            prefetch_in(keys, records.key_range(origin).start);
         }
         for (slot, &(key, hash)) in found[first..].iter_mut().zip(lookups) {
-            if slot.is_some_and(|origin| self.origin_key(origin) != key) {
+            if slot.is_some_and(|origin| &keys[records.key_range(origin)] != key) {
                 // Another key with the same 64-bit hash: look further.
                 *slot = self.find_origin(key, hash);
             }
-        }
-    }
-
-    /// Starts loading the cache line of byte `at` of section `s` (see
-    /// [`walk::prefetch`]); nothing when `at` is past the section.
-    #[inline(always)]
-    fn prefetch(&self, s: Section, at: usize) {
-        if let Some(byte) = self.section(s).get(at) {
-            walk::prefetch(byte);
         }
     }
 
@@ -941,14 +992,13 @@ impl Artifact {
     /// by the table size, so that a full table cannot loop forever).
     #[inline]
     fn candidates(&self, hash: u64) -> impl Iterator<Item = usize> + '_ {
-        let slots: &[u64] = bytemuck::cast_slice(self.section(Section::Slots));
-        let (mask, start) = (self.slot_mask, Slot::home(hash, self.slot_bits));
-        (0..=mask)
-            .map(move |k| (start.wrapping_add(k) & mask) * 2)
-            .map(move |i| (slots[i], slots[i + 1]))
-            .take_while(|&(_, origin)| origin != EMPTY_SLOT)
-            .filter(move |&(h, _)| h == hash)
-            .map(|(_, origin)| origin as usize)
+        self.slots().candidates(hash)
+    }
+
+    /// The SLOTS section as the origin hash table.
+    #[inline]
+    fn slots(&self) -> Slots<'_> {
+        Slots { words: bytemuck::cast_slice(self.section(Section::Slots)), mask: self.slot_mask, bits: self.slot_bits }
     }
 
     /// Every origin in the index with the hash it is stored under, in slot
@@ -959,7 +1009,13 @@ impl Artifact {
     }
 
     fn record(&self, origin: usize) -> &[u8] {
-        &self.section(Section::Origins)[origin * self.record_len..(origin + 1) * self.record_len]
+        self.records().get(origin)
+    }
+
+    /// The ORIGINS section as records.
+    #[inline]
+    fn records(&self) -> Records<'_> {
+        Records { bytes: self.section(Section::Origins), len: self.record_len }
     }
 
     /// The canonical key of origin `origin`.
@@ -969,11 +1025,11 @@ impl Artifact {
 
     /// Where the key of origin `origin` lies in KEYS.
     fn key_range(&self, origin: usize) -> std::ops::Range<usize> {
-        let (off, len) = OriginRecord::key_range(self.record(origin));
-        off as usize..off as usize + len as usize
+        self.records().key_range(origin)
     }
 
-    /// The fetch information of origin `origin`.
+    /// The fetch information of origin `origin` (read once a run of URLs).
+    #[inline]
     pub fn fetch_info(&self, origin: usize) -> FetchInfo {
         FetchInfo::unpack(OriginRecord::info(self.record(origin)))
             .unwrap_or(FetchInfo { kind: FetchKind::Rules, status: 0 })

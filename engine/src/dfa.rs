@@ -267,6 +267,26 @@ impl fmt::Display for DfaError {
 
 impl std::error::Error for DfaError {}
 
+/// The bitwise OR and the maximum of `ids`, 16 lanes at a time (a form
+/// the compiler turns into vector ORs and maxima).
+fn ids_union_max<T>(ids: &[T]) -> (u32, u32)
+where
+    T: Copy + Default + Ord + std::ops::BitOr<Output = T> + Into<u32>,
+{
+    const LANES: usize = 16;
+    let (mut union, mut max) = ([T::default(); LANES], [T::default(); LANES]);
+    let mut chunks = ids.chunks_exact(LANES);
+    for chunk in &mut chunks {
+        for i in 0..LANES {
+            union[i] = union[i] | chunk[i];
+            max[i] = max[i].max(chunk[i]);
+        }
+    }
+    let lanes = union.iter().zip(&max).map(|(&u, &m)| (u, m));
+    let tail = chunks.remainder().iter().map(|&id| (id, id));
+    lanes.chain(tail).fold((0, 0), |(u, m), (lane_union, lane_max)| (u | lane_union.into(), m.max(lane_max.into())))
+}
+
 impl<'a> Dfa<'a> {
     /// Checks the invariants (see the module documentation) and makes a view.
     pub fn new(
@@ -298,11 +318,20 @@ impl<'a> Dfa<'a> {
         if sinks as usize > states {
             return Err(DfaError::TooManySinks { sinks, states });
         }
-        let bad = match transitions {
-            Transitions::U16(t) => t.iter().position(|&id| !valid(u32::from(id))),
-            Transitions::U32(t) => t.iter().position(|&id| !valid(id)),
+        // Every id is a state when the ids' union has no bit below the
+        // stride and their maximum is below the table's end: one pass of
+        // ORs and maxima, which vectorises (a search for the first bad id
+        // was five instructions an entry), then the search only to name it.
+        let (union, max) = match transitions {
+            Transitions::U16(t) => ids_union_max(t),
+            Transitions::U32(t) => ids_union_max(t),
         };
-        if let Some(index) = bad {
+        if union as usize % stride != 0 || max as usize >= transitions.len() {
+            let bad = match transitions {
+                Transitions::U16(t) => t.iter().position(|&id| !valid(u32::from(id))),
+                Transitions::U32(t) => t.iter().position(|&id| !valid(id)),
+            };
+            let index = bad.expect("an id off the stride or past the end");
             return Err(DfaError::TransitionNotState { index, target: transitions.get(index) });
         }
         Ok(Dfa { classes, stride2, transitions, answers, start, sink_limit: sinks << stride2 })
@@ -571,7 +600,55 @@ mod tests {
             }),
             DfaError::NoStates
         );
+        assert_eq!(broken(|b| b.transitions[15] = 2), DfaError::TransitionNotState { index: 15, target: 2 });
         let out_of_range = broken(|b| b.transitions[14] = 64);
         assert_eq!(out_of_range.to_string(), "invalid automaton: transition 14 leads to 64 which is not a state");
+    }
+
+    /// The transitions' check by the plain definition: the first id that is
+    /// past the table or not a multiple of the stride.
+    fn first_bad_transition(ids: &[u32], stride: usize) -> Option<usize> {
+        ids.iter().position(|&id| id as usize >= ids.len() || id as usize % stride != 0)
+    }
+
+    proptest::proptest! {
+        /// [`Dfa::new`] refuses a table of 16- or 32-bit ids exactly when
+        /// some id is not a state, naming the first such (the vector pass
+        /// of ORs and maxima against the entry-by-entry definition), for
+        /// tables of every length around the pass's 16 lanes.
+        #[test]
+        fn transitions_are_refused_as_by_the_plain_check(
+            stride2 in 0u32..4,
+            states in 1usize..24,
+            ids in proptest::collection::vec(proptest::prelude::any::<u32>(), 0..400),
+            bad in proptest::collection::vec((proptest::prelude::any::<proptest::sample::Index>(), 0u32..4), 0..3),
+            wide in proptest::prelude::any::<bool>(),
+        ) {
+            let stride = 1usize << stride2;
+            let len = states * stride;
+            // Mostly states, a few ids off the stride or past the end.
+            let mut table: Vec<u32> = (0..len).map(|i| ids.get(i).map_or(0, |&id| (id % states as u32) << stride2)).collect();
+            for (at, kind) in bad {
+                let i = at.index(len);
+                table[i] = match kind {
+                    0 => table[i] | 1,
+                    1 => len as u32,
+                    2 => u32::from(u16::MAX),
+                    _ => (len as u32).max(1) * 7 + 3,
+                };
+            }
+            let classes = [0u8; 256];
+            let answers = vec![0u32; states];
+            let narrow: Vec<u16> = table.iter().map(|&id| id as u16).collect();
+            let (transitions, checked) = if wide {
+                (Transitions::U32(&table), table.clone())
+            } else {
+                (Transitions::U16(&narrow), narrow.iter().map(|&id| u32::from(id)).collect())
+            };
+            let expected = first_bad_transition(&checked, stride)
+                .map(|index| DfaError::TransitionNotState { index, target: checked[index] });
+            let got = Dfa::new(&classes, stride2, transitions, &answers, 0, 0).err();
+            proptest::prop_assert_eq!(got, expected);
+        }
     }
 }

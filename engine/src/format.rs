@@ -103,10 +103,12 @@ pub fn align8(n: usize) -> usize {
     n.div_ceil(8) * 8
 }
 
+#[inline]
 fn ne32(b: &[u8], off: usize) -> u32 {
     u32::from_ne_bytes(b[off..off + 4].try_into().expect("4 bytes"))
 }
 
+#[inline]
 fn ne64(b: &[u8], off: usize) -> u64 {
     u64::from_ne_bytes(b[off..off + 8].try_into().expect("8 bytes"))
 }
@@ -1065,6 +1067,7 @@ pub enum FetchKind {
 }
 
 impl FetchKind {
+    #[inline]
     fn from_u32(v: u32) -> Option<FetchKind> {
         match v {
             0 => Some(FetchKind::Rules),
@@ -1092,6 +1095,7 @@ impl FetchInfo {
     }
 
     /// Reads the packed form back; `None` for an unknown kind.
+    #[inline]
     pub fn unpack(v: u32) -> Option<FetchInfo> {
         Some(FetchInfo { kind: FetchKind::from_u32(v >> 16)?, status: (v & 0xffff) as u16 })
     }
@@ -1136,16 +1140,19 @@ impl OriginRecord {
     }
 
     /// The key's range in KEYS.
+    #[inline]
     pub fn key_range(b: &[u8]) -> (u64, u32) {
         (ne64(b, 0), ne32(b, 8))
     }
 
     /// The packed fetch information.
+    #[inline]
     pub fn info(b: &[u8]) -> u32 {
         ne32(b, 12)
     }
 
     /// Agent `agent`'s group id.
+    #[inline]
     pub fn group(b: &[u8], agent: usize) -> u32 {
         ne32(b, OriginRecord::group_at(agent))
     }
@@ -1229,8 +1236,11 @@ impl GroupHead {
         put32(b, 36, self.explain_off);
     }
 
-    /// Decodes a head from at least [`GroupHead::LEN`] bytes.
+    /// Decodes a head from at least [`GroupHead::LEN`] bytes (one length
+    /// check, then fixed offsets: every lookup of a group decodes its head).
+    #[inline]
     pub fn decode(b: &[u8]) -> GroupHead {
+        let b = &b[..GroupHead::LEN];
         GroupHead {
             checksum: ne64(b, 0),
             len: ne64(b, 8),
@@ -1302,8 +1312,11 @@ impl PartRecord {
         put32(b, 36, 0);
     }
 
-    /// Decodes a record.
+    /// Decodes a record from at least [`PartRecord::LEN`] bytes (one length
+    /// check, then fixed offsets: every lookup reads its group's records).
+    #[inline]
     pub fn decode(b: &[u8]) -> PartRecord {
+        let b = &b[..PartRecord::LEN];
         PartRecord {
             kind: ne32(b, 0),
             stride2: ne32(b, 4),
@@ -1584,6 +1597,7 @@ impl<'a> GroupView<'a> {
     /// The blob at the start of `bytes` (which may run past it); checks only
     /// that the head fits and its length is within `bytes`. See
     /// [`GroupView::check`] for everything else.
+    #[inline]
     pub fn at(bytes: &'a [u8]) -> Result<GroupView<'a>, GroupDamage> {
         if bytes.len() < GroupHead::LEN {
             return Err(GroupDamage::HeadOutOfBounds);
@@ -1619,7 +1633,8 @@ impl<'a> GroupView<'a> {
         }
         let labels = self.labels().ok_or(GroupDamage::OutOfRange { table: GroupTable::Labels })?;
         let rules = self.rule_ids().ok_or(GroupDamage::OutOfRange { table: GroupTable::Rules })?;
-        if labels[0] != 0 || labels.windows(2).any(|w| w[0] > w[1]) {
+        // Ascending: no label above the next (one fold, which vectorises).
+        if labels[0] != 0 || labels.iter().zip(&labels[1..]).fold(false, |down, (a, b)| down | (a > b)) {
             return Err(GroupDamage::LabelsNotAscending);
         }
         // A rank names no rule ([`NO_RULE`], which wraps to 0) or one below
@@ -1631,7 +1646,8 @@ impl<'a> GroupView<'a> {
             return Err(GroupDamage::PartCount { parts: rec.parts });
         }
         for p in 0..rec.parts as usize {
-            let (part, comb_max_answer) = self.read_part(p, Check::Shape)?;
+            let mut comb_max_answer = None;
+            let part = self.read_part(p, Check::Shape, &mut comb_max_answer)?;
             let max_answer = match (part, comb_max_answer) {
                 (_, Some(max)) => max,
                 (PartView::Dfa(dfa), None) => dfa.max_answer(),
@@ -1672,7 +1688,9 @@ impl<'a> GroupView<'a> {
             if !matches!(self.part_record(p).map(|r| r.kind), Some(PART_COMB | PART_COMB16)) {
                 continue;
             }
-            if let (_, Some(max_answer)) = self.read_part(p, Check::Full)? {
+            let mut comb_max_answer = None;
+            self.read_part(p, Check::Full, &mut comb_max_answer)?;
+            if let Some(max_answer) = comb_max_answer {
                 if max_answer >= self.head.ranks {
                     return Err(GroupDamage::AnswerBeyondRanks { part: p });
                 }
@@ -1727,14 +1745,35 @@ impl<'a> GroupView<'a> {
         self.blob.get(at..at + PartRecord::LEN).map(PartRecord::decode)
     }
 
-    /// Part `p`, read in place.
+    /// Part `p`, read in place. Every lookup reads its group's parts with
+    /// [`Check::Validated`] (a constant at each call), which goes to a
+    /// reading of its own without the checks' branches.
+    #[inline(always)]
     pub fn part(&self, p: usize, check: Check) -> Result<PartView<'a>, GroupDamage> {
-        self.read_part(p, check).map(|(part, _)| part)
+        match check {
+            Check::Validated => self.validated_part(p),
+            Check::Full | Check::Shape => self.read_part(p, check, &mut None),
+        }
     }
 
-    /// Part `p`, and a comb's largest answer when `check` is
-    /// [`Check::Full`] (found by its check's pass over the rows).
-    fn read_part(&self, p: usize, check: Check) -> Result<(PartView<'a>, Option<u32>), GroupDamage> {
+    /// [`GroupView::read_part`] with [`Check::Validated`], the constant
+    /// folded in: the tables' bounds, no automaton check.
+    #[inline(never)]
+    fn validated_part(&self, p: usize) -> Result<PartView<'a>, GroupDamage> {
+        self.read_part(p, Check::Validated, &mut None)
+    }
+
+    /// Part `p`, and in `comb_max_answer` a comb's largest answer when
+    /// `check` is [`Check::Full`] (found by its check's pass over the rows;
+    /// an out-parameter so that the view is built where the caller wants it,
+    /// not moved through a tuple: about 30 instructions a lookup's part).
+    #[inline(always)]
+    fn read_part(
+        &self,
+        p: usize,
+        check: Check,
+        comb_max_answer: &mut Option<u32>,
+    ) -> Result<PartView<'a>, GroupDamage> {
         let out_of_range = |table| GroupDamage::OutOfRange { table };
         let part = self.part_record(p).ok_or(out_of_range(GroupTable::PartRecord))?;
         let count = part.count as usize;
@@ -1759,17 +1798,16 @@ impl<'a> GroupView<'a> {
                         Ok(Dfa::validated(classes, part.stride2, transitions, answers, part.start, part.sinks))
                     }
                 };
-                dfa.map(|dfa| (PartView::Dfa(dfa), None))
-                    .map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Automaton(e) })
+                dfa.map(PartView::Dfa).map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Automaton(e) })
             }
-            PART_COMB => self.comb(p, &part, check).map(|(comb, max)| (PartView::Comb(comb), max)),
-            PART_COMB16 => self.comb(p, &part, check).map(|(comb, max)| (PartView::Comb16(comb), max)),
+            PART_COMB => self.comb(p, &part, check, comb_max_answer).map(PartView::Comb),
+            PART_COMB16 => self.comb(p, &part, check, comb_max_answer).map(PartView::Comb16),
             PART_RULES => {
                 let ends: &[u32] = self.table(part.b, count).ok_or(out_of_range(GroupTable::RuleEnds))?;
                 let ranks: &[u32] = self.table(part.c, count).ok_or(out_of_range(GroupTable::RuleRanks))?;
                 let len = ends.last().copied().unwrap_or(0) as usize;
                 let patterns = self.bytes_at(part.a, len).ok_or(out_of_range(GroupTable::RulePatterns))?;
-                Ok((PartView::Rules { patterns, ends, ranks }, None))
+                Ok(PartView::Rules { patterns, ends, ranks })
             }
             kind => Err(GroupDamage::UnknownPartKind { part: p, kind }),
         }
@@ -1782,13 +1820,15 @@ impl<'a> GroupView<'a> {
     }
 
     /// A comb part's tables: `count` rows, then `slots` slots of `T` ids;
-    /// with [`Check::Full`], its largest answer too.
+    /// with [`Check::Full`], its largest answer too (in `max_answer`).
+    #[inline(always)]
     fn comb<T: SlotId>(
         &self,
         p: usize,
         part: &PartRecord,
         check: Check,
-    ) -> Result<(CombDfa<'a, T>, Option<u32>), GroupDamage> {
+        max_answer: &mut Option<u32>,
+    ) -> Result<CombDfa<'a, T>, GroupDamage> {
         let out_of_range = |table| GroupDamage::OutOfRange { table };
         let count = part.count as usize;
         let classes = self.classes(part.a)?;
@@ -1806,12 +1846,15 @@ impl<'a> GroupView<'a> {
         let tables = CombTables { classes, rows, slots, answers, accels, start, sinks };
         match check {
             Check::Full => CombDfa::new_with_max_answer(tables)
-                .map(|(comb, max)| (comb, Some(max)))
+                .map(|(comb, max)| {
+                    *max_answer = Some(max);
+                    comb
+                })
                 .map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Automaton(e) }),
-            Check::Validated => Ok((CombDfa::validated(tables), None)),
-            Check::Shape => CombDfa::shaped(tables)
-                .map(|comb| (comb, None))
-                .map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Automaton(e) }),
+            Check::Validated => Ok(CombDfa::validated(tables)),
+            Check::Shape => {
+                CombDfa::shaped(tables).map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Automaton(e) })
+            }
         }
     }
 }
@@ -2771,9 +2814,7 @@ unsafe fn checksum_run_avx2(acc: &mut [std::arch::x86_64::__m256i; 8], bytes: &[
 }
 
 /// [`checksum_fold`] with AVX2: the lanes stay in eight ymm registers from
-/// the first block to the fold; the tail's word groups are read in place
-/// (a partial one by a masked load of its whole words, or through a zeroed
-/// 32-byte copy if it ends inside a word).
+/// the first block to the fold; the tail is fed through a zeroed block.
 ///
 /// # Safety
 /// The CPU must support AVX2.
@@ -2789,29 +2830,15 @@ unsafe fn checksum_fold_avx2(lanes: &ChecksumLanes, whole: &[u8], tail: &[u8]) -
     // SAFETY: the CPU has AVX2.
     unsafe { checksum_run_avx2(&mut acc, whole) };
     if !tail.is_empty() {
-        for (j, a) in acc.iter_mut().enumerate() {
-            let group = tail.get(32 * j..).unwrap_or(&[]);
-            let w = if group.len() >= 32 {
-                // SAFETY: the 32 bytes are within `tail`.
-                unsafe { _mm256_loadu_si256(group.as_ptr().cast()) }
-            } else if group.is_empty() {
-                _mm256_setzero_si256()
-            } else if group.len() % 8 == 0 {
-                // Whole words (a group blob's tail always is): the words
-                // within `tail` are loaded, the others are zero.
-                let words = _mm256_set1_epi64x((group.len() / 8) as i64);
-                let mask = _mm256_cmpgt_epi64(words, _mm256_setr_epi64x(0, 1, 2, 3));
-                // SAFETY: the mask enables only the words within `tail`; the
-                // others are neither read nor faulted on.
-                unsafe { _mm256_maskload_epi64(group.as_ptr().cast(), mask) }
-            } else {
-                let mut padded = [0u8; 32];
-                padded[..group.len()].copy_from_slice(group);
-                // SAFETY: `padded` is 32 bytes.
-                unsafe { _mm256_loadu_si256(padded.as_ptr().cast()) }
-            };
-            *a = checksum_mix_vector!(*a, w, k1, k2, rot, _mm256_xor_si256, _mm256_mullo_epi32, _mm256_shuffle_epi8);
-        }
+        // The tail padded with zeros to a block and fed as the loop feeds
+        // one: a copy of at most 255 bytes and eight mixes, about half the
+        // instructions of reading it word group by word group in place
+        // (a group blob's tail is mostly a few hundred bytes of a first use's
+        // fixed cost).
+        let mut block = [0u8; CHECKSUM_BLOCK];
+        block[..tail.len()].copy_from_slice(tail);
+        // SAFETY: the CPU has AVX2.
+        unsafe { checksum_run_avx2(&mut acc, &block) };
     }
     let mix = |a, b| checksum_mix_vector!(a, b, k1, k2, rot, _mm256_xor_si256, _mm256_mullo_epi32, _mm256_shuffle_epi8);
     // Two closing steps with zero words: the multiplies and the rotation.

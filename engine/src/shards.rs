@@ -304,7 +304,8 @@ impl ShardSet {
         self.shards[k].origin_key(o)
     }
 
-    /// The fetch information of a set's origin.
+    /// The fetch information of a set's origin (read once a run of URLs).
+    #[inline]
     pub fn fetch_info(&self, origin: usize) -> FetchInfo {
         let (k, o) = self.split_origin(origin);
         self.shards[k].fetch_info(o)
