@@ -26,6 +26,7 @@
 //! format helps `inspect` and debugging, and a binary serialiser would add a
 //! dependency (bincode, the usual choice, is unmaintained) for no speed gain.
 
+use crate::comb::{CheckedComb, REFUSED};
 use crate::dfa::DfaError;
 use crate::dfa::Walker;
 use crate::format::{
@@ -468,6 +469,8 @@ struct QueryRun<'a> {
     labels: &'a [u32],
     /// The queries, by number.
     jobs: std::ops::Range<usize>,
+    /// Whether its combs are walked checked (the group's first lookups, see [`FIRST_WALKS`]).
+    first_walks: bool,
 }
 
 impl Artifact {
@@ -1041,39 +1044,29 @@ impl Artifact {
         let (mut combs, mut dense16, mut dense32) =
             (Walks::with_capacity(0, 0), Walks::with_capacity(0, 0), Walks::with_capacity(0, 0));
         let mut lists = Vec::new();
-        // The (job, rank) of combs walked checked (a group's first lookups).
-        let mut first: Vec<(usize, u32)> = Vec::new();
+        // The combs of a group's first lookups, walked checked but side by
+        // side as the others are (walked alone, their cold misses waited for
+        // each other: filter_scale.sh's 1x list windowed took +9 to +20% CPU).
+        let mut checked16 = Walks::with_capacity(queries.len(), queries.len());
+        let mut checked = Walks::with_capacity(0, 0);
         let mut start = 0;
         while start < queries.len() {
             let group = queries[start].0;
             let end = queries[start..].iter().position(|q| q.0 != group).map_or(queries.len(), |n| start + n);
-            let (view, first_walks) = self.group_for_run(group, end - start)?;
+            let (view, first_walks) = match self.group_for_run(group, end - start) {
+                Ok(found) => found,
+                // Damage an earlier run's first walks meet comes first, as
+                // when they were walked run by run.
+                Err(e) => return Err(self.first_walks_damage(&runs, queries).unwrap_or(e)),
+            };
             for p in 0..view.head.parts as usize {
                 let Ok(part) = view.part(p, Check::Validated) else { continue };
                 let jobs = start..end;
-                if first_walks {
-                    let checked = |answer: Result<u32, DfaError>| match answer {
-                        Ok(rank) if rank < view.head.ranks => Ok(rank),
-                        Ok(_) => Err(GroupDamage::AnswerBeyondRanks { part: p }),
-                        Err(e) => Err(GroupDamage::Part { part: p, problem: PartProblem::Automaton(e) }),
-                    };
-                    let walked = match part {
-                        PartView::Comb(comb) => {
-                            Some(jobs.clone().map(|job| checked(comb.checked_scan(queries[job].1))).collect())
-                        }
-                        PartView::Comb16(comb) => {
-                            Some(jobs.clone().map(|job| checked(comb.checked_scan(queries[job].1))).collect())
-                        }
-                        _ => None,
-                    };
-                    if let Some(ranks) = walked {
-                        let ranks: Result<Vec<u32>, GroupDamage> = ranks;
-                        let ranks = ranks.map_err(|problem| self.damaged(group, problem))?;
-                        first.extend(jobs.zip(ranks));
-                        continue;
-                    }
-                }
                 match part {
+                    PartView::Comb(comb) if first_walks => checked.add(CheckedComb::new(comb, view.head.ranks), jobs),
+                    PartView::Comb16(comb) if first_walks => {
+                        checked16.add(CheckedComb::new(comb, view.head.ranks), jobs)
+                    }
                     PartView::Comb(comb) => combs.add(comb, jobs),
                     PartView::Comb16(comb) => combs16.add(comb, jobs),
                     PartView::Dfa(dfa) => match dfa.walker() {
@@ -1083,14 +1076,25 @@ impl Artifact {
                     PartView::Rules { .. } => lists.push((jobs, self.runner_part(group, p, part))),
                 }
             }
-            runs.push(QueryRun { group, labels: view.labels().unwrap_or(&[0]), jobs: start..end });
+            runs.push(QueryRun { group, labels: view.labels().unwrap_or(&[0]), jobs: start..end, first_walks });
             start = end;
         }
         let mut best = vec![0u32; queries.len()];
-        for (job, rank) in first {
-            best[job] = best[job].max(rank);
-        }
         let path = |job: u32| queries[job as usize].1;
+        let mut refused = false;
+        let mut finish_checked = |job: u32, answer: u32| match answer {
+            REFUSED => refused = true,
+            _ => best[job as usize] = best[job as usize].max(answer),
+        };
+        walk::interleave(&checked16, path, &mut finish_checked);
+        walk::interleave(&checked, path, &mut finish_checked);
+        if refused {
+            return Err(self.first_walks_damage(&runs, queries).unwrap_or_else(|| {
+                // (`checked_scan` refuses what the checked walks refuse: not reached.)
+                let group = runs.iter().find(|run| run.first_walks).map_or(0, |run| run.group);
+                self.damaged(group, GroupDamage::AnswerBeyondRanks { part: 0 })
+            }));
+        }
         let mut finish = |job: u32, answer: u32| best[job as usize] = best[job as usize].max(answer);
         walk::interleave(&combs16, path, &mut finish);
         walk::interleave(&combs, path, &mut finish);
@@ -1111,6 +1115,37 @@ impl Artifact {
             }));
         }
         Ok(())
+    }
+
+    /// The first damage that the first walks of `runs` (of `queries`)
+    /// meet, walked one by one ([`crate::comb::CombDfa::checked_scan`]) in
+    /// the order of runs, parts and jobs: what [`Artifact::decide_many`]
+    /// reports when its checked walks refuse (as when they were walked run
+    /// by run, and before the damage of a later run's group). `None` when
+    /// they meet none.
+    #[cold]
+    #[inline(never)]
+    fn first_walks_damage(&self, runs: &[QueryRun<'_>], queries: &[(usize, &[u8])]) -> Option<ArtifactError> {
+        for QueryRun { group, jobs, .. } in runs.iter().filter(|run| run.first_walks) {
+            // Its shape was checked when the run was read.
+            let Ok(view) = self.raw_group(*group) else { continue };
+            for p in 0..view.head.parts as usize {
+                let walked = |answer: Result<u32, DfaError>| match answer {
+                    Ok(rank) if rank < view.head.ranks => None,
+                    Ok(_) => Some(GroupDamage::AnswerBeyondRanks { part: p }),
+                    Err(e) => Some(GroupDamage::Part { part: p, problem: PartProblem::Automaton(e) }),
+                };
+                let damage = jobs.clone().find_map(|job| match view.part(p, Check::Validated) {
+                    Ok(PartView::Comb(comb)) => walked(comb.checked_scan(queries[job].1)),
+                    Ok(PartView::Comb16(comb)) => walked(comb.checked_scan(queries[job].1)),
+                    _ => None,
+                });
+                if let Some(problem) = damage {
+                    return Some(self.damaged(*group, problem));
+                }
+            }
+        }
+        None
     }
 
     /// Group `group` with its parts read, to decide a run of paths with
