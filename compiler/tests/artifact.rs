@@ -383,6 +383,7 @@ fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
     // lookup panic.
     let path = b"/a/very/long/unique/literal/rule/number/00042/end";
     let want = artifact.decide(0, path).unwrap();
+    let batch: [&[u8]; 3] = [b"/a/very/long/unique/literal/rule/number/00199/end", b"/a/x", path];
     let (mut refused_in_comb, mut refused_first_in_comb) = (0, 0);
     for at in (blob.start + 8..=blob.end - 4).step_by(4) {
         let mut damaged = bytes.clone();
@@ -403,6 +404,19 @@ fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
                 Artifact::from_bytes(&damaged).unwrap().verify().is_ok() || *got == want,
                 "byte {at}: a first lookup gave another answer"
             ),
+        }
+        // Several first lookups side by side (one run, walked checked and
+        // interleaved) refuse when one of them alone would, naming what the
+        // first such path alone names, and otherwise answer each as alone.
+        let alone: Vec<_> = batch
+            .iter()
+            .map(|p| Artifact::from_bytes(&damaged).unwrap().decide(0, p).map_err(|e| e.to_string()))
+            .collect();
+        let queries: Vec<(usize, &[u8])> = batch.iter().map(|p| (0, *p)).collect();
+        let mut together = Vec::new();
+        match Artifact::from_bytes(&damaged).unwrap().decide_many(&queries, &mut together) {
+            Err(e) => assert_eq!(Some(e.to_string()), alone.iter().find_map(|a| a.clone().err()), "byte {at}"),
+            Ok(()) => assert_eq!(together.into_iter().map(Ok).collect::<Vec<_>>(), alone, "byte {at}"),
         }
         // The lookups after the first few check the whole group.
         let later = (0..FIRST_WALKS).map(|_| opened.decide(0, path)).last().unwrap();
