@@ -11,9 +11,7 @@
 //! and reads no group blob. Each group blob is checked (its own checksum,
 //! then every table and transition) the first time a lookup reaches it, and
 //! marked checked in a bitmap of atomics, so that every later lookup pays
-//! one load; a group's first [`FIRST_WALKS`] lookups in
-//! [`Artifact::decide_many`] check its combs' rows and slots only as far as
-//! their walks read them. No table is read before its check, so a flipped byte is caught
+//! one load. No table is read before its check, so a flipped byte is caught
 //! before it can change an answer: a damaged group gives
 //! [`ArtifactError::DamagedGroup`], naming the file, the group and an origin
 //! that uses it. [`Artifact::verify`] checks every byte (`inspect --verify`).
@@ -26,8 +24,6 @@
 //! format helps `inspect` and debugging, and a binary serialiser would add a
 //! dependency (bincode, the usual choice, is unmaintained) for no speed gain.
 
-use crate::comb::{CheckedComb, REFUSED};
-use crate::dfa::DfaError;
 use crate::dfa::Walker;
 use crate::format::{
     checksum, Check, CrawlTable, GroupHead, GroupView, Header, HeaderError, MetaProblem, OriginRecord, PartView,
@@ -42,7 +38,7 @@ use crate::walk::{self, Walks};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
 pub use crate::format::{Damage, GroupDamage, ListProblem, PartProblem, VersionMismatch, Versioned};
@@ -50,15 +46,6 @@ pub use crate::format::{
     FetchInfo, FetchKind, Section, BYTE_ORDER_MARK, FORMAT_VERSION, MAGIC, PART_COMB, PART_COMB16, PART_DFA16,
     PART_DFA32, PART_RULES, SEMANTICS_VERSION,
 };
-
-/// How many lookups of a group [`Artifact::decide_many`] answers by walking
-/// its combs checked ([`crate::comb::CombDfa::checked_scan`]: each row and slot checked
-/// as it is read) before it checks the group's combs whole and walks them
-/// unchecked. A frontier of cold origins uses most groups once or twice, and
-/// a walk reads a few dozen of a comb's rows: checking them all (two thirds
-/// of a first use's instructions, the checksum the rest) bought nothing for
-/// those groups. Past a few lookups the whole check is the cheaper.
-pub const FIRST_WALKS: u8 = 8;
 
 /// Why an artifact could not be opened.
 #[derive(Debug)]
@@ -431,13 +418,9 @@ pub struct Artifact {
     /// and a thread that does not see it yet merely checks again.
     checked: Box<[AtomicU64]>,
     /// One bit per group, set once its blob has passed
-    /// [`GroupView::check_shape`]: its first lookups walk its combs with
-    /// [`crate::comb::CombDfa::checked_scan`] (see [`FIRST_WALKS`]). Relaxed, as `checked`.
+    /// [`GroupView::check_shape`] (the first half of the whole check).
+    /// Relaxed, as `checked`.
     shaped: Box<[AtomicU64]>,
-    /// Per group, how many lookups [`Artifact::decide_many`] has answered
-    /// with checked walks (up to [`FIRST_WALKS`]; relaxed: a count a thread
-    /// misses only moves the full check a little).
-    first_walks: Box<[AtomicU8]>,
     /// The prefilter of each per-rule part, by (group, part), built when the
     /// part is first used: a frontier reaches only some of them, and built
     /// all at open they cost 26 MB and a third of the open time on the whole
@@ -469,8 +452,6 @@ struct QueryRun<'a> {
     labels: &'a [u32],
     /// The queries, by number.
     jobs: std::ops::Range<usize>,
-    /// Whether its combs are walked checked (the group's first lookups, see [`FIRST_WALKS`]).
-    first_walks: bool,
 }
 
 impl Artifact {
@@ -650,7 +631,6 @@ impl Artifact {
             path,
             checked: (0..groups.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
             shaped: (0..groups.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
-            first_walks: (0..groups).map(|_| AtomicU8::new(0)).collect(),
             prefilters: RwLock::new(HashMap::new()),
             crawl_checksum,
             crawl_checked: OnceLock::new(),
@@ -693,8 +673,7 @@ impl Artifact {
     }
 
     /// The first use of group `g`: its checksum and every table, then its
-    /// bit in the checked bitmap (the checksum and shape only once: a group
-    /// whose first lookups walked it checked has them).
+    /// bit in the checked bitmap.
     #[cold]
     #[inline(never)]
     fn check_group(&self, g: usize) -> Result<GroupView<'_>, ArtifactError> {
@@ -720,33 +699,6 @@ impl Artifact {
             .map_err(|problem| self.damaged(g, problem))?;
         self.shaped[g / 64].fetch_or(bit, Ordering::Relaxed);
         Ok(view)
-    }
-
-    /// Group `g` for a run of `queries` lookups of [`Artifact::decide_many`],
-    /// and whether they must walk its combs checked
-    /// ([`crate::comb::CombDfa::checked_scan`]): while the group has answered fewer than
-    /// [`FIRST_WALKS`] lookups so, only its shape is checked; past that,
-    /// the whole group ([`Artifact::checked_group`]).
-    #[inline]
-    fn group_for_run(&self, g: usize, queries: usize) -> Result<(GroupView<'_>, bool), ArtifactError> {
-        if let Some(word) = self.checked.get(g / 64) {
-            if word.load(Ordering::Relaxed) & (1 << (g % 64)) != 0 {
-                return self.raw_group(g).map(|view| (view, false)).map_err(|problem| self.damaged(g, problem));
-            }
-        }
-        self.first_group_for_run(g, queries)
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn first_group_for_run(&self, g: usize, queries: usize) -> Result<(GroupView<'_>, bool), ArtifactError> {
-        let walked = self.first_walks.get(g).map_or(usize::MAX, |n| usize::from(n.load(Ordering::Relaxed)));
-        if walked.saturating_add(queries) > usize::from(FIRST_WALKS) {
-            return self.check_group(g).map(|view| (view, false));
-        }
-        let view = self.shaped_group(g)?;
-        self.first_walks[g].store((walked + queries) as u8, Ordering::Relaxed);
-        Ok((view, true))
     }
 
     /// The error for `damage` found after opening, naming the file.
@@ -1044,29 +996,15 @@ impl Artifact {
         let (mut combs, mut dense16, mut dense32) =
             (Walks::with_capacity(0, 0), Walks::with_capacity(0, 0), Walks::with_capacity(0, 0));
         let mut lists = Vec::new();
-        // The combs of a group's first lookups, walked checked but side by
-        // side as the others are (walked alone, their cold misses waited for
-        // each other: filter_scale.sh's 1x list windowed took +9 to +20% CPU).
-        let mut checked16 = Walks::with_capacity(queries.len(), queries.len());
-        let mut checked = Walks::with_capacity(0, 0);
         let mut start = 0;
         while start < queries.len() {
             let group = queries[start].0;
             let end = queries[start..].iter().position(|q| q.0 != group).map_or(queries.len(), |n| start + n);
-            let (view, first_walks) = match self.group_for_run(group, end - start) {
-                Ok(found) => found,
-                // Damage an earlier run's first walks meet comes first, as
-                // when they were walked run by run.
-                Err(e) => return Err(self.first_walks_damage(&runs, queries).unwrap_or(e)),
-            };
+            let view = self.checked_group(group)?;
             for p in 0..view.head.parts as usize {
                 let Ok(part) = view.part(p, Check::Validated) else { continue };
                 let jobs = start..end;
                 match part {
-                    PartView::Comb(comb) if first_walks => checked.add(CheckedComb::new(comb, view.head.ranks), jobs),
-                    PartView::Comb16(comb) if first_walks => {
-                        checked16.add(CheckedComb::new(comb, view.head.ranks), jobs)
-                    }
                     PartView::Comb(comb) => combs.add(comb, jobs),
                     PartView::Comb16(comb) => combs16.add(comb, jobs),
                     PartView::Dfa(dfa) => match dfa.walker() {
@@ -1076,25 +1014,11 @@ impl Artifact {
                     PartView::Rules { .. } => lists.push((jobs, self.runner_part(group, p, part))),
                 }
             }
-            runs.push(QueryRun { group, labels: view.labels().unwrap_or(&[0]), jobs: start..end, first_walks });
+            runs.push(QueryRun { group, labels: view.labels().unwrap_or(&[0]), jobs: start..end });
             start = end;
         }
         let mut best = vec![0u32; queries.len()];
         let path = |job: u32| queries[job as usize].1;
-        let mut refused = false;
-        let mut finish_checked = |job: u32, answer: u32| match answer {
-            REFUSED => refused = true,
-            _ => best[job as usize] = best[job as usize].max(answer),
-        };
-        walk::interleave(&checked16, path, &mut finish_checked);
-        walk::interleave(&checked, path, &mut finish_checked);
-        if refused {
-            return Err(self.first_walks_damage(&runs, queries).unwrap_or_else(|| {
-                // (`checked_scan` refuses what the checked walks refuse: not reached.)
-                let group = runs.iter().find(|run| run.first_walks).map_or(0, |run| run.group);
-                self.damaged(group, GroupDamage::AnswerBeyondRanks { part: 0 })
-            }));
-        }
         let mut finish = |job: u32, answer: u32| best[job as usize] = best[job as usize].max(answer);
         walk::interleave(&combs16, path, &mut finish);
         walk::interleave(&combs, path, &mut finish);
@@ -1115,37 +1039,6 @@ impl Artifact {
             }));
         }
         Ok(())
-    }
-
-    /// The first damage that the first walks of `runs` (of `queries`)
-    /// meet, walked one by one ([`crate::comb::CombDfa::checked_scan`]) in
-    /// the order of runs, parts and jobs: what [`Artifact::decide_many`]
-    /// reports when its checked walks refuse (as when they were walked run
-    /// by run, and before the damage of a later run's group). `None` when
-    /// they meet none.
-    #[cold]
-    #[inline(never)]
-    fn first_walks_damage(&self, runs: &[QueryRun<'_>], queries: &[(usize, &[u8])]) -> Option<ArtifactError> {
-        for QueryRun { group, jobs, .. } in runs.iter().filter(|run| run.first_walks) {
-            // Its shape was checked when the run was read.
-            let Ok(view) = self.raw_group(*group) else { continue };
-            for p in 0..view.head.parts as usize {
-                let walked = |answer: Result<u32, DfaError>| match answer {
-                    Ok(rank) if rank < view.head.ranks => None,
-                    Ok(_) => Some(GroupDamage::AnswerBeyondRanks { part: p }),
-                    Err(e) => Some(GroupDamage::Part { part: p, problem: PartProblem::Automaton(e) }),
-                };
-                let damage = jobs.clone().find_map(|job| match view.part(p, Check::Validated) {
-                    Ok(PartView::Comb(comb)) => walked(comb.checked_scan(queries[job].1)),
-                    Ok(PartView::Comb16(comb)) => walked(comb.checked_scan(queries[job].1)),
-                    _ => None,
-                });
-                if let Some(problem) = damage {
-                    return Some(self.damaged(*group, problem));
-                }
-            }
-        }
-        None
     }
 
     /// Group `group` with its parts read, to decide a run of paths with

@@ -437,70 +437,41 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
     /// does not read is not looked at. The answer is not checked against the
     /// group's ranks (the caller's part).
     pub fn checked_scan(&self, path: &[u8]) -> Result<u32, DfaError> {
+        let states = self.rows.len();
         // `shaped` made sure `start` is a state.
         let mut state = self.start;
         for &byte in path {
             if state < self.sinks {
                 break;
             }
-            state = self.checked_follow(state, self.checked_locate(state, byte)?)?;
+            let row = self.rows[state as usize];
+            let (base, default) = ((row[1] & !ACCEL) as usize, default_of::<T>(row));
+            if default as usize >= states {
+                return Err(DfaError::DefaultNotState { state: state as usize, target: default });
+            }
+            let at = base + usize::from(self.classes[usize::from(byte)]);
+            let Some(&[owner, target]) = self.slots.get(at) else {
+                return Err(DfaError::RowPastSlots {
+                    state: state as usize,
+                    base: base as u32,
+                    slots: self.slots.len(),
+                });
+            };
+            let owner = owner.into();
+            state = if owner == state {
+                let target = target.into();
+                if target as usize >= states {
+                    return Err(DfaError::SlotTargetNotState { slot: at, target });
+                }
+                target
+            } else if owner as usize >= states && owner != T::FREE.into() {
+                // Damage there could hide the state's own transition.
+                return Err(DfaError::SlotOwnerNotState { slot: at, owner });
+            } else {
+                default
+            };
         }
         Ok(self.answer(state))
-    }
-
-    /// [`Automaton::locate`] with the row checked: its default is a state.
-    /// `state` must be a state (a walk's start, or a target
-    /// [`CombDfa::checked_follow`] gave). Whether the row fits in the slots
-    /// is [`CombDfa::checked_follow`]'s to check (the one slot it reads).
-    #[inline(always)]
-    fn checked_locate(&self, state: u32, byte: u8) -> Result<Located, DfaError> {
-        let row = self.rows[state as usize];
-        let (base, default) = ((row[1] & !ACCEL) as usize, default_of::<T>(row));
-        if default as usize >= self.rows.len() {
-            return Err(DfaError::DefaultNotState { state: state as usize, target: default });
-        }
-        Ok(Located { index: base + usize::from(self.classes[usize::from(byte)]), default })
-    }
-
-    /// [`Automaton::follow`] with the slot checked: it is in the slots; if
-    /// `state` owns it, its target is a state; if not, its owner is a state
-    /// or free (damage there could hide the state's own transition).
-    #[inline(always)]
-    fn checked_follow(&self, state: u32, at: Located) -> Result<u32, DfaError> {
-        let Some(&[owner, target]) = self.slots.get(at.index) else {
-            return Err(DfaError::RowPastSlots {
-                state: state as usize,
-                base: self.rows[state as usize][1] & !ACCEL,
-                slots: self.slots.len(),
-            });
-        };
-        let (owner, target) = (owner.into(), target.into());
-        if owner == state {
-            if target as usize >= self.rows.len() {
-                return Err(DfaError::SlotTargetNotState { slot: at.index, target });
-            }
-            Ok(target)
-        } else if owner as usize >= self.rows.len() && owner != T::FREE.into() {
-            // Damage there could hide the state's own transition.
-            Err(DfaError::SlotOwnerNotState { slot: at.index, owner })
-        } else {
-            Ok(at.default)
-        }
-    }
-
-    /// How many bytes of `path` from `at` on leave `state` where it is,
-    /// each step checked as [`CombDfa::checked_scan`] checks it: the bytes a
-    /// checked walk passes over in an accelerated state, one tight loop over
-    /// the state's row instead of a walk's step each (the byte that leaves,
-    /// or whose step is refused, is the walk's next step).
-    #[inline(always)]
-    fn checked_stay(&self, state: u32, path: &[u8], at: usize) -> usize {
-        let rest = path.get(at..).unwrap_or_default();
-        rest.iter()
-            .take_while(|&&byte| {
-                self.checked_locate(state, byte).and_then(|to| self.checked_follow(state, to)) == Ok(state)
-            })
-            .count()
     }
 
     /// The first problem of rows or slots that [`CombDfa::new`]'s passes
@@ -705,100 +676,6 @@ impl<T: SlotId> Automaton for CombDfa<'_, T> {
     #[inline(always)]
     fn prefetch_transition(&self, at: Located) {
         walk::prefetch_item(self.slots, at.index);
-    }
-}
-
-/// A comb walked by a group's first lookups ([`walk::interleave`], side by
-/// side with other walks): tables of which only the shape was checked
-/// ([`CombDfa::shaped`]), each row and slot checked as the walk reads it,
-/// exactly as [`CombDfa::checked_scan`] checks them, and the answer checked
-/// against the group's ranks. A walk that meets damage goes to
-/// [`REFUSED`], a sink, and answers [`REFUSED`], as does a walk whose answer
-/// is not below the ranks: the caller then names the problem with
-/// [`CombDfa::checked_scan`] (the cold path). No acceleration is read: in a
-/// state whose row is marked [`ACCEL`], the walk passes over the bytes the
-/// state loops on by checked steps in a tight loop ([`CombDfa::checked_stay`]),
-/// so a walk answers and refuses exactly as [`CombDfa::checked_scan`] does.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct CheckedComb<'a, T> {
-    comb: CombDfa<'a, T>,
-    /// Answers must be below this (the group's ranks).
-    ranks: u32,
-}
-
-/// The state a [`CheckedComb`] walk goes to when it meets damage, and its
-/// answer then (or when the answer is not below the ranks): no state has
-/// this id ([`CombDfa::shaped`] allows at most `u32::MAX` states, ids below
-/// that), and no answer below the ranks is this.
-pub(crate) const REFUSED: u32 = u32::MAX;
-
-impl<'a, T: SlotId> CheckedComb<'a, T> {
-    /// Walks of `comb` (only [`CombDfa::shaped`]) whose answers must be below `ranks`.
-    #[inline]
-    pub fn new(comb: CombDfa<'a, T>, ranks: u32) -> CheckedComb<'a, T> {
-        CheckedComb { comb, ranks }
-    }
-}
-
-impl<T: SlotId> Automaton for CheckedComb<'_, T> {
-    #[inline(always)]
-    fn start(&self) -> u32 {
-        // A state: `shaped` checked it.
-        self.comb.start
-    }
-
-    /// The sinks, and [`REFUSED`] (which wraps to 0).
-    #[inline(always)]
-    fn is_sink(&self, state: u32) -> bool {
-        state.wrapping_add(1) <= self.comb.sinks
-    }
-
-    /// A row whose default is no state gives the index just past the
-    /// slots, so that [`CheckedComb::follow`] refuses (the prefetch of it
-    /// is only a hint; not `usize::MAX`, which the walk reads as done).
-    #[inline(always)]
-    fn locate(&self, state: u32, byte: u8) -> Located {
-        let past = Located { index: self.comb.slots.len(), default: REFUSED };
-        self.comb.checked_locate(state, byte).unwrap_or(past)
-    }
-
-    #[inline(always)]
-    fn follow(&self, state: u32, at: Located) -> u32 {
-        self.comb.checked_follow(state, at).unwrap_or(REFUSED)
-    }
-
-    #[inline(always)]
-    fn answer(&self, state: u32) -> u32 {
-        let answer = if T::ANSWER_IN_ROW {
-            self.comb.rows.get(state as usize).map_or(REFUSED, |row| row[0] >> 16)
-        } else {
-            self.comb.answers.get(state as usize).copied().unwrap_or(REFUSED)
-        };
-        if answer < self.ranks {
-            answer
-        } else {
-            REFUSED
-        }
-    }
-
-    #[inline(always)]
-    fn accelerated(&self, state: u32) -> bool {
-        self.comb.accelerated(state)
-    }
-
-    #[inline(always)]
-    fn skip(&self, state: u32, path: &[u8], at: usize, _: &mut LastSkip) -> usize {
-        self.comb.checked_stay(state, path, at)
-    }
-
-    #[inline(always)]
-    fn prefetch_row(&self, state: u32) {
-        self.comb.prefetch_row(state);
-    }
-
-    #[inline(always)]
-    fn prefetch_transition(&self, at: Located) {
-        self.comb.prefetch_transition(at);
     }
 }
 
@@ -1880,19 +1757,6 @@ mod tests {
             }
             prop_assert_eq!(&walked(&wide, &jobs), &want);
             prop_assert_eq!(&walked(&narrow, &jobs), &want);
-            // Walked checked (a group's first lookups), from tables only shaped, with ranks enough.
-            let (mut checked_wide, mut checked_narrow) =
-                (walk::Walks::with_capacity(0, 0), walk::Walks::with_capacity(0, 0));
-            for (a, run) in runs.iter().enumerate() {
-                let ranks = automata[a].0.as_dfa().unwrap().max_answer() + 1;
-                let wide = combs[a].tables(&combs[a].rows, &combs[a].slots, &combs[a].answers);
-                checked_wide.add(CheckedComb::new(CombDfa::shaped(wide).unwrap(), ranks), run.clone());
-                let NarrowTables { rows, slots } = &narrows[a];
-                let narrow = CombDfa::shaped(combs[a].tables(rows, slots, &[])).unwrap();
-                checked_narrow.add(CheckedComb::new(narrow, ranks), run.clone());
-            }
-            prop_assert_eq!(&walked(&checked_wide, &jobs), &want);
-            prop_assert_eq!(&walked(&checked_narrow, &jobs), &want);
             // The dense automata split by layout: each side answers its own jobs.
             let (d16, d32) = (walked(&dense, &jobs), walked(&dense32, &jobs));
             let both: Vec<Option<u32>> = d16.iter().zip(&d32).map(|(x, y)| x.or(*y)).collect();
@@ -1930,151 +1794,6 @@ mod tests {
                 if let Ok(whole) = &checked {
                     prop_assert_eq!(walked, Ok(whole.scan(path)));
                 }
-            }
-        }
-    }
-
-    /// A narrow or wide comb of `dense` with one word of its rows, slots,
-    /// answers or accelerations (`at` picks which) set to `value` (cut to
-    /// 16 bits in a narrow comb's rows and slots).
-    struct Damaged {
-        comb: CombDfaBuf,
-        narrow: NarrowTables,
-        accels: Vec<Accel>,
-    }
-
-    impl Damaged {
-        /// With `aim`, one of an accelerated state's slots (when there is
-        /// one) is damaged: one of its ids set to `value`, or (one in
-        /// three) the whole slot made the state's own, to `value` modulo the
-        /// states: damage a skip would pass over unless its row is checked.
-        fn new(dense: &DfaBuf, wide: bool, aim: bool, at: prop::sample::Index, value: u32) -> Damaged {
-            let mut comb = CombDfaBuf::from_dense(dense);
-            let mut narrow = comb.narrow().unwrap();
-            let mut accels = comb.accels.clone();
-            let accel_words = accels.len() * 2;
-            let max_class = usize::from(comb.classes.iter().copied().max().unwrap_or(0));
-            if aim && !accels.is_empty() {
-                let i = at.index(accels.len() * (max_class + 1) * 3);
-                let state = accels[i / ((max_class + 1) * 3)][0];
-                let slot = (comb.rows[state as usize][1] & !ACCEL) as usize + i / 3 % (max_class + 1);
-                let whole = [state, value % comb.rows.len() as u32];
-                match (wide, i % 3) {
-                    (true, 2) => comb.slots[slot] = whole,
-                    (true, id) => comb.slots[slot][id] = value,
-                    (false, 2) => narrow.slots[slot] = whole.map(|id| id as u16),
-                    (false, id) => narrow.slots[slot][id] = value as u16,
-                }
-            } else if wide {
-                let (rows, slots, answers) = (comb.rows.len() * 2, comb.slots.len() * 2, comb.answers.len());
-                let i = at.index(rows + slots + answers + accel_words);
-                if i < rows {
-                    comb.rows.as_flattened_mut()[i] = value;
-                } else if i < rows + slots {
-                    comb.slots.as_flattened_mut()[i - rows] = value;
-                } else if i < rows + slots + answers {
-                    comb.answers[i - rows - slots] = value;
-                } else {
-                    accels.as_flattened_mut()[i - rows - slots - answers] = value;
-                }
-            } else {
-                let (rows, slots) = (narrow.rows.len() * 4, narrow.slots.len() * 2);
-                let i = at.index(rows + slots + accel_words);
-                if i < rows {
-                    bytemuck::cast_slice_mut::<_, u16>(narrow.rows.as_flattened_mut())[i] = value as u16;
-                } else if i < rows + slots {
-                    narrow.slots.as_flattened_mut()[i - rows] = value as u16;
-                } else {
-                    accels.as_flattened_mut()[i - rows - slots] = value;
-                }
-            }
-            Damaged { comb, narrow, accels }
-        }
-
-        fn wide(&self) -> CombTables<'_, u32> {
-            let Damaged { comb, accels, .. } = self;
-            CombTables { accels, ..comb.tables(&comb.rows, &comb.slots, &comb.answers) }
-        }
-
-        fn narrow(&self) -> CombTables<'_, u16> {
-            let Damaged { comb, narrow, accels } = self;
-            CombTables { accels, ..comb.tables(&narrow.rows, &narrow.slots, &[]) }
-        }
-    }
-
-    /// The answers of checked walks interleaved ([`CheckedComb`]) through
-    /// the shaped `tables`, each with `ranks`, a run of `paths` each.
-    fn checked_walks<T: SlotId>(tables: &[(CombTables<'_, T>, u32)], paths: &[Vec<u8>]) -> Vec<Option<u32>> {
-        let mut walks = walk::Walks::with_capacity(0, 0);
-        for (a, &(t, ranks)) in tables.iter().enumerate() {
-            walks.add(CheckedComb::new(CombDfa::shaped(t).unwrap(), ranks), a * paths.len()..(a + 1) * paths.len());
-        }
-        let mut got = vec![None; tables.len() * paths.len()];
-        walk::interleave(
-            &walks,
-            |job| &paths[job as usize % paths.len()],
-            |job, answer| {
-                assert!(got[job as usize].replace(answer).is_none(), "walk {job} finished twice");
-            },
-        );
-        got
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(500))]
-        /// Checked walks interleaved ([`CheckedComb`], a group's first
-        /// lookups) through combs with one word of their rows, slots,
-        /// answers or accelerations set to anything, side by side with the
-        /// undamaged comb's: never a panic, and each walk answers as
-        /// [`CombDfa::checked_scan`] does, refusing ([`REFUSED`]) exactly
-        /// when it refuses or answers at or past the ranks (an accelerated
-        /// state skips only over what its steps would check and stay in);
-        /// the undamaged comb's walks answer as the dense automaton.
-        #[test]
-        fn checked_walks_refuse_as_checked_scans(
-            dense in random_dense(),
-            paths in random_paths(),
-            wide in any::<bool>(),
-            aim in any::<bool>(),
-            at in any::<prop::sample::Index>(),
-            value in prop_oneof![any::<u32>(), 0u32..48, Just(FREE_SLOT), Just(u32::from(u16::MAX))],
-            short_ranks in any::<bool>(),
-        ) {
-            let dfa = dense.as_dfa().unwrap();
-            let ranks = if short_ranks { dfa.max_answer() } else { dfa.max_answer() + 1 };
-            let damaged = Damaged::new(&dense, wide, aim, at, value);
-            let intact = CombDfaBuf::from_dense(&dense);
-            let want = |shaped: Result<u32, DfaError>| Some(match shaped {
-                Ok(answer) if answer < ranks => answer,
-                _ => REFUSED,
-            });
-            fn check<T: SlotId>(
-                tables: [CombTables<'_, T>; 2],
-                ranks: u32,
-                paths: &[Vec<u8>],
-                want: impl Fn(Result<u32, DfaError>) -> Option<u32>,
-            ) -> Result<(), TestCaseError> {
-                // Shape damage is refused before any walk (`check_shape`).
-                let Ok(shaped) = CombDfa::shaped(tables[0]) else { return Ok(()) };
-                let got = checked_walks(&[(tables[0], ranks), (tables[1], ranks)], paths);
-                let intact = CombDfa::shaped(tables[1]).unwrap();
-                let expected: Vec<Option<u32>> = paths.iter().map(|p| want(shaped.checked_scan(p)))
-                    .chain(paths.iter().map(|p| want(intact.checked_scan(p)))).collect();
-                prop_assert_eq!(got, expected);
-                Ok(())
-            }
-            let intact_narrow = intact.narrow().unwrap();
-            if wide {
-                let whole = intact.tables(&intact.rows, &intact.slots, &intact.answers);
-                check([damaged.wide(), whole], ranks, &paths, want)?;
-            } else {
-                let whole = intact.tables(&intact_narrow.rows, &intact_narrow.slots, &[]);
-                check([damaged.narrow(), whole], ranks, &paths, want)?;
-            }
-            // The undamaged walks answer as the dense automaton.
-            let all = CombDfa::new(intact.tables(&intact_narrow.rows, &intact_narrow.slots, &[])).unwrap();
-            for path in &paths {
-                prop_assert_eq!(all.scan(path), dfa.scan(path));
             }
         }
     }
