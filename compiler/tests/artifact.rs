@@ -4,8 +4,8 @@
 use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build_bytes, BuildPlan};
 use robotsieve_engine::artifact::{
-    Artifact, ArtifactError, Damage, GroupDamage, Section, VersionMismatch, Versioned, FIRST_WALKS, FORMAT_VERSION,
-    PART_COMB16, SEMANTICS_VERSION,
+    Artifact, ArtifactError, Damage, GroupDamage, Section, VersionMismatch, Versioned, FORMAT_VERSION, PART_COMB16,
+    SEMANTICS_VERSION,
 };
 use robotsieve_engine::format::{GroupHead, Header, GROUPS_START};
 use robotsieve_robotstxt::Agent;
@@ -350,11 +350,10 @@ fn long_literal_rules_are_stored_as_a_comb_and_agree_with_the_oracle() {
 }
 
 /// Damage inside a comb part's tables is refused even when the group's
-/// checksum is made to match: by `verify` and by the whole group's check
-/// (`compiled_group`, or a lookup past the first `FIRST_WALKS`), and by a
-/// first lookup when its walk reads the damaged row or slot; a first lookup
-/// that does not read it gives the undamaged artifact's answer. Lookups never
-/// run on broken tables, and no damage makes opening or a lookup panic.
+/// checksum is made to match: by `verify` and by the whole group's check,
+/// which a first lookup (one or several side by side) and `compiled_group`
+/// run. Lookups never run on broken tables, and no damage makes opening or
+/// a lookup panic.
 #[test]
 fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
     use robotsieve_engine::format::{checksum, GroupHead, PartRecord, GROUPS_START};
@@ -383,6 +382,7 @@ fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
     // lookup panic.
     let path = b"/a/very/long/unique/literal/rule/number/00042/end";
     let want = artifact.decide(0, path).unwrap();
+    let batch: [&[u8]; 3] = [b"/a/very/long/unique/literal/rule/number/00199/end", b"/a/x", path];
     let (mut refused_in_comb, mut refused_first_in_comb) = (0, 0);
     for at in (blob.start + 8..=blob.end - 4).step_by(4) {
         let mut damaged = bytes.clone();
@@ -404,12 +404,22 @@ fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
                 "byte {at}: a first lookup gave another answer"
             ),
         }
-        // The lookups after the first few check the whole group.
-        let later = (0..FIRST_WALKS).map(|_| opened.decide(0, path)).last().unwrap();
+        // Several first lookups side by side refuse exactly when one of
+        // them alone does, with its message, and otherwise answer each as alone.
+        let alone: Vec<_> = batch
+            .iter()
+            .map(|p| Artifact::from_bytes(&damaged).unwrap().decide(0, p).map_err(|e| e.to_string()))
+            .collect();
+        let queries: Vec<(usize, &[u8])> = batch.iter().map(|p| (0, *p)).collect();
+        let mut together = Vec::new();
+        match Artifact::from_bytes(&damaged).unwrap().decide_many(&queries, &mut together) {
+            Err(e) => assert_eq!(Some(e.to_string()), alone.iter().find_map(|a| a.clone().err()), "byte {at}"),
+            Ok(()) => assert_eq!(together.into_iter().map(Ok).collect::<Vec<_>>(), alone, "byte {at}"),
+        }
         let whole = Artifact::from_bytes(&damaged).unwrap();
         let compiled = whole.compiled_group(0).map(|_| ());
         let verified = whole.verify();
-        assert_eq!(later.is_err(), verified.is_err(), "byte {at}: verify and the later lookups disagree");
+        assert_eq!(first.is_err(), verified.is_err(), "byte {at}: verify and the first lookup disagree");
         assert_eq!(compiled.is_err(), verified.is_err(), "byte {at}: verify and compiled_group disagree");
         match verified {
             Err(e) => {
@@ -418,16 +428,11 @@ fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
             }
             Ok(()) => assert!(!comb.contains(&at), "a huge value at byte {at} of the comb tables was accepted"),
         }
-        assert!(first.is_ok() || later.is_err(), "byte {at}: refused first, accepted later");
     }
     assert_eq!(refused_in_comb, comb.len() / 4);
-    // The first lookup read (and refused damage in) a walk's rows and slots,
-    // not the whole comb.
-    assert!(
-        refused_first_in_comb > 0 && refused_first_in_comb < comb.len() / 4,
-        "{refused_first_in_comb} of {}",
-        comb.len() / 4
-    );
+    // A first lookup checks the whole group: it refuses every damaged word
+    // of the comb, whether its walk reads it or not.
+    assert_eq!(refused_first_in_comb, comb.len() / 4);
 }
 
 /// A shard file that holds an origin of another shard is refused at open,

@@ -11,9 +11,7 @@
 //! and reads no group blob. Each group blob is checked (its own checksum,
 //! then every table and transition) the first time a lookup reaches it, and
 //! marked checked in a bitmap of atomics, so that every later lookup pays
-//! one load; a group's first [`FIRST_WALKS`] lookups in
-//! [`Artifact::decide_many`] check its combs' rows and slots only as far as
-//! their walks read them. No table is read before its check, so a flipped byte is caught
+//! one load. No table is read before its check, so a flipped byte is caught
 //! before it can change an answer: a damaged group gives
 //! [`ArtifactError::DamagedGroup`], naming the file, the group and an origin
 //! that uses it. [`Artifact::verify`] checks every byte (`inspect --verify`).
@@ -26,7 +24,6 @@
 //! format helps `inspect` and debugging, and a binary serialiser would add a
 //! dependency (bincode, the usual choice, is unmaintained) for no speed gain.
 
-use crate::dfa::DfaError;
 use crate::dfa::Walker;
 use crate::format::{
     checksum, Check, CrawlTable, GroupHead, GroupView, Header, HeaderError, MetaProblem, OriginRecord, PartView,
@@ -41,7 +38,7 @@ use crate::walk::{self, Walks};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
 pub use crate::format::{Damage, GroupDamage, ListProblem, PartProblem, VersionMismatch, Versioned};
@@ -49,15 +46,6 @@ pub use crate::format::{
     FetchInfo, FetchKind, Section, BYTE_ORDER_MARK, FORMAT_VERSION, MAGIC, PART_COMB, PART_COMB16, PART_DFA16,
     PART_DFA32, PART_RULES, SEMANTICS_VERSION,
 };
-
-/// How many lookups of a group [`Artifact::decide_many`] answers by walking
-/// its combs checked ([`crate::comb::CombDfa::checked_scan`]: each row and slot checked
-/// as it is read) before it checks the group's combs whole and walks them
-/// unchecked. A frontier of cold origins uses most groups once or twice, and
-/// a walk reads a few dozen of a comb's rows: checking them all (two thirds
-/// of a first use's instructions, the checksum the rest) bought nothing for
-/// those groups. Past a few lookups the whole check is the cheaper.
-pub const FIRST_WALKS: u8 = 8;
 
 /// Why an artifact could not be opened.
 #[derive(Debug)]
@@ -430,13 +418,9 @@ pub struct Artifact {
     /// and a thread that does not see it yet merely checks again.
     checked: Box<[AtomicU64]>,
     /// One bit per group, set once its blob has passed
-    /// [`GroupView::check_shape`]: its first lookups walk its combs with
-    /// [`crate::comb::CombDfa::checked_scan`] (see [`FIRST_WALKS`]). Relaxed, as `checked`.
+    /// [`GroupView::check_shape`] (the first half of the whole check).
+    /// Relaxed, as `checked`.
     shaped: Box<[AtomicU64]>,
-    /// Per group, how many lookups [`Artifact::decide_many`] has answered
-    /// with checked walks (up to [`FIRST_WALKS`]; relaxed: a count a thread
-    /// misses only moves the full check a little).
-    first_walks: Box<[AtomicU8]>,
     /// The prefilter of each per-rule part, by (group, part), built when the
     /// part is first used: a frontier reaches only some of them, and built
     /// all at open they cost 26 MB and a third of the open time on the whole
@@ -703,7 +687,6 @@ impl Artifact {
             path,
             checked: (0..groups.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
             shaped: (0..groups.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
-            first_walks: (0..groups).map(|_| AtomicU8::new(0)).collect(),
             prefilters: RwLock::new(HashMap::new()),
             crawl_checksum,
             crawl_checked: OnceLock::new(),
@@ -746,8 +729,7 @@ impl Artifact {
     }
 
     /// The first use of group `g`: its checksum and every table, then its
-    /// bit in the checked bitmap (the checksum and shape only once: a group
-    /// whose first lookups walked it checked has them).
+    /// bit in the checked bitmap.
     #[cold]
     #[inline(never)]
     fn check_group(&self, g: usize) -> Result<GroupView<'_>, ArtifactError> {
@@ -773,33 +755,6 @@ impl Artifact {
             .map_err(|problem| self.damaged(g, problem))?;
         self.shaped[g / 64].fetch_or(bit, Ordering::Relaxed);
         Ok(view)
-    }
-
-    /// Group `g` for a run of `queries` lookups of [`Artifact::decide_many`],
-    /// and whether they must walk its combs checked
-    /// ([`crate::comb::CombDfa::checked_scan`]): while the group has answered fewer than
-    /// [`FIRST_WALKS`] lookups so, only its shape is checked; past that,
-    /// the whole group ([`Artifact::checked_group`]).
-    #[inline]
-    fn group_for_run(&self, g: usize, queries: usize) -> Result<(GroupView<'_>, bool), ArtifactError> {
-        if let Some(word) = self.checked.get(g / 64) {
-            if word.load(Ordering::Relaxed) & (1 << (g % 64)) != 0 {
-                return self.raw_group(g).map(|view| (view, false)).map_err(|problem| self.damaged(g, problem));
-            }
-        }
-        self.first_group_for_run(g, queries)
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn first_group_for_run(&self, g: usize, queries: usize) -> Result<(GroupView<'_>, bool), ArtifactError> {
-        let walked = self.first_walks.get(g).map_or(usize::MAX, |n| usize::from(n.load(Ordering::Relaxed)));
-        if walked.saturating_add(queries) > usize::from(FIRST_WALKS) {
-            return self.check_group(g).map(|view| (view, false));
-        }
-        let view = self.shaped_group(g)?;
-        self.first_walks[g].store((walked + queries) as u8, Ordering::Relaxed);
-        Ok((view, true))
     }
 
     /// The error for `damage` found after opening, naming the file.
@@ -1097,38 +1052,14 @@ impl Artifact {
         let (mut combs, mut dense16, mut dense32) =
             (Walks::with_capacity(0, 0), Walks::with_capacity(0, 0), Walks::with_capacity(0, 0));
         let mut lists = Vec::new();
-        // The (job, rank) of combs walked checked (a group's first lookups).
-        let mut first: Vec<(usize, u32)> = Vec::new();
         let mut start = 0;
         while start < queries.len() {
             let group = queries[start].0;
             let end = queries[start..].iter().position(|q| q.0 != group).map_or(queries.len(), |n| start + n);
-            let (view, first_walks) = self.group_for_run(group, end - start)?;
+            let view = self.checked_group(group)?;
             for p in 0..view.head.parts as usize {
                 let Ok(part) = view.part(p, Check::Validated) else { continue };
                 let jobs = start..end;
-                if first_walks {
-                    let checked = |answer: Result<u32, DfaError>| match answer {
-                        Ok(rank) if rank < view.head.ranks => Ok(rank),
-                        Ok(_) => Err(GroupDamage::AnswerBeyondRanks { part: p }),
-                        Err(e) => Err(GroupDamage::Part { part: p, problem: PartProblem::Automaton(e) }),
-                    };
-                    let walked = match part {
-                        PartView::Comb(comb) => {
-                            Some(jobs.clone().map(|job| checked(comb.checked_scan(queries[job].1))).collect())
-                        }
-                        PartView::Comb16(comb) => {
-                            Some(jobs.clone().map(|job| checked(comb.checked_scan(queries[job].1))).collect())
-                        }
-                        _ => None,
-                    };
-                    if let Some(ranks) = walked {
-                        let ranks: Result<Vec<u32>, GroupDamage> = ranks;
-                        let ranks = ranks.map_err(|problem| self.damaged(group, problem))?;
-                        first.extend(jobs.zip(ranks));
-                        continue;
-                    }
-                }
                 match part {
                     PartView::Comb(comb) => combs.add(comb, jobs),
                     PartView::Comb16(comb) => combs16.add(comb, jobs),
@@ -1143,9 +1074,6 @@ impl Artifact {
             start = end;
         }
         let mut best = vec![0u32; queries.len()];
-        for (job, rank) in first {
-            best[job] = best[job].max(rank);
-        }
         let path = |job: u32| queries[job as usize].1;
         let mut finish = |job: u32, answer: u32| best[job as usize] = best[job as usize].max(answer);
         walk::interleave(&combs16, path, &mut finish);
