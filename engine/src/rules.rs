@@ -266,35 +266,64 @@ const MIN_PREFIX: usize = 4;
 /// The key of a rule (see [`Prefilter`]).
 fn rule_key(pattern: &[u8]) -> RuleKey<'_> {
     let (body, _) = pattern::split_anchor(pattern);
-    let mut pieces = body.split(|&b| b == b'*');
-    let head = pieces.next().unwrap_or_default();
+    let head = &body[..body.iter().position(|&b| b == b'*').unwrap_or(body.len())];
     if head.len() >= MIN_PREFIX {
         return RuleKey::Prefix(head);
     }
-    // The first of the pairs with the rarest first byte, then the rarest
-    // second byte, then the longest piece: one packed key a pair (a plain
-    // loop; the same choice as a `min_by_key` over the pairs, which cost
-    // about a third of a build).
-    let mut rarest: Option<(u32, &[u8], usize)> = None;
-    for piece in pieces.clone() {
-        let longer = 0xFFFF - piece.len().min(0xFFFF) as u32;
-        for (offset, pair) in piece.windows(2).enumerate() {
-            let key = u32::from(byte_commonness(pair[0])) << 24 | u32::from(byte_commonness(pair[1])) << 16 | longer;
-            if rarest.is_none_or(|(best, ..)| key < best) {
-                rarest = Some((key, piece, offset));
-            }
+    if head.len() < body.len() {
+        if let Some((piece, offset)) = rarest_pair(&body[head.len() + 1..]) {
+            return RuleKey::Pair { piece, offset };
         }
-    }
-    if let Some((_, piece, offset)) = rarest {
-        return RuleKey::Pair { piece, offset };
     }
     if head.len() >= 2 {
         return RuleKey::Prefix(head);
     }
-    match std::iter::once(head).chain(pieces).flatten().copied().min_by_key(|&b| byte_commonness(b)) {
+    match body.iter().copied().filter(|&b| b != b'*').min_by_key(|&b| byte_commonness(b)) {
         Some(byte) => RuleKey::Byte(byte),
         None => RuleKey::Always,
     }
+}
+
+/// The pair a rule whose floating pieces are `floating` (the pattern after
+/// its first star, without the final `$`) is keyed by, as its piece and its
+/// offset there: the first of the pairs with the rarest first byte, then
+/// the rarest second byte, then in the longest piece; `None` when every
+/// piece is shorter than two bytes.
+///
+/// One pass over the bytes, a commonness lookup each: within a piece the
+/// first pair of the rarest (first, second) wins, and a piece's best is
+/// compared with the others' once the piece's length is known, as one
+/// packed key. The same choice as a `min_by_key` over every pair of every
+/// piece (which cost about a third of a build, and the split into pieces
+/// and a packed key a pair about a third still).
+fn rarest_pair(floating: &[u8]) -> Option<(&[u8], usize)> {
+    // (packed key, piece start, piece end, offset)
+    let mut rarest: Option<(u32, usize, usize, usize)> = None;
+    let (mut start, mut piece_best, mut piece_at) = (0, u32::MAX, 0);
+    let mut previous = 0u32;
+    for i in 0..=floating.len() {
+        let byte = floating.get(i).copied().unwrap_or(b'*');
+        if byte == b'*' {
+            if piece_best != u32::MAX {
+                let longer = 0xFFFF - (i - start).min(0xFFFF) as u32;
+                let key = piece_best << 16 | longer;
+                if rarest.is_none_or(|(best, ..)| key < best) {
+                    rarest = Some((key, start, i, piece_at));
+                }
+            }
+            (start, piece_best) = (i + 1, u32::MAX);
+            continue;
+        }
+        let commonness = u32::from(byte_commonness(byte));
+        if i > start {
+            let pair = previous << 8 | commonness;
+            if pair < piece_best {
+                (piece_best, piece_at) = (pair, i - 1 - start);
+            }
+        }
+        previous = commonness;
+    }
+    rarest.map(|(_, start, end, offset)| (&floating[start..end], offset))
 }
 
 impl Prefilter {
@@ -1097,6 +1126,25 @@ mod tests {
                 proptest::prop_assert_eq!(list.best(path, floor), want, "path {:?}", String::from_utf8_lossy(path));
                 proptest::prop_assert_eq!(hashed.best(path, floor), want, "path {:?}", String::from_utf8_lossy(path));
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// A rule's pair is the first of the `min_by_key` over every pair of
+        /// every floating piece by (first byte's commonness, second's,
+        /// longest piece), the definition `rarest_pair`'s single pass keeps.
+        #[test]
+        fn the_rarest_pair_is_the_first_minimum_over_every_pair(
+            floating in proptest::collection::vec(proptest::sample::select(b"abeEz/*-?%\x01\xe1".as_slice()), 0..40),
+        ) {
+            let want = floating
+                .split(|&b| b == b'*')
+                .flat_map(|piece| (0..piece.len().saturating_sub(1)).map(move |offset| (piece, offset)))
+                .min_by_key(|&(piece, offset)| {
+                    (byte_commonness(piece[offset]), byte_commonness(piece[offset + 1]), std::cmp::Reverse(piece.len()))
+                });
+            let got = rarest_pair(&floating);
+            proptest::prop_assert_eq!(got.map(|(p, o)| (p.as_ptr(), p.len(), o)), want.map(|(p, o)| (p.as_ptr(), p.len(), o)));
         }
     }
 
