@@ -330,10 +330,11 @@ impl Prefilter {
     /// Builds the prefilter of tables that [`RuleList::check`] accepted.
     ///
     /// Each keyed rule gets one integer sort key, its kind (prefix, pair,
-    /// byte), its lookup key (second byte, [`pair_slot`], byte) and a hash
-    /// of its piece and offset ([`piece_hash`]), so that one sort of plain
-    /// integers (no comparison of piece bytes) puts the rules of equal
-    /// pieces next to each other, ascending, in the order the tables keep.
+    /// byte), its lookup key (second byte, [`pair_slot`], byte), a hash of
+    /// its piece and offset ([`piece_hash`], 18 bits or more) and its
+    /// place, so that one sort of plain integers (no comparison of piece
+    /// bytes) puts the rules of equal pieces next to each other, ascending,
+    /// in the order the tables keep.
     /// Pieces are only compared byte by byte when their keys are equal (a
     /// shared piece, or a hash collision, which then gives a piece entry of
     /// its own: a repeated check, never a wrong answer). Every table is
@@ -347,9 +348,12 @@ impl Prefilter {
     /// [`Prefilter::new`] with the hash of pieces given (tests give one
     /// under which every piece collides).
     fn build(patterns: &[u8], ends: &[u32], piece_hash: fn(&[u8], usize) -> u64) -> Prefilter {
-        // (sort key, entry in `entries`); `entries` is in rule order, so
-        // equal sort keys keep their rules ascending.
-        let mut keyed: Vec<(u64, u32)> = Vec::with_capacity(ends.len());
+        // One u64 a keyed rule: kind (2 bits), lookup key (12), the top bits
+        // of the piece's hash, and its entry in `entries` (`entry_bits`, the
+        // low bits), which is in rule order, so that equal pieces keep their
+        // rules ascending.
+        let entry_bits = usize::BITS - ends.len().leading_zeros();
+        let mut keyed: Vec<u64> = Vec::with_capacity(ends.len());
         let mut entries: Vec<(&[u8], u32, u32)> = Vec::with_capacity(ends.len());
         let mut always = Vec::new();
         let mut piece_bytes = 0;
@@ -364,8 +368,8 @@ impl Prefilter {
                     continue;
                 }
             };
-            let sort_key = (kind as u64) << 62 | (key as u64) << 48 | piece_hash(piece, offset) >> 16;
-            keyed.push((sort_key, entries.len() as u32));
+            let hash = piece_hash(piece, offset) >> (14 + entry_bits) << entry_bits;
+            keyed.push((kind as u64) << 62 | (key as u64) << 50 | hash | entries.len() as u64);
             entries.push((piece, offset as u32, rule));
             piece_bytes += piece.len();
         }
@@ -392,14 +396,15 @@ impl Prefilter {
         // second bytes, the one-byte pieces.
         let mut sets = ByteSets::default();
         let mut last: Option<(u64, &[u8], u32)> = None;
-        for &(sort_key, entry) in &keyed {
+        for &packed in &keyed {
+            let (sort_key, entry) = (packed >> entry_bits, packed & ((1 << entry_bits) - 1));
             let (piece, offset, rule) = entries[entry as usize];
             let same = last.is_some_and(|(k, p, o)| k == sort_key && o == offset && p == piece);
             if !same {
                 last = Some((sort_key, piece, offset));
-                let key = (sort_key >> 48 & 0x3FFF) as usize;
+                let key = (packed >> 50 & 0xFFF) as usize;
                 t.piece_starts.push(t.piece_rules.len() as u32);
-                match sort_key >> 62 {
+                match packed >> 62 {
                     0 => t.prefix_by_second[key + 1] += 1,
                     1 => {
                         let (word, bit) = (key / 64, 1 << (key % 64));
@@ -419,7 +424,7 @@ impl Prefilter {
                         sets.insert(2, key as u8);
                     }
                 }
-                if sort_key >> 62 < 2 {
+                if packed >> 62 < 2 {
                     t.piece_bytes.extend_from_slice(piece);
                     t.piece_ends.push(t.piece_bytes.len() as u32);
                 }
@@ -517,7 +522,7 @@ fn for_each_flagged(flags: &[u8; 256], bytes: &[u8], mut visit: impl FnMut(usize
 
 /// A hash of a [`Prefilter`] piece and the offset of its indexed pair,
 /// which orders equal pieces next to each other in a build's sort (see
-/// [`Prefilter::new`]); its top 48 bits are used. Eight bytes a step.
+/// [`Prefilter::new`]); its top bits are used. Eight bytes a step.
 fn piece_hash(piece: &[u8], offset: usize) -> u64 {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
     let mix = |h: u64, word: u64| (h.rotate_left(23) ^ word).wrapping_mul(K);
