@@ -266,99 +266,165 @@ const MIN_PREFIX: usize = 4;
 /// The key of a rule (see [`Prefilter`]).
 fn rule_key(pattern: &[u8]) -> RuleKey<'_> {
     let (body, _) = pattern::split_anchor(pattern);
-    let mut pieces = body.split(|&b| b == b'*');
-    let head = pieces.next().unwrap_or_default();
+    let head = &body[..body.iter().position(|&b| b == b'*').unwrap_or(body.len())];
     if head.len() >= MIN_PREFIX {
         return RuleKey::Prefix(head);
     }
-    // The first of the pairs with the rarest first byte, then the rarest
-    // second byte, then the longest piece: one packed key a pair (a plain
-    // loop; the same choice as a `min_by_key` over the pairs, which cost
-    // about a third of a build).
-    let mut rarest: Option<(u32, &[u8], usize)> = None;
-    for piece in pieces.clone() {
-        let longer = 0xFFFF - piece.len().min(0xFFFF) as u32;
-        for (offset, pair) in piece.windows(2).enumerate() {
-            let key = u32::from(byte_commonness(pair[0])) << 24 | u32::from(byte_commonness(pair[1])) << 16 | longer;
-            if rarest.is_none_or(|(best, ..)| key < best) {
-                rarest = Some((key, piece, offset));
-            }
+    if head.len() < body.len() {
+        if let Some((piece, offset)) = rarest_pair(&body[head.len() + 1..]) {
+            return RuleKey::Pair { piece, offset };
         }
-    }
-    if let Some((_, piece, offset)) = rarest {
-        return RuleKey::Pair { piece, offset };
     }
     if head.len() >= 2 {
         return RuleKey::Prefix(head);
     }
-    match std::iter::once(head).chain(pieces).flatten().copied().min_by_key(|&b| byte_commonness(b)) {
+    match body.iter().copied().filter(|&b| b != b'*').min_by_key(|&b| byte_commonness(b)) {
         Some(byte) => RuleKey::Byte(byte),
         None => RuleKey::Always,
     }
 }
 
+/// The pair a rule whose floating pieces are `floating` (the pattern after
+/// its first star, without the final `$`) is keyed by, as its piece and its
+/// offset there: the first of the pairs with the rarest first byte, then
+/// the rarest second byte, then in the longest piece; `None` when every
+/// piece is shorter than two bytes.
+///
+/// One pass over the bytes, a commonness lookup each: within a piece the
+/// first pair of the rarest (first, second) wins, and a piece's best is
+/// compared with the others' once the piece's length is known, as one
+/// packed key. The same choice as a `min_by_key` over every pair of every
+/// piece (which cost about a third of a build, and the split into pieces
+/// and a packed key a pair about a third still).
+fn rarest_pair(floating: &[u8]) -> Option<(&[u8], usize)> {
+    // (packed key, piece start, piece end, offset)
+    let mut rarest: Option<(u32, usize, usize, usize)> = None;
+    let (mut start, mut piece_best, mut piece_at) = (0, u32::MAX, 0);
+    let mut previous = 0u32;
+    for i in 0..=floating.len() {
+        let byte = floating.get(i).copied().unwrap_or(b'*');
+        if byte == b'*' {
+            if piece_best != u32::MAX {
+                let longer = 0xFFFF - (i - start).min(0xFFFF) as u32;
+                let key = piece_best << 16 | longer;
+                if rarest.is_none_or(|(best, ..)| key < best) {
+                    rarest = Some((key, start, i, piece_at));
+                }
+            }
+            (start, piece_best) = (i + 1, u32::MAX);
+            continue;
+        }
+        let commonness = u32::from(byte_commonness(byte));
+        if i > start {
+            let pair = previous << 8 | commonness;
+            if pair < piece_best {
+                (piece_best, piece_at) = (pair, i - 1 - start);
+            }
+        }
+        previous = commonness;
+    }
+    rarest.map(|(_, start, end, offset)| (&floating[start..end], offset))
+}
+
 impl Prefilter {
     /// Builds the prefilter of tables that [`RuleList::check`] accepted.
+    ///
+    /// Each keyed rule gets one integer sort key, its kind (prefix, pair,
+    /// byte), its lookup key (second byte, [`pair_slot`], byte), a hash of
+    /// its piece and offset ([`piece_hash`], 18 bits or more) and its
+    /// place, so that one sort of plain integers (no comparison of piece
+    /// bytes) puts the rules of equal pieces next to each other, ascending,
+    /// in the order the tables keep.
+    /// Pieces are only compared byte by byte when their keys are equal (a
+    /// shared piece, or a hash collision, which then gives a piece entry of
+    /// its own: a repeated check, never a wrong answer). Every table is
+    /// sized before it is filled. It replaced a sort of `(kind, key, piece,
+    /// offset, rule)` tuples, whose piece comparisons (`memcmp`) and the
+    /// tables' reallocations were about two thirds of a build.
     pub fn new(patterns: &[u8], ends: &[u32]) -> Prefilter {
-        // (kind, sort key, piece, offset, rule): prefixes by second byte,
-        // then floating pairs by slot, then one-byte pieces by byte.
-        let mut keyed: Vec<(u8, u16, &[u8], u32, u32)> = Vec::with_capacity(ends.len());
+        Prefilter::build(patterns, ends, piece_hash)
+    }
+
+    /// [`Prefilter::new`] with the hash of pieces given (tests give one
+    /// under which every piece collides).
+    fn build(patterns: &[u8], ends: &[u32], piece_hash: fn(&[u8], usize) -> u64) -> Prefilter {
+        // One u64 a keyed rule: kind (2 bits), lookup key (12), the top bits
+        // of the piece's hash, and its entry in `entries` (`entry_bits`, the
+        // low bits), which is in rule order, so that equal pieces keep their
+        // rules ascending.
+        let entry_bits = usize::BITS - ends.len().leading_zeros();
+        let mut keyed: Vec<u64> = Vec::with_capacity(ends.len());
+        let mut entries: Vec<(&[u8], u32, u32)> = Vec::with_capacity(ends.len());
         let mut always = Vec::new();
+        let mut piece_bytes = 0;
         for i in 0..ends.len() {
             let rule = i as u32;
-            match rule_key(pattern_at(patterns, ends, i)) {
-                RuleKey::Prefix(piece) => keyed.push((0, u16::from(piece[1]), piece, 0, rule)),
-                RuleKey::Pair { piece, offset } => {
-                    let slot = pair_slot(piece[offset], piece[offset + 1]) as u16;
-                    keyed.push((1, slot, piece, offset as u32, rule));
+            let (kind, key, piece, offset) = match rule_key(pattern_at(patterns, ends, i)) {
+                RuleKey::Prefix(piece) => (0, usize::from(piece[1]), piece, 0),
+                RuleKey::Pair { piece, offset } => (1, pair_slot(piece[offset], piece[offset + 1]), piece, offset),
+                RuleKey::Byte(byte) => (2, usize::from(byte), &[][..], 0),
+                RuleKey::Always => {
+                    always.push(rule);
+                    continue;
                 }
-                RuleKey::Byte(byte) => keyed.push((2, u16::from(byte), &[], 0, rule)),
-                RuleKey::Always => always.push(rule),
-            }
+            };
+            let hash = piece_hash(piece, offset) >> (14 + entry_bits) << entry_bits;
+            keyed.push((kind as u64) << 62 | (key as u64) << 50 | hash | entries.len() as u64);
+            entries.push((piece, offset as u32, rule));
+            piece_bytes += piece.len();
         }
         if keyed.is_empty() {
             return Prefilter { rules: ends.len(), tables: None, always };
         }
         keyed.sort_unstable();
-        let mut t = PieceTables {
+        let mut t = Box::new(PieceTables {
             first: [0; 256],
             #[cfg(target_arch = "x86_64")]
             nibbles: None,
             pair_bits: [0; PAIR_SLOTS / 64],
             pair_ranks: [0; PAIR_SLOTS / 64],
             prefix_by_second: vec![0; 257],
-            slot_starts: Vec::new(),
-            pair_offsets: Vec::new(),
+            slot_starts: Vec::with_capacity(keyed.len() + 1),
+            pair_offsets: Vec::with_capacity(keyed.len()),
             bytes: Vec::new(),
-            piece_bytes: Vec::new(),
-            piece_ends: Vec::new(),
-            piece_starts: Vec::new(),
+            piece_bytes: Vec::with_capacity(piece_bytes),
+            piece_ends: Vec::with_capacity(keyed.len()),
+            piece_starts: Vec::with_capacity(keyed.len() + 1),
             piece_rules: Vec::with_capacity(keyed.len()),
-        };
-        let mut last = None;
-        let mut seconds = [false; 256];
-        for (kind, key, piece, offset, rule) in keyed {
-            if last != Some((kind, key, piece, offset)) {
-                last = Some((kind, key, piece, offset));
+        });
+        // The byte sets of the vector sieve: the pairs' first bytes, their
+        // second bytes, the one-byte pieces.
+        let mut sets = ByteSets::default();
+        let mut last: Option<(u64, &[u8], u32)> = None;
+        for &packed in &keyed {
+            let (sort_key, entry) = (packed >> entry_bits, packed & ((1 << entry_bits) - 1));
+            let (piece, offset, rule) = entries[entry as usize];
+            let same = last.is_some_and(|(k, p, o)| k == sort_key && o == offset && p == piece);
+            if !same {
+                last = Some((sort_key, piece, offset));
+                let key = (packed >> 50 & 0xFFF) as usize;
                 t.piece_starts.push(t.piece_rules.len() as u32);
-                match kind {
-                    0 => t.prefix_by_second[usize::from(key) + 1] += 1,
+                match packed >> 62 {
+                    0 => t.prefix_by_second[key + 1] += 1,
                     1 => {
-                        let (word, bit) = (usize::from(key) / 64, 1 << (key % 64));
+                        let (word, bit) = (key / 64, 1 << (key % 64));
                         if t.pair_bits[word] & bit == 0 {
                             t.pair_bits[word] |= bit;
                             t.slot_starts.push(t.pair_offsets.len() as u32);
                         }
                         t.pair_offsets.push(offset);
-                        t.first[usize::from(piece[offset as usize])] |= STARTS_PAIR;
-                        seconds[usize::from(piece[offset as usize + 1])] = true;
+                        let (first, second) = (piece[offset as usize], piece[offset as usize + 1]);
+                        t.first[usize::from(first)] |= STARTS_PAIR;
+                        sets.insert(0, first);
+                        sets.insert(1, second);
                     }
                     _ => {
                         t.bytes.push(key as u8);
-                        t.first[usize::from(key)] |= IS_PIECE;
+                        t.first[key] |= IS_PIECE;
+                        sets.insert(2, key as u8);
                     }
                 }
-                if kind < 2 {
+                if packed >> 62 < 2 {
                     t.piece_bytes.extend_from_slice(piece);
                     t.piece_ends.push(t.piece_bytes.len() as u32);
                 }
@@ -372,13 +438,12 @@ impl Prefilter {
         }
         #[cfg(target_arch = "x86_64")]
         if std::is_x86_feature_detected!("avx2") {
-            let has = |flag: u8| t.first.map(|f| f & flag != 0);
-            t.nibbles = ascii_nibble_tables([&has(STARTS_PAIR), &seconds, &has(IS_PIECE)]);
+            t.nibbles = sets.nibble_tables();
         }
         for b in 0..256 {
             t.prefix_by_second[b + 1] += t.prefix_by_second[b];
         }
-        Prefilter { rules: ends.len(), tables: Some(Box::new(t)), always }
+        Prefilter { rules: ends.len(), tables: Some(t), always }
     }
 
     /// Calls `found` with the rules of every indexed piece that occurs in
@@ -455,26 +520,59 @@ fn for_each_flagged(flags: &[u8; 256], bytes: &[u8], mut visit: impl FnMut(usize
     }
 }
 
-/// The nibble tables of three sets of ASCII bytes for 32-byte PSHUFB
-/// lookups, [`PairNibbles`]. `None` when a set holds a byte from 0x80.
-#[cfg(target_arch = "x86_64")]
-fn ascii_nibble_tables(sets: [&[bool; 256]; 3]) -> Option<PairNibbles> {
-    if sets.iter().any(|set| set[0x80..].contains(&true)) {
-        return None;
+/// A hash of a [`Prefilter`] piece and the offset of its indexed pair,
+/// which orders equal pieces next to each other in a build's sort (see
+/// [`Prefilter::new`]); its top bits are used. Eight bytes a step.
+fn piece_hash(piece: &[u8], offset: usize) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mix = |h: u64, word: u64| (h.rotate_left(23) ^ word).wrapping_mul(K);
+    let mut h = mix(offset as u64, piece.len() as u64);
+    let mut words = piece.chunks_exact(8);
+    for word in &mut words {
+        h = mix(h, u64::from_le_bytes(word.try_into().expect("8 bytes")));
     }
-    let mut tables = PairNibbles([[0u8; 32]; 4]);
-    for byte in 0..0x80 {
-        let (high, low) = (byte >> 4, byte & 15);
-        for lane in [0, 16] {
-            tables.0[0][lane + high] = 1 << high;
-            for (set, table) in sets.iter().zip(&mut tables.0[1..]) {
-                if set[byte] {
-                    table[lane + low] |= 1 << high;
-                }
-            }
+    let tail = words.remainder().iter().fold(0u64, |w, &b| w << 8 | u64::from(b));
+    mix(mix(h, tail), 0)
+}
+
+/// Three sets of bytes as the low nibble tables of a 32-byte PSHUFB lookup
+/// ([`PairNibbles`]): byte `h << 4 | l` of set `s` sets bit `h` of
+/// `low[s][l]`, so that a build fills them one byte at a time instead of
+/// testing every byte of each set.
+#[derive(Default)]
+struct ByteSets {
+    low: [[u8; 16]; 3],
+    /// Whether a set holds a byte from 0x80 (which the tables cannot).
+    non_ascii: bool,
+}
+
+impl ByteSets {
+    /// Adds `byte` to set `set`.
+    fn insert(&mut self, set: usize, byte: u8) {
+        if byte >= 0x80 {
+            self.non_ascii = true;
+        } else {
+            self.low[set][usize::from(byte & 15)] |= 1 << (byte >> 4);
         }
     }
-    Some(tables)
+
+    /// The [`PairNibbles`] of the three sets, `None` when one holds a byte from 0x80.
+    #[cfg(target_arch = "x86_64")]
+    fn nibble_tables(&self) -> Option<PairNibbles> {
+        if self.non_ascii {
+            return None;
+        }
+        let mut tables = PairNibbles([[0u8; 32]; 4]);
+        for lane in [0, 16] {
+            for high in 0..8 {
+                tables.0[0][lane + high] = 1 << high;
+            }
+            for (table, low) in tables.0[1..].iter_mut().zip(&self.low) {
+                table[lane..lane + 16].copy_from_slice(low);
+            }
+        }
+        Some(tables)
+    }
 }
 
 /// The nibble tables of a [`Prefilter`]'s indexed pairs, for a 32-byte
@@ -980,6 +1078,79 @@ mod tests {
         let last = [b"/".as_slice(), &[b'a'; 40], b"?"].concat();
         assert_eq!(rules.best(&last, 0), 1);
         assert_eq!(rules.best(&last[..last.len() - 1], 0), 0);
+    }
+
+    /// The number of piece entries (prefixes and pairs) of a prefilter.
+    fn piece_entries(prefilter: &Prefilter) -> usize {
+        prefilter.tables.as_deref().map_or(0, |t| t.piece_ends.len())
+    }
+
+    #[test]
+    fn equal_pieces_get_one_entry_and_colliding_hashes_keep_pieces_apart() {
+        // `abc` and `bcd` are both keyed by their pair `bc` (at offsets 1 and 0).
+        let buf = list(&[("/*abc*1", 6), ("/*bcd*2", 5), ("/*abc*3", 4), ("/mobile/*a", 2), ("/mobile/*b", 1)]);
+        let hashed = Prefilter::new(&buf.patterns, &buf.ends);
+        // `abc` once, `bcd`, `/mobile/` once.
+        assert_eq!(piece_entries(&hashed), 3);
+        // Under one hash for all, the rules of `bc` are sorted by rule only:
+        // `abc`, `bcd`, `abc` again, an entry each.
+        let colliding = Prefilter::build(&buf.patterns, &buf.ends, |_, _| 0);
+        assert_eq!(piece_entries(&colliding), 4);
+        for prefilter in [&hashed, &colliding] {
+            let rules = RuleList::with_prefilter(&buf.patterns, &buf.ends, &buf.ranks, prefilter).unwrap();
+            assert_eq!(rules.best(b"/abc3/abc1", 0), 6);
+            assert_eq!(rules.best(b"/abc3", 0), 4);
+            assert_eq!(rules.best(b"/bcd2", 0), 5);
+            assert_eq!(rules.best(b"/bcd2/abc3", 0), 5);
+            assert_eq!(rules.best(b"/bcd2/abc3", 5), 0);
+            assert_eq!(rules.best(b"/mobile/b", 0), 1);
+            assert_eq!(rules.best(b"/mobile/ab", 0), 2);
+            assert_eq!(rules.best(b"/mobile/", 0), 0);
+        }
+    }
+
+    proptest::proptest! {
+        /// A prefilter whose pieces all hash alike (so that the build's
+        /// sort leaves different pieces of one key interleaved) answers as
+        /// the scan of every rule does, as the one with the real hash does.
+        #[test]
+        fn colliding_piece_hashes_miss_no_matching_rule(
+            rules in proptest::collection::vec(long_rule(), 0..24),
+            paths in proptest::collection::vec(
+                proptest::collection::vec(proptest::sample::select(b"abAB/-_?=%\x01\xe1".as_slice()), 0..60),
+                1..8,
+            ),
+            floor in 0u32..8,
+        ) {
+            let buf = RuleListBuf::new(rules.iter().map(|(p, r)| (p.as_slice(), *r)));
+            let colliding = Prefilter::build(&buf.patterns, &buf.ends, |_, _| 0);
+            let list = RuleList::with_prefilter(&buf.patterns, &buf.ends, &buf.ranks, &colliding).unwrap();
+            let hashed = buf.as_rule_list().unwrap();
+            for path in &paths {
+                let (want, _) = RuleList::best_by_scan(&buf.patterns, &buf.ends, &buf.ranks, path, floor);
+                proptest::prop_assert_eq!(list.best(path, floor), want, "path {:?}", String::from_utf8_lossy(path));
+                proptest::prop_assert_eq!(hashed.best(path, floor), want, "path {:?}", String::from_utf8_lossy(path));
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// A rule's pair is the first of the `min_by_key` over every pair of
+        /// every floating piece by (first byte's commonness, second's,
+        /// longest piece), the definition `rarest_pair`'s single pass keeps.
+        #[test]
+        fn the_rarest_pair_is_the_first_minimum_over_every_pair(
+            floating in proptest::collection::vec(proptest::sample::select(b"abeEz/*-?%\x01\xe1".as_slice()), 0..40),
+        ) {
+            let want = floating
+                .split(|&b| b == b'*')
+                .flat_map(|piece| (0..piece.len().saturating_sub(1)).map(move |offset| (piece, offset)))
+                .min_by_key(|&(piece, offset)| {
+                    (byte_commonness(piece[offset]), byte_commonness(piece[offset + 1]), std::cmp::Reverse(piece.len()))
+                });
+            let got = rarest_pair(&floating);
+            proptest::prop_assert_eq!(got.map(|(p, o)| (p.as_ptr(), p.len(), o)), want.map(|(p, o)| (p.as_ptr(), p.len(), o)));
+        }
     }
 
     #[test]
