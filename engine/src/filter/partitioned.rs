@@ -550,26 +550,34 @@ impl ChunkJob<SplitFormat> for SplitLines<'_, '_> {
         chunk.clear(partitions);
         // Where the next line starts if no blank line comes first.
         let mut next = 0;
-        for line in Lines::new(data) {
-            match line {
-                Line::Url(url) => {
-                    let hash = authority_hash(url);
-                    let p = partition_of_hash(hash, partitions);
-                    // Where the URL lies in the chunk: `Lines` hands out subslices.
-                    let at = offset_in(data, url);
-                    chunk.lines.push(line_record(url.len(), p, at == next).to_le_bytes());
-                    next = line_after(data, at + url.len());
-                    chunk.ids.push(p as u16);
-                    chunk.ends[p] += HEADER + url.len();
-                    chunk.counts[p] += 1;
-                    chunk.placed.push((at as u32, header_of(url, hash)));
-                }
-                Line::Bad(line, _) => {
-                    chunk.lines.push(IRREGULAR.to_le_bytes());
-                    next = line_after(data, offset_in(data, line) + line.len());
-                }
+        // The lines split a block of 64 bytes at a time ([`super::split_lines`],
+        // the windowed path's: 50 instructions a URL against the iterator's
+        // 69), the lines that are no URL (rare) between the URLs they came between.
+        let mut urls = reuse(std::mem::take(&mut chunk.urls));
+        let mut bad = Vec::new();
+        super::split_lines(data, &mut urls, &mut bad);
+        let mut done = 0;
+        for k in 0..=bad.len() {
+            let until = bad.get(k).map_or(urls.len(), |&(before, ..)| before);
+            for &url in &urls[done..until] {
+                let hash = authority_hash(url);
+                let p = partition_of_hash(hash, partitions);
+                // Where the URL lies in the chunk: the split hands out subslices.
+                let at = offset_in(data, url);
+                chunk.lines.push(line_record(url.len(), p, at == next).to_le_bytes());
+                next = line_after(data, at + url.len());
+                chunk.ids.push(p as u16);
+                chunk.ends[p] += HEADER + url.len();
+                chunk.counts[p] += 1;
+                chunk.placed.push((at as u32, header_of(url, hash)));
+            }
+            done = until;
+            if let Some(&(_, line, _)) = bad.get(k) {
+                chunk.lines.push(IRREGULAR.to_le_bytes());
+                next = line_after(data, offset_in(data, line) + line.len());
             }
         }
+        chunk.urls = reuse(urls);
         // The lines that are no URL (every non-blank line has a record, a
         // URL a place too), counted for a run that ends without pass 3.
         buffers.counts[Verdict::Invalid.index()] += (chunk.lines.len() - chunk.placed.len()) as u64;
@@ -604,6 +612,8 @@ impl ChunkJob<SplitFormat> for SplitLines<'_, '_> {
 /// `counts[p]` of them.
 #[derive(Debug, Default)]
 struct SplitChunk {
+    /// The chunk's URLs as split (the memory only, see [`reuse`]).
+    urls: Vec<&'static [u8]>,
     /// Each URL's place in the chunk's bytes and its record's header, and
     /// its partition, in input order.
     placed: Vec<(u32, u32)>,
@@ -1001,7 +1011,9 @@ struct PartitionBlock {
     /// their group), and where each group starts in `order`, the URLs'
     /// numbers in group order.
     groups: Vec<u32>,
+    /// The table, all slots empty between blocks, and the slots a block filled.
     table: Vec<(u32, u32)>,
+    filled: Vec<u32>,
     group_starts: Vec<u32>,
     order: Vec<u32>,
     verdicts: Vec<Verdict>,
@@ -1058,8 +1070,8 @@ impl PartitionBlock {
         let mut urls = reuse(std::mem::take(&mut self.urls));
         // Each URL's group: its header's hash bits (kept in `groups` until
         // all are read) looked up in a table of twice as many slots as
-        // there are URLs (at most [`GROUP_SLOTS`]; zeroed per block, 16
-        // bytes a URL). Two origins of a partition share the bits (15 of
+        // there are URLs (at most [`GROUP_SLOTS`]; the slots a block
+        // filled emptied after it). Two origins of a partition share the bits (15 of
         // them) rarely; where they do, their URLs interleave, which only
         // splits their runs.
         self.groups.clear();
@@ -1073,11 +1085,15 @@ impl PartitionBlock {
             self.segments.push((first, urls.len() - before));
         }
         let slots = (2 * urls.len()).next_power_of_two().clamp(64, GROUP_SLOTS);
-        self.table.clear();
-        self.table.resize(slots, (0, 0));
+        // Empty between blocks: only the slots a block filled are emptied
+        // after it (a few dozen), not the whole table zeroed per block.
+        if self.table.len() < slots {
+            self.table.resize(slots, (0, 0));
+        }
         let starts = &mut self.group_starts;
         starts.clear();
         starts.push(0);
+        self.filled.clear();
         for bits in &mut self.groups {
             let mut slot = *bits as usize & (slots - 1);
             let group = loop {
@@ -1088,6 +1104,7 @@ impl PartitionBlock {
                 if *key == 0 {
                     (*key, *group) = (*bits + 1, starts.len() as u32 - 1);
                     starts.push(0);
+                    self.filled.push(slot as u32);
                     break *group;
                 }
                 slot = (slot + 1) & (slots - 1);
@@ -1095,13 +1112,19 @@ impl PartitionBlock {
             starts[group as usize + 1] += 1;
             *bits = group;
         }
+        for &slot in &self.filled {
+            self.table[slot as usize] = (0, 0);
+        }
         // A counting sort by group: each origin's URLs side by side, in
         // input order, so that the classifier finds long runs without
         // hashing or sorting them again ([`Classifier::classify_grouped`]).
         for g in 1..starts.len() {
             starts[g] += starts[g - 1];
         }
-        self.order.resize(urls.len(), 0);
+        // Grown only, never shortened: a shorter block after a longer one
+        // would make the next longer one zero its tail again (a `memset` of
+        // up to a block's URLs, about 1,500 of them per million URLs).
+        grow(&mut self.order, urls.len(), 0);
         for (i, &group) in self.groups.iter().enumerate() {
             let at = &mut starts[group as usize];
             self.order[*at as usize] = i as u32;
@@ -1109,17 +1132,24 @@ impl PartitionBlock {
         }
         let mut sorted = reuse(std::mem::take(&mut self.sorted));
         sorted.extend(self.order[..urls.len()].iter().map(|&i| urls[i as usize]));
-        self.verdicts.resize(urls.len(), Verdict::Invalid);
+        grow(&mut self.verdicts, urls.len(), Verdict::Invalid);
         let verdicts = &mut self.verdicts[..urls.len()];
         let outcome = classifier.classify_grouped(&sorted, scratch, verdicts);
-        self.verdict_bytes.resize(urls.len(), 0);
+        grow(&mut self.verdict_bytes, urls.len(), 0);
         let verdict_bytes = &mut self.verdict_bytes[..urls.len()];
-        for (&i, verdict) in self.order.iter().zip(verdicts.iter()) {
+        for (&i, verdict) in self.order[..urls.len()].iter().zip(verdicts.iter()) {
             verdict_bytes[i as usize] = verdict.index() as u8;
         }
         self.urls = reuse(urls);
         self.sorted = reuse(sorted);
         outcome.map_err(FilterError::Artifact)
+    }
+}
+
+/// Makes `v` at least `len` long, new elements `value` (never shorter).
+fn grow<T: Clone>(v: &mut Vec<T>, len: usize, value: T) {
+    if v.len() < len {
+        v.resize(len, value);
     }
 }
 
