@@ -548,31 +548,21 @@ impl ChunkJob<SplitFormat> for SplitLines<'_, '_> {
         let partitions = shared.partitions;
         let chunk = &mut buffers.output;
         chunk.clear(partitions);
-        // Where the next line starts if no blank line comes first.
-        let mut next = 0;
-        for line in Lines::new(data) {
-            match line {
-                Line::Url(url) => {
-                    let hash = authority_hash(url);
-                    let p = partition_of_hash(hash, partitions);
-                    // Where the URL lies in the chunk: `Lines` hands out subslices.
-                    let at = offset_in(data, url);
-                    chunk.lines.push(line_record(url.len(), p, at == next).to_le_bytes());
-                    next = line_after(data, at + url.len());
-                    chunk.ids.push(p as u16);
-                    chunk.ends[p] += HEADER + url.len();
-                    chunk.counts[p] += 1;
-                    chunk.placed.push((at as u32, header_of(url, hash)));
-                }
-                Line::Bad(line, _) => {
-                    chunk.lines.push(IRREGULAR.to_le_bytes());
-                    next = line_after(data, offset_in(data, line) + line.len());
-                }
-            }
+        // The lines split a block of 64 bytes at a time ([`super::split_lines`],
+        // the windowed path's: 50 instructions a URL against the iterator's
+        // 69), the lines that are no URL (rare) between the URLs they came between.
+        let mut urls = reuse(std::mem::take(&mut chunk.urls));
+        let mut bad = Vec::new();
+        super::split_lines(data, &mut urls, &mut bad);
+        // Two copies of the loop: a run that only counts writes no line records.
+        if shared.replayed {
+            chunk.place::<true>(data, &urls, &bad, partitions);
+        } else {
+            chunk.place::<false>(data, &urls, &bad, partitions);
         }
-        // The lines that are no URL (every non-blank line has a record, a
-        // URL a place too), counted for a run that ends without pass 3.
-        buffers.counts[Verdict::Invalid.index()] += (chunk.lines.len() - chunk.placed.len()) as u64;
+        chunk.urls = reuse(urls);
+        // The lines that are no URL, counted for a run that ends without pass 3.
+        buffers.counts[Verdict::Invalid.index()] += bad.len() as u64;
         let chunk = &mut buffers.output;
         chunk.group(data);
         // The chunk's numbers in each partition, for its segments and pass 3.
@@ -604,12 +594,14 @@ impl ChunkJob<SplitFormat> for SplitLines<'_, '_> {
 /// `counts[p]` of them.
 #[derive(Debug, Default)]
 struct SplitChunk {
+    /// The chunk's URLs as split (the memory only, see [`reuse`]).
+    urls: Vec<&'static [u8]>,
     /// Each URL's place in the chunk's bytes and its record's header, and
     /// its partition, in input order.
     placed: Vec<(u32, u32)>,
     ids: Vec<u16>,
-    /// Each line's record for pass 3 ([`IRREGULAR`]), and where they went
-    /// in the order file.
+    /// Each line's record for pass 3 ([`IRREGULAR`]; none when the run has
+    /// no pass 3), and where they went in the order file.
     lines: Vec<[u8; 4]>,
     order_at: u64,
     /// The records by partition, each partition's region followed by
@@ -623,14 +615,83 @@ struct SplitChunk {
     row: Vec<u8>,
 }
 
-/// The bytes [`SplitChunk::group`] copies at a time: a URL is copied in
-/// whole blocks of 16, the last one spilling into the next record's place
-/// or its partition's slack. One `memcpy` call per URL cost about 60
-/// instructions a URL on the frontier x20 (callgrind), these few moves
-/// about 4 each.
-const COPY: usize = 16;
+/// The most bytes [`SplitChunk::group`] copies in fixed moves
+/// ([`copy_fixed`]): a URL of at most that many bytes (four in five on the
+/// frontier x20) is copied with the bytes after it, which spill into the
+/// next record's place or its partition's slack; a longer one by a
+/// `memcpy` call. A loop over blocks of 16 bytes, which this replaces, was
+/// turned back into a `memcpy` call per URL by the compiler (35
+/// instructions a URL, callgrind over 1 M lines of the frontier x20); now
+/// 27 for the calls of the longer URLs and a few for the moves. A second
+/// tier of 128-byte moves cost 7 more (measured, not kept).
+const COPY: usize = 64;
+
+/// Copies the first `N` bytes of `from` to `to` in 16-byte moves. Not
+/// `copy_from_slice`: the compiler merged that with the other branches'
+/// copies into one `memcpy` call per URL.
+#[inline(always)]
+fn copy_fixed<const N: usize>(to: &mut [u8], from: &[u8]) {
+    let (to, from): (&mut [u8; N], &[u8; N]) =
+        ((&mut to[..N]).try_into().expect("N bytes"), from[..N].try_into().expect("N bytes"));
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE2 is part of every x86-64; the unaligned loads and stores
+    // are of the N bytes (a multiple of 16) of `from` and `to`.
+    unsafe {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_storeu_si128};
+        const { assert!(N % 16 == 0) };
+        for i in 0..N / 16 {
+            let v = _mm_loadu_si128(from.as_ptr().add(16 * i).cast::<__m128i>());
+            _mm_storeu_si128(to.as_mut_ptr().add(16 * i).cast::<__m128i>(), v);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    to.copy_from_slice(from);
+}
 
 impl SplitChunk {
+    /// Places the chunk's `urls` (and `bad`, the lines that are no URL,
+    /// each with the number of URLs before it, as [`super::split_lines`]
+    /// gives them): each URL's partition, record header and place in
+    /// `data`, its partition's bytes and count, and with `REPLAYED` each
+    /// line's record for pass 3 ([`IRREGULAR`]). Compiled apart for a run
+    /// that only counts, which writes no line records: pass 1 338.1 -> 302.3
+    /// instructions a URL (callgrind, 1 M lines of the frontier x20); a run
+    /// with pass 3 went 338.1 -> 341.6 (not explained: the same loop).
+    #[inline(always)]
+    fn place<const REPLAYED: bool>(
+        &mut self,
+        data: &[u8],
+        urls: &[&[u8]],
+        bad: &[(usize, &[u8], LineProblem)],
+        partitions: usize,
+    ) {
+        // Where the next line starts if no blank line comes first.
+        let mut next = 0;
+        let mut done = 0;
+        for k in 0..=bad.len() {
+            let until = bad.get(k).map_or(urls.len(), |&(before, ..)| before);
+            for &url in &urls[done..until] {
+                let hash = authority_hash(url);
+                let p = partition_of_hash(hash, partitions);
+                // Where the URL lies in the chunk: the split hands out subslices.
+                let at = offset_in(data, url);
+                if REPLAYED {
+                    self.lines.push(line_record(url.len(), p, at == next).to_le_bytes());
+                    next = line_after(data, at + url.len());
+                }
+                self.ids.push(p as u16);
+                self.ends[p] += HEADER + url.len();
+                self.counts[p] += 1;
+                self.placed.push((at as u32, header_of(url, hash)));
+            }
+            done = until;
+            if let Some(&(_, line, _)) = bad.get(k).filter(|_| REPLAYED) {
+                self.lines.push(IRREGULAR.to_le_bytes());
+                next = line_after(data, offset_in(data, line) + line.len());
+            }
+        }
+    }
+
     /// Empties the chunk for the URLs of `partitions` partitions.
     fn clear(&mut self, partitions: usize) {
         self.placed.clear();
@@ -661,16 +722,16 @@ impl SplitChunk {
         for (&(at, header), &p) in self.placed.iter().zip(&self.ids) {
             let (at, len) = (at as usize, (header & ((1 << LEN_BITS) - 1)) as usize);
             let to = &mut self.ends[usize::from(p)];
-            let record = &mut self.grouped[*to..*to + HEADER + len.next_multiple_of(COPY)];
+            let record = &mut self.grouped[*to..*to + HEADER + len.max(COPY)];
             record[..HEADER].copy_from_slice(&header.to_le_bytes());
-            match data.get(at..at + len.next_multiple_of(COPY)) {
-                Some(url) => {
-                    for (to, from) in record[HEADER..].chunks_exact_mut(COPY).zip(url.chunks_exact(COPY)) {
-                        to.copy_from_slice(from);
-                    }
-                }
-                // The chunk's last bytes: no whole block to read past the URL.
-                None => record[HEADER..HEADER + len].copy_from_slice(&data[at..at + len]),
+            let url = &mut record[HEADER..];
+            match data.get(at..at + COPY) {
+                // Fixed moves of COPY bytes (no call), the bytes past
+                // the URL spilling into the next record's place or the slack.
+                Some(from) if len <= COPY => copy_fixed::<COPY>(url, from),
+                // Longer URLs (a fifth of the frontier x20's), and the
+                // chunk's last bytes (no COPY bytes to read past the URL).
+                _ => url[..len].copy_from_slice(&data[at..at + len]),
             }
             *to += HEADER + len;
         }
@@ -1001,7 +1062,9 @@ struct PartitionBlock {
     /// their group), and where each group starts in `order`, the URLs'
     /// numbers in group order.
     groups: Vec<u32>,
+    /// The table, all slots empty between blocks, and the slots a block filled.
     table: Vec<(u32, u32)>,
+    filled: Vec<u32>,
     group_starts: Vec<u32>,
     order: Vec<u32>,
     verdicts: Vec<Verdict>,
@@ -1058,8 +1121,8 @@ impl PartitionBlock {
         let mut urls = reuse(std::mem::take(&mut self.urls));
         // Each URL's group: its header's hash bits (kept in `groups` until
         // all are read) looked up in a table of twice as many slots as
-        // there are URLs (at most [`GROUP_SLOTS`]; zeroed per block, 16
-        // bytes a URL). Two origins of a partition share the bits (15 of
+        // there are URLs (at most [`GROUP_SLOTS`]; the slots a block
+        // filled emptied after it). Two origins of a partition share the bits (15 of
         // them) rarely; where they do, their URLs interleave, which only
         // splits their runs.
         self.groups.clear();
@@ -1073,11 +1136,15 @@ impl PartitionBlock {
             self.segments.push((first, urls.len() - before));
         }
         let slots = (2 * urls.len()).next_power_of_two().clamp(64, GROUP_SLOTS);
-        self.table.clear();
-        self.table.resize(slots, (0, 0));
+        // Empty between blocks: only the slots a block filled are emptied
+        // after it (a few dozen), not the whole table zeroed per block.
+        if self.table.len() < slots {
+            self.table.resize(slots, (0, 0));
+        }
         let starts = &mut self.group_starts;
         starts.clear();
         starts.push(0);
+        self.filled.clear();
         for bits in &mut self.groups {
             let mut slot = *bits as usize & (slots - 1);
             let group = loop {
@@ -1088,6 +1155,7 @@ impl PartitionBlock {
                 if *key == 0 {
                     (*key, *group) = (*bits + 1, starts.len() as u32 - 1);
                     starts.push(0);
+                    self.filled.push(slot as u32);
                     break *group;
                 }
                 slot = (slot + 1) & (slots - 1);
@@ -1095,13 +1163,19 @@ impl PartitionBlock {
             starts[group as usize + 1] += 1;
             *bits = group;
         }
+        for &slot in &self.filled {
+            self.table[slot as usize] = (0, 0);
+        }
         // A counting sort by group: each origin's URLs side by side, in
         // input order, so that the classifier finds long runs without
         // hashing or sorting them again ([`Classifier::classify_grouped`]).
         for g in 1..starts.len() {
             starts[g] += starts[g - 1];
         }
-        self.order.resize(urls.len(), 0);
+        // Grown only, never shortened: a shorter block after a longer one
+        // would make the next longer one zero its tail again (a `memset` of
+        // up to a block's URLs, about 1,500 of them per million URLs).
+        grow(&mut self.order, urls.len(), 0);
         for (i, &group) in self.groups.iter().enumerate() {
             let at = &mut starts[group as usize];
             self.order[*at as usize] = i as u32;
@@ -1109,17 +1183,24 @@ impl PartitionBlock {
         }
         let mut sorted = reuse(std::mem::take(&mut self.sorted));
         sorted.extend(self.order[..urls.len()].iter().map(|&i| urls[i as usize]));
-        self.verdicts.resize(urls.len(), Verdict::Invalid);
+        grow(&mut self.verdicts, urls.len(), Verdict::Invalid);
         let verdicts = &mut self.verdicts[..urls.len()];
         let outcome = classifier.classify_grouped(&sorted, scratch, verdicts);
-        self.verdict_bytes.resize(urls.len(), 0);
+        grow(&mut self.verdict_bytes, urls.len(), 0);
         let verdict_bytes = &mut self.verdict_bytes[..urls.len()];
-        for (&i, verdict) in self.order.iter().zip(verdicts.iter()) {
+        for (&i, verdict) in self.order[..urls.len()].iter().zip(verdicts.iter()) {
             verdict_bytes[i as usize] = verdict.index() as u8;
         }
         self.urls = reuse(urls);
         self.sorted = reuse(sorted);
         outcome.map_err(FilterError::Artifact)
+    }
+}
+
+/// Makes `v` at least `len` long, new elements `value` (never shorter).
+fn grow<T: Clone>(v: &mut Vec<T>, len: usize, value: T) {
+    if v.len() < len {
+        v.resize(len, value);
     }
 }
 
