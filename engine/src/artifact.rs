@@ -417,10 +417,6 @@ pub struct Artifact {
     /// that never change, so a bit set by any thread means the same to all,
     /// and a thread that does not see it yet merely checks again.
     checked: Box<[AtomicU64]>,
-    /// One bit per group, set once its blob has passed
-    /// [`GroupView::check_shape`] (the first half of the whole check).
-    /// Relaxed, as `checked`.
-    shaped: Box<[AtomicU64]>,
     /// The prefilter of each per-rule part, by (group, part), built when the
     /// part is first used: a frontier reaches only some of them, and built
     /// all at open they cost 26 MB and a third of the open time on the whole
@@ -686,7 +682,6 @@ impl Artifact {
             backing,
             path,
             checked: (0..groups.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
-            shaped: (0..groups.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
             prefilters: RwLock::new(HashMap::new()),
             crawl_checksum,
             crawl_checked: OnceLock::new(),
@@ -733,27 +728,14 @@ impl Artifact {
     #[cold]
     #[inline(never)]
     fn check_group(&self, g: usize) -> Result<GroupView<'_>, ArtifactError> {
-        let view = self.shaped_group(g)?;
-        view.check_combs().map_err(|problem| self.damaged(g, problem))?;
-        self.checked[g / 64].fetch_or(1 << (g % 64), Ordering::Relaxed);
-        Ok(view)
-    }
-
-    /// Group `g`'s blob with [`GroupView::check_shape`] passed (once: its
-    /// bit in `shaped`).
-    fn shaped_group(&self, g: usize) -> Result<GroupView<'_>, ArtifactError> {
         if g >= self.groups {
             return Err(ArtifactError::NoSuchGroup { group: g, groups: self.groups });
         }
-        let bit = 1 << (g % 64);
-        if self.shaped[g / 64].load(Ordering::Relaxed) & bit != 0 {
-            return self.raw_group(g).map_err(|problem| self.damaged(g, problem));
-        }
         let view = self
             .raw_group(g)
-            .and_then(|view| view.check_shape(self.explains()).map(|()| view))
+            .and_then(|view| view.check(self.explains()).map(|()| view))
             .map_err(|problem| self.damaged(g, problem))?;
-        self.shaped[g / 64].fetch_or(bit, Ordering::Relaxed);
+        self.checked[g / 64].fetch_or(1 << (g % 64), Ordering::Relaxed);
         Ok(view)
     }
 

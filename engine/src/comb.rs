@@ -401,9 +401,9 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
     /// The checks of [`CombDfa::new`] that read no row, slot or acceleration
     /// (a constant cost): at least one state and no more than the slot ids
     /// can name, one answer per state (or none, [`SlotId::ANSWER_IN_ROW`]),
-    /// `start` a state, `sinks <= states`. Enough for [`CombDfa::checked_scan`],
-    /// which checks each row and slot it reads, so that a group's first uses
-    /// need not check the tables they do not read.
+    /// `start` a state, `sinks <= states`: the first half of
+    /// [`CombDfa::new`], which [`crate::format::GroupView::check_shape`]
+    /// runs on its own before [`crate::format::GroupView::check_combs`].
     pub fn shaped(tables: CombTables<'a, T>) -> Result<CombDfa<'a, T>, DfaError> {
         let CombTables { classes, rows, slots, answers, accels, start, sinks } = tables;
         let states = rows.len();
@@ -424,54 +424,6 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
             return Err(DfaError::TooManySinks { sinks, states });
         }
         Ok(CombDfa { classes, rows, slots, answers, accels, start, sinks })
-    }
-
-    /// The answer for a whole path, as [`CombDfa::scan`] gives it on tables
-    /// [`CombDfa::new`] accepts, from tables only [`CombDfa::shaped`] has
-    /// checked: each row and slot the walk reads is checked as it is read
-    /// (the row fits in the slots, its default is a state; a slot the state
-    /// owns names a state, any other slot's owner is a state or free), and
-    /// no acceleration is read (accelerated states
-    /// are stepped byte by byte, which is what their skip stands for). A
-    /// problem in what the walk reads is an error, never a panic; what it
-    /// does not read is not looked at. The answer is not checked against the
-    /// group's ranks (the caller's part).
-    pub fn checked_scan(&self, path: &[u8]) -> Result<u32, DfaError> {
-        let states = self.rows.len();
-        // `shaped` made sure `start` is a state.
-        let mut state = self.start;
-        for &byte in path {
-            if state < self.sinks {
-                break;
-            }
-            let row = self.rows[state as usize];
-            let (base, default) = ((row[1] & !ACCEL) as usize, default_of::<T>(row));
-            if default as usize >= states {
-                return Err(DfaError::DefaultNotState { state: state as usize, target: default });
-            }
-            let at = base + usize::from(self.classes[usize::from(byte)]);
-            let Some(&[owner, target]) = self.slots.get(at) else {
-                return Err(DfaError::RowPastSlots {
-                    state: state as usize,
-                    base: base as u32,
-                    slots: self.slots.len(),
-                });
-            };
-            let owner = owner.into();
-            state = if owner == state {
-                let target = target.into();
-                if target as usize >= states {
-                    return Err(DfaError::SlotTargetNotState { slot: at, target });
-                }
-                target
-            } else if owner as usize >= states && owner != T::FREE.into() {
-                // Damage there could hide the state's own transition.
-                return Err(DfaError::SlotOwnerNotState { slot: at, owner });
-            } else {
-                default
-            };
-        }
-        Ok(self.answer(state))
     }
 
     /// The first problem of rows or slots that [`CombDfa::new`]'s passes
@@ -1705,9 +1657,6 @@ mod tests {
             for path in &paths {
                 prop_assert_eq!(view.scan(path), dfa.scan(path));
                 prop_assert_eq!(narrow.scan(path), dfa.scan(path));
-                // A group's first lookups walk the same tables checked.
-                prop_assert_eq!(view.checked_scan(path), Ok(dfa.scan(path)));
-                prop_assert_eq!(narrow.checked_scan(path), Ok(dfa.scan(path)));
                 prop_assert_eq!(walk::scan_remembering(&view, path, &mut wide_last), dfa.scan(path));
                 prop_assert_eq!(walk::scan_remembering(&narrow, path, &mut narrow_last), dfa.scan(path));
             }
@@ -1763,61 +1712,5 @@ mod tests {
             prop_assert!(d16.iter().zip(&d32).all(|(x, y)| x.is_none() != y.is_none()));
             prop_assert_eq!(&both, &want);
         }
-
-        /// Any 16-bit word of a narrow comb's rows or slots set to any value:
-        /// `checked_scan` of tables only [`CombDfa::shaped`] accepted never
-        /// panics, and answers as `scan` does whenever [`CombDfa::new`]
-        /// accepts the damaged tables too (otherwise an error or the answer
-        /// of what it read, which every check of it passed).
-        #[test]
-        fn checked_scans_of_damaged_tables_never_panic(
-            dense in random_dense(),
-            paths in random_paths(),
-            at in any::<prop::sample::Index>(),
-            value in any::<u16>(),
-        ) {
-            let comb = CombDfaBuf::from_dense(&dense);
-            let NarrowTables { mut rows, mut slots } = comb.narrow().unwrap();
-            let words = rows.len() * 4 + slots.len() * 2;
-            let i = at.index(words);
-            if i < rows.len() * 4 {
-                let halves: &mut [u16] = bytemuck::cast_slice_mut(rows.as_flattened_mut());
-                halves[i] = value;
-            } else {
-                slots.as_flattened_mut()[i - rows.len() * 4] = value;
-            }
-            let tables = comb.tables(&rows, &slots, &[]);
-            let shaped = CombDfa::shaped(tables).unwrap();
-            let checked = CombDfa::new(tables);
-            for path in &paths {
-                let walked = shaped.checked_scan(path);
-                if let Ok(whole) = &checked {
-                    prop_assert_eq!(walked, Ok(whole.scan(path)));
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn a_checked_scan_names_the_row_or_slot_it_refuses() {
-        let dense = trie(&[b"/ab", b"/cd"]);
-        let comb = CombDfaBuf::from_dense(&dense);
-        let NarrowTables { rows, slots } = comb.narrow().unwrap();
-        let start = comb.start as usize;
-        let mut past = rows.clone();
-        past[start][1] = slots.len() as u32;
-        let shaped = CombDfa::shaped(comb.tables(&past, &slots, &[])).unwrap();
-        assert!(matches!(shaped.checked_scan(b"/ab"), Err(DfaError::RowPastSlots { .. })));
-        // A path that ends before the walk reads the row is answered.
-        assert_eq!(shaped.checked_scan(b""), Ok(0));
-        let mut default = rows.clone();
-        default[start][0] = default[start][0] & !0xFFFF | 0xFFFE;
-        let shaped = CombDfa::shaped(comb.tables(&default, &slots, &[])).unwrap();
-        assert!(matches!(shaped.checked_scan(b"zz"), Err(DfaError::DefaultNotState { target: 0xFFFE, .. })));
-        let mut target = slots.clone();
-        let at = (rows[start][1] & !ACCEL) as usize + usize::from(comb.classes[usize::from(b'/')]);
-        target[at][1] = 0xFFF0;
-        let shaped = CombDfa::shaped(comb.tables(&rows, &target, &[])).unwrap();
-        assert!(matches!(shaped.checked_scan(b"/ab"), Err(DfaError::SlotTargetNotState { target: 0xFFF0, .. })));
     }
 }

@@ -44,10 +44,8 @@
 //!   ORIGINS, PREFERENCES and SLOTS (checksums, and every offset and id in them), so that
 //!   finding an origin and its group ids can neither read out of bounds nor
 //!   panic. A group blob is checked (checksum, then every table and
-//!   transition) before its first use answers anything, except the rows and
-//!   slots of its combs, which a group's first lookups check as their walks
-//!   read them ([`GroupView::check_shape`], [`CombDfa::checked_scan`]); so is CRAWL
-//!   (checksum, then every id and offset), which no verdict reads.
+//!   transition) before its first use answers anything ([`GroupView::check`]);
+//!   so is CRAWL (checksum, then every id and offset), which no verdict reads.
 //! - Sections follow one another from [`GROUPS_START`] to the end of the
 //!   file, with fewer than 8 zero bytes between two; group blobs follow one
 //!   another through GROUPS in id order. No byte of the file is therefore
@@ -1557,10 +1555,10 @@ pub enum Check {
     Full,
     /// The group was checked before.
     Validated,
-    /// A group's first uses: every table as [`Check::Full`] but a comb's
-    /// rows, slots and accelerations, of which only the shape is checked
-    /// ([`CombDfa::shaped`]); [`CombDfa::checked_scan`] checks what a walk
-    /// reads of them.
+    /// The first half of a group's check ([`GroupView::check_shape`]):
+    /// every table as [`Check::Full`] but a comb's rows, slots and
+    /// accelerations, of which only the shape is checked
+    /// ([`CombDfa::shaped`]); [`GroupView::check_combs`] checks them after.
     Shape,
 }
 
@@ -1616,12 +1614,11 @@ impl<'a> GroupView<'a> {
         self.check_combs()
     }
 
-    /// What a group's first uses need before [`CombDfa::checked_scan`] walks
-    /// its combs: the checksum, the head, labels, rank-to-rule table, part
-    /// records, explanations, every dense automaton and rule list whole, and
-    /// each comb's tables in range and of the right shape ([`Check::Shape`]),
-    /// but not their rows, slots and accelerations, most of a comb's bytes
-    /// (a walk reads a few dozen of its rows).
+    /// The first half of [`GroupView::check`]: the checksum, the head,
+    /// labels, rank-to-rule table, part records, explanations, every dense
+    /// automaton and rule list whole, and each comb's tables in range and of
+    /// the right shape ([`Check::Shape`]), but not their rows, slots and
+    /// accelerations (most of a comb's bytes: [`GroupView::check_combs`]).
     pub fn check_shape(&self, explain: bool) -> Result<(), GroupDamage> {
         let computed = checksum(&self.blob[8..]);
         if computed != self.head.checksum {
@@ -1653,8 +1650,8 @@ impl<'a> GroupView<'a> {
                 (PartView::Dfa(dfa), None) => dfa.max_answer(),
                 // The answers table only (rows and slots are the later check's).
                 (PartView::Comb(comb), None) => comb.max_answer(),
-                // The rows carry the answers: `check_combs`, or the caller of
-                // `checked_scan`, compares them with the ranks.
+                // The rows carry the answers: `check_combs` compares them
+                // with the ranks.
                 (PartView::Comb16(_), None) => 0,
                 (PartView::Rules { ends, ranks, patterns }, None) => {
                     RuleList::check(patterns, ends, ranks)
