@@ -784,18 +784,28 @@ impl SplitChunk {
         for &Placed { at, header, p } in &self.placed[..urls] {
             let (at, len) = (at as usize, (header & ((1 << LEN_BITS) - 1)) as usize);
             let to = &mut self.ends[p as usize % MAX_PARTITIONS];
-            let record = &mut self.grouped[*to..*to + HEADER + len.max(COPY)];
-            record[..HEADER].copy_from_slice(&header.to_le_bytes());
-            let url = &mut record[HEADER..];
-            match data.get(at..at + COPY) {
+            let start = *to;
+            *to += HEADER + len;
+            let short = self.grouped.get_mut(start..start + HEADER + COPY).filter(|_| len <= COPY);
+            match (short, data.get(at..at + COPY)) {
                 // Fixed moves of COPY bytes (no call), the bytes past
-                // the URL spilling into the next record's place or the slack.
-                Some(from) if len <= COPY => copy_fixed::<COPY>(url, from),
+                // the URL spilling into the next record's place or the
+                // slack; the record's place and the bytes read as arrays,
+                // checked once.
+                (Some(record), Some(from)) => {
+                    let record: &mut [u8; HEADER + COPY] = record.try_into().expect("HEADER + COPY bytes");
+                    let (head, url) = record.split_at_mut(HEADER);
+                    head.copy_from_slice(&header.to_le_bytes());
+                    copy_fixed::<COPY>(url, from);
+                }
                 // Longer URLs (a fifth of the frontier x20's), and the
                 // chunk's last bytes (no COPY bytes to read past the URL).
-                _ => url[..len].copy_from_slice(&data[at..at + len]),
+                _ => {
+                    let record = &mut self.grouped[start..start + HEADER + len];
+                    record[..HEADER].copy_from_slice(&header.to_le_bytes());
+                    record[HEADER..].copy_from_slice(&data[at..at + len]);
+                }
             }
-            *to += HEADER + len;
         }
     }
 
