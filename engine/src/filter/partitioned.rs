@@ -1334,9 +1334,20 @@ impl<'d> Iterator for ReplayLines<'d, '_> {
     }
 }
 
+/// Where each partition's next verdict is, in pass 3: an entry per possible
+/// partition, so that a line record's partition ([`PARTITION_BITS`]) indexes
+/// it unchecked.
+struct NextVerdicts(Box<[u64; MAX_PARTITIONS]>);
+const _: () = assert!(MAX_PARTITIONS == 1 << PARTITION_BITS);
+
+impl Default for NextVerdicts {
+    fn default() -> Self {
+        NextVerdicts(per_partition())
+    }
+}
+
 impl<F: Format> ChunkJob<F> for Replay<'_> {
-    /// Where each partition's next verdict is.
-    type Scratch = Vec<u64>;
+    type Scratch = NextVerdicts;
 
     fn run(
         &self,
@@ -1344,25 +1355,26 @@ impl<F: Format> ChunkJob<F> for Replay<'_> {
         data: &[u8],
         recorder: &Recorder<F>,
         buffers: &mut ChunkBuffers<F::Chunk>,
-        next: &mut Vec<u64>,
+        next: &mut NextVerdicts,
     ) -> Result<(), FilterError> {
         recorder.format.start(&mut buffers.output, data.len());
         let partitions = self.starts.len();
         let row = seq as usize * partitions * 8;
-        next.clear();
-        next.extend(
-            self.cursors[row..row + partitions * 8]
-                .chunks_exact(8)
-                .zip(self.starts)
-                .map(|(cursor, start)| start + u64::from_le_bytes(cursor.try_into().expect("chunks of 8"))),
-        );
+        let next = &mut next.0;
+        for ((next, cursor), start) in
+            next.iter_mut().zip(self.cursors[row..row + partitions * 8].chunks_exact(8)).zip(self.starts)
+        {
+            *next = start + u64::from_le_bytes(cursor.try_into().expect("chunks of 8"));
+        }
         let (first, lines) = self.chunk_lines[seq as usize];
         let first = first as usize;
         for (line, p) in ReplayLines::new(data, &self.order[first..first + lines * 4]) {
             match line {
                 Line::Url(url) => {
-                    let at = &mut next[p];
-                    let verdict = Verdict::ALL[usize::from(self.verdicts[*at as usize])];
+                    // Unchecked: p < 1 << PARTITION_BITS; a verdict byte is
+                    // a `Verdict::index` (pass 2 writes no other).
+                    let at = &mut next[p % MAX_PARTITIONS];
+                    let verdict = Verdict::ALL[usize::from(self.verdicts[*at as usize]) % Verdict::ALL.len()];
                     *at += 1;
                     recorder.record(buffers, url, verdict, b"");
                 }
