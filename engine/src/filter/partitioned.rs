@@ -560,23 +560,24 @@ impl ChunkJob<SplitFormat> for SplitLines<'_, '_> {
         } else {
             chunk.place::<false>(data, &urls, &bad, partitions);
         }
+        let url_count = urls.len();
         chunk.urls = reuse(urls);
         // The lines that are no URL, counted for a run that ends without pass 3.
         buffers.counts[Verdict::Invalid.index()] += bad.len() as u64;
         let chunk = &mut buffers.output;
-        chunk.group(data);
+        chunk.group(data, partitions, url_count);
         // The chunk's numbers in each partition, for its segments and pass 3.
         chunk.row.clear();
-        for (p, &count) in chunk.counts.iter().enumerate() {
+        for (p, &count) in chunk.counts[..partitions].iter().enumerate() {
             let first = if count > 0 { shared.totals[p].fetch_add(count, Ordering::Relaxed) } else { 0 };
             chunk.row.extend_from_slice(&first.to_le_bytes());
         }
         let failed = |e| shared.temp.failed(e);
         if shared.replayed {
             shared.cursors.write_all_at(&chunk.row, seq * partitions as u64 * 8).map_err(failed)?;
-            let lines = chunk.lines.as_flattened();
-            chunk.order_at = shared.order_len.fetch_add(lines.len() as u64, Ordering::Relaxed);
-            shared.order.write_all_at(lines, chunk.order_at).map_err(failed)?;
+            let order_at = shared.order_len.fetch_add(chunk.line_records().len() as u64, Ordering::Relaxed);
+            chunk.order_at = order_at;
+            shared.order.write_all_at(chunk.line_records(), order_at).map_err(failed)?;
         }
         let mut set = shared.sets.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_default();
         set.blocks.resize_with(partitions, Vec::new);
@@ -592,27 +593,68 @@ impl ChunkJob<SplitFormat> for SplitLines<'_, '_> {
 /// One chunk's URLs as records ([`HEADER`]) grouped by partition:
 /// partition `p`'s are `grouped[starts[p]..ends[p]]`, in input order,
 /// `counts[p]` of them.
-#[derive(Debug, Default)]
+///
+/// Pass 1's per-URL writes go to places fixed before the loop: `placed`
+/// and `lines` only grow (a chunk's URLs written by index, their count
+/// kept apart), and `ends` and `counts` hold [`MAX_PARTITIONS`] entries
+/// each (a partition's index masked, never checked), so that no write per
+/// URL checks a capacity or a bound.
+#[derive(Debug)]
 struct SplitChunk {
     /// The chunk's URLs as split (the memory only, see [`reuse`]).
     urls: Vec<&'static [u8]>,
-    /// Each URL's place in the chunk's bytes and its record's header, and
-    /// its partition, in input order.
-    placed: Vec<(u32, u32)>,
-    ids: Vec<u16>,
-    /// Each line's record for pass 3 ([`IRREGULAR`]; none when the run has
-    /// no pass 3), and where they went in the order file.
+    /// Each URL's [`Placed`], in input order: the first as many as the
+    /// chunk's URLs (never shortened).
+    placed: Vec<Placed>,
+    /// Each line's record for pass 3 ([`IRREGULAR`]): the first
+    /// `line_count` (none when the run has no pass 3; never shortened), and
+    /// where they went in the order file.
     lines: Vec<[u8; 4]>,
+    line_count: usize,
     order_at: u64,
     /// The records by partition, each partition's region followed by
     /// [`COPY`] bytes of slack (never shortened, so never zeroed again).
     grouped: Vec<u8>,
     starts: Vec<usize>,
-    ends: Vec<usize>,
-    counts: Vec<u64>,
+    /// Per partition (the first `partitions` entries): its records' bytes,
+    /// then where they end ([`SplitChunk::group`]), and its URLs.
+    ends: Box<[usize; MAX_PARTITIONS]>,
+    counts: Box<[u64; MAX_PARTITIONS]>,
     /// The number of the chunk's first URL in each partition, as the cursor
     /// file holds them.
     row: Vec<u8>,
+}
+
+impl Default for SplitChunk {
+    fn default() -> Self {
+        SplitChunk {
+            urls: Vec::new(),
+            placed: Vec::new(),
+            lines: Vec::new(),
+            line_count: 0,
+            order_at: 0,
+            grouped: Vec::new(),
+            starts: Vec::new(),
+            ends: per_partition(),
+            counts: per_partition(),
+            row: Vec::new(),
+        }
+    }
+}
+
+/// An entry per possible partition, each the default (on the heap: 64 KiB).
+fn per_partition<T: Copy + Default>() -> Box<[T; MAX_PARTITIONS]> {
+    let entries = vec![T::default(); MAX_PARTITIONS].into_boxed_slice();
+    entries.try_into().unwrap_or_else(|_| unreachable!("MAX_PARTITIONS entries"))
+}
+
+/// A URL of a chunk as pass 1 placed it: where it lies in the chunk's
+/// bytes, its record's header ([`header_of`]) and its partition.
+#[derive(Clone, Copy, Debug, Default)]
+struct Placed {
+    at: u32,
+    header: u32,
+    p: u32,
 }
 
 /// The most bytes [`SplitChunk::group`] copies in fixed moves
@@ -665,52 +707,72 @@ impl SplitChunk {
         bad: &[(usize, &[u8], LineProblem)],
         partitions: usize,
     ) {
+        // Every URL gets a place, every line (with REPLAYED) a record: the
+        // slots written by index below, without a capacity check per URL.
+        grow(&mut self.placed, urls.len(), Placed::default());
+        let line_count = if REPLAYED { urls.len() + bad.len() } else { 0 };
+        self.line_count = line_count;
+        grow(&mut self.lines, line_count, [0; 4]);
+        let SplitChunk { placed, lines, ends, counts, .. } = self;
+        let (placed, lines) = (&mut placed[..urls.len()], &mut lines[..line_count]);
+        // One URL's partition, record and place; its partition's bytes and count.
+        let mut place = |url: &[u8], slot: &mut Placed| {
+            let hash = authority_hash(url);
+            let p = partition_of_hash(hash, partitions);
+            // Where the URL lies in the chunk: the split hands out subslices.
+            let at = offset_in(data, url);
+            // Masked, not checked: p < partitions <= MAX_PARTITIONS.
+            ends[p % MAX_PARTITIONS] += HEADER + url.len();
+            counts[p % MAX_PARTITIONS] += 1;
+            *slot = Placed { at: at as u32, header: header_of(url, hash), p: p as u32 };
+            (p, at)
+        };
         // Where the next line starts if no blank line comes first.
         let mut next = 0;
         let mut done = 0;
         for k in 0..=bad.len() {
             let until = bad.get(k).map_or(urls.len(), |&(before, ..)| before);
-            for &url in &urls[done..until] {
-                let hash = authority_hash(url);
-                let p = partition_of_hash(hash, partitions);
-                // Where the URL lies in the chunk: the split hands out subslices.
-                let at = offset_in(data, url);
-                if REPLAYED {
-                    self.lines.push(line_record(url.len(), p, at == next).to_le_bytes());
+            let (urls, slots) = (&urls[done..until], &mut placed[done..until]);
+            if REPLAYED {
+                // The lines before bad line k: its URLs' lines, shifted by the k bad lines before.
+                for ((&url, slot), line) in urls.iter().zip(slots).zip(&mut lines[done + k..until + k]) {
+                    let (p, at) = place(url, slot);
+                    *line = line_record(url.len(), p, at == next).to_le_bytes();
                     next = line_after(data, at + url.len());
                 }
-                self.ids.push(p as u16);
-                self.ends[p] += HEADER + url.len();
-                self.counts[p] += 1;
-                self.placed.push((at as u32, header_of(url, hash)));
+            } else {
+                for (&url, slot) in urls.iter().zip(slots) {
+                    place(url, slot);
+                }
             }
             done = until;
             if let Some(&(_, line, _)) = bad.get(k).filter(|_| REPLAYED) {
-                self.lines.push(IRREGULAR.to_le_bytes());
+                lines[until + k] = IRREGULAR.to_le_bytes();
                 next = line_after(data, offset_in(data, line) + line.len());
             }
         }
     }
 
-    /// Empties the chunk for the URLs of `partitions` partitions.
-    fn clear(&mut self, partitions: usize) {
-        self.placed.clear();
-        self.ids.clear();
-        self.lines.clear();
-        self.ends.clear();
-        self.ends.resize(partitions, 0);
-        self.counts.clear();
-        self.counts.resize(partitions, 0);
+    /// The chunk's line records for pass 3, in input order.
+    fn line_records(&self) -> &[u8] {
+        self.lines[..self.line_count].as_flattened()
     }
 
-    /// Writes the records of the URLs placed in `data` into `grouped` by
-    /// partition (a counting sort within the chunk, whose bytes stay in the
-    /// cache); `ends` held each partition's bytes and then holds where its
-    /// records end.
-    fn group(&mut self, data: &[u8]) {
+    /// Empties the chunk for the URLs of `partitions` partitions.
+    fn clear(&mut self, partitions: usize) {
+        self.line_count = 0;
+        self.ends[..partitions].fill(0);
+        self.counts[..partitions].fill(0);
+    }
+
+    /// Writes the records of the first `urls` URLs placed in `data` into
+    /// `grouped` by partition (a counting sort within the chunk, whose bytes
+    /// stay in the cache); `ends` held each of the `partitions` partitions'
+    /// bytes and then holds where its records end.
+    fn group(&mut self, data: &[u8], partitions: usize, urls: usize) {
         self.starts.clear();
         let mut total = 0;
-        for end in &mut self.ends {
+        for end in &mut self.ends[..partitions] {
             self.starts.push(total);
             let bytes = std::mem::replace(end, total);
             total += bytes + COPY;
@@ -719,21 +781,31 @@ impl SplitChunk {
             self.grouped.resize(total, 0);
         }
         // `ends[p]` walks partition p's region.
-        for (&(at, header), &p) in self.placed.iter().zip(&self.ids) {
+        for &Placed { at, header, p } in &self.placed[..urls] {
             let (at, len) = (at as usize, (header & ((1 << LEN_BITS) - 1)) as usize);
-            let to = &mut self.ends[usize::from(p)];
-            let record = &mut self.grouped[*to..*to + HEADER + len.max(COPY)];
-            record[..HEADER].copy_from_slice(&header.to_le_bytes());
-            let url = &mut record[HEADER..];
-            match data.get(at..at + COPY) {
+            let to = &mut self.ends[p as usize % MAX_PARTITIONS];
+            let start = *to;
+            *to += HEADER + len;
+            let short = self.grouped.get_mut(start..start + HEADER + COPY).filter(|_| len <= COPY);
+            match (short, data.get(at..at + COPY)) {
                 // Fixed moves of COPY bytes (no call), the bytes past
-                // the URL spilling into the next record's place or the slack.
-                Some(from) if len <= COPY => copy_fixed::<COPY>(url, from),
+                // the URL spilling into the next record's place or the
+                // slack; the record's place and the bytes read as arrays,
+                // checked once.
+                (Some(record), Some(from)) => {
+                    let record: &mut [u8; HEADER + COPY] = record.try_into().expect("HEADER + COPY bytes");
+                    let (head, url) = record.split_at_mut(HEADER);
+                    head.copy_from_slice(&header.to_le_bytes());
+                    copy_fixed::<COPY>(url, from);
+                }
                 // Longer URLs (a fifth of the frontier x20's), and the
                 // chunk's last bytes (no COPY bytes to read past the URL).
-                _ => url[..len].copy_from_slice(&data[at..at + len]),
+                _ => {
+                    let record = &mut self.grouped[start..start + HEADER + len];
+                    record[..HEADER].copy_from_slice(&header.to_le_bytes());
+                    record[HEADER..].copy_from_slice(&data[at..at + len]);
+                }
             }
-            *to += HEADER + len;
         }
     }
 
@@ -946,7 +1018,7 @@ impl ChunkSink for Split {
     type Chunk = SplitChunk;
 
     fn write(&mut self, chunk: &SplitChunk) -> Result<(), FilterError> {
-        self.chunk_lines.push((chunk.order_at, chunk.lines.len()));
+        self.chunk_lines.push((chunk.order_at, chunk.line_count));
         Ok(())
     }
 
@@ -1262,9 +1334,20 @@ impl<'d> Iterator for ReplayLines<'d, '_> {
     }
 }
 
+/// Where each partition's next verdict is, in pass 3: an entry per possible
+/// partition, so that a line record's partition ([`PARTITION_BITS`]) indexes
+/// it unchecked.
+struct NextVerdicts(Box<[u64; MAX_PARTITIONS]>);
+const _: () = assert!(MAX_PARTITIONS == 1 << PARTITION_BITS);
+
+impl Default for NextVerdicts {
+    fn default() -> Self {
+        NextVerdicts(per_partition())
+    }
+}
+
 impl<F: Format> ChunkJob<F> for Replay<'_> {
-    /// Where each partition's next verdict is.
-    type Scratch = Vec<u64>;
+    type Scratch = NextVerdicts;
 
     fn run(
         &self,
@@ -1272,25 +1355,26 @@ impl<F: Format> ChunkJob<F> for Replay<'_> {
         data: &[u8],
         recorder: &Recorder<F>,
         buffers: &mut ChunkBuffers<F::Chunk>,
-        next: &mut Vec<u64>,
+        next: &mut NextVerdicts,
     ) -> Result<(), FilterError> {
         recorder.format.start(&mut buffers.output, data.len());
         let partitions = self.starts.len();
         let row = seq as usize * partitions * 8;
-        next.clear();
-        next.extend(
-            self.cursors[row..row + partitions * 8]
-                .chunks_exact(8)
-                .zip(self.starts)
-                .map(|(cursor, start)| start + u64::from_le_bytes(cursor.try_into().expect("chunks of 8"))),
-        );
+        let next = &mut next.0;
+        for ((next, cursor), start) in
+            next.iter_mut().zip(self.cursors[row..row + partitions * 8].chunks_exact(8)).zip(self.starts)
+        {
+            *next = start + u64::from_le_bytes(cursor.try_into().expect("chunks of 8"));
+        }
         let (first, lines) = self.chunk_lines[seq as usize];
         let first = first as usize;
         for (line, p) in ReplayLines::new(data, &self.order[first..first + lines * 4]) {
             match line {
                 Line::Url(url) => {
-                    let at = &mut next[p];
-                    let verdict = Verdict::ALL[usize::from(self.verdicts[*at as usize])];
+                    // Unchecked: p < 1 << PARTITION_BITS; a verdict byte is
+                    // a `Verdict::index` (pass 2 writes no other).
+                    let at = &mut next[p % MAX_PARTITIONS];
+                    let verdict = Verdict::ALL[usize::from(self.verdicts[*at as usize]) % Verdict::ALL.len()];
                     *at += 1;
                     recorder.record(buffers, url, verdict, b"");
                 }
@@ -1542,6 +1626,41 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_chunk_split_after_a_larger_one_leaves_nothing_of_it_behind() {
+        // Pass 1's per-URL slots only grow: a chunk of fewer URLs and lines
+        // split in the buffers of a larger one gives what fresh buffers give
+        // (records, counts, line records), with and without pass 3.
+        let large: Vec<u8> = (0..3000)
+            .flat_map(|i| format!("https://h{}.example/{}\n", i % 41, "q".repeat(i % 150)).into_bytes())
+            .collect();
+        let small = b"https://a.example/1\n\nbad\x01line\nhttps://b.example/22\r\nhttps://a.example/333\nx\n".to_vec();
+        for replayed in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let temp = TempFiles { dir: dir.path() };
+            let (file, cursors, order) = (temp.create().unwrap(), temp.create().unwrap(), temp.create().unwrap());
+            let shared = SplitShared { replayed, ..SplitShared::new(7, &file, (&cursors, &order), &temp) };
+            let recorder = Recorder { format: SplitFormat { partitions: 7 }, unknown_as: Verdict::Unknown };
+            let split = |buffers: &mut ChunkBuffers<SplitChunk>, seq, data: &[u8]| {
+                SplitLines(&shared).run(seq, data, &recorder, buffers, &mut ()).unwrap();
+                let chunk = &buffers.output;
+                let parts: Vec<Vec<u8>> = (0..7).map(|p| chunk.part(p).to_vec()).collect();
+                (parts, chunk.counts[..7].to_vec(), chunk.line_records().to_vec(), buffers.counts)
+            };
+            let mut reused = ChunkBuffers::default();
+            let first = split(&mut reused, 0, &large);
+            assert_eq!(first.1.iter().sum::<u64>(), 3000);
+            reused.counts = [0; 4];
+            let after = split(&mut reused, 1, &small);
+            let fresh = split(&mut ChunkBuffers::default(), 2, &small);
+            assert_eq!(after, fresh, "replayed: {replayed}");
+            // Four URLs (a line of no scheme is one here: the classifier decides), one bad line.
+            assert_eq!(fresh.1.iter().sum::<u64>(), 4);
+            assert_eq!(fresh.3[Verdict::Invalid.index()], 1);
+            assert_eq!(fresh.2.len(), if replayed { 5 * 4 } else { 0 });
+        }
+    }
+
     /// A line as [`Lines`] gives it: its bytes, its problem if it is no
     /// URL, else its partition (of 7).
     type Seen = (Vec<u8>, Option<LineProblem>, Option<usize>);
@@ -1562,7 +1681,7 @@ mod tests {
                 Line::Bad(line, problem) => (line.to_vec(), Some(problem), None),
             }
         };
-        let records = buffers.output.lines.as_flattened();
+        let records = buffers.output.line_records();
         let replayed = ReplayLines::new(data, records).map(|(line, p)| seen(line, p)).collect();
         let split = Lines::new(data)
             .map(|line| {
