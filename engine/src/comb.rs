@@ -279,7 +279,10 @@ unsafe fn slot_ids_over_avx2(ids: &[u16], owner_max: i16, target_max: i16) -> (b
 /// has it: whether some id masked by `mask` (default, base) is over its
 /// `limit`, the top bits counted (default lanes, base lanes), the largest
 /// `row[0] & answer_mask`, and the rows left over (fewer than four) for the
-/// SSE2 pass.
+/// SSE2 pass. `answer_mask` keeps top bits only (`!default_mask`: the
+/// answer above a 16-bit default, or nothing), so the largest masked
+/// `row[0]` is the largest `row[0]` masked: the loop takes plain maxima
+/// (one AND a step fewer) and masks once at the end.
 ///
 /// # Safety
 /// The CPU must support AVX2.
@@ -293,18 +296,18 @@ unsafe fn rows_over_avx2(
 ) -> (bool, [u32; 2], u32, &[[u32; 2]]) {
     use std::arch::x86_64::*;
     let mut blocks = rows.chunks_exact(4);
-    let ([md, mb], [ld, lb], ma) = (mask, limit, answer_mask as i32);
+    debug_assert_eq!(answer_mask.leading_ones(), answer_mask.count_ones(), "top bits only");
+    let ([md, mb], [ld, lb]) = (mask, limit);
     // Lanes alternate default, base (as the rows lie in memory).
     let mask = _mm256_setr_epi32(md, mb, md, mb, md, mb, md, mb);
     let limit = _mm256_setr_epi32(ld, lb, ld, lb, ld, lb, ld, lb);
-    let answer_mask = _mm256_setr_epi32(ma, 0, ma, 0, ma, 0, ma, 0);
     let (mut bad, mut tops, mut answers) = (_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256());
     for block in &mut blocks {
         // SAFETY: the load reads the block's four rows (32 bytes), unaligned.
         let raw = unsafe { _mm256_loadu_si256(block.as_ptr().cast()) };
         bad = _mm256_or_si256(bad, _mm256_cmpgt_epi32(_mm256_and_si256(raw, mask), limit));
         tops = _mm256_add_epi32(tops, _mm256_srli_epi32(raw, 31));
-        answers = _mm256_max_epu32(answers, _mm256_and_si256(raw, answer_mask));
+        answers = _mm256_max_epu32(answers, raw);
     }
     let (mut lanes, mut answer_lanes) = ([0u32; 8], [0u32; 8]);
     // SAFETY: each store writes the 8 lanes (32 bytes) of its array.
@@ -314,7 +317,8 @@ unsafe fn rows_over_avx2(
     }
     // Each lane counts at most a quarter of the rows (fewer than 2^32).
     let tops = [lanes[0] + lanes[2] + lanes[4] + lanes[6], lanes[1] + lanes[3] + lanes[5] + lanes[7]];
-    let answer = answer_lanes.iter().copied().fold(0, u32::max);
+    // The default lanes' maxima (the base lanes' are not answers).
+    let answer = answer_lanes.iter().step_by(2).copied().fold(0, u32::max) & answer_mask;
     (_mm256_movemask_epi8(bad) != 0, tops, answer, blocks.remainder())
 }
 
