@@ -279,7 +279,10 @@ unsafe fn slot_ids_over_avx2(ids: &[u16], owner_max: i16, target_max: i16) -> (b
 /// has it: whether some id masked by `mask` (default, base) is over its
 /// `limit`, the top bits counted (default lanes, base lanes), the largest
 /// `row[0] & answer_mask`, and the rows left over (fewer than four) for the
-/// SSE2 pass.
+/// SSE2 pass. `answer_mask` keeps top bits only (`!default_mask`: the
+/// answer above a 16-bit default, or nothing), so the largest masked
+/// `row[0]` is the largest `row[0]` masked: the loop takes plain maxima
+/// (one AND a step fewer) and masks once at the end.
 ///
 /// # Safety
 /// The CPU must support AVX2.
@@ -293,18 +296,18 @@ unsafe fn rows_over_avx2(
 ) -> (bool, [u32; 2], u32, &[[u32; 2]]) {
     use std::arch::x86_64::*;
     let mut blocks = rows.chunks_exact(4);
-    let ([md, mb], [ld, lb], ma) = (mask, limit, answer_mask as i32);
+    debug_assert_eq!(answer_mask.leading_ones(), answer_mask.count_ones(), "top bits only");
+    let ([md, mb], [ld, lb]) = (mask, limit);
     // Lanes alternate default, base (as the rows lie in memory).
     let mask = _mm256_setr_epi32(md, mb, md, mb, md, mb, md, mb);
     let limit = _mm256_setr_epi32(ld, lb, ld, lb, ld, lb, ld, lb);
-    let answer_mask = _mm256_setr_epi32(ma, 0, ma, 0, ma, 0, ma, 0);
     let (mut bad, mut tops, mut answers) = (_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256());
     for block in &mut blocks {
         // SAFETY: the load reads the block's four rows (32 bytes), unaligned.
         let raw = unsafe { _mm256_loadu_si256(block.as_ptr().cast()) };
         bad = _mm256_or_si256(bad, _mm256_cmpgt_epi32(_mm256_and_si256(raw, mask), limit));
         tops = _mm256_add_epi32(tops, _mm256_srli_epi32(raw, 31));
-        answers = _mm256_max_epu32(answers, _mm256_and_si256(raw, answer_mask));
+        answers = _mm256_max_epu32(answers, raw);
     }
     let (mut lanes, mut answer_lanes) = ([0u32; 8], [0u32; 8]);
     // SAFETY: each store writes the 8 lanes (32 bytes) of its array.
@@ -314,7 +317,8 @@ unsafe fn rows_over_avx2(
     }
     // Each lane counts at most a quarter of the rows (fewer than 2^32).
     let tops = [lanes[0] + lanes[2] + lanes[4] + lanes[6], lanes[1] + lanes[3] + lanes[5] + lanes[7]];
-    let answer = answer_lanes.iter().copied().fold(0, u32::max);
+    // The default lanes' maxima (the base lanes' are not answers).
+    let answer = answer_lanes.iter().step_by(2).copied().fold(0, u32::max) & answer_mask;
     (_mm256_movemask_epi8(bad) != 0, tops, answer, blocks.remainder())
 }
 
@@ -372,7 +376,7 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
     pub fn new_with_max_answer(tables: CombTables<'a, T>) -> Result<(CombDfa<'a, T>, u32), DfaError> {
         let CombDfa { classes, rows, slots, answers, accels, start, sinks } = CombDfa::shaped(tables)?;
         let states = rows.len();
-        let max_class = classes.iter().copied().max().unwrap_or(0);
+        let max_class = max_class(classes);
         // Each table is checked in one branch-free pass the compiler
         // vectorises (a group's first use checks all of them, and on a
         // frontier of cold origins that was most of the filter's
@@ -431,7 +435,7 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
     #[cold]
     fn name_table_problem(classes: &[u8; 256], rows: &[[u32; 2]], slots: &[[T; 2]]) -> Result<(), DfaError> {
         let states = rows.len();
-        let max_class = u64::from(classes.iter().copied().max().unwrap_or(0));
+        let max_class = u64::from(max_class(classes));
         if let Some(s) = rows.iter().position(|&[_, base]| u64::from(base & !ACCEL) + max_class >= slots.len() as u64) {
             return Err(DfaError::RowPastSlots { state: s, base: rows[s][1] & !ACCEL, slots: slots.len() });
         }
@@ -693,6 +697,43 @@ fn escape_only_classes(
         }
     }
     (only, n)
+}
+
+/// The largest class `classes` maps a byte to: eight 32-byte maxima with
+/// AVX2 where the CPU has it (a group's first use takes it once per comb;
+/// the compiler's 16-byte form was about 120 instructions of the 2,200 a
+/// comb's check costs).
+fn max_class(classes: &[u8; 256]) -> u8 {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is present, just checked.
+        return unsafe { max_class_avx2(classes) };
+    }
+    classes.iter().copied().max().unwrap_or(0)
+}
+
+/// [`max_class`] with AVX2.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn max_class_avx2(classes: &[u8; 256]) -> u8 {
+    use std::arch::x86_64::*;
+    // SAFETY: each load reads 32 of the table's 256 bytes, unaligned.
+    let max = unsafe {
+        let load = |i: usize| _mm256_loadu_si256(classes[32 * i..].as_ptr().cast());
+        let quarter = |i: usize| _mm256_max_epu8(load(2 * i), load(2 * i + 1));
+        _mm256_max_epu8(_mm256_max_epu8(quarter(0), quarter(1)), _mm256_max_epu8(quarter(2), quarter(3)))
+    };
+    let half = _mm_max_epu8(_mm256_castsi256_si128(max), _mm256_extracti128_si256(max, 1));
+    // The largest byte of 16: 255 minus the smallest of their complements,
+    // which `minpos` finds among 16-bit lanes (each byte widened).
+    let complement = _mm_xor_si128(half, _mm_set1_epi8(-1));
+    let low = _mm_minpos_epu16(_mm_unpacklo_epi8(complement, _mm_setzero_si128()));
+    let high = _mm_minpos_epu16(_mm_unpackhi_epi8(complement, _mm_setzero_si128()));
+    let least = (_mm_cvtsi128_si32(low) as u16).min(_mm_cvtsi128_si32(high) as u16);
+    255 - least as u8
 }
 
 /// How many bytes `classes` maps to `class`: 16 bytes a step with SSE2 (a
@@ -1378,6 +1419,25 @@ mod tests {
             wanted.dedup();
             wanted.retain(|&c| (0..=255u8).all(|b| classes[usize::from(b)] != c || escapes.contains(&b)));
             prop_assert_eq!(found, wanted);
+        }
+    }
+
+    proptest! {
+        /// The vector maximum is the plain one, wherever the largest class
+        /// lies (each byte position, each value, 0 and 255 included).
+        #[test]
+        fn max_class_is_the_largest_class(
+            fill in 0u8..=255,
+            at in 0usize..256,
+            top in 0u8..=255,
+            others in proptest::collection::vec((0usize..256, 0u8..=255), 0..8),
+        ) {
+            let mut classes = [fill.min(top); 256];
+            classes[at] = top;
+            for (i, c) in others {
+                classes[i] = c;
+            }
+            prop_assert_eq!(max_class(&classes), classes.iter().copied().max().unwrap());
         }
     }
 
