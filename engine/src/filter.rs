@@ -815,13 +815,22 @@ struct Recorder<F> {
     unknown_as: Verdict,
 }
 
+/// `verdict` as a run with [`Config::unknown_as`] reports and counts it:
+/// the one place that folds unknown URLs into another verdict.
+#[inline(always)]
+fn reported(verdict: Verdict, unknown_as: Verdict) -> Verdict {
+    if verdict == Verdict::Unknown {
+        unknown_as
+    } else {
+        verdict
+    }
+}
+
 impl<F: Format> Recorder<F> {
     /// Counts a URL's verdict and hands it to the format.
     #[inline(always)]
-    fn record(&self, buffers: &mut ChunkBuffers<F::Chunk>, url: &[u8], mut verdict: Verdict, reason: &[u8]) {
-        if verdict == Verdict::Unknown {
-            verdict = self.unknown_as;
-        }
+    fn record(&self, buffers: &mut ChunkBuffers<F::Chunk>, url: &[u8], verdict: Verdict, reason: &[u8]) {
+        let verdict = reported(verdict, self.unknown_as);
         buffers.counts[verdict.index()] += 1;
         self.format.record(&mut buffers.output, url, verdict, reason);
     }

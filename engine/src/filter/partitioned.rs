@@ -60,8 +60,8 @@
 //! URL in pass 1.
 
 use super::{
-    reuse, ChunkBuffers, ChunkJob, ChunkSink, Classifier, FilterError, Format, Input, Line, Lines, Pipeline, Progress,
-    Recorder, Report, Sink,
+    reported, reuse, ChunkBuffers, ChunkJob, ChunkSink, Classifier, FilterError, Format, Input, Line, Lines, Pipeline,
+    Progress, Recorder, Report, Sink,
 };
 use crate::line::LineProblem;
 use crate::url::{origin_hash, origin_hash_of_prefix};
@@ -332,8 +332,7 @@ fn count_verdicts(bytes: &[u8], unknown_as: Verdict, counts: &mut [u64; 4]) {
         by_byte[usize::from(byte)] += 1;
     }
     for (verdict, &count) in Verdict::ALL.iter().zip(&by_byte) {
-        let verdict = if *verdict == Verdict::Unknown { unknown_as } else { *verdict };
-        counts[verdict.index()] += count;
+        counts[reported(*verdict, unknown_as).index()] += count;
     }
 }
 
