@@ -405,10 +405,9 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
     /// The checks of [`CombDfa::new`] that read no row, slot or acceleration
     /// (a constant cost): at least one state and no more than the slot ids
     /// can name, one answer per state (or none, [`SlotId::ANSWER_IN_ROW`]),
-    /// `start` a state, `sinks <= states`: the first half of
-    /// [`CombDfa::new`], which [`crate::format::GroupView::check_shape`]
-    /// runs on its own before [`crate::format::GroupView::check_combs`].
-    pub fn shaped(tables: CombTables<'a, T>) -> Result<CombDfa<'a, T>, DfaError> {
+    /// `start` a state, `sinks <= states`: what [`CombDfa::new`] checks
+    /// before its passes over the tables.
+    fn shaped(tables: CombTables<'a, T>) -> Result<CombDfa<'a, T>, DfaError> {
         let CombTables { classes, rows, slots, answers, accels, start, sinks } = tables;
         let states = rows.len();
         if states == 0 {

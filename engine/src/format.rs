@@ -1555,11 +1555,6 @@ pub enum Check {
     Full,
     /// The group was checked before.
     Validated,
-    /// The first half of a group's check ([`GroupView::check_shape`]):
-    /// every table as [`Check::Full`] but a comb's rows, slots and
-    /// accelerations, of which only the shape is checked
-    /// ([`CombDfa::shaped`]); [`GroupView::check_combs`] checks them after.
-    Shape,
 }
 
 /// A group blob, read in place.
@@ -1608,18 +1603,7 @@ impl<'a> GroupView<'a> {
 
     /// The checksum and every table and transition of the group: after this,
     /// lookups with [`Check::Validated`] cannot read out of bounds or loop.
-    /// [`GroupView::check_shape`], then [`GroupView::check_combs`].
     pub fn check(&self, explain: bool) -> Result<(), GroupDamage> {
-        self.check_shape(explain)?;
-        self.check_combs()
-    }
-
-    /// The first half of [`GroupView::check`]: the checksum, the head,
-    /// labels, rank-to-rule table, part records, explanations, every dense
-    /// automaton and rule list whole, and each comb's tables in range and of
-    /// the right shape ([`Check::Shape`]), but not their rows, slots and
-    /// accelerations (most of a comb's bytes: [`GroupView::check_combs`]).
-    pub fn check_shape(&self, explain: bool) -> Result<(), GroupDamage> {
         let computed = checksum(&self.blob[8..]);
         if computed != self.head.checksum {
             return Err(GroupDamage::Checksum { stored: self.head.checksum, computed });
@@ -1644,15 +1628,12 @@ impl<'a> GroupView<'a> {
         }
         for p in 0..rec.parts as usize {
             let mut comb_max_answer = None;
-            let part = self.read_part(p, Check::Shape, &mut comb_max_answer)?;
+            let part = self.read_part(p, Check::Full, &mut comb_max_answer)?;
             let max_answer = match (part, comb_max_answer) {
                 (_, Some(max)) => max,
                 (PartView::Dfa(dfa), None) => dfa.max_answer(),
-                // The answers table only (rows and slots are the later check's).
                 (PartView::Comb(comb), None) => comb.max_answer(),
-                // The rows carry the answers: `check_combs` compares them
-                // with the ranks.
-                (PartView::Comb16(_), None) => 0,
+                (PartView::Comb16(comb), None) => comb.max_answer(),
                 (PartView::Rules { ends, ranks, patterns }, None) => {
                     RuleList::check(patterns, ends, ranks)
                         .map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Rules(e) })?;
@@ -1672,25 +1653,6 @@ impl<'a> GroupView<'a> {
                     self.explain_entry(i).ok_or(GroupDamage::OutOfRange { table: GroupTable::ExplanationTable })?;
                 self.bytes_at(entry.text_off, entry.text_len as usize)
                     .ok_or(GroupDamage::OutOfRange { table: GroupTable::ExplanationText })?;
-            }
-        }
-        Ok(())
-    }
-
-    /// The rest of [`GroupView::check`] after [`GroupView::check_shape`]
-    /// (which must have passed): every comb's rows, slots and accelerations
-    /// ([`CombDfa::new`]), and its answers against the ranks.
-    pub fn check_combs(&self) -> Result<(), GroupDamage> {
-        for p in 0..self.head.parts as usize {
-            if !matches!(self.part_record(p).map(|r| r.kind), Some(PART_COMB | PART_COMB16)) {
-                continue;
-            }
-            let mut comb_max_answer = None;
-            self.read_part(p, Check::Full, &mut comb_max_answer)?;
-            if let Some(max_answer) = comb_max_answer {
-                if max_answer >= self.head.ranks {
-                    return Err(GroupDamage::AnswerBeyondRanks { part: p });
-                }
             }
         }
         Ok(())
@@ -1749,7 +1711,7 @@ impl<'a> GroupView<'a> {
     pub fn part(&self, p: usize, check: Check) -> Result<PartView<'a>, GroupDamage> {
         match check {
             Check::Validated => self.validated_part(p),
-            Check::Full | Check::Shape => self.read_part(p, check, &mut None),
+            Check::Full => self.read_part(p, check, &mut None),
         }
     }
 
@@ -1788,9 +1750,7 @@ impl<'a> GroupView<'a> {
                 };
                 let answers = self.table(part.c, count).ok_or(out_of_range(GroupTable::Answers))?;
                 let dfa = match check {
-                    Check::Full | Check::Shape => {
-                        Dfa::new(classes, part.stride2, transitions, answers, part.start, part.sinks)
-                    }
+                    Check::Full => Dfa::new(classes, part.stride2, transitions, answers, part.start, part.sinks),
                     Check::Validated => {
                         Ok(Dfa::validated(classes, part.stride2, transitions, answers, part.start, part.sinks))
                     }
@@ -1849,9 +1809,6 @@ impl<'a> GroupView<'a> {
                 })
                 .map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Automaton(e) }),
             Check::Validated => Ok(CombDfa::validated(tables)),
-            Check::Shape => {
-                CombDfa::shaped(tables).map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Automaton(e) })
-            }
         }
     }
 }
