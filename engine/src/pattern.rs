@@ -181,6 +181,16 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// Where `needle` first occurs in `haystack`, by definition: the
+    /// first window equal to it (an empty needle at 0).
+    fn first_window(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+        if needle.is_empty() {
+            Some(0)
+        } else {
+            haystack.windows(needle.len()).position(|w| w == needle)
+        }
+    }
+
     /// The definition, by recursion: slow and obviously right. Each
     /// (pattern, path) position pair that fails is remembered, so that long
     /// paths with several `*` stay polynomial; the recursion is the same.
@@ -302,7 +312,7 @@ mod tests {
             haystack in proptest::collection::vec(prop::sample::select(b"/aeqxZ".to_vec()), 0..100),
             needle in proptest::collection::vec(prop::sample::select(b"/aeqxZ".to_vec()), 0..5),
         ) {
-            let want = if needle.is_empty() { Some(0) } else { haystack.windows(needle.len()).position(|w| w == needle) };
+            let want = first_window(&haystack, &needle);
             prop_assert_eq!(find(&haystack, &needle), want);
         }
 
@@ -312,10 +322,10 @@ mod tests {
             needle in proptest::collection::vec(prop::sample::select(b"ab".to_vec()), 0..24),
         ) {
             // Needles longer than a 16-byte step, in haystacks around it.
-            let want = if needle.is_empty() { Some(0) } else { haystack.windows(needle.len()).position(|w| w == needle) };
+            let want = first_window(&haystack, &needle);
             prop_assert_eq!(find(&haystack, &needle), want);
             let repeated = [haystack.as_slice(), &needle, &needle].concat();
-            let want = if needle.is_empty() { Some(0) } else { repeated.windows(needle.len()).position(|w| w == needle) };
+            let want = first_window(&repeated, &needle);
             prop_assert_eq!(find(&repeated, &needle), want);
         }
 

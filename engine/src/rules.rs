@@ -1008,6 +1008,30 @@ mod tests {
         prefilter
     }
 
+    /// One to seven paths of up to `max_len` bytes over [`long_rule`]'s
+    /// alphabet (and a byte of UTF-8).
+    fn long_paths(max_len: usize) -> impl proptest::strategy::Strategy<Value = Vec<Vec<u8>>> {
+        let path = proptest::collection::vec(proptest::sample::select(b"abAB/-_?=%\x01\xe1".as_slice()), 0..max_len);
+        proptest::collection::vec(path, 1..8)
+    }
+
+    /// Whether each of `lists` answers every path at `floor` as the scan
+    /// of every rule of `buf` does.
+    fn answer_as_the_scan(
+        buf: &RuleListBuf,
+        lists: &[&RuleList<'_>],
+        paths: &[Vec<u8>],
+        floor: u32,
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        for path in paths {
+            let (want, _) = RuleList::best_by_scan(&buf.patterns, &buf.ends, &buf.ranks, path, floor);
+            for list in lists {
+                proptest::prop_assert_eq!(list.best(path, floor), want, "path {:?}", String::from_utf8_lossy(path));
+            }
+        }
+        Ok(())
+    }
+
     /// Pieces of a few bytes from a small alphabet (so that pairs and
     /// pieces recur in paths), rules of up to four pieces with or without a
     /// leading `/` or `*` and a final `$`.
@@ -1030,21 +1054,14 @@ mod tests {
         #[test]
         fn the_vector_sieve_misses_no_matching_rule(
             rules in proptest::collection::vec(long_rule(), 0..24),
-            paths in proptest::collection::vec(
-                proptest::collection::vec(proptest::sample::select(b"abAB/-_?=%\x01\xe1".as_slice()), 0..90),
-                1..8,
-            ),
+            paths in long_paths(90),
             floor in 0u32..8,
         ) {
             let buf = RuleListBuf::new(rules.iter().map(|(p, r)| (p.as_slice(), *r)));
             let list = buf.as_rule_list().unwrap();
             let scalar = without_vectors(&list);
             let portable = RuleList::with_prefilter(&buf.patterns, &buf.ends, &buf.ranks, &scalar).unwrap();
-            for path in &paths {
-                let (want, _) = RuleList::best_by_scan(&buf.patterns, &buf.ends, &buf.ranks, path, floor);
-                proptest::prop_assert_eq!(list.best(path, floor), want, "path {:?}", String::from_utf8_lossy(path));
-                proptest::prop_assert_eq!(portable.best(path, floor), want, "path {:?}", String::from_utf8_lossy(path));
-            }
+            answer_as_the_scan(&buf, &[&list, &portable], &paths, floor)?;
         }
     }
 
@@ -1116,21 +1133,14 @@ mod tests {
         #[test]
         fn colliding_piece_hashes_miss_no_matching_rule(
             rules in proptest::collection::vec(long_rule(), 0..24),
-            paths in proptest::collection::vec(
-                proptest::collection::vec(proptest::sample::select(b"abAB/-_?=%\x01\xe1".as_slice()), 0..60),
-                1..8,
-            ),
+            paths in long_paths(60),
             floor in 0u32..8,
         ) {
             let buf = RuleListBuf::new(rules.iter().map(|(p, r)| (p.as_slice(), *r)));
             let colliding = Prefilter::build(&buf.patterns, &buf.ends, |_, _| 0);
             let list = RuleList::with_prefilter(&buf.patterns, &buf.ends, &buf.ranks, &colliding).unwrap();
             let hashed = buf.as_rule_list().unwrap();
-            for path in &paths {
-                let (want, _) = RuleList::best_by_scan(&buf.patterns, &buf.ends, &buf.ranks, path, floor);
-                proptest::prop_assert_eq!(list.best(path, floor), want, "path {:?}", String::from_utf8_lossy(path));
-                proptest::prop_assert_eq!(hashed.best(path, floor), want, "path {:?}", String::from_utf8_lossy(path));
-            }
+            answer_as_the_scan(&buf, &[&list, &hashed], &paths, floor)?;
         }
     }
 
