@@ -987,6 +987,109 @@ mod tests {
         assert!(names(dir.path()).is_empty(), "{:?}", names(dir.path()));
     }
 
+    /// How a piece goes to a [`PendingFile`] in `placed_writes_are_the_bytes_written`.
+    #[derive(Clone, Copy, Debug)]
+    enum Placement {
+        /// `write_all`.
+        Copied,
+        /// `write_placed` from a buffer laid out for the file's lead.
+        Placed,
+        /// `write_placed` from a buffer laid out for another lead.
+        Misplaced(usize),
+        /// `write_placed` with no room before the bytes.
+        NoRoom,
+    }
+
+    fn placement() -> impl proptest::strategy::Strategy<Value = Placement> {
+        use proptest::prelude::*;
+        prop_oneof![
+            1 => Just(Placement::Copied),
+            4 => Just(Placement::Placed),
+            1 => (1..BLOCK).prop_map(Placement::Misplaced),
+            1 => Just(Placement::NoRoom),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, failure_persistence: None, ..Default::default() })]
+
+        /// Any sequence of pieces, copied or handed over placed, misplaced or
+        /// without room, of any length (within a block, across blocks, filling
+        /// the aligned buffers): the committed file holds every byte once, in
+        /// order; a placed piece that reaches a block's end is taken whole
+        /// (its buffer comes back empty) when the file is written past the
+        /// page cache; and a buffer handed over comes back for reuse.
+        #[test]
+        fn placed_writes_are_the_bytes_written(
+            pieces in proptest::collection::vec(
+                (placement(), proptest::prop_oneof![0..BLOCK * 2, 0..direct::BUFFER + BLOCK * 3]),
+                0..12,
+            ),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("out.tsv");
+            let mut file = PendingFile::create(&path).unwrap();
+            file.write_direct();
+            let direct = file.is_direct();
+            let mut expected = Vec::new();
+            let mut buf = Vec::new();
+            for (seed, &(how, len)) in pieces.iter().enumerate() {
+                let piece = pattern(len, seed as u8);
+                expected.extend_from_slice(&piece);
+                let lead = file.lead().unwrap_or(0);
+                let start = match how {
+                    Placement::Copied => {
+                        file.write_all(&piece).unwrap();
+                        continue;
+                    }
+                    Placement::Placed => place(&mut buf, len, lead),
+                    Placement::Misplaced(other) => place(&mut buf, len, (lead + other) % BLOCK),
+                    Placement::NoRoom => {
+                        buf.clear();
+                        0
+                    }
+                };
+                buf.extend_from_slice(&piece);
+                file.write_placed(&mut buf, start).unwrap();
+                let taken = buf.len() < start + len;
+                if let (true, Placement::Placed) = (direct, how) {
+                    proptest::prop_assert_eq!(taken, lead + len >= BLOCK, "lead {}, {} bytes", lead, len);
+                }
+                if taken {
+                    proptest::prop_assert!(buf.is_empty());
+                }
+            }
+            proptest::prop_assert!(!path.exists(), "nothing under the final name before the commit");
+            file.commit().unwrap();
+            proptest::prop_assert!(std::fs::read(&path).unwrap() == expected, "the committed file holds every byte in order");
+            proptest::prop_assert_eq!(names(dir.path()), ["out.tsv"]);
+        }
+    }
+
+    #[test]
+    fn placed_buffers_come_back_for_reuse() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = PendingFile::create(&dir.path().join("out.tsv")).unwrap();
+        file.write_direct();
+        if !file.is_direct() {
+            eprintln!("skipped: no direct I/O on this file system");
+            return;
+        }
+        let mut buf = Vec::new();
+        let mut capacities = Vec::new();
+        for seed in 0..16u8 {
+            // Time for the writer to write the last one and give it back.
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            let start = place(&mut buf, 3 * BLOCK, file.lead().unwrap());
+            buf.extend_from_slice(&pattern(3 * BLOCK - 1, seed));
+            file.write_placed(&mut buf, start).unwrap();
+            assert!(buf.is_empty(), "piece {seed} was taken whole");
+            capacities.push(buf.capacity());
+        }
+        assert!(capacities.iter().any(|&c| c >= 3 * BLOCK), "written buffers come back: {capacities:?}");
+        file.commit().unwrap();
+    }
+
     #[test]
     fn streams_and_started_files_are_not_written_direct() {
         let mut stream = PendingFile::create(Path::new("/dev/null")).unwrap();
