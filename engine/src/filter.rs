@@ -773,6 +773,12 @@ pub trait Format: Sync {
         let _ = (chunk, seq);
     }
 
+    /// After a chunk's last URL was recorded, on its worker, before the
+    /// chunk goes to the sink. The default does nothing.
+    fn end(&self, chunk: &mut Self::Chunk) {
+        let _ = chunk;
+    }
+
     /// Before the first URL of a chunk of `input_len` bytes is recorded
     /// (as late as the job can: the windowed path classifies the chunk
     /// first): make room for its output.
@@ -960,6 +966,9 @@ impl Pipeline {
             buffers.input_len = data.len() + skipped;
             recorder.format.begin(&mut buffers.output, seq);
             let worked = job.run(seq, data, recorder, buffers, scratch);
+            if worked.is_ok() {
+                recorder.format.end(&mut buffers.output);
+            }
             buffers.input = input;
             worked
         });

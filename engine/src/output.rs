@@ -20,6 +20,7 @@
 use crate::filter::{ChunkSink, Config, FilterError, Format, Sink};
 use crate::line::LineProblem;
 use crate::verdict::Verdict;
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -90,11 +91,9 @@ pub struct Outputs<'w> {
     lists: [Option<Output<'w>>; 4],
     verdicts: Option<Output<'w>>,
     rows: Option<Output<'w>>,
-    /// Shared with the format on the workers: where the next chunk of each
+    /// Shared with the format on the workers: where each chunk of each
     /// output lands in a block.
     leads: Arc<Leads>,
-    /// Chunks written so far.
-    chunks: u64,
 }
 
 /// The outputs of an [`Outputs`] and of a [`TsvChunk`], by number: the lists
@@ -103,22 +102,57 @@ const OUTPUTS: usize = 6;
 const VERDICTS: usize = 4;
 const ROWS: usize = 5;
 
-/// Per output, where in a block the next chunk's bytes land and before
-/// which chunk that holds (the sink publishes it after each chunk; the
-/// workers read it when they start formatting one): `chunk << 16 | lead`.
+/// Where each chunk's bytes will land in the blocks of each output, worked
+/// out as the workers finish chunks (in any order), so that a worker about
+/// to format a chunk knows where to put its bytes as soon as every chunk
+/// before it is formatted, whether or not those are written yet.
 #[derive(Debug, Default)]
-struct Leads([AtomicU64; OUTPUTS]);
+struct Leads(Mutex<LeadChain>);
+
+#[derive(Debug, Default)]
+struct LeadChain {
+    /// The first chunk not yet finished, and where its bytes land in a
+    /// block, per output.
+    next: u64,
+    leads: [usize; OUTPUTS],
+    /// The bytes of each output of chunks finished after `next`, by their
+    /// number less `next + 1`.
+    finished: VecDeque<Option<[usize; OUTPUTS]>>,
+}
 
 impl Leads {
-    fn publish(&self, output: usize, chunk: u64, lead: usize) {
-        self.0[output].store(chunk << 16 | lead as u64, Ordering::Release);
+    fn chain(&self) -> MutexGuard<'_, LeadChain> {
+        // Every update leaves the chain consistent: a poisoned lock holds nothing wrong.
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The lead of chunk `chunk` of `output`, if every chunk before it is
-    /// written.
-    fn of(&self, output: usize, chunk: u64) -> Option<usize> {
-        let published = self.0[output].load(Ordering::Acquire);
-        (published >> 16 == chunk).then_some((published & 0xffff) as usize)
+    /// Starts a run whose first chunk's bytes land at `leads`.
+    fn restart(&self, leads: [usize; OUTPUTS]) {
+        *self.chain() = LeadChain { next: 0, leads, finished: VecDeque::new() };
+    }
+
+    /// Where the bytes of chunk `seq` land, if every chunk before it is
+    /// finished.
+    fn of(&self, seq: u64) -> Option<[usize; OUTPUTS]> {
+        let chain = self.chain();
+        (chain.next == seq).then_some(chain.leads)
+    }
+
+    /// Chunk `seq` holds `lens` bytes of each output.
+    fn finished(&self, seq: u64, lens: [usize; OUTPUTS]) {
+        let mut chain = self.chain();
+        let Some(Ok(at)) = seq.checked_sub(chain.next).map(usize::try_from) else { return };
+        if chain.finished.len() <= at {
+            chain.finished.resize(at + 1, None);
+        }
+        chain.finished[at] = Some(lens);
+        while let Some(&Some(lens)) = chain.finished.front() {
+            chain.finished.pop_front();
+            for (lead, len) in chain.leads.iter_mut().zip(lens) {
+                *lead = (*lead + len) % BLOCK;
+            }
+            chain.next += 1;
+        }
     }
 }
 
@@ -177,16 +211,6 @@ impl<'w> Outputs<'w> {
             VERDICTS => self.verdicts.as_ref(),
             ROWS => self.rows.as_ref(),
             list => self.lists[list].as_ref(),
-        }
-    }
-
-    /// After a chunk: counts it and publishes where the next one lands.
-    fn chunk_written(&mut self) {
-        self.chunks += 1;
-        for output in 0..OUTPUTS {
-            if let Some(lead) = self.output(output).and_then(Output::lead) {
-                self.leads.publish(output, self.chunks, lead);
-            }
         }
     }
 }
@@ -267,13 +291,9 @@ impl Sink for Outputs<'_> {
     type Format = TsvFormat;
 
     fn format(&self, config: &Config) -> TsvFormat {
-        let mut placed = [false; OUTPUTS];
-        for (output, placed) in placed.iter_mut().enumerate() {
-            if let Some(lead) = self.output(output).and_then(Output::lead) {
-                self.leads.publish(output, self.chunks, lead);
-                *placed = true;
-            }
-        }
+        let leads: [Option<usize>; OUTPUTS] = std::array::from_fn(|output| self.output(output).and_then(Output::lead));
+        self.leads.restart(leads.map(|lead| lead.unwrap_or(0)));
+        let placed = leads.map(|lead| lead.is_some());
         TsvFormat {
             lists: std::array::from_fn(|i| self.lists[i].is_some()),
             any_list: self.lists.iter().any(Option::is_some),
@@ -295,7 +315,6 @@ impl ChunkSink for Outputs<'_> {
                 out.writer().write_all(chunk.bytes(output)).map_err(|e| out.failed(e))?;
             }
         }
-        self.chunk_written();
         Ok(())
     }
 
@@ -312,7 +331,6 @@ impl ChunkSink for Outputs<'_> {
                 written.map_err(|e| out.failed(e))?;
             }
         }
-        self.chunk_written();
         Ok(())
     }
 
@@ -358,19 +376,19 @@ impl Format for TsvFormat {
         // line would copy it over and over. A list holds at most the chunk (plus
         // a final newline); a verdicts line adds at most a dozen bytes to a URL,
         // which is rarely shorter than 24. Reasons grow the buffer as needed.
+        let leads = self.placed.contains(&true).then(|| self.leads.of(chunk.seq)).flatten();
         for output in (0..OUTPUTS).filter(|&output| self.wanted(output)) {
             let room = match output {
                 VERDICTS => input_len + input_len / 2 + 64,
                 ROWS => input_len * 2 + 64,
                 _ => input_len + 1,
             };
-            let seq = chunk.seq;
             let buf = chunk.buffer_mut(output);
             chunk.starts[output] = if self.placed[output] {
                 // Where the file's writer will want the bytes; while a chunk
                 // before this one is unwritten, a guess, and a wrong one costs
                 // a copy of the chunk (as an unplaced output always pays).
-                place(buf, room, self.leads.of(output, seq).unwrap_or(0))
+                place(buf, room, leads.map_or(0, |leads| leads[output]))
             } else {
                 buf.reserve(room);
                 buf.len()
@@ -410,6 +428,12 @@ impl Format for TsvFormat {
             out.push(b'\t');
             out.extend(reason.iter().map(|&b| if matches!(b, b'\n' | b'\r') { b' ' } else { b }));
             out.push(b'\n');
+        }
+    }
+
+    fn end(&self, chunk: &mut TsvChunk) {
+        if self.placed.contains(&true) {
+            self.leads.finished(chunk.seq, std::array::from_fn(|output| chunk.bytes(output).len()));
         }
     }
 
@@ -1063,6 +1087,37 @@ mod tests {
             file.commit().unwrap();
             proptest::prop_assert!(std::fs::read(&path).unwrap() == expected, "the committed file holds every byte in order");
             proptest::prop_assert_eq!(names(dir.path()), ["out.tsv"]);
+        }
+    }
+
+    proptest::proptest! {
+        /// Chunks finished in any order: a chunk's lead is known exactly when
+        /// every chunk before it is finished, and it is where the bytes of
+        /// the chunks before it end, from the first chunk's lead on.
+        #[test]
+        fn leads_are_where_the_chunks_before_end(
+            lens in proptest::collection::vec(proptest::array::uniform6(0..3 * BLOCK), 1..12),
+            first in proptest::array::uniform6(0..BLOCK),
+            order in proptest::collection::vec(0..1000usize, 12),
+        ) {
+            let leads = Leads::default();
+            leads.restart(first);
+            let mut ends = vec![first];
+            for len in &lens {
+                let last = *ends.last().unwrap();
+                ends.push(std::array::from_fn(|o| (last[o] + len[o]) % BLOCK));
+            }
+            // Finish the chunks in the order `order` sorts them into.
+            let mut seqs: Vec<usize> = (0..lens.len()).collect();
+            seqs.sort_by_key(|&seq| order[seq]);
+            let mut done = vec![false; lens.len()];
+            for seq in seqs {
+                let known = done[..seq].iter().all(|&d| d);
+                proptest::prop_assert_eq!(leads.of(seq as u64), known.then_some(ends[seq]));
+                leads.finished(seq as u64, lens[seq]);
+                done[seq] = true;
+            }
+            proptest::prop_assert_eq!(leads.of(lens.len() as u64), Some(ends[lens.len()]));
         }
     }
 
