@@ -389,12 +389,12 @@ fn filter_with<C: Classifier>(
     for (_, (file, &(flag, verdict, path))) in others.iter_mut().chain(unknown_list.iter_mut()) {
         let name = path.display().to_string();
         outputs = match verdict {
-            Some(verdict) => outputs.list(verdict, name, *file),
+            Some(verdict) => outputs.list_file(verdict, name, file),
             None if flag == "--matrix" => {
                 file.write_all(matrix_header).context(&name)?;
-                outputs.rows(name, *file)
+                outputs.rows_file(name, file)
             }
-            None => outputs.verdicts(name, *file),
+            None => outputs.verdicts_file(name, file),
         };
     }
 

@@ -20,11 +20,12 @@
 use crate::filter::{ChunkSink, Config, FilterError, Format, Sink};
 use crate::line::LineProblem;
 use crate::verdict::Verdict;
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 mod direct;
 
@@ -32,9 +33,38 @@ mod direct;
 // The TSV outputs
 // ---------------------------------------------------------------------------
 
+/// Where an output's bytes go: any writer, or an output file, to which a
+/// chunk's buffer can go without a copy ([`PendingFile::write_placed`]).
+enum Writer<'w> {
+    Stream(&'w mut dyn Write),
+    File(&'w mut PendingFile),
+}
+
 struct Output<'w> {
     name: String,
-    writer: &'w mut dyn Write,
+    writer: Writer<'w>,
+}
+
+impl Output<'_> {
+    fn failed(&self, source: io::Error) -> FilterError {
+        FilterError::Output { name: self.name.clone(), source }
+    }
+
+    fn writer(&mut self) -> &mut dyn Write {
+        match &mut self.writer {
+            Writer::Stream(writer) => *writer,
+            Writer::File(file) => *file,
+        }
+    }
+
+    /// Where in a block the next chunk's bytes land, when they are worth
+    /// placing there ([`PendingFile::lead`]).
+    fn lead(&self) -> Option<usize> {
+        match &self.writer {
+            Writer::Stream(_) => None,
+            Writer::File(file) => file.lead(),
+        }
+    }
 }
 
 /// Where the results of a run go. Each output is optional; one that is not
@@ -50,11 +80,80 @@ struct Output<'w> {
 ///   URL, where ROW is the classifier's reason as given, tabs kept (line ends
 ///   become spaces): a [`crate::classify::MatrixClassifier`] gives one
 ///   verdict per crawler, so that each line is a row of the matrix.
+///
+/// Each may be any writer, or a [`PendingFile`] (`list_file` and so on):
+/// then, when the file is written past the page cache
+/// ([`PendingFile::write_direct`]), the workers format each chunk where its
+/// bytes will lie in the file's blocks, and the chunk's buffer itself goes to
+/// the file's writer ([`PendingFile::write_placed`]) instead of being copied.
 #[derive(Default)]
 pub struct Outputs<'w> {
     lists: [Option<Output<'w>>; 4],
     verdicts: Option<Output<'w>>,
     rows: Option<Output<'w>>,
+    /// Shared with the format on the workers: where each chunk of each
+    /// output lands in a block.
+    leads: Arc<Leads>,
+}
+
+/// The outputs of an [`Outputs`] and of a [`TsvChunk`], by number: the lists
+/// by [`Verdict::index`], then the verdicts, then the rows.
+const OUTPUTS: usize = 6;
+const VERDICTS: usize = 4;
+const ROWS: usize = 5;
+
+/// Where each chunk's bytes will land in the blocks of each output, worked
+/// out as the workers finish chunks (in any order), so that a worker about
+/// to format a chunk knows where to put its bytes as soon as every chunk
+/// before it is formatted, whether or not those are written yet.
+#[derive(Debug, Default)]
+struct Leads(Mutex<LeadChain>);
+
+#[derive(Debug, Default)]
+struct LeadChain {
+    /// The first chunk not yet finished, and where its bytes land in a
+    /// block, per output.
+    next: u64,
+    leads: [usize; OUTPUTS],
+    /// The bytes of each output of chunks finished after `next`, by their
+    /// number less `next + 1`.
+    finished: VecDeque<Option<[usize; OUTPUTS]>>,
+}
+
+impl Leads {
+    fn chain(&self) -> MutexGuard<'_, LeadChain> {
+        // Every update leaves the chain consistent: a poisoned lock holds nothing wrong.
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Starts a run whose first chunk's bytes land at `leads`.
+    fn restart(&self, leads: [usize; OUTPUTS]) {
+        *self.chain() = LeadChain { next: 0, leads, finished: VecDeque::new() };
+    }
+
+    /// Where the bytes of chunk `seq` land, if every chunk before it is
+    /// finished.
+    fn of(&self, seq: u64) -> Option<[usize; OUTPUTS]> {
+        let chain = self.chain();
+        (chain.next == seq).then_some(chain.leads)
+    }
+
+    /// Chunk `seq` holds `lens` bytes of each output.
+    fn finished(&self, seq: u64, lens: [usize; OUTPUTS]) {
+        let mut chain = self.chain();
+        let Some(Ok(at)) = seq.checked_sub(chain.next).map(usize::try_from) else { return };
+        if chain.finished.len() <= at {
+            chain.finished.resize(at + 1, None);
+        }
+        chain.finished[at] = Some(lens);
+        while let Some(&Some(lens)) = chain.finished.front() {
+            chain.finished.pop_front();
+            for (lead, len) in chain.leads.iter_mut().zip(lens) {
+                *lead = (*lead + len) % BLOCK;
+            }
+            chain.next += 1;
+        }
+    }
 }
 
 impl<'w> Outputs<'w> {
@@ -64,21 +163,55 @@ impl<'w> Outputs<'w> {
     }
 
     /// Sends the URLs with `verdict` to `writer`; `name` is what errors call it.
-    pub fn list(mut self, verdict: Verdict, name: impl Into<String>, writer: &'w mut dyn Write) -> Outputs<'w> {
-        self.lists[verdict.index()] = Some(Output { name: name.into(), writer });
-        self
+    pub fn list(self, verdict: Verdict, name: impl Into<String>, writer: &'w mut dyn Write) -> Outputs<'w> {
+        self.with(verdict.index(), name, Writer::Stream(writer))
     }
 
     /// Sends a `VERDICT<TAB>URL` line per URL to `writer`.
-    pub fn verdicts(mut self, name: impl Into<String>, writer: &'w mut dyn Write) -> Outputs<'w> {
-        self.verdicts = Some(Output { name: name.into(), writer });
-        self
+    pub fn verdicts(self, name: impl Into<String>, writer: &'w mut dyn Write) -> Outputs<'w> {
+        self.with(VERDICTS, name, Writer::Stream(writer))
     }
 
     /// Sends a `URL<TAB>ROW` line per URL to `writer` (see [`Outputs`]).
-    pub fn rows(mut self, name: impl Into<String>, writer: &'w mut dyn Write) -> Outputs<'w> {
-        self.rows = Some(Output { name: name.into(), writer });
+    pub fn rows(self, name: impl Into<String>, writer: &'w mut dyn Write) -> Outputs<'w> {
+        self.with(ROWS, name, Writer::Stream(writer))
+    }
+
+    /// [`Outputs::list`] to an output file, written without copies when it
+    /// is written past the page cache.
+    pub fn list_file(self, verdict: Verdict, name: impl Into<String>, file: &'w mut PendingFile) -> Outputs<'w> {
+        self.with(verdict.index(), name, Writer::File(file))
+    }
+
+    /// [`Outputs::verdicts`] to an output file (see [`Outputs::list_file`]).
+    pub fn verdicts_file(self, name: impl Into<String>, file: &'w mut PendingFile) -> Outputs<'w> {
+        self.with(VERDICTS, name, Writer::File(file))
+    }
+
+    /// [`Outputs::rows`] to an output file (see [`Outputs::list_file`]).
+    pub fn rows_file(self, name: impl Into<String>, file: &'w mut PendingFile) -> Outputs<'w> {
+        self.with(ROWS, name, Writer::File(file))
+    }
+
+    fn with(mut self, output: usize, name: impl Into<String>, writer: Writer<'w>) -> Outputs<'w> {
+        *self.output_mut(output) = Some(Output { name: name.into(), writer });
         self
+    }
+
+    fn output_mut(&mut self, output: usize) -> &mut Option<Output<'w>> {
+        match output {
+            VERDICTS => &mut self.verdicts,
+            ROWS => &mut self.rows,
+            list => &mut self.lists[list],
+        }
+    }
+
+    fn output(&self, output: usize) -> Option<&Output<'w>> {
+        match output {
+            VERDICTS => self.verdicts.as_ref(),
+            ROWS => self.rows.as_ref(),
+            list => self.lists[list].as_ref(),
+        }
     }
 }
 
@@ -91,17 +224,46 @@ const VERDICT_FIELDS_PADDED: [[u8; 16]; 4] =
     [*b"allowed\t________", *b"disallowed\t_____", *b"unknown\t________", *b"invalid\t________"];
 
 /// The output of one chunk for [`Outputs`]: one buffer per output, reused
-/// from chunk to chunk.
+/// from chunk to chunk. A buffer's bytes start at its `starts` entry: a
+/// placed output's buffer begins with room for the bytes that go before
+/// them in their first block (see [`Outputs`]).
 #[derive(Debug, Default)]
 pub struct TsvChunk {
     lists: [Vec<u8>; 4],
     verdicts: Vec<u8>,
     rows: Vec<u8>,
+    starts: [usize; OUTPUTS],
+    /// The chunk's number in the run ([`Format::begin`]).
+    seq: u64,
+}
+
+impl TsvChunk {
+    fn buffer(&self, output: usize) -> &Vec<u8> {
+        match output {
+            VERDICTS => &self.verdicts,
+            ROWS => &self.rows,
+            list => &self.lists[list],
+        }
+    }
+
+    fn buffer_mut(&mut self, output: usize) -> &mut Vec<u8> {
+        match output {
+            VERDICTS => &mut self.verdicts,
+            ROWS => &mut self.rows,
+            list => &mut self.lists[list],
+        }
+    }
+
+    /// The bytes of `output`.
+    fn bytes(&self, output: usize) -> &[u8] {
+        let buffer = self.buffer(output);
+        &buffer[self.starts[output].min(buffer.len())..]
+    }
 }
 
 /// Which outputs of an [`Outputs`] a run formats, decided once per run and
-/// copied to the workers.
-#[derive(Clone, Copy, Debug)]
+/// shared by the workers.
+#[derive(Clone, Debug)]
 pub struct TsvFormat {
     lists: [bool; 4],
     /// Whether any list is wanted.
@@ -110,18 +272,36 @@ pub struct TsvFormat {
     /// Whether the verdicts output gets reasons.
     explain: bool,
     rows: bool,
+    /// Which outputs are formatted where their bytes will lie in blocks.
+    placed: [bool; OUTPUTS],
+    leads: Arc<Leads>,
+}
+
+impl TsvFormat {
+    fn wanted(&self, output: usize) -> bool {
+        match output {
+            VERDICTS => self.verdicts,
+            ROWS => self.rows,
+            list => self.lists[list],
+        }
+    }
 }
 
 impl Sink for Outputs<'_> {
     type Format = TsvFormat;
 
     fn format(&self, config: &Config) -> TsvFormat {
+        let leads: [Option<usize>; OUTPUTS] = std::array::from_fn(|output| self.output(output).and_then(Output::lead));
+        self.leads.restart(leads.map(|lead| lead.unwrap_or(0)));
+        let placed = leads.map(|lead| lead.is_some());
         TsvFormat {
             lists: std::array::from_fn(|i| self.lists[i].is_some()),
             any_list: self.lists.iter().any(Option::is_some),
             verdicts: self.verdicts.is_some(),
             explain: config.explain && self.verdicts.is_some(),
             rows: self.rows.is_some(),
+            placed,
+            leads: Arc::clone(&self.leads),
         }
     }
 }
@@ -130,25 +310,50 @@ impl ChunkSink for Outputs<'_> {
     type Chunk = TsvChunk;
 
     fn write(&mut self, chunk: &TsvChunk) -> Result<(), FilterError> {
-        let lists = self.lists.iter_mut().zip(&chunk.lists);
-        let others = [(&mut self.verdicts, &chunk.verdicts), (&mut self.rows, &chunk.rows)];
-        for (output, bytes) in lists.chain(others) {
-            if let Some(output) = output {
-                output
-                    .writer
-                    .write_all(bytes)
-                    .map_err(|source| FilterError::Output { name: output.name.clone(), source })?;
+        for output in 0..OUTPUTS {
+            if let Some(out) = self.output_mut(output) {
+                out.writer().write_all(chunk.bytes(output)).map_err(|e| out.failed(e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// [`ChunkSink::write`], but a placed buffer goes to its file as it is
+    /// ([`PendingFile::write_placed`]), the chunk getting an empty one.
+    fn write_taking(&mut self, chunk: &mut TsvChunk) -> Result<(), FilterError> {
+        for output in 0..OUTPUTS {
+            let start = chunk.starts[output];
+            if let Some(out) = self.output_mut(output) {
+                let written = match &mut out.writer {
+                    Writer::File(file) => file.write_placed(chunk.buffer_mut(output), start),
+                    Writer::Stream(writer) => writer.write_all(chunk.bytes(output)),
+                };
+                written.map_err(|e| out.failed(e))?;
             }
         }
         Ok(())
     }
 
     fn finish(&mut self) -> Result<(), FilterError> {
-        for output in self.lists.iter_mut().chain([&mut self.verdicts, &mut self.rows]).flatten() {
-            output.writer.flush().map_err(|source| FilterError::Output { name: output.name.clone(), source })?;
+        for output in 0..OUTPUTS {
+            if let Some(out) = self.output_mut(output) {
+                out.writer().flush().map_err(|e| out.failed(e))?;
+            }
         }
         Ok(())
     }
+}
+
+/// Empties `buf` and makes room for `room` bytes after a start at `lead`
+/// bytes past a multiple of [`BLOCK`] in memory, with the `lead` bytes
+/// before it in the same allocation: returns that start. Only the first
+/// allocation of a buffer moves it; the bytes before the start are zeros.
+fn place(buf: &mut Vec<u8>, room: usize, lead: usize) -> usize {
+    buf.clear();
+    buf.reserve(room + 2 * BLOCK);
+    let start = buf.as_ptr().align_offset(BLOCK) + lead;
+    buf.resize(start, 0);
+    start
 }
 
 impl Format for TsvFormat {
@@ -162,21 +367,32 @@ impl Format for TsvFormat {
         self.any_list || self.verdicts || self.rows
     }
 
+    fn begin(&self, chunk: &mut TsvChunk, seq: u64) {
+        chunk.seq = seq;
+    }
+
     fn start(&self, chunk: &mut TsvChunk, input_len: usize) {
         // Room for the whole chunk's output up front: growing a buffer line by
         // line would copy it over and over. A list holds at most the chunk (plus
         // a final newline); a verdicts line adds at most a dozen bytes to a URL,
         // which is rarely shorter than 24. Reasons grow the buffer as needed.
-        for (list, wanted) in chunk.lists.iter_mut().zip(self.lists) {
-            if wanted {
-                list.reserve(input_len + 1);
-            }
-        }
-        if self.verdicts {
-            chunk.verdicts.reserve(input_len + input_len / 2 + 64);
-        }
-        if self.rows {
-            chunk.rows.reserve(input_len * 2 + 64);
+        let leads = self.placed.contains(&true).then(|| self.leads.of(chunk.seq)).flatten();
+        for output in (0..OUTPUTS).filter(|&output| self.wanted(output)) {
+            let room = match output {
+                VERDICTS => input_len + input_len / 2 + 64,
+                ROWS => input_len * 2 + 64,
+                _ => input_len + 1,
+            };
+            let buf = chunk.buffer_mut(output);
+            chunk.starts[output] = if self.placed[output] {
+                // Where the file's writer will want the bytes; while a chunk
+                // before this one is unwritten, a guess, and a wrong one costs
+                // a copy of the chunk (as an unplaced output always pays).
+                place(buf, room, leads.map_or(0, |leads| leads[output]))
+            } else {
+                buf.reserve(room);
+                buf.len()
+            };
         }
     }
 
@@ -215,6 +431,12 @@ impl Format for TsvFormat {
         }
     }
 
+    fn end(&self, chunk: &mut TsvChunk) {
+        if self.placed.contains(&true) {
+            self.leads.finished(chunk.seq, std::array::from_fn(|output| chunk.bytes(output).len()));
+        }
+    }
+
     #[cold]
     fn record_bad_line(&self, chunk: &mut TsvChunk, line: &[u8], problem: LineProblem) {
         let reason = if self.explain { problem.to_string() } else { String::new() };
@@ -226,6 +448,7 @@ impl Format for TsvFormat {
             buf.clear();
             buf.shrink_to(keep);
         }
+        chunk.starts = [0; OUTPUTS];
     }
 }
 
@@ -307,6 +530,10 @@ pub struct PendingFile {
     /// The writer past the page cache, after [`PendingFile::write_direct`].
     direct: Option<direct::Direct>,
 }
+
+/// The block size of writes past the page cache: what
+/// [`PendingFile::write_placed`] aligns buffers to.
+pub const BLOCK: usize = direct::ALIGN;
 
 /// How many written bytes a [`PendingFile`] lets accumulate before it starts
 /// their writeback: large enough that the hint costs nothing per chunk,
@@ -396,6 +623,32 @@ impl PendingFile {
     /// Whether writes bypass the page cache ([`PendingFile::write_direct`]).
     pub fn is_direct(&self) -> bool {
         self.direct.is_some()
+    }
+
+    /// For a writer that can choose where its bytes lie in memory (see
+    /// [`PendingFile::write_placed`]): where in a block of [`BLOCK`] bytes
+    /// the next byte written lands, when the file is written past the page
+    /// cache; `None` otherwise (then placement gains nothing).
+    pub fn lead(&self) -> Option<usize> {
+        self.direct.as_ref().map(direct::Direct::lead)
+    }
+
+    /// Writes `buf[start..]`, as `write_all` would, without copying it when
+    /// it is placed: when the file is written past the page cache, the
+    /// [`PendingFile::lead`] bytes before `start` are free (their content
+    /// is not written) and `start - lead` is a multiple of [`BLOCK`] in
+    /// memory, `buf` itself goes to the file's writer thread and is
+    /// replaced by an empty buffer (one written earlier, its memory kept,
+    /// or a new one). Otherwise `buf[start..]` is copied and `buf` stays.
+    /// Either way the file then holds the same bytes.
+    pub fn write_placed(&mut self, buf: &mut Vec<u8>, start: usize) -> io::Result<()> {
+        let Some(direct) = &mut self.direct else {
+            return self.write_all(&buf[start.min(buf.len())..]);
+        };
+        let len = buf.len().saturating_sub(start);
+        direct.write_placed(buf, start)?;
+        self.written += len as u64;
+        Ok(())
     }
 
     /// Ends [`PendingFile::write_direct`]: waits for the direct writes and
@@ -756,6 +1009,140 @@ mod tests {
         file.write_all(&pattern(direct::BUFFER * 3, 5)).unwrap();
         drop(file);
         assert!(names(dir.path()).is_empty(), "{:?}", names(dir.path()));
+    }
+
+    /// How a piece goes to a [`PendingFile`] in `placed_writes_are_the_bytes_written`.
+    #[derive(Clone, Copy, Debug)]
+    enum Placement {
+        /// `write_all`.
+        Copied,
+        /// `write_placed` from a buffer laid out for the file's lead.
+        Placed,
+        /// `write_placed` from a buffer laid out for another lead.
+        Misplaced(usize),
+        /// `write_placed` with no room before the bytes.
+        NoRoom,
+    }
+
+    fn placement() -> impl proptest::strategy::Strategy<Value = Placement> {
+        use proptest::prelude::*;
+        prop_oneof![
+            1 => Just(Placement::Copied),
+            4 => Just(Placement::Placed),
+            1 => (1..BLOCK).prop_map(Placement::Misplaced),
+            1 => Just(Placement::NoRoom),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, failure_persistence: None, ..Default::default() })]
+
+        /// Any sequence of pieces, copied or handed over placed, misplaced or
+        /// without room, of any length (within a block, across blocks, filling
+        /// the aligned buffers): the committed file holds every byte once, in
+        /// order; a placed piece that reaches a block's end is taken whole
+        /// (its buffer comes back empty) when the file is written past the
+        /// page cache; and a buffer handed over comes back for reuse.
+        #[test]
+        fn placed_writes_are_the_bytes_written(
+            pieces in proptest::collection::vec(
+                (placement(), proptest::prop_oneof![0..BLOCK * 2, 0..direct::BUFFER + BLOCK * 3]),
+                0..12,
+            ),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("out.tsv");
+            let mut file = PendingFile::create(&path).unwrap();
+            file.write_direct();
+            let direct = file.is_direct();
+            let mut expected = Vec::new();
+            let mut buf = Vec::new();
+            for (seed, &(how, len)) in pieces.iter().enumerate() {
+                let piece = pattern(len, seed as u8);
+                expected.extend_from_slice(&piece);
+                let lead = file.lead().unwrap_or(0);
+                let start = match how {
+                    Placement::Copied => {
+                        file.write_all(&piece).unwrap();
+                        continue;
+                    }
+                    Placement::Placed => place(&mut buf, len, lead),
+                    Placement::Misplaced(other) => place(&mut buf, len, (lead + other) % BLOCK),
+                    Placement::NoRoom => {
+                        buf.clear();
+                        0
+                    }
+                };
+                buf.extend_from_slice(&piece);
+                file.write_placed(&mut buf, start).unwrap();
+                let taken = buf.len() < start + len;
+                if let (true, Placement::Placed) = (direct, how) {
+                    proptest::prop_assert_eq!(taken, lead + len >= BLOCK, "lead {}, {} bytes", lead, len);
+                }
+                if taken {
+                    proptest::prop_assert!(buf.is_empty());
+                }
+            }
+            proptest::prop_assert!(!path.exists(), "nothing under the final name before the commit");
+            file.commit().unwrap();
+            proptest::prop_assert!(std::fs::read(&path).unwrap() == expected, "the committed file holds every byte in order");
+            proptest::prop_assert_eq!(names(dir.path()), ["out.tsv"]);
+        }
+    }
+
+    proptest::proptest! {
+        /// Chunks finished in any order: a chunk's lead is known exactly when
+        /// every chunk before it is finished, and it is where the bytes of
+        /// the chunks before it end, from the first chunk's lead on.
+        #[test]
+        fn leads_are_where_the_chunks_before_end(
+            lens in proptest::collection::vec(proptest::array::uniform6(0..3 * BLOCK), 1..12),
+            first in proptest::array::uniform6(0..BLOCK),
+            order in proptest::collection::vec(0..1000usize, 12),
+        ) {
+            let leads = Leads::default();
+            leads.restart(first);
+            let mut ends = vec![first];
+            for len in &lens {
+                let last = *ends.last().unwrap();
+                ends.push(std::array::from_fn(|o| (last[o] + len[o]) % BLOCK));
+            }
+            // Finish the chunks in the order `order` sorts them into.
+            let mut seqs: Vec<usize> = (0..lens.len()).collect();
+            seqs.sort_by_key(|&seq| order[seq]);
+            let mut done = vec![false; lens.len()];
+            for seq in seqs {
+                let known = done[..seq].iter().all(|&d| d);
+                proptest::prop_assert_eq!(leads.of(seq as u64), known.then_some(ends[seq]));
+                leads.finished(seq as u64, lens[seq]);
+                done[seq] = true;
+            }
+            proptest::prop_assert_eq!(leads.of(lens.len() as u64), Some(ends[lens.len()]));
+        }
+    }
+
+    #[test]
+    fn placed_buffers_come_back_for_reuse() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = PendingFile::create(&dir.path().join("out.tsv")).unwrap();
+        file.write_direct();
+        if !file.is_direct() {
+            eprintln!("skipped: no direct I/O on this file system");
+            return;
+        }
+        let mut buf = Vec::new();
+        let mut capacities = Vec::new();
+        for seed in 0..16u8 {
+            // Time for the writer to write the last one and give it back.
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            let start = place(&mut buf, 3 * BLOCK, file.lead().unwrap());
+            buf.extend_from_slice(&pattern(3 * BLOCK - 1, seed));
+            file.write_placed(&mut buf, start).unwrap();
+            assert!(buf.is_empty(), "piece {seed} was taken whole");
+            capacities.push(buf.capacity());
+        }
+        assert!(capacities.iter().any(|&c| c >= 3 * BLOCK), "written buffers come back: {capacities:?}");
+        file.commit().unwrap();
     }
 
     #[test]

@@ -640,6 +640,75 @@ proptest! {
     }
 }
 
+/// URLs of 20 to 90 bytes whose first byte gives the verdict (`FirstByte`),
+/// some of them lines that are no text, some blank: enough bytes a chunk to
+/// fill blocks of a file written past the page cache.
+fn url_lines_strategy() -> impl Strategy<Value = Vec<u8>> {
+    proptest::collection::vec(
+        (
+            prop_oneof![Just(b'a'), Just(b'd'), Just(b'u'), Just(b'x')],
+            10..80usize,
+            prop_oneof![8 => Just(b"\n".as_slice()), 1 => Just(b"\r\n".as_slice()), 1 => Just(b"\x01\n".as_slice()), 1 => Just(b"\n\n".as_slice())],
+        ),
+        0..3_000,
+    )
+    .prop_map(|lines| {
+        let mut data = Vec::new();
+        for (i, (first, len, end)) in lines.into_iter().enumerate() {
+            data.push(first);
+            data.extend_from_slice(format!("://h{}.example/", i % 97).as_bytes());
+            data.extend(std::iter::repeat_n(b'p', len));
+            data.extend_from_slice(end);
+        }
+        data
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Output files written past the page cache, each chunk formatted where
+    /// its bytes lie in the file (`Outputs::list_file`), hold what the
+    /// in-memory outputs hold, at every chunk size and thread count, with
+    /// and without reasons (which grow a chunk's buffer past its room).
+    #[test]
+    fn placed_output_files_hold_the_models_bytes(
+        data in url_lines_strategy(),
+        chunk_size in prop_oneof![1usize..64, 64usize..40_000],
+        threads in 1usize..4,
+        explain in any::<bool>(),
+        feed in prop_oneof![Just(Feed::Mapped), Just(Feed::Streamed)],
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut input = input_of(&data, feed, dir.path());
+        let mut files = pending_files(dir.path());
+        for file in &mut files {
+            file.write_direct();
+        }
+        let [allowed, disallowed, unknown, invalid, verdicts] = &mut files[..] else { panic!("five files") };
+        let mut outputs = Outputs::new()
+            .list_file(Verdict::Allowed, "allowed.txt", allowed)
+            .list_file(Verdict::Disallowed, "disallowed.txt", disallowed)
+            .list_file(Verdict::Unknown, "unknown.txt", unknown)
+            .list_file(Verdict::Invalid, "invalid.txt", invalid)
+            .verdicts_file("verdicts.tsv", verdicts);
+        let config = Config { threads, chunk_size, explain, ..Config::default() };
+        let report = Pipeline::new(config).unwrap().run(&FirstByte, &mut input, &mut outputs, None).unwrap();
+        drop(outputs);
+        for file in files {
+            file.commit().unwrap();
+        }
+        let read = |name: &str| std::fs::read(dir.path().join(name)).unwrap();
+        let written = Written {
+            lists: [read("allowed.txt"), read("disallowed.txt"), read("unknown.txt"), read("invalid.txt")],
+            verdicts: read("verdicts.tsv"),
+            counts: report.stats.counts,
+            input_bytes: report.stats.input_bytes,
+        };
+        prop_assert!(written == model(&data, Verdict::Unknown, explain), "{} bytes, chunk size {}, {} threads", data.len(), chunk_size, threads);
+    }
+}
+
 /// An output that is not a regular file (here `/dev/null`) is written in
 /// place: renaming a temporary file over it would replace the device.
 #[cfg(unix)]

@@ -21,7 +21,7 @@ use std::thread::JoinHandle;
 
 /// The alignment `O_DIRECT` asks of buffers, lengths and offsets: a
 /// multiple of every logical block size in use (512 B and 4 KiB).
-const ALIGN: usize = 4096;
+pub(crate) const ALIGN: usize = 4096;
 
 /// How many bytes each aligned buffer holds: large enough that the writes
 /// are few, small against the memory a run needs otherwise.
@@ -29,6 +29,20 @@ pub(super) const BUFFER: usize = 4 << 20;
 
 /// How many buffers exist: one filling, the others written or waiting.
 const BUFFERS: usize = 3;
+
+/// How many writes may wait for the writer thread: enough that a pause of
+/// the disk does not stop the run at once, few enough to bound memory
+/// (a job is an aligned buffer or a chunk's buffer of a few MiB).
+const QUEUE: usize = 4;
+
+/// A write for the writer thread: bytes and where they go in the file.
+enum Job {
+    /// The first `len` bytes of an aligned buffer, at `offset`.
+    Buffer(Aligned, usize, u64),
+    /// `len` bytes of a caller's buffer from index `from` (block-aligned in
+    /// memory), at `offset`; the buffer is given back once written.
+    Placed(Vec<u8>, usize, usize, u64),
+}
 
 /// A block-aligned window of `BUFFER` bytes in an allocation of its own.
 struct Aligned {
@@ -55,8 +69,10 @@ pub(super) struct Direct {
     len: usize,
     /// Bytes handed to the thread so far (a multiple of `ALIGN`).
     handed: u64,
-    to_writer: Option<mpsc::SyncSender<(Aligned, usize, u64)>>,
+    to_writer: Option<mpsc::SyncSender<Job>>,
     free: mpsc::Receiver<Aligned>,
+    /// Buffers of [`Direct::write_placed`] the writer is done with.
+    written_back: mpsc::Receiver<Vec<u8>>,
     writer: Option<JoinHandle<io::Result<()>>>,
 }
 
@@ -69,8 +85,9 @@ impl Direct {
     pub(super) fn start(path: &Path, buffered: &File) -> Option<Direct> {
         let direct = open_direct(path)?;
         let buffered = buffered.try_clone().ok()?;
-        let (to_writer, jobs) = mpsc::sync_channel::<(Aligned, usize, u64)>(BUFFERS - 1);
+        let (to_writer, jobs) = mpsc::sync_channel::<Job>(QUEUE);
         let (give_back, free) = mpsc::channel();
+        let (give_back_placed, written_back) = mpsc::channel();
         for _ in 1..BUFFERS {
             give_back.send(Aligned::new()).ok()?;
         }
@@ -78,20 +95,28 @@ impl Direct {
             .name("robotsieve-direct".into())
             .spawn(move || {
                 let mut refused = false;
-                for (mut buffer, len, offset) in jobs {
-                    let bytes = &buffer.window()[..len];
+                let mut write = |bytes: &[u8], offset: u64| {
                     if !refused {
                         match direct.write_all_at(bytes, offset) {
-                            Ok(()) => {}
+                            Ok(()) => return Ok(()),
                             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => refused = true,
                             Err(e) => return Err(e),
                         }
                     }
-                    if refused {
-                        buffered.write_all_at(bytes, offset)?;
+                    buffered.write_all_at(bytes, offset)
+                };
+                // The owner is gone (a send fails) only when it is dropping the file.
+                for job in jobs {
+                    match job {
+                        Job::Buffer(mut buffer, len, offset) => {
+                            write(&buffer.window()[..len], offset)?;
+                            let _ = give_back.send(buffer);
+                        }
+                        Job::Placed(buffer, from, len, offset) => {
+                            write(&buffer[from..from + len], offset)?;
+                            let _ = give_back_placed.send(buffer);
+                        }
                     }
-                    // The owner is gone only when it is dropping the file.
-                    let _ = give_back.send(buffer);
                 }
                 Ok(())
             })
@@ -102,8 +127,53 @@ impl Direct {
             handed: 0,
             to_writer: Some(to_writer),
             free,
+            written_back,
             writer: Some(writer),
         })
+    }
+
+    /// Where in a block the next byte appended lands: the number of bytes
+    /// [`Direct::write_placed`] puts in front of a buffer's bytes.
+    pub(super) fn lead(&self) -> usize {
+        self.len % ALIGN
+    }
+
+    /// Appends `buf[start..]`, handing `buf` itself to the writer when its
+    /// bytes lie in memory as they will in the file: when the [`Direct::lead`]
+    /// bytes before `start` are free to take the unaligned bytes before
+    /// them and `start - lead` is block-aligned in memory. `buf` is then
+    /// replaced by a buffer written earlier (emptied) or an empty one; the
+    /// bytes after the last whole block are copied and wait for the next
+    /// write. Otherwise the bytes are copied as by [`Direct::write`], and
+    /// `buf` stays.
+    pub(super) fn write_placed(&mut self, buf: &mut Vec<u8>, start: usize) -> io::Result<()> {
+        // Only the bytes of a last, unfinished block may wait in `filling`.
+        let whole = self.len / ALIGN * ALIGN;
+        if whole > 0 {
+            self.hand(whole)?;
+        }
+        let lead = self.len;
+        let start = start.min(buf.len());
+        let bytes = buf.len() - start;
+        // The whole blocks from the lead's start to the buffer's end.
+        let len = (lead + bytes) / ALIGN * ALIGN;
+        if start < lead || len == 0 || buf[start - lead..].as_ptr().align_offset(ALIGN) != 0 {
+            return self.write(&buf[start..]);
+        }
+        let from = start - lead;
+        buf[from..start].copy_from_slice(&self.filling.window()[..lead]);
+        let rest = lead + bytes - len;
+        self.filling.window()[..rest].copy_from_slice(&buf[from + len..]);
+        let mut spare = self.written_back.try_recv().unwrap_or_default();
+        spare.clear();
+        let full = std::mem::replace(buf, spare);
+        let sender = self.to_writer.as_ref().expect("a direct writer is finished once");
+        if sender.send(Job::Placed(full, from, len, self.handed)).is_err() {
+            return Err(self.writer_failed());
+        }
+        self.handed += len as u64;
+        self.len = rest;
+        Ok(())
     }
 
     /// Appends `bytes`, handing each full buffer to the writer (waiting for
@@ -131,7 +201,7 @@ impl Direct {
         next.window()[..rest].copy_from_slice(&self.filling.window()[len..self.len]);
         let full = std::mem::replace(&mut self.filling, next);
         let sender = self.to_writer.as_ref().expect("a direct writer is finished once");
-        if sender.send((full, len, self.handed)).is_err() {
+        if sender.send(Job::Buffer(full, len, self.handed)).is_err() {
             return Err(self.writer_failed());
         }
         self.handed += len as u64;
