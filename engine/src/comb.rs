@@ -294,6 +294,69 @@ unsafe fn rows_over_avx2(
     (_mm256_movemask_epi8(bad) != 0, tops, answer, blocks.remainder())
 }
 
+/// [`rows_fit`]'s pass for a 16-bit comb's rows (`[default | answer << 16,
+/// base]`, as 16-bit lanes: default, answer, the base's low half, its high
+/// half with [`ACCEL`] at the top), four rows (32 bytes) a step with AVX2:
+/// the [`RowsPass`] of the whole blocks and the rows left over (fewer than
+/// four). `limits` are the largest default and base (both below 2^16, so
+/// that a base's high half must be 0 but for the mark).
+///
+/// One unsigned 16-bit maximum a step gives the largest default, answer
+/// and low half of a base, and the largest high half. Without `MARKS`,
+/// that high half must be 0 (no mark, no base past 2^16): `None` when it is
+/// not, for the general pass to count the marks. With `MARKS`, a signed
+/// maximum as well (a high half is 0 or [`ACCEL`]'s `0x8000` exactly when
+/// its unsigned maximum is at most `0x8000` and its signed one at most 0),
+/// and each lane's top bit counted (the high halves' counts are the marks).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn narrow_rows_over_avx2<const MARKS: bool>(
+    rows: &[[u32; 2]],
+    limits: [u16; 2],
+) -> Option<(RowsPass, &[[u32; 2]])> {
+    use std::arch::x86_64::*;
+    let mut blocks = rows.chunks_exact(4);
+    let (mut unsigned, mut signed, mut tops) = (_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256());
+    for block in &mut blocks {
+        // SAFETY: the load reads the block's four rows (32 bytes), unaligned.
+        let raw = unsafe { _mm256_loadu_si256(block.as_ptr().cast()) };
+        unsigned = _mm256_max_epu16(unsigned, raw);
+        if MARKS {
+            signed = _mm256_max_epi16(signed, raw);
+            // A lane counts at most a quarter of the rows (fewer than 2^14).
+            tops = _mm256_add_epi16(tops, _mm256_srli_epi16(raw, 15));
+        }
+    }
+    let lanes = |v: __m256i| {
+        let mut out = [0u16; 16];
+        // SAFETY: the store writes the 16 lanes (32 bytes) of `out`.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) };
+        out
+    };
+    // Lane 4r + j of a block is field j of its row r.
+    let field = |v: &[u16; 16], j: usize| [v[j], v[4 + j], v[8 + j], v[12 + j]];
+    let unsigned = lanes(unsigned);
+    let high = field(&unsigned, 3).into_iter().fold(0, u16::max);
+    let (high_fits, marked) = if MARKS {
+        let signed = lanes(signed);
+        let high_signed = field(&signed, 3).into_iter().map(|h| h as i16).fold(0, i16::max);
+        (high <= 0x8000 && high_signed <= 0, field(&lanes(tops), 3).into_iter().map(usize::from).sum())
+    } else if high != 0 {
+        return None;
+    } else {
+        (true, 0)
+    };
+    let [default_limit, base_limit] = limits;
+    let fit = high_fits
+        && field(&unsigned, 0).into_iter().fold(0, u16::max) <= default_limit
+        && field(&unsigned, 2).into_iter().fold(0, u16::max) <= base_limit;
+    let answer_bits = u32::from(field(&unsigned, 1).into_iter().fold(0, u16::max)) << 16;
+    Some((RowsPass { fit, marked, answer_bits }, blocks.remainder()))
+}
+
 /// A borrowed, validated comb automaton (from an artifact or a [`CombDfaBuf`]),
 /// its slots holding state ids of type `T`.
 #[derive(Clone, Copy, Debug)]
@@ -361,7 +424,7 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
         // largest answer a row carries.
         let default_mask = if T::ANSWER_IN_ROW { 0xFFFF } else { u32::MAX };
         let pass = match (slots.len() as u64).checked_sub(u64::from(max_class) + 1) {
-            Some(base_limit) => rows_fit(rows, default_mask, states as u64 - 1, base_limit),
+            Some(base_limit) => rows_fit(rows, default_mask, states as u64 - 1, base_limit, !accels.is_empty()),
             None => RowsPass { fit: false, ..rows_fit_plain(rows, default_mask, 0, 0) },
         };
         let slots_bad = !T::slots_fit(slots, states);
@@ -765,8 +828,45 @@ struct RowsPass {
 /// count the marks, and a default with its top bit set (possible only where
 /// `default_mask` keeps it) is out of range whenever `default_limit` is
 /// below 2^31, the only case the pass takes.
-fn rows_fit(rows: &[[u32; 2]], default_mask: u32, default_limit: u64, base_limit: u64) -> RowsPass {
+///
+/// `marks_expected` says whether some row may be marked (the comb lists
+/// accelerated states): a 16-bit comb of at most 65,536 slots is read
+/// in 16-bit lanes with AVX2 ([`narrow_rows_over_avx2`]), one unsigned
+/// maximum per four rows when no row is expected to be marked (and the
+/// general pass if one is, after all), two maxima and the count when rows
+/// are.
+fn rows_fit(
+    rows: &[[u32; 2]],
+    default_mask: u32,
+    default_limit: u64,
+    base_limit: u64,
+    marks_expected: bool,
+) -> RowsPass {
     let answer_mask = !default_mask;
+    #[cfg(target_arch = "x86_64")]
+    if default_mask == 0xFFFF
+        && default_limit <= 0xFFFF
+        && base_limit <= 0xFFFF
+        && std::is_x86_feature_detected!("avx2")
+    {
+        let limits = [default_limit as u16, base_limit as u16];
+        // SAFETY: the CPU has AVX2 (detected above, once per process).
+        let wide = unsafe {
+            if marks_expected {
+                narrow_rows_over_avx2::<true>(rows, limits)
+            } else {
+                narrow_rows_over_avx2::<false>(rows, limits)
+            }
+        };
+        if let Some((pass, rest)) = wide {
+            let rest = rows_fit_plain(rest, default_mask, default_limit, base_limit);
+            return RowsPass {
+                fit: pass.fit && rest.fit,
+                marked: pass.marked + rest.marked,
+                answer_bits: pass.answer_bits.max(rest.answer_bits),
+            };
+        }
+    }
     #[cfg(target_arch = "x86_64")]
     if let Ok(default_limit32) = i32::try_from(default_limit) {
         use std::arch::x86_64::*;
@@ -1352,22 +1452,40 @@ mod tests {
         /// row-by-row definition finds: fit, marks and the largest answer
         /// bits, on rows of every length up to 40 (every split between the
         /// passes), with ids near the limits, top bits set, 16-bit and
-        /// 32-bit defaults, and limits past what the vector passes take.
+        /// 32-bit defaults, marks expected or not, and limits past what the
+        /// vector passes take.
         #[test]
         fn rows_pass_agrees_with_the_plain_one(
             rows in proptest::collection::vec(
-                (prop_oneof![0u32..64, any::<u32>(), Just(0xFFFF_0000u32 | 5)],
-                 prop_oneof![0u32..64, Just(ACCEL | 3), any::<u32>()]),
+                (0u32..8, prop_oneof![0u32..8, any::<u16>().prop_map(u32::from)], 0u32..8, any::<bool>()),
                 0..40,
             ),
+            damage in proptest::collection::vec(
+                (any::<prop::sample::Index>(), any::<bool>(), prop_oneof![
+                    any::<u32>(), Just(1 << 16 | 3), Just(ACCEL | 1 << 16 | 3), Just(0xFFFF_0000u32 | 5),
+                    Just(0x8000), Just(0xFFFF), Just(ACCEL | 0xFFFF), Just(0x7FFF_0000), Just(64),
+                ]),
+                0..3,
+            ),
             narrow in any::<bool>(),
-            default_limit in prop_oneof![0u64..70, Just(u64::from(u32::MAX)), Just(1u64 << 40)],
-            base_limit in prop_oneof![0u64..70, Just(u64::from(u32::MAX))],
+            default_limit in prop_oneof![0u64..70, Just(63u64), Just(u64::from(u32::MAX)), Just(1u64 << 40)],
+            base_limit in prop_oneof![0u64..70, Just(63u64), Just(u64::from(u32::MAX)), Just(0xFFFF)],
+            marks_expected in any::<bool>(),
         ) {
-            let rows: Vec<[u32; 2]> = rows.into_iter().map(|(d, b)| [d, b]).collect();
+            // Rows that mostly fit (small defaults and bases, answers in the
+            // top half, marks), then up to three words set to values at or
+            // past the limits or with stray high bits.
+            let mut rows: Vec<[u32; 2]> =
+                rows.into_iter().map(|(d, a, b, m)| [d | a << 16, b | if m { ACCEL } else { 0 }]).collect();
+            for (at, which, value) in damage {
+                if !rows.is_empty() {
+                    let r = at.index(rows.len());
+                    rows[r][usize::from(which)] = value;
+                }
+            }
             let default_mask = if narrow { 0xFFFF } else { u32::MAX };
             prop_assert_eq!(
-                rows_fit(&rows, default_mask, default_limit, base_limit),
+                rows_fit(&rows, default_mask, default_limit, base_limit, marks_expected),
                 rows_fit_plain(&rows, default_mask, default_limit, base_limit)
             );
         }
