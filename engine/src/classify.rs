@@ -43,10 +43,11 @@ pub struct Scratch {
     /// and room for sorting them.
     order: Vec<u64>,
     spare: Vec<u64>,
-    /// Where each run of one origin's URLs ends in `order`.
+    /// Where each run of one origin's URLs ends in `grouped`.
     runs: Vec<usize>,
-    /// The grouped path's lanes.
+    /// The grouped path's lanes, and room for putting them in hash order.
     grouped: Vec<GroupedLane>,
+    sorted_lanes: Vec<GroupedLane>,
     origins: Vec<Option<usize>>,
     outcomes: Vec<GroupOutcome>,
     /// URLs answered per fetch class of their origin ([`FetchClass`] order).
@@ -66,9 +67,9 @@ struct Lane {
 }
 
 /// A URL of the grouped path ([`AgentClassifier::verdicts`]) that parsed:
-/// its number, where its origin key is, its origin hash (0 when the batch
-/// came grouped, [`AgentClassifier::grouped_verdicts`]: only a run's first
-/// URL is hashed, to look its origin up) and where its prepared path is.
+/// its number, where its origin key is, its origin hash (taken from the URL
+/// before when their keys are equal: only a run's first URL is hashed) and
+/// where its prepared path is.
 #[derive(Clone, Debug)]
 struct GroupedLane {
     url: usize,
@@ -354,12 +355,12 @@ impl<'a> AgentClassifier<'a> {
         scratch: &mut Scratch,
         verdicts: &mut [Verdict],
     ) -> Result<(), ArtifactError> {
-        let grouped = GROUPED;
         let Scratch {
             key,
             keys,
             paths,
             grouped: lanes,
+            sorted_lanes,
             order,
             spare,
             runs,
@@ -373,59 +374,56 @@ impl<'a> AgentClassifier<'a> {
         keys.clear();
         paths.clear();
         lanes.clear();
-        // Ordered by hash, the URLs of an origin are side by side: each entry
-        // of `order` is the top half of the hash over the lane number, sorted
-        // on the hash's top bits (see `group_by_hash`). Origins whose hashes
-        // agree in those bits may interleave, which only splits their runs.
-        //
-        // A window that already comes in runs (a list sorted by host, as
-        // crawl2019's is) keeps its order: its runs are then as long as the
-        // sort would make them, but for an origin that comes back later in
-        // the window, whose URLs then form two runs (as correct, only less
-        // grouped). A window whose runs in input order average fewer than
-        // [`LONG_RUN`] URLs is sorted. The entries and the input runs are
-        // counted as the URLs are taken apart, in the same loop.
-        order.clear();
-        let mut input_runs = 1;
-        let mut last_hash = None;
+        runs.clear();
+        // The runs of one origin in input order, found as the URLs are taken
+        // apart: a URL whose key is the one before's joins its run and takes
+        // its hash, so that only each run's first URL is hashed (a list
+        // sorted or grouped by host, as crawl2019's is, hashes one URL in
+        // tens). The key comparison usually fails on the keys' lengths.
         for (i, (url, verdict)) in urls.iter().zip(verdicts.iter_mut()).enumerate() {
-            let Some((key_at, hash, path)) = self.place::<GROUPED>(url, key, keys, paths) else {
+            let Some((key_at, path)) = self.place(url, key, keys, paths) else {
                 *verdict = Verdict::Invalid;
                 continue;
             };
-            if grouped {
-                // Every hash 0: the runs below are told apart by their keys.
-                order.push(lanes.len() as u64);
-                lanes.push(GroupedLane { url: i, key: key_at, hash, path });
-                continue;
-            }
-            input_runs += usize::from(last_hash.is_some_and(|last| last != hash));
-            last_hash = Some(hash);
-            order.push(hash & !LANE_BITS | lanes.len() as u64);
+            let hash = match lanes.last() {
+                Some(last) if same_key(last.key.of(urls[last.url], keys), key_at.of(url, keys)) => last.hash,
+                last => {
+                    if last.is_some() {
+                        runs.push(lanes.len());
+                    }
+                    key_at.hash(url, keys)
+                }
+            };
             lanes.push(GroupedLane { url: i, key: key_at, hash, path });
         }
-        if !grouped && lanes.len() < LONG_RUN * input_runs {
-            group_by_hash(order, spare);
+        if !lanes.is_empty() {
+            runs.push(lanes.len());
         }
-        let lane_of = |entry: u64| &lanes[(entry & LANE_BITS) as usize];
-        let key_of = |lane: &GroupedLane| lane.key.of(urls[lane.url], keys);
-        // The runs: where each origin's entries of `order` end. Each lane
-        // and its key are found once, and kept for the comparison with the
-        // next (a pair at a time, they were found twice).
-        runs.clear();
-        let mut before: Option<(u64, &[u8])> = None;
-        for (i, &entry) in order.iter().enumerate() {
-            let lane = lane_of(entry);
-            let key = key_of(lane);
-            if let Some((hash, key_before)) = before {
-                if hash != lane.hash || !same_key(key_before, key) {
-                    runs.push(i);
+        // A window whose runs in input order average fewer than [`LONG_RUN`]
+        // URLs (unless it came grouped) is ordered by hash, so that the URLs
+        // of an origin are side by side: each entry of `order` is the top
+        // half of the hash over the lane number, sorted on the hash's top
+        // bits (see `group_by_hash`), and the lanes are put in that order.
+        // Origins whose hashes agree in those bits may interleave, which only
+        // splits their runs. A window that already comes in runs keeps its
+        // order: its runs are then as long as the sort would make them, but
+        // for an origin that comes back later in the window, whose URLs then
+        // form two runs (as correct, only less grouped).
+        if !GROUPED && lanes.len() < LONG_RUN * runs.len() {
+            order.clear();
+            order.extend(lanes.iter().enumerate().map(|(i, lane)| lane.hash & !LANE_BITS | i as u64));
+            group_by_hash(order, spare);
+            sorted_lanes.clear();
+            sorted_lanes.extend(order.iter().map(|&entry| lanes[(entry & LANE_BITS) as usize].clone()));
+            std::mem::swap(lanes, sorted_lanes);
+            runs.clear();
+            let key_of = |lane: &GroupedLane| lane.key.of(urls[lane.url], keys);
+            for (i, pair) in lanes.windows(2).enumerate() {
+                if pair[0].hash != pair[1].hash || !same_key(key_of(&pair[0]), key_of(&pair[1])) {
+                    runs.push(i + 1);
                 }
             }
-            before = Some((lane.hash, key));
-        }
-        if !order.is_empty() {
-            runs.push(order.len());
+            runs.push(lanes.len());
         }
         // Runs are taken a window at a time: the origins of a window looked
         // up side by side (their cache misses overlap, as do those of the
@@ -436,9 +434,8 @@ impl<'a> AgentClassifier<'a> {
             let heads: Vec<(&[u8], u64)> = std::iter::once(start)
                 .chain(window[..window.len() - 1].iter().copied())
                 .map(|at| {
-                    let lane = lane_of(order[at]);
-                    let hash = if grouped { lane.key.hash(urls[lane.url], keys) } else { lane.hash };
-                    (key_of(lane), hash)
+                    let lane = &lanes[at];
+                    (lane.key.of(urls[lane.url], keys), lane.hash)
                 })
                 .collect();
             origins.clear();
@@ -449,27 +446,25 @@ impl<'a> AgentClassifier<'a> {
             let mut queries: Vec<(usize, &[u8])> = Vec::with_capacity(urls_in_window);
             let mut asked: Vec<usize> = Vec::with_capacity(urls_in_window);
             for (&end, origin) in window.iter().zip(origins.iter()) {
-                let run = &order[start..end];
+                let run = &lanes[start..end];
                 start = end;
                 let Some(o) = *origin else {
-                    for &e in run {
-                        verdicts[lane_of(e).url] = Verdict::Unknown;
+                    for lane in run {
+                        verdicts[lane.url] = Verdict::Unknown;
                     }
                     continue;
                 };
                 tally_run(self.artifact, o, run.len() as u64, urls_by_fetch, origins_hit);
                 let group = self.artifact.group_of(o, self.agent);
                 if run.len() < LONG_RUN {
-                    for &e in run {
-                        let lane = lane_of(e);
+                    for lane in run {
                         queries.push((group, lane.path.of(urls[lane.url], paths)));
                         asked.push(lane.url);
                     }
                     continue;
                 }
                 let group = self.artifact.compiled_group(group)?;
-                for &e in run {
-                    let lane = lane_of(e);
+                for lane in run {
                     let path = lane.path.of(urls[lane.url], paths);
                     verdicts[lane.url] = if group.allows(path) { Verdict::Allowed } else { Verdict::Disallowed };
                 }
@@ -483,39 +478,37 @@ impl<'a> AgentClassifier<'a> {
         Ok(())
     }
 
-    /// Takes `url` apart for the grouped path: where its origin key is, its
-    /// origin hash (0 when `GROUPED`: not taken), and where its prepared
-    /// path is (copied into `keys` or
-    /// `paths` only when they are not bytes of the URL); `None` for a URL
-    /// that is not one. In the default mode the parser says where the two
-    /// are ([`KeyBuf::locate`]), with no [`Origin`] built and taken apart
-    /// again; `--raw-urls` reads its path from the [`Origin`].
-    #[inline]
-    fn place<const GROUPED: bool>(
+    /// Takes `url` apart for the grouped path: where its origin key is and
+    /// where its prepared path is (copied into `keys` or `paths` only when
+    /// they are not bytes of the URL); `None` for a URL that is not one. In
+    /// the default mode the parser says where the two are
+    /// ([`KeyBuf::locate`]), with no [`Origin`] built and taken apart again;
+    /// `--raw-urls` reads its path from the [`Origin`]. Always inlined: as
+    /// a call of its own, its two places came back through memory (+70
+    /// instructions a URL on the synthetic list, callgrind).
+    #[inline(always)]
+    fn place(
         &self,
         url: &[u8],
         key: &mut KeyBuf,
         keys: &mut Vec<u8>,
         paths: &mut Vec<u8>,
-    ) -> Option<(BytesAt, u64, BytesAt)> {
+    ) -> Option<(BytesAt, BytesAt)> {
         if self.mode == PathMode::Raw {
             let origin = key.parse(url).ok()?;
             let at = BytesAt::of_bytes(origin.key, url, keys);
-            let hash = if GROUPED { 0 } else { origin_hash(origin.key) };
-            return Some((at, hash, BytesAt::prepare(self.mode, &origin, url, paths)));
+            return Some((at, BytesAt::prepare(self.mode, &origin, url, paths)));
         }
         let spans = key.locate(url).ok()?;
-        let (at, hash) = match spans.key {
-            Some(range) if GROUPED => (BytesAt::Url(range), 0),
-            Some(range) => (BytesAt::Url(range.clone()), origin_hash_of_prefix(&url[range.start..], range.len())),
-            None if GROUPED => (BytesAt::copied(key.key(), keys), 0),
-            None => (BytesAt::copied(key.key(), keys), origin_hash(key.key())),
+        let at = match spans.key {
+            Some(range) => BytesAt::Url(range),
+            None => BytesAt::copied(key.key(), keys),
         };
         let path = match spans.path {
             Some(range) => BytesAt::Url(range),
             None => BytesAt::copied(key.path(), paths),
         };
-        Some((at, hash, path))
+        Some((at, path))
     }
 
     /// The answers for many URLs, in order (see [`AgentClassifier::answer`]).
