@@ -375,27 +375,7 @@ impl<'a> AgentClassifier<'a> {
         paths.clear();
         lanes.clear();
         runs.clear();
-        // The runs of one origin in input order, found as the URLs are taken
-        // apart: a URL whose key is the one before's joins its run and takes
-        // its hash, so that only each run's first URL is hashed (a list
-        // sorted or grouped by host, as crawl2019's is, hashes one URL in
-        // tens). The key comparison usually fails on the keys' lengths.
-        for (i, (url, verdict)) in urls.iter().zip(verdicts.iter_mut()).enumerate() {
-            let Some((key_at, path)) = self.place(url, key, keys, paths) else {
-                *verdict = Verdict::Invalid;
-                continue;
-            };
-            let hash = match lanes.last() {
-                Some(last) if same_key(last.key.of(urls[last.url], keys), key_at.of(url, keys)) => last.hash,
-                last => {
-                    if last.is_some() {
-                        runs.push(lanes.len());
-                    }
-                    key_at.hash(url, keys)
-                }
-            };
-            lanes.push(GroupedLane { url: i, key: key_at, hash, path });
-        }
+        self.take_apart(urls, verdicts, key, keys, paths, lanes, runs);
         if !lanes.is_empty() {
             runs.push(lanes.len());
         }
@@ -478,16 +458,97 @@ impl<'a> AgentClassifier<'a> {
         Ok(())
     }
 
+    /// Takes a window's URLs apart into `lanes` (an invalid URL gets its
+    /// verdict here) and finds the runs of one origin in input order, their
+    /// ends into `runs` (but the last's): a URL whose key is the one
+    /// before's joins its run and takes its hash, so that only each run's
+    /// first URL is hashed (a list sorted or grouped by host, as
+    /// crawl2019's is, hashes one URL in tens). The key comparison usually
+    /// fails on the keys' lengths. Where the CPU has AVX2, the loop is
+    /// compiled for it, with the URL scans inlined
+    /// ([`AgentClassifier::take_apart_avx2`]).
+    #[allow(clippy::too_many_arguments, reason = "the scratch buffers, borrowed apart")]
+    fn take_apart(
+        &self,
+        urls: &[&[u8]],
+        verdicts: &mut [Verdict],
+        key: &mut KeyBuf,
+        keys: &mut Vec<u8>,
+        paths: &mut Vec<u8>,
+        lanes: &mut Vec<GroupedLane>,
+        runs: &mut Vec<usize>,
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if key.scans_avx2() {
+            // SAFETY: the CPU has AVX2.
+            return unsafe { self.take_apart_avx2(urls, verdicts, key, keys, paths, lanes, runs) };
+        }
+        self.take_apart_with::<false>(urls, verdicts, key, keys, paths, lanes, runs);
+    }
+
+    /// [`AgentClassifier::take_apart`] compiled for AVX2, the URL parser's
+    /// vector scans ([`KeyBuf::locate_avx2`]) inlined into the loop: as calls
+    /// of their own they spent about 40 instructions a URL on their entry
+    /// and exit and on the scan's answer returned through memory.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    #[allow(clippy::too_many_arguments, reason = "the scratch buffers, borrowed apart")]
+    fn take_apart_avx2(
+        &self,
+        urls: &[&[u8]],
+        verdicts: &mut [Verdict],
+        key: &mut KeyBuf,
+        keys: &mut Vec<u8>,
+        paths: &mut Vec<u8>,
+        lanes: &mut Vec<GroupedLane>,
+        runs: &mut Vec<usize>,
+    ) {
+        self.take_apart_with::<true>(urls, verdicts, key, keys, paths, lanes, runs);
+    }
+
+    /// [`AgentClassifier::take_apart`]; `AVX2`: the CPU has AVX2 and the
+    /// caller is compiled for it.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments, reason = "the scratch buffers, borrowed apart")]
+    fn take_apart_with<const AVX2: bool>(
+        &self,
+        urls: &[&[u8]],
+        verdicts: &mut [Verdict],
+        key: &mut KeyBuf,
+        keys: &mut Vec<u8>,
+        paths: &mut Vec<u8>,
+        lanes: &mut Vec<GroupedLane>,
+        runs: &mut Vec<usize>,
+    ) {
+        for (i, (url, verdict)) in urls.iter().zip(verdicts.iter_mut()).enumerate() {
+            let Some((key_at, path)) = self.place::<AVX2>(url, key, keys, paths) else {
+                *verdict = Verdict::Invalid;
+                continue;
+            };
+            let hash = match lanes.last() {
+                Some(last) if same_key(last.key.of(urls[last.url], keys), key_at.of(url, keys)) => last.hash,
+                last => {
+                    if last.is_some() {
+                        runs.push(lanes.len());
+                    }
+                    key_at.hash(url, keys)
+                }
+            };
+            lanes.push(GroupedLane { url: i, key: key_at, hash, path });
+        }
+    }
+
     /// Takes `url` apart for the grouped path: where its origin key is and
     /// where its prepared path is (copied into `keys` or `paths` only when
     /// they are not bytes of the URL); `None` for a URL that is not one. In
     /// the default mode the parser says where the two are
     /// ([`KeyBuf::locate`]), with no [`Origin`] built and taken apart again;
-    /// `--raw-urls` reads its path from the [`Origin`]. Always inlined: as
+    /// `--raw-urls` reads its path from the [`Origin`]. `AVX2`: see
+    /// [`AgentClassifier::take_apart_with`]. Always inlined: as
     /// a call of its own, its two places came back through memory (+70
     /// instructions a URL on the synthetic list, callgrind).
     #[inline(always)]
-    fn place(
+    fn place<const AVX2: bool>(
         &self,
         url: &[u8],
         key: &mut KeyBuf,
@@ -499,7 +560,16 @@ impl<'a> AgentClassifier<'a> {
             let at = BytesAt::of_bytes(origin.key, url, keys);
             return Some((at, BytesAt::prepare(self.mode, &origin, url, paths)));
         }
-        let spans = key.locate(url).ok()?;
+        #[cfg(target_arch = "x86_64")]
+        let spans = if AVX2 {
+            // SAFETY: `AVX2` says that the CPU has AVX2.
+            unsafe { key.locate_avx2(url) }
+        } else {
+            key.locate(url)
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let spans = key.locate(url);
+        let spans = spans.ok()?;
         let at = match spans.key {
             Some(range) => BytesAt::Url(range),
             None => BytesAt::copied(key.key(), keys),
