@@ -520,13 +520,16 @@ impl<'a> AgentClassifier<'a> {
         lanes: &mut Vec<GroupedLane>,
         runs: &mut Vec<usize>,
     ) {
-        for (i, (url, verdict)) in urls.iter().zip(verdicts.iter_mut()).enumerate() {
+        // The key before and its hash.
+        let mut last: Option<(LastKey<'_>, u64)> = None;
+        for (i, (&url, verdict)) in urls.iter().zip(verdicts.iter_mut()).enumerate() {
             let Some((key_at, path)) = self.place::<AVX2>(url, key, keys, paths) else {
                 *verdict = Verdict::Invalid;
                 continue;
             };
-            let hash = match lanes.last() {
-                Some(last) if same_key(last.key.of(urls[last.url], keys), key_at.of(url, keys)) => last.hash,
+            let this = LastKey::of(&key_at, url);
+            let hash = match &last {
+                Some((last_key, hash)) if last_key.same::<AVX2>(&this, keys) => *hash,
                 last => {
                     if last.is_some() {
                         runs.push(lanes.len());
@@ -535,6 +538,7 @@ impl<'a> AgentClassifier<'a> {
                 }
             };
             lanes.push(GroupedLane { url: i, key: key_at, hash, path });
+            last = Some((this, hash));
         }
     }
 
@@ -760,6 +764,76 @@ fn same_key(a: &[u8], b: &[u8]) -> bool {
     }
     // The last 8 bytes (overlapping the words before when n is not a multiple of 8).
     word(a, n - 8) == word(b, n - 8)
+}
+
+/// An origin key as the run detection of [`AgentClassifier::take_apart`]
+/// keeps it for the next URL's comparison: where it is a part of its URL,
+/// the URL from the key's start on and the key's length (so that a key of at
+/// most 32 bytes followed by enough of its URL is compared as one block),
+/// else its place in the keys buffer.
+enum LastKey<'u> {
+    /// The URL from the key's start, and the key's length.
+    InUrl(&'u [u8], usize),
+    /// These bytes of the keys buffer.
+    Buffer(Range<usize>),
+}
+
+impl<'u> LastKey<'u> {
+    /// The key at `at` of `url`.
+    #[inline(always)]
+    fn of(at: &BytesAt, url: &'u [u8]) -> LastKey<'u> {
+        match at {
+            BytesAt::Url(range) => LastKey::InUrl(&url[range.start..], range.end - range.start),
+            BytesAt::Buffer(range) => LastKey::Buffer(range.clone()),
+        }
+    }
+
+    /// Whether the two keys are equal, given the keys buffer. `AVX2`: the
+    /// CPU has AVX2 and the caller is compiled for it; then two keys of at
+    /// most 32 bytes, each followed by enough of its URL, are compared as
+    /// one 32-byte block each (about 8 instructions instead of about 25
+    /// for the word loop and its bounds checks: the run detection compares
+    /// every URL's key with the one before's).
+    #[inline(always)]
+    fn same<const AVX2: bool>(&self, other: &LastKey<'_>, buffer: &[u8]) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if let (true, LastKey::InUrl(a, len), LastKey::InUrl(b, other_len)) = (AVX2, self, other) {
+            if len != other_len {
+                return false;
+            }
+            if let (Some(a), Some(b), true) = (a.get(..32), b.get(..32), *len <= 32) {
+                // SAFETY: `AVX2` says that the CPU has AVX2.
+                return unsafe { same_first_bytes_avx2(a, b, *len) };
+            }
+        }
+        same_key(self.bytes(buffer), other.bytes(buffer))
+    }
+
+    /// The key's bytes, given the keys buffer.
+    #[inline(always)]
+    fn bytes<'s>(&'s self, buffer: &'s [u8]) -> &'s [u8] {
+        match self {
+            LastKey::InUrl(tail, len) => &tail[..*len],
+            LastKey::Buffer(range) => &buffer[range.clone()],
+        }
+    }
+}
+
+/// Whether the first `len` bytes (at most 32) of two 32-byte blocks
+/// (`a` and `b` hold 32 bytes each) are equal, compared in one AVX2 step.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn same_first_bytes_avx2(a: &[u8], b: &[u8], len: usize) -> bool {
+    use std::arch::x86_64::*;
+    assert!(a.len() >= 32 && b.len() >= 32 && len <= 32);
+    // SAFETY: each load reads the first 32 bytes of its slice.
+    let equal = unsafe {
+        let (a, b) = (_mm256_loadu_si256(a.as_ptr().cast()), _mm256_loadu_si256(b.as_ptr().cast()));
+        _mm256_movemask_epi8(_mm256_cmpeq_epi8(a, b)) as u32
+    };
+    let wanted = ((1u64 << len) - 1) as u32;
+    equal & wanted == wanted
 }
 
 /// Counts a URL of origin `o` in the fetch tallies; its fetch information.
