@@ -1144,6 +1144,41 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// `LastKey::same` is `==` on the keys' bytes, whichever the places
+        /// (a URL's tail of any length after the key, or the buffer) and
+        /// whichever the form (the AVX2 block where the CPU has it).
+        #[test]
+        fn last_keys_compare_as_their_bytes(
+            a in proptest::collection::vec(0u8..3, 0..40),
+            flip in proptest::option::of((0usize..40, 1u8..3)),
+            b_len in proptest::option::of(0usize..40),
+            tails in (proptest::collection::vec(0u8..3, 0..40), proptest::collection::vec(0u8..3, 0..40)),
+            in_buffer in (proptest::bool::weighted(0.2), proptest::bool::weighted(0.2)),
+        ) {
+            let mut b = a.clone();
+            if let Some((at, by)) = flip {
+                if let Some(byte) = b.get_mut(at) {
+                    *byte ^= by;
+                }
+            }
+            if let Some(len) = b_len {
+                b.resize(len, 1);
+            }
+            let url_a = [a.as_slice(), &tails.0].concat();
+            let url_b = [b.as_slice(), &tails.1].concat();
+            let buffer = [a.as_slice(), &b].concat();
+            let key_a = if in_buffer.0 { BytesAt::Buffer(0..a.len()) } else { BytesAt::Url(0..a.len()) };
+            let key_b = if in_buffer.1 { BytesAt::Buffer(a.len()..buffer.len()) } else { BytesAt::Url(0..b.len()) };
+            let (last_a, last_b) = (LastKey::of(&key_a, &url_a), LastKey::of(&key_b, &url_b));
+            proptest::prop_assert_eq!(last_a.same::<false>(&last_b, &buffer), a == b);
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx2") {
+                proptest::prop_assert_eq!(last_a.same::<true>(&last_b, &buffer), a == b);
+            }
+        }
+    }
+
     #[test]
     fn grouping_by_hash_puts_equal_top_bits_side_by_side_keeping_input_order() {
         for len in [0usize, 1, 63, 64, 65, 1000, 5000] {
