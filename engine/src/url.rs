@@ -538,19 +538,12 @@ impl KeyBuf {
         }
         .filter(|&p| p != scheme.default_port());
 
-        // Percent-escapes in upper case are left as they are by the standard
-        // and by pattern escaping, but `%2E` may make a dot segment.
-        let mut from = authority.end;
-        let path_end = loop {
-            let stop = plain_path_end(url, from, vectors);
-            match url.get(stop..stop + 3) {
-                _ if stop == url.len() || url[stop] == b'#' => break stop,
-                // Plain path bytes that the vector test takes along (see `is_path_stop_byte`).
-                _ if matches!(url[stop], b'|' | b'~') => from = stop + 1,
-                Some(&[b'%', hi, lo]) if is_upper_hex(hi) && is_upper_hex(lo) && [hi, lo] != *b"2E" => from = stop + 3,
-                _ => return None,
-            }
-        };
+        // The scan steps over `|`, `~` and upper-case escapes other than
+        // `%2E` ([`stepped_over`]); it ends at the fragment or the end.
+        let path_end = plain_path_end(url, authority.end, vectors);
+        if path_end != url.len() && url[path_end] != b'#' {
+            return None;
+        }
 
         let key = if scheme_as_is && key_is_written_as_is(url, authority_start, &authority, port) {
             Some(0..authority.end)
@@ -1208,7 +1201,8 @@ static PATH_STOP_BYTES: [bool; 256] = {
 
 /// The index of the first byte of `url` at or after `start` that is a path
 /// stop byte ([`is_path_stop_byte`]) or a `.` right after a `/` (a segment
-/// that may be a dot segment), or `url.len()`.
+/// that may be a dot segment), but for those the scan steps over
+/// ([`stepped_over`]), or `url.len()`.
 #[inline]
 fn plain_path_end(url: &[u8], start: usize, vectors: Vectors) -> usize {
     #[cfg(target_arch = "x86_64")]
@@ -1368,8 +1362,8 @@ fn plain_path_end_avx2(url: &[u8], start: usize) -> usize {
     while i < len {
         let block = i.min(len - 32);
         let found = path_stops_avx2(url, block) & (u32::MAX << (i - block));
-        if found != 0 {
-            return block + found.trailing_zeros() as usize;
+        if let Some(stop) = first_stop(url, block, found) {
+            return stop;
         }
         i = block + 32;
     }
@@ -1403,10 +1397,44 @@ fn path_stops_avx2(url: &[u8], at: usize) -> u32 {
     }
 }
 
+/// Whether the path stop at `stop` of `url` is one the fast path takes
+/// along after all: `|` and `~`, plain path bytes that the vector test
+/// stops at (see [`is_path_stop_byte`]), and a percent-escape in upper case
+/// other than `%2E` (left as it is by the standard and by pattern escaping;
+/// `%2E` may make a dot segment). Its other bytes are no stops. Stepped over
+/// inside the scans, with the block's other stops: a new scan from after
+/// each cost about 35 instructions (a quarter of crawl2019's URLs have one).
+#[inline(always)]
+fn stepped_over(url: &[u8], stop: usize) -> bool {
+    match url[stop] {
+        b'|' | b'~' => true,
+        b'%' => {
+            matches!(url.get(stop + 1..stop + 3), Some(&[hi, lo]) if is_upper_hex(hi) && is_upper_hex(lo) && [hi, lo] != *b"2E")
+        }
+        _ => false,
+    }
+}
+
+/// The first of the stops `found` (bit `i` for byte `block + i`) of `url`
+/// that the scan does not step over ([`stepped_over`]), if any.
+#[inline(always)]
+fn first_stop(url: &[u8], block: usize, mut found: u32) -> Option<usize> {
+    while found != 0 {
+        let stop = block + found.trailing_zeros() as usize;
+        if !stepped_over(url, stop) {
+            return Some(stop);
+        }
+        found &= found - 1;
+    }
+    None
+}
+
 #[cfg_attr(target_arch = "x86_64", allow(dead_code, reason = "the portable form; on x86_64 the tests' reference"))]
 fn plain_path_end_bytewise(url: &[u8], start: usize) -> usize {
     (start..url.len())
-        .find(|&i| PATH_STOP_BYTES[usize::from(url[i])] || (url[i] == b'.' && url[i - 1] == b'/'))
+        .find(|&i| {
+            (PATH_STOP_BYTES[usize::from(url[i])] || (url[i] == b'.' && url[i - 1] == b'/')) && !stepped_over(url, i)
+        })
         .unwrap_or(url.len())
 }
 
@@ -1428,8 +1456,8 @@ fn plain_path_end_sse2(url: &[u8], start: usize) -> usize {
             (block, 16, path_stops_sse2(url, block))
         };
         let found = found & (u32::MAX << (i - block));
-        if found != 0 {
-            return block + found.trailing_zeros() as usize;
+        if let Some(stop) = first_stop(url, block, found) {
+            return stop;
         }
         i = block + width;
     }
@@ -1670,10 +1698,12 @@ mod tests {
 
             /// The vector scan of the path stops where the byte-at-a-time scan
             /// stops: URLs shorter than one 16-byte block, between one and
-            /// two, and of several 32-byte blocks, from any start.
+            /// two, and of several 32-byte blocks, from any start; with the
+            /// stops stepped over (`|`, `~`, upper-case escapes but `%2E`)
+            /// anywhere in a block, at its end and at the URL's.
             #[test]
             fn path_scans_agree(
-                url in prop::collection::vec(prop::sample::select(b"ab/./%#?\\\"'<>`{}|^~ \x7f\x80\x1f\xff&!=z[]@".to_vec()), 0..140),
+                url in prop::collection::vec(prop::sample::select(b"ab/./%%%#?\\\"'<>`{}|^~ \x7f\x80\x1f\xff&!=z[]@2E2EA0f".to_vec()), 0..140),
                 start in 0usize..140,
             ) {
                 let start = start.min(url.len()).max(usize::from(!url.is_empty()));
