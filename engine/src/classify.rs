@@ -43,10 +43,11 @@ pub struct Scratch {
     /// and room for sorting them.
     order: Vec<u64>,
     spare: Vec<u64>,
-    /// Where each run of one origin's URLs ends in `order`.
+    /// Where each run of one origin's URLs ends in `grouped`.
     runs: Vec<usize>,
-    /// The grouped path's lanes.
+    /// The grouped path's lanes, and room for putting them in hash order.
     grouped: Vec<GroupedLane>,
+    sorted_lanes: Vec<GroupedLane>,
     origins: Vec<Option<usize>>,
     outcomes: Vec<GroupOutcome>,
     /// URLs answered per fetch class of their origin ([`FetchClass`] order).
@@ -66,9 +67,9 @@ struct Lane {
 }
 
 /// A URL of the grouped path ([`AgentClassifier::verdicts`]) that parsed:
-/// its number, where its origin key is, its origin hash (0 when the batch
-/// came grouped, [`AgentClassifier::grouped_verdicts`]: only a run's first
-/// URL is hashed, to look its origin up) and where its prepared path is.
+/// its number, where its origin key is, its origin hash (taken from the URL
+/// before when their keys are equal: only a run's first URL is hashed) and
+/// where its prepared path is.
 #[derive(Clone, Debug)]
 struct GroupedLane {
     url: usize,
@@ -354,12 +355,12 @@ impl<'a> AgentClassifier<'a> {
         scratch: &mut Scratch,
         verdicts: &mut [Verdict],
     ) -> Result<(), ArtifactError> {
-        let grouped = GROUPED;
         let Scratch {
             key,
             keys,
             paths,
             grouped: lanes,
+            sorted_lanes,
             order,
             spare,
             runs,
@@ -373,59 +374,36 @@ impl<'a> AgentClassifier<'a> {
         keys.clear();
         paths.clear();
         lanes.clear();
-        // Ordered by hash, the URLs of an origin are side by side: each entry
-        // of `order` is the top half of the hash over the lane number, sorted
-        // on the hash's top bits (see `group_by_hash`). Origins whose hashes
-        // agree in those bits may interleave, which only splits their runs.
-        //
-        // A window that already comes in runs (a list sorted by host, as
-        // crawl2019's is) keeps its order: its runs are then as long as the
-        // sort would make them, but for an origin that comes back later in
-        // the window, whose URLs then form two runs (as correct, only less
-        // grouped). A window whose runs in input order average fewer than
-        // [`LONG_RUN`] URLs is sorted. The entries and the input runs are
-        // counted as the URLs are taken apart, in the same loop.
-        order.clear();
-        let mut input_runs = 1;
-        let mut last_hash = None;
-        for (i, (url, verdict)) in urls.iter().zip(verdicts.iter_mut()).enumerate() {
-            let Some((key_at, hash, path)) = self.place::<GROUPED>(url, key, keys, paths) else {
-                *verdict = Verdict::Invalid;
-                continue;
-            };
-            if grouped {
-                // Every hash 0: the runs below are told apart by their keys.
-                order.push(lanes.len() as u64);
-                lanes.push(GroupedLane { url: i, key: key_at, hash, path });
-                continue;
-            }
-            input_runs += usize::from(last_hash.is_some_and(|last| last != hash));
-            last_hash = Some(hash);
-            order.push(hash & !LANE_BITS | lanes.len() as u64);
-            lanes.push(GroupedLane { url: i, key: key_at, hash, path });
-        }
-        if !grouped && lanes.len() < LONG_RUN * input_runs {
-            group_by_hash(order, spare);
-        }
-        let lane_of = |entry: u64| &lanes[(entry & LANE_BITS) as usize];
-        let key_of = |lane: &GroupedLane| lane.key.of(urls[lane.url], keys);
-        // The runs: where each origin's entries of `order` end. Each lane
-        // and its key are found once, and kept for the comparison with the
-        // next (a pair at a time, they were found twice).
         runs.clear();
-        let mut before: Option<(u64, &[u8])> = None;
-        for (i, &entry) in order.iter().enumerate() {
-            let lane = lane_of(entry);
-            let key = key_of(lane);
-            if let Some((hash, key_before)) = before {
-                if hash != lane.hash || !same_key(key_before, key) {
-                    runs.push(i);
+        self.take_apart(urls, verdicts, key, keys, paths, lanes, runs);
+        if !lanes.is_empty() {
+            runs.push(lanes.len());
+        }
+        // A window whose runs in input order average fewer than [`LONG_RUN`]
+        // URLs (unless it came grouped) is ordered by hash, so that the URLs
+        // of an origin are side by side: each entry of `order` is the top
+        // half of the hash over the lane number, sorted on the hash's top
+        // bits (see `group_by_hash`), and the lanes are put in that order.
+        // Origins whose hashes agree in those bits may interleave, which only
+        // splits their runs. A window that already comes in runs keeps its
+        // order: its runs are then as long as the sort would make them, but
+        // for an origin that comes back later in the window, whose URLs then
+        // form two runs (as correct, only less grouped).
+        if !GROUPED && lanes.len() < LONG_RUN * runs.len() {
+            order.clear();
+            order.extend(lanes.iter().enumerate().map(|(i, lane)| lane.hash & !LANE_BITS | i as u64));
+            group_by_hash(order, spare);
+            sorted_lanes.clear();
+            sorted_lanes.extend(order.iter().map(|&entry| lanes[(entry & LANE_BITS) as usize].clone()));
+            std::mem::swap(lanes, sorted_lanes);
+            runs.clear();
+            let key_of = |lane: &GroupedLane| lane.key.of(urls[lane.url], keys);
+            for (i, pair) in lanes.windows(2).enumerate() {
+                if pair[0].hash != pair[1].hash || !same_key(key_of(&pair[0]), key_of(&pair[1])) {
+                    runs.push(i + 1);
                 }
             }
-            before = Some((lane.hash, key));
-        }
-        if !order.is_empty() {
-            runs.push(order.len());
+            runs.push(lanes.len());
         }
         // Runs are taken a window at a time: the origins of a window looked
         // up side by side (their cache misses overlap, as do those of the
@@ -436,9 +414,8 @@ impl<'a> AgentClassifier<'a> {
             let heads: Vec<(&[u8], u64)> = std::iter::once(start)
                 .chain(window[..window.len() - 1].iter().copied())
                 .map(|at| {
-                    let lane = lane_of(order[at]);
-                    let hash = if grouped { lane.key.hash(urls[lane.url], keys) } else { lane.hash };
-                    (key_of(lane), hash)
+                    let lane = &lanes[at];
+                    (lane.key.of(urls[lane.url], keys), lane.hash)
                 })
                 .collect();
             origins.clear();
@@ -449,27 +426,25 @@ impl<'a> AgentClassifier<'a> {
             let mut queries: Vec<(usize, &[u8])> = Vec::with_capacity(urls_in_window);
             let mut asked: Vec<usize> = Vec::with_capacity(urls_in_window);
             for (&end, origin) in window.iter().zip(origins.iter()) {
-                let run = &order[start..end];
+                let run = &lanes[start..end];
                 start = end;
                 let Some(o) = *origin else {
-                    for &e in run {
-                        verdicts[lane_of(e).url] = Verdict::Unknown;
+                    for lane in run {
+                        verdicts[lane.url] = Verdict::Unknown;
                     }
                     continue;
                 };
                 tally_run(self.artifact, o, run.len() as u64, urls_by_fetch, origins_hit);
                 let group = self.artifact.group_of(o, self.agent);
                 if run.len() < LONG_RUN {
-                    for &e in run {
-                        let lane = lane_of(e);
+                    for lane in run {
                         queries.push((group, lane.path.of(urls[lane.url], paths)));
                         asked.push(lane.url);
                     }
                     continue;
                 }
                 let group = self.artifact.compiled_group(group)?;
-                for &e in run {
-                    let lane = lane_of(e);
+                for lane in run {
                     let path = lane.path.of(urls[lane.url], paths);
                     verdicts[lane.url] = if group.allows(path) { Verdict::Allowed } else { Verdict::Disallowed };
                 }
@@ -483,39 +458,131 @@ impl<'a> AgentClassifier<'a> {
         Ok(())
     }
 
-    /// Takes `url` apart for the grouped path: where its origin key is, its
-    /// origin hash (0 when `GROUPED`: not taken), and where its prepared
-    /// path is (copied into `keys` or
-    /// `paths` only when they are not bytes of the URL); `None` for a URL
-    /// that is not one. In the default mode the parser says where the two
-    /// are ([`KeyBuf::locate`]), with no [`Origin`] built and taken apart
-    /// again; `--raw-urls` reads its path from the [`Origin`].
-    #[inline]
-    fn place<const GROUPED: bool>(
+    /// Takes a window's URLs apart into `lanes` (an invalid URL gets its
+    /// verdict here) and finds the runs of one origin in input order, their
+    /// ends into `runs` (but the last's): a URL whose key is the one
+    /// before's joins its run and takes its hash, so that only each run's
+    /// first URL is hashed (a list sorted or grouped by host, as
+    /// crawl2019's is, hashes one URL in tens). The key comparison usually
+    /// fails on the keys' lengths. Where the CPU has AVX2, the loop is
+    /// compiled for it, with the URL scans inlined
+    /// ([`AgentClassifier::take_apart_avx2`]).
+    #[allow(clippy::too_many_arguments, reason = "the scratch buffers, borrowed apart")]
+    fn take_apart(
+        &self,
+        urls: &[&[u8]],
+        verdicts: &mut [Verdict],
+        key: &mut KeyBuf,
+        keys: &mut Vec<u8>,
+        paths: &mut Vec<u8>,
+        lanes: &mut Vec<GroupedLane>,
+        runs: &mut Vec<usize>,
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if key.scans_avx2() {
+            // SAFETY: the CPU has AVX2.
+            return unsafe { self.take_apart_avx2(urls, verdicts, key, keys, paths, lanes, runs) };
+        }
+        self.take_apart_with::<false>(urls, verdicts, key, keys, paths, lanes, runs);
+    }
+
+    /// [`AgentClassifier::take_apart`] compiled for AVX2, the URL parser's
+    /// vector scans ([`KeyBuf::locate_avx2`]) inlined into the loop: as calls
+    /// of their own they spent about 40 instructions a URL on their entry
+    /// and exit and on the scan's answer returned through memory.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    #[allow(clippy::too_many_arguments, reason = "the scratch buffers, borrowed apart")]
+    fn take_apart_avx2(
+        &self,
+        urls: &[&[u8]],
+        verdicts: &mut [Verdict],
+        key: &mut KeyBuf,
+        keys: &mut Vec<u8>,
+        paths: &mut Vec<u8>,
+        lanes: &mut Vec<GroupedLane>,
+        runs: &mut Vec<usize>,
+    ) {
+        self.take_apart_with::<true>(urls, verdicts, key, keys, paths, lanes, runs);
+    }
+
+    /// [`AgentClassifier::take_apart`]; `AVX2`: the CPU has AVX2 and the
+    /// caller is compiled for it.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments, reason = "the scratch buffers, borrowed apart")]
+    fn take_apart_with<const AVX2: bool>(
+        &self,
+        urls: &[&[u8]],
+        verdicts: &mut [Verdict],
+        key: &mut KeyBuf,
+        keys: &mut Vec<u8>,
+        paths: &mut Vec<u8>,
+        lanes: &mut Vec<GroupedLane>,
+        runs: &mut Vec<usize>,
+    ) {
+        // The key before and its hash.
+        let mut last: Option<(LastKey<'_>, u64)> = None;
+        for (i, (&url, verdict)) in urls.iter().zip(verdicts.iter_mut()).enumerate() {
+            let Some((key_at, path)) = self.place::<AVX2>(url, key, keys, paths) else {
+                *verdict = Verdict::Invalid;
+                continue;
+            };
+            let this = LastKey::of(&key_at, url);
+            let hash = match &last {
+                Some((last_key, hash)) if last_key.same::<AVX2>(&this, keys) => *hash,
+                last => {
+                    if last.is_some() {
+                        runs.push(lanes.len());
+                    }
+                    key_at.hash(url, keys)
+                }
+            };
+            lanes.push(GroupedLane { url: i, key: key_at, hash, path });
+            last = Some((this, hash));
+        }
+    }
+
+    /// Takes `url` apart for the grouped path: where its origin key is and
+    /// where its prepared path is (copied into `keys` or `paths` only when
+    /// they are not bytes of the URL); `None` for a URL that is not one. In
+    /// the default mode the parser says where the two are
+    /// ([`KeyBuf::locate`]), with no [`Origin`] built and taken apart again;
+    /// `--raw-urls` reads its path from the [`Origin`]. `AVX2`: see
+    /// [`AgentClassifier::take_apart_with`]. Always inlined: as
+    /// a call of its own, its two places came back through memory (+70
+    /// instructions a URL on the synthetic list, callgrind).
+    #[inline(always)]
+    fn place<const AVX2: bool>(
         &self,
         url: &[u8],
         key: &mut KeyBuf,
         keys: &mut Vec<u8>,
         paths: &mut Vec<u8>,
-    ) -> Option<(BytesAt, u64, BytesAt)> {
+    ) -> Option<(BytesAt, BytesAt)> {
         if self.mode == PathMode::Raw {
             let origin = key.parse(url).ok()?;
             let at = BytesAt::of_bytes(origin.key, url, keys);
-            let hash = if GROUPED { 0 } else { origin_hash(origin.key) };
-            return Some((at, hash, BytesAt::prepare(self.mode, &origin, url, paths)));
+            return Some((at, BytesAt::prepare(self.mode, &origin, url, paths)));
         }
-        let spans = key.locate(url).ok()?;
-        let (at, hash) = match spans.key {
-            Some(range) if GROUPED => (BytesAt::Url(range), 0),
-            Some(range) => (BytesAt::Url(range.clone()), origin_hash_of_prefix(&url[range.start..], range.len())),
-            None if GROUPED => (BytesAt::copied(key.key(), keys), 0),
-            None => (BytesAt::copied(key.key(), keys), origin_hash(key.key())),
+        #[cfg(target_arch = "x86_64")]
+        let spans = if AVX2 {
+            // SAFETY: `AVX2` says that the CPU has AVX2.
+            unsafe { key.locate_avx2(url) }
+        } else {
+            key.locate(url)
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let spans = key.locate(url);
+        let spans = spans.ok()?;
+        let at = match spans.key {
+            Some(range) => BytesAt::Url(range),
+            None => BytesAt::copied(key.key(), keys),
         };
         let path = match spans.path {
             Some(range) => BytesAt::Url(range),
             None => BytesAt::copied(key.path(), paths),
         };
-        Some((at, hash, path))
+        Some((at, path))
     }
 
     /// The answers for many URLs, in order (see [`AgentClassifier::answer`]).
@@ -697,6 +764,76 @@ fn same_key(a: &[u8], b: &[u8]) -> bool {
     }
     // The last 8 bytes (overlapping the words before when n is not a multiple of 8).
     word(a, n - 8) == word(b, n - 8)
+}
+
+/// An origin key as the run detection of [`AgentClassifier::take_apart`]
+/// keeps it for the next URL's comparison: where it is a part of its URL,
+/// the URL from the key's start on and the key's length (so that a key of at
+/// most 32 bytes followed by enough of its URL is compared as one block),
+/// else its place in the keys buffer.
+enum LastKey<'u> {
+    /// The URL from the key's start, and the key's length.
+    InUrl(&'u [u8], usize),
+    /// These bytes of the keys buffer.
+    Buffer(Range<usize>),
+}
+
+impl<'u> LastKey<'u> {
+    /// The key at `at` of `url`.
+    #[inline(always)]
+    fn of(at: &BytesAt, url: &'u [u8]) -> LastKey<'u> {
+        match at {
+            BytesAt::Url(range) => LastKey::InUrl(&url[range.start..], range.end - range.start),
+            BytesAt::Buffer(range) => LastKey::Buffer(range.clone()),
+        }
+    }
+
+    /// Whether the two keys are equal, given the keys buffer. `AVX2`: the
+    /// CPU has AVX2 and the caller is compiled for it; then two keys of at
+    /// most 32 bytes, each followed by enough of its URL, are compared as
+    /// one 32-byte block each (about 8 instructions instead of about 25
+    /// for the word loop and its bounds checks: the run detection compares
+    /// every URL's key with the one before's).
+    #[inline(always)]
+    fn same<const AVX2: bool>(&self, other: &LastKey<'_>, buffer: &[u8]) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if let (true, LastKey::InUrl(a, len), LastKey::InUrl(b, other_len)) = (AVX2, self, other) {
+            if len != other_len {
+                return false;
+            }
+            if let (Some(a), Some(b), true) = (a.get(..32), b.get(..32), *len <= 32) {
+                // SAFETY: `AVX2` says that the CPU has AVX2.
+                return unsafe { same_first_bytes_avx2(a, b, *len) };
+            }
+        }
+        same_key(self.bytes(buffer), other.bytes(buffer))
+    }
+
+    /// The key's bytes, given the keys buffer.
+    #[inline(always)]
+    fn bytes<'s>(&'s self, buffer: &'s [u8]) -> &'s [u8] {
+        match self {
+            LastKey::InUrl(tail, len) => &tail[..*len],
+            LastKey::Buffer(range) => &buffer[range.clone()],
+        }
+    }
+}
+
+/// Whether the first `len` bytes (at most 32) of two 32-byte blocks
+/// (`a` and `b` hold 32 bytes each) are equal, compared in one AVX2 step.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn same_first_bytes_avx2(a: &[u8], b: &[u8], len: usize) -> bool {
+    use std::arch::x86_64::*;
+    assert!(a.len() >= 32 && b.len() >= 32 && len <= 32);
+    // SAFETY: each load reads the first 32 bytes of its slice.
+    let equal = unsafe {
+        let (a, b) = (_mm256_loadu_si256(a.as_ptr().cast()), _mm256_loadu_si256(b.as_ptr().cast()));
+        _mm256_movemask_epi8(_mm256_cmpeq_epi8(a, b)) as u32
+    };
+    let wanted = ((1u64 << len) - 1) as u32;
+    equal & wanted == wanted
 }
 
 /// Counts a URL of origin `o` in the fetch tallies; its fetch information.
@@ -1004,6 +1141,41 @@ mod tests {
             b.truncate(b.len().saturating_sub(trim));
             proptest::prop_assert_eq!(same_key(&a, &b), a == b);
             proptest::prop_assert!(same_key(&a, &a));
+        }
+    }
+
+    proptest::proptest! {
+        /// `LastKey::same` is `==` on the keys' bytes, whichever the places
+        /// (a URL's tail of any length after the key, or the buffer) and
+        /// whichever the form (the AVX2 block where the CPU has it).
+        #[test]
+        fn last_keys_compare_as_their_bytes(
+            a in proptest::collection::vec(0u8..3, 0..40),
+            flip in proptest::option::of((0usize..40, 1u8..3)),
+            b_len in proptest::option::of(0usize..40),
+            tails in (proptest::collection::vec(0u8..3, 0..40), proptest::collection::vec(0u8..3, 0..40)),
+            in_buffer in (proptest::bool::weighted(0.2), proptest::bool::weighted(0.2)),
+        ) {
+            let mut b = a.clone();
+            if let Some((at, by)) = flip {
+                if let Some(byte) = b.get_mut(at) {
+                    *byte ^= by;
+                }
+            }
+            if let Some(len) = b_len {
+                b.resize(len, 1);
+            }
+            let url_a = [a.as_slice(), &tails.0].concat();
+            let url_b = [b.as_slice(), &tails.1].concat();
+            let buffer = [a.as_slice(), &b].concat();
+            let key_a = if in_buffer.0 { BytesAt::Buffer(0..a.len()) } else { BytesAt::Url(0..a.len()) };
+            let key_b = if in_buffer.1 { BytesAt::Buffer(a.len()..buffer.len()) } else { BytesAt::Url(0..b.len()) };
+            let (last_a, last_b) = (LastKey::of(&key_a, &url_a), LastKey::of(&key_b, &url_b));
+            proptest::prop_assert_eq!(last_a.same::<false>(&last_b, &buffer), a == b);
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx2") {
+                proptest::prop_assert_eq!(last_a.same::<true>(&last_b, &buffer), a == b);
+            }
         }
     }
 
