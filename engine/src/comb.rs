@@ -1748,6 +1748,25 @@ mod tests {
                 prop_assert_eq!(walk::scan_remembering(&view, path, &wide_last), dfa.scan(path));
                 prop_assert_eq!(walk::scan_remembering(&narrow, path, &narrow_last), dfa.scan(path));
             }
+            // And walks that take a leading `/` as read in the state after it,
+            // on the paths as they are and with a `/` in front (the start
+            // state a sink, accelerated or neither, as the tables make it).
+            let (wide_slash, narrow_slash) = (walk::after_slash(&view), walk::after_slash(&narrow));
+            let dense_slash = match dfa.walker() {
+                crate::dfa::Walker::U16(d) => walk::after_slash(&d),
+                crate::dfa::Walker::U32(d) => walk::after_slash(&d),
+            };
+            let dense_last = SkipMemo::new();
+            for path in paths.iter().flat_map(|p| [p.clone(), [&b"/"[..], p].concat()]) {
+                let want = dfa.scan(&path);
+                prop_assert_eq!(walk::scan_after_slash(&view, &path, wide_slash, &wide_last), want);
+                prop_assert_eq!(walk::scan_after_slash(&narrow, &path, narrow_slash, &narrow_last), want);
+                let dense = match dfa.walker() {
+                    crate::dfa::Walker::U16(d) => walk::scan_after_slash(&d, &path, dense_slash, &dense_last),
+                    crate::dfa::Walker::U32(d) => walk::scan_after_slash(&d, &path, dense_slash, &dense_last),
+                };
+                prop_assert_eq!(dense, want);
+            }
         }
 
         /// Walks interleaved ([`walk::interleave`]) through several automata

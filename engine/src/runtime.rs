@@ -39,6 +39,10 @@ pub(crate) struct RunnerPart<'a> {
     /// URL on crawl2019). A [`SkipMemo`] (an atomic word) rather than a
     /// `Cell`, so that groups and matchers stay `Sync`.
     last_skip: SkipMemo,
+    /// An automaton's state after a path's leading `/`
+    /// ([`walk::after_slash`]), taken once here rather than once a path;
+    /// 0 for a rule list.
+    slash: u32,
 }
 
 impl<'a> RunnerPart<'a> {
@@ -55,7 +59,16 @@ impl<'a> RunnerPart<'a> {
 
     /// The part `view` with its prefilter (`None` for an automaton).
     pub(crate) fn with_prefilter(view: PartView<'a>, prefilter: Option<Arc<LazyPrefilter>>) -> RunnerPart<'a> {
-        RunnerPart { view, prefilter, last_skip: SkipMemo::new() }
+        let slash = match &view {
+            PartView::Dfa(dfa) => match dfa.walker() {
+                Walker::U16(dense) => walk::after_slash(&dense),
+                Walker::U32(dense) => walk::after_slash(&dense),
+            },
+            PartView::Comb(comb) => walk::after_slash(comb),
+            PartView::Comb16(comb) => walk::after_slash(comb),
+            PartView::Rules { .. } => 0,
+        };
+        RunnerPart { view, prefilter, last_skip: SkipMemo::new(), slash }
     }
 
     fn is_rules(&self) -> bool {
@@ -68,11 +81,11 @@ impl<'a> RunnerPart<'a> {
     pub(crate) fn rank(&self, path: &[u8], floor: u32) -> u32 {
         match &self.view {
             PartView::Dfa(dfa) => match dfa.walker() {
-                Walker::U16(dense) => walk::scan(&dense, path),
-                Walker::U32(dense) => walk::scan(&dense, path),
+                Walker::U16(dense) => walk::scan_after_slash(&dense, path, self.slash, &self.last_skip),
+                Walker::U32(dense) => walk::scan_after_slash(&dense, path, self.slash, &self.last_skip),
             },
-            PartView::Comb(comb) => scan_comb(comb, path, &self.last_skip),
-            PartView::Comb16(comb) => scan_comb(comb, path, &self.last_skip),
+            PartView::Comb(comb) => scan_comb(comb, path, self.slash, &self.last_skip),
+            PartView::Comb16(comb) => scan_comb(comb, path, self.slash, &self.last_skip),
             PartView::Rules { patterns, ends, ranks } => match &self.prefilter {
                 Some(prefilter) => prefilter.best(patterns, ends, ranks, path, floor),
                 None => 0,
@@ -81,14 +94,14 @@ impl<'a> RunnerPart<'a> {
     }
 }
 
-/// [`walk::scan_remembering`] of a part's comb, kept out of line: inlined
+/// [`walk::scan_after_slash`] of a part's comb, kept out of line: inlined
 /// into [`CompiledGroup::rank`], whose loop over the parts holds registers
 /// of its own, the step loop kept its tables' pointers on the stack and
 /// moved them between registers (about 4 instructions a step more, 6 to 7
 /// steps a URL on crawl2019, against a call's 15 or so).
 #[inline(never)]
-fn scan_comb<T: SlotId>(comb: &CombDfa<'_, T>, path: &[u8], last: &SkipMemo) -> u32 {
-    walk::scan_remembering(comb, path, last)
+fn scan_comb<T: SlotId>(comb: &CombDfa<'_, T>, path: &[u8], slash: u32, last: &SkipMemo) -> u32 {
+    walk::scan_after_slash(comb, path, slash, last)
 }
 
 /// A group of an artifact with its parts read, for deciding a run of paths
