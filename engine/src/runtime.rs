@@ -9,12 +9,11 @@
 //! and its rank tables once for the run, and [`CompiledGroup::rank`] is then
 //! a scan per part, with the tables hot in the cache after the first path.
 
-use crate::comb::{CombDfa, SlotId};
 use crate::dfa::Walker;
 use crate::format::{GroupHead, PartView};
 use crate::label::Label;
 use crate::rules::LazyPrefilter;
-use crate::walk::{self, SkipMemo};
+use crate::walk::{self, Automaton, SkipMemo};
 use std::sync::Arc;
 
 /// The most parts a stored group has ([`GroupHead::MAX_PARTS`]).
@@ -81,11 +80,11 @@ impl<'a> RunnerPart<'a> {
     pub(crate) fn rank(&self, path: &[u8], floor: u32) -> u32 {
         match &self.view {
             PartView::Dfa(dfa) => match dfa.walker() {
-                Walker::U16(dense) => walk::scan_after_slash(&dense, path, self.slash, &self.last_skip),
-                Walker::U32(dense) => walk::scan_after_slash(&dense, path, self.slash, &self.last_skip),
+                Walker::U16(dense) => scan_automaton(&dense, path, self.slash, &self.last_skip),
+                Walker::U32(dense) => scan_automaton(&dense, path, self.slash, &self.last_skip),
             },
-            PartView::Comb(comb) => scan_comb(comb, path, self.slash, &self.last_skip),
-            PartView::Comb16(comb) => scan_comb(comb, path, self.slash, &self.last_skip),
+            PartView::Comb(comb) => scan_automaton(comb, path, self.slash, &self.last_skip),
+            PartView::Comb16(comb) => scan_automaton(comb, path, self.slash, &self.last_skip),
             PartView::Rules { patterns, ends, ranks } => match &self.prefilter {
                 Some(prefilter) => prefilter.best(patterns, ends, ranks, path, floor),
                 None => 0,
@@ -94,14 +93,15 @@ impl<'a> RunnerPart<'a> {
     }
 }
 
-/// [`walk::scan_after_slash`] of a part's comb, kept out of line: inlined
-/// into [`CompiledGroup::rank`], whose loop over the parts holds registers
-/// of its own, the step loop kept its tables' pointers on the stack and
-/// moved them between registers (about 4 instructions a step more, 6 to 7
-/// steps a URL on crawl2019, against a call's 15 or so).
+/// [`walk::scan_after_slash`] of a part's automaton, kept out of line:
+/// inlined into [`CompiledGroup::rank`], whose loop over the parts holds
+/// registers of its own, a comb's step loop kept its tables' pointers on the
+/// stack and moved them between registers (about 4 instructions a step
+/// more, 6 to 7 steps a URL on crawl2019, against a call's 15 or so); and
+/// [`RunnerPart::rank`] stays a dispatch that jumps here.
 #[inline(never)]
-fn scan_comb<T: SlotId>(comb: &CombDfa<'_, T>, path: &[u8], slash: u32, last: &SkipMemo) -> u32 {
-    walk::scan_after_slash(comb, path, slash, last)
+fn scan_automaton<A: Automaton>(automaton: &A, path: &[u8], slash: u32, last: &SkipMemo) -> u32 {
+    walk::scan_after_slash(automaton, path, slash, last)
 }
 
 /// A group of an artifact with its parts read, for deciding a run of paths
