@@ -27,7 +27,7 @@
 //! entry and `start` is a multiple of `1 << stride2` below that length, every
 //! class is below `1 << stride2`, and `sinks <= answers.len()`.
 
-use crate::walk::{self, Automaton, LastSkip, Located};
+use crate::walk::{self, Automaton, Located, SkipMemo};
 use std::fmt;
 
 /// The transition table of a [`Dfa`], in the narrowest width that fits.
@@ -480,7 +480,7 @@ impl<T: Copy + Into<u32>> Automaton for Dense<'_, T> {
     fn prefetch_row(&self, _: u32) {}
 
     #[inline(always)]
-    fn skip(&self, _: u32, _: &[u8], _: usize, _: &mut LastSkip) -> usize {
+    fn skip(&self, _: u32, _: &[u8], _: usize, _: &SkipMemo) -> usize {
         0
     }
 

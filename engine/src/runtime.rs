@@ -13,8 +13,7 @@ use crate::dfa::Walker;
 use crate::format::{GroupHead, PartView};
 use crate::label::Label;
 use crate::rules::LazyPrefilter;
-use crate::walk::{self, Automaton, LastSkip};
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::walk::{self, Automaton, SkipMemo};
 use std::sync::Arc;
 
 /// The most parts a stored group has ([`GroupHead::MAX_PARTS`]).
@@ -25,7 +24,7 @@ const MAX_PARTS: usize = GroupHead::MAX_PARTS as usize;
 /// runtime state a part needs, a rule list's prefilter. Made by the artifact
 /// both for [`CompiledGroup`] and for the side-by-side walks of
 /// [`crate::artifact::Artifact::decide_many`], and by [`crate::matcher`].
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct RunnerPart<'a> {
     /// The stored part.
     pub(crate) view: PartView<'a>,
@@ -36,11 +35,13 @@ pub(crate) struct RunnerPart<'a> {
     /// path to path ([`walk::scan_remembering`]): a run's paths mostly skip
     /// in the same state, whose escapes are then looked up once a run
     /// instead of once a path (a binary search, about 40 instructions a
-    /// URL on crawl2019). An atomic word rather than a `Cell` so that
-    /// groups and matchers stay `Sync`: relaxed loads and stores are plain
-    /// moves on x86-64, and whatever another thread stored is a state with
-    /// its own escapes, a valid hint.
-    last_skip: AtomicU64,
+    /// URL on crawl2019). A [`SkipMemo`] (an atomic word) rather than a
+    /// `Cell`, so that groups and matchers stay `Sync`.
+    last_skip: SkipMemo,
+    /// An automaton's state after a path's leading `/`
+    /// ([`walk::after_slash`]), taken once here rather than once a path;
+    /// 0 for a rule list.
+    slash: u32,
 }
 
 impl<'a> RunnerPart<'a> {
@@ -57,7 +58,16 @@ impl<'a> RunnerPart<'a> {
 
     /// The part `view` with its prefilter (`None` for an automaton).
     pub(crate) fn with_prefilter(view: PartView<'a>, prefilter: Option<Arc<LazyPrefilter>>) -> RunnerPart<'a> {
-        RunnerPart { view, prefilter, last_skip: AtomicU64::new(LastSkip::NONE.to_bits()) }
+        let slash = match &view {
+            PartView::Dfa(dfa) => match dfa.walker() {
+                Walker::U16(dense) => walk::after_slash(&dense),
+                Walker::U32(dense) => walk::after_slash(&dense),
+            },
+            PartView::Comb(comb) => walk::after_slash(comb),
+            PartView::Comb16(comb) => walk::after_slash(comb),
+            PartView::Rules { .. } => 0,
+        };
+        RunnerPart { view, prefilter, last_skip: SkipMemo::new(), slash }
     }
 
     fn is_rules(&self) -> bool {
@@ -68,13 +78,13 @@ impl<'a> RunnerPart<'a> {
     /// it beats `floor`.
     #[inline]
     pub(crate) fn rank(&self, path: &[u8], floor: u32) -> u32 {
-        match self.view {
+        match &self.view {
             PartView::Dfa(dfa) => match dfa.walker() {
-                Walker::U16(dense) => walk::scan(&dense, path),
-                Walker::U32(dense) => walk::scan(&dense, path),
+                Walker::U16(dense) => scan_automaton(&dense, path, self.slash, &self.last_skip),
+                Walker::U32(dense) => scan_automaton(&dense, path, self.slash, &self.last_skip),
             },
-            PartView::Comb(comb) => self.scan_remembering(&comb, path),
-            PartView::Comb16(comb) => self.scan_remembering(&comb, path),
+            PartView::Comb(comb) => scan_automaton(comb, path, self.slash, &self.last_skip),
+            PartView::Comb16(comb) => scan_automaton(comb, path, self.slash, &self.last_skip),
             PartView::Rules { patterns, ends, ranks } => match &self.prefilter {
                 Some(prefilter) => prefilter.best(patterns, ends, ranks, path, floor),
                 None => 0,
@@ -83,23 +93,15 @@ impl<'a> RunnerPart<'a> {
     }
 }
 
-impl Clone for RunnerPart<'_> {
-    fn clone(&self) -> Self {
-        let last_skip = AtomicU64::new(self.last_skip.load(Ordering::Relaxed));
-        RunnerPart { view: self.view, prefilter: self.prefilter.clone(), last_skip }
-    }
-}
-
-impl RunnerPart<'_> {
-    /// [`walk::scan`] of `automaton`, this part's, remembering its last
-    /// skip in the part.
-    #[inline(always)]
-    fn scan_remembering(&self, automaton: &impl Automaton, path: &[u8]) -> u32 {
-        let mut last = LastSkip::from_bits(self.last_skip.load(Ordering::Relaxed));
-        let answer = walk::scan_remembering(automaton, path, &mut last);
-        self.last_skip.store(last.to_bits(), Ordering::Relaxed);
-        answer
-    }
+/// [`walk::scan_after_slash`] of a part's automaton, kept out of line:
+/// inlined into [`CompiledGroup::rank`], whose loop over the parts holds
+/// registers of its own, a comb's step loop kept its tables' pointers on the
+/// stack and moved them between registers (about 4 instructions a step
+/// more, 6 to 7 steps a URL on crawl2019, against a call's 15 or so); and
+/// [`RunnerPart::rank`] stays a dispatch that jumps here.
+#[inline(never)]
+fn scan_automaton<A: Automaton>(automaton: &A, path: &[u8], slash: u32, last: &SkipMemo) -> u32 {
+    walk::scan_after_slash(automaton, path, slash, last)
 }
 
 /// A group of an artifact with its parts read, for deciding a run of paths
@@ -110,40 +112,50 @@ impl RunnerPart<'_> {
 #[derive(Clone, Debug)]
 pub struct CompiledGroup<'a> {
     labels: &'a [u32],
-    /// Automata from the front, rule lists from the back.
+    /// The parts in the order a path walks them: the automata, then the
+    /// rule lists, each in the order they were added; `None` past `len`.
     parts: [Option<RunnerPart<'a>>; MAX_PARTS],
-    automata: usize,
-    rule_lists: usize,
+    len: usize,
 }
 
 impl<'a> CompiledGroup<'a> {
     /// A group of no parts yet whose ranks stand for `labels` (`labels[rank]`).
     pub(crate) fn new(labels: &'a [u32]) -> CompiledGroup<'a> {
-        CompiledGroup { labels, parts: Default::default(), automata: 0, rule_lists: 0 }
+        CompiledGroup { labels, parts: Default::default(), len: 0 }
     }
 
-    /// Adds a part; a group holds at most [`GroupHead::MAX_PARTS`] (checked
-    /// when the group was validated), and a part past that is dropped.
+    /// Adds a part: an automaton after the automata added before it, a
+    /// rule list after every part (a rule list's prefilter skips the rules
+    /// that cannot beat the automata's rank). A group holds at most
+    /// [`GroupHead::MAX_PARTS`] (checked when the group was validated), and
+    /// a part past that is dropped.
     pub(crate) fn push(&mut self, part: RunnerPart<'a>) {
-        if self.automata + self.rule_lists == MAX_PARTS {
+        if self.len == MAX_PARTS {
             return;
         }
-        if part.is_rules() {
-            self.rule_lists += 1;
-            self.parts[MAX_PARTS - self.rule_lists] = Some(part);
+        let at = if part.is_rules() {
+            self.len
         } else {
-            self.parts[self.automata] = Some(part);
-            self.automata += 1;
-        }
+            self.parts[..self.len].iter().flatten().take_while(|p| !p.is_rules()).count()
+        };
+        self.parts[at..=self.len].rotate_right(1);
+        self.parts[at] = Some(part);
+        self.len += 1;
     }
 
     /// The winning rank for a prepared path (0: no rule matched).
     #[inline]
     pub fn rank(&self, path: &[u8]) -> u32 {
+        // Most groups are one automaton: its walk is the rank, reached
+        // before the loop's registers are set up (on x86-64 a jump into the
+        // walk, no frame of this function's own).
+        if self.len == 1 {
+            if let Some(only) = &self.parts[0] {
+                return only.rank(path, 0);
+            }
+        }
         let mut best = 0;
-        let automata = self.parts[..self.automata].iter();
-        let rule_lists = self.parts[MAX_PARTS - self.rule_lists..].iter().rev();
-        for part in automata.chain(rule_lists).flatten() {
+        for part in self.parts[..self.len.min(MAX_PARTS)].iter().flatten() {
             best = best.max(part.rank(path, best));
         }
         best
@@ -177,10 +189,72 @@ mod tests {
         shared::<crate::matcher::Matcher<'static>>();
     }
 
+    /// Every way of adding up to [`MAX_PARTS`] + 1 parts, each an automaton
+    /// or a rule list: the group walks the automata first and then the rule
+    /// lists, each in the order they were added, drops what is past
+    /// [`MAX_PARTS`], and ranks a path by the best of its parts.
     #[test]
-    fn a_last_skip_survives_its_word() {
-        for skip in [LastSkip::NONE, LastSkip { state: 0, escapes: 0 }, LastSkip { state: 7, escapes: 0x2f3f_2300 }] {
-            assert_eq!(LastSkip::from_bits(skip.to_bits()), skip);
+    fn automata_walk_first_in_order_and_the_rank_is_the_best_part() {
+        use crate::dfa::DfaBuf;
+        use crate::rules::RuleListBuf;
+        // Automaton `i` answers `i + 1` on every path; rule list `i` answers
+        // `20 + i` on `/r<i>` and nothing else.
+        let dfas: Vec<DfaBuf> = (0..=MAX_PARTS as u32)
+            .map(|i| DfaBuf {
+                classes: [0; 256],
+                stride2: 0,
+                transitions: vec![0],
+                answers: vec![i + 1],
+                start: 0,
+                sinks: 1,
+            })
+            .collect();
+        let patterns: Vec<Vec<u8>> = (0..=MAX_PARTS).map(|i| format!("/r{i}").into_bytes()).collect();
+        let lists: Vec<RuleListBuf> =
+            (0..=MAX_PARTS).map(|i| RuleListBuf::new([(patterns[i].as_slice(), 20 + i as u32)])).collect();
+        let labels: Vec<u32> = (0..40).collect();
+        let part = |rules: bool, i: usize| -> RunnerPart<'_> {
+            if rules {
+                let (patterns, ends, ranks, prefilter) = lists[i].as_rule_list().unwrap().into_tables();
+                let prefilter = Some(Arc::new(LazyPrefilter::built(prefilter)));
+                RunnerPart::with_prefilter(PartView::Rules { patterns, ends, ranks }, prefilter)
+            } else {
+                RunnerPart::with_prefilter(PartView::Dfa(dfas[i].as_dfa().unwrap()), None)
+            }
+        };
+        for count in 0..=MAX_PARTS + 1 {
+            for kinds in 0..1u32 << count {
+                let is_rules = |i: usize| kinds >> i & 1 == 1;
+                let mut group = CompiledGroup::new(&labels);
+                for i in 0..count {
+                    group.push(part(is_rules(i), i));
+                }
+                let kept: Vec<usize> = (0..count.min(MAX_PARTS)).collect();
+                let want_order: Vec<(bool, usize)> = kept
+                    .iter()
+                    .filter(|&&i| !is_rules(i))
+                    .chain(kept.iter().filter(|&&i| is_rules(i)))
+                    .map(|&i| (is_rules(i), i))
+                    .collect();
+                let order: Vec<(bool, usize)> = group.parts[..group.len]
+                    .iter()
+                    .map(|p| match &p.as_ref().unwrap().view {
+                        PartView::Dfa(dfa) => (false, dfa.max_answer() as usize - 1),
+                        PartView::Rules { ranks, .. } => (true, ranks[0] as usize - 20),
+                        _ => unreachable!(),
+                    })
+                    .collect();
+                assert_eq!(order, want_order, "{count} parts, kinds {kinds:b}");
+                assert!(group.parts[group.len..].iter().all(Option::is_none));
+                let best_automaton = kept.iter().filter(|&&i| !is_rules(i)).map(|&i| i as u32 + 1).max();
+                for (i, pattern) in patterns.iter().enumerate() {
+                    let list = (kept.contains(&i) && is_rules(i)).then_some(20 + i as u32);
+                    let want = best_automaton.max(list).unwrap_or(0);
+                    assert_eq!(group.rank(pattern), want, "{count} parts, kinds {kinds:b}, path {i}");
+                    assert_eq!(group.label(group.rank(pattern)), Label(want));
+                }
+                assert_eq!(group.rank(b"/other"), best_automaton.unwrap_or(0));
+            }
         }
     }
 }

@@ -17,6 +17,8 @@
 //!
 //! Both give the same answer for a path (a test below checks it).
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 /// An automaton whose states carry answers: the interface a walk needs.
 ///
 /// A step is split in two lookups, so that [`interleave`] can start fetching
@@ -50,11 +52,13 @@ pub(crate) trait Automaton: Copy {
     /// accelerated comb state). The whole path is given so that a search
     /// may read whole blocks of it; bytes before `at` do not count.
     ///
-    /// `last` is what a walk through this automaton (this very one: a
-    /// `last` is never shared between automata) remembers of the state it
+    /// `last` is what walks through this automaton (this very one: a
+    /// memo is never shared between automata) remember of the state they
     /// last skipped in, so that the state's escapes are looked up once for
-    /// a run of paths; the automaton may read and replace it.
-    fn skip(&self, state: u32, path: &[u8], at: usize, last: &mut LastSkip) -> usize;
+    /// a run of paths; the automaton may read and replace it. Only a skip
+    /// touches it: a path that never reaches an accelerated state neither
+    /// reads nor writes it.
+    fn skip(&self, state: u32, path: &[u8], at: usize, last: &SkipMemo) -> usize;
     /// Whether [`Automaton::skip`] may pass over bytes in `state`: false
     /// means it would answer 0, and [`scan`] does not ask. Cheap (the comb
     /// reads a bit of the row [`Automaton::locate`] reads anyway), so that
@@ -68,16 +72,16 @@ pub(crate) trait Automaton: Copy {
     }
 }
 
-/// The accelerated state a walk skipped in last and its escapes, as the
-/// automaton packs them ([`Automaton::skip`]): a comb looks a state's
-/// escapes up in a sorted list, and a run of paths through one group
-/// usually skips in the same state path after path.
+/// The accelerated state a walk skipped in last and its escapes, in the
+/// form the automaton searches for them ([`Automaton::skip`]): a comb looks
+/// a state's escapes up in a sorted list, and a run of paths through one
+/// group usually skips in the same state path after path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct LastSkip {
     /// The state, or [`LastSkip::NONE`]'s, which no state has (ids are
     /// below the number of states, itself at most `u32::MAX`).
     pub state: u32,
-    /// Its escapes, packed.
+    /// Its escapes, as the automaton stores them for its search.
     pub escapes: u32,
 }
 
@@ -85,18 +89,54 @@ impl LastSkip {
     /// Nothing remembered yet.
     pub const NONE: LastSkip = LastSkip { state: u32::MAX, escapes: 0 };
 
-    /// Both fields in one word, for a holder that threads share (an
-    /// `AtomicU64`): a word is read and written whole, so a reader always
+    /// Both fields in one word, for a holder that threads share
+    /// ([`SkipMemo`]): a word is read and written whole, so a reader always
     /// gets a state with its own escapes, whoever stored it last.
     #[inline(always)]
-    pub fn to_bits(self) -> u64 {
+    fn to_bits(self) -> u64 {
         (u64::from(self.state) << 32) | u64::from(self.escapes)
     }
 
     /// The inverse of [`LastSkip::to_bits`].
     #[inline(always)]
-    pub fn from_bits(bits: u64) -> LastSkip {
+    fn from_bits(bits: u64) -> LastSkip {
         LastSkip { state: (bits >> 32) as u32, escapes: bits as u32 }
+    }
+}
+
+/// Where walks through one automaton keep their [`LastSkip`] from path to
+/// path (a compiled group's part keeps one for its run, see
+/// [`crate::runtime`]). Read and written only by [`Automaton::skip`], so a
+/// path that skips nowhere costs nothing here; both fields share one atomic
+/// word so that groups and matchers stay `Sync`: relaxed loads and stores
+/// are plain moves on x86-64, and whatever another thread stored is a state
+/// with its own escapes, a valid hint.
+#[derive(Debug)]
+pub(crate) struct SkipMemo(AtomicU64);
+
+impl SkipMemo {
+    /// Nothing remembered yet.
+    #[inline(always)]
+    pub fn new() -> SkipMemo {
+        SkipMemo(AtomicU64::new(LastSkip::NONE.to_bits()))
+    }
+
+    /// What was remembered last.
+    #[inline(always)]
+    pub fn get(&self) -> LastSkip {
+        LastSkip::from_bits(self.0.load(Ordering::Relaxed))
+    }
+
+    /// Remembers `last`.
+    #[inline(always)]
+    pub fn set(&self, last: LastSkip) {
+        self.0.store(last.to_bits(), Ordering::Relaxed);
+    }
+}
+
+impl Clone for SkipMemo {
+    fn clone(&self) -> Self {
+        SkipMemo(AtomicU64::new(self.0.load(Ordering::Relaxed)))
     }
 }
 
@@ -151,16 +191,46 @@ fn prefetch_at<T>(ptr: *const T) {
 /// table lookups, the sink test and the end test.
 #[inline]
 pub(crate) fn scan<A: Automaton>(automaton: &A, path: &[u8]) -> u32 {
-    let mut last = LastSkip::NONE;
-    scan_remembering(automaton, path, &mut last)
+    scan_remembering(automaton, path, &SkipMemo::new())
 }
 
 /// [`scan`], remembering in `last` the state it skipped in last (see
 /// [`Automaton::skip`]): for a run of paths through one automaton.
 #[inline]
-pub(crate) fn scan_remembering<A: Automaton>(automaton: &A, path: &[u8], last: &mut LastSkip) -> u32 {
-    let mut state = automaton.start();
-    let mut at = 0;
+pub(crate) fn scan_remembering<A: Automaton>(automaton: &A, path: &[u8], last: &SkipMemo) -> u32 {
+    scan_from(automaton, path, 0, automaton.start(), last)
+}
+
+/// Where a walk through `automaton` stands after a leading `/`: the start
+/// state's step on it, or the start state itself when that is a sink (a
+/// walk reads nothing there). A prepared path starts with `/`, so a part
+/// that walks a run of paths takes this step once ([`scan_after_slash`])
+/// instead of once a path: one step of the 6.9 a crawl2019 URL walks.
+pub(crate) fn after_slash<A: Automaton>(automaton: &A) -> u32 {
+    let start = automaton.start();
+    if automaton.is_sink(start) {
+        start
+    } else {
+        automaton.step(start, b'/')
+    }
+}
+
+/// [`scan_remembering`] of `path`, its leading `/` (when it has one) taken
+/// as read in `slash`, which must be [`after_slash`] of this automaton.
+/// The same answer: from the start state, a walk reads the `/` with a step
+/// (or, in an accelerated start state that loops on `/`, skips over it into
+/// the same state), unless the start is a sink, which `slash` then is.
+#[inline(always)]
+pub(crate) fn scan_after_slash<A: Automaton>(automaton: &A, path: &[u8], slash: u32, last: &SkipMemo) -> u32 {
+    match path.first() {
+        Some(&b'/') => scan_from(automaton, path, 1, slash, last),
+        _ => scan_from(automaton, path, 0, automaton.start(), last),
+    }
+}
+
+/// The walk of [`scan_remembering`] from `state`, with `path[..at]` read.
+#[inline(always)]
+fn scan_from<A: Automaton>(automaton: &A, path: &[u8], mut at: usize, mut state: u32, last: &SkipMemo) -> u32 {
     while at < path.len() && !automaton.is_sink(state) {
         if automaton.accelerated(state) {
             at += automaton.skip(state, path, at, last);
@@ -324,8 +394,7 @@ pub(crate) fn interleave<'p, A: Automaton>(
             let (state, path) = (w.state[i], w.path[i]);
             let mut pos = w.pos[i];
             if automaton.accelerated(state) {
-                let mut last = LastSkip::NONE;
-                pos += automaton.skip(state, path, pos, &mut last);
+                pos += automaton.skip(state, path, pos, &SkipMemo::new());
             }
             match path.get(pos) {
                 Some(&byte) => {
@@ -389,7 +458,7 @@ mod tests {
         }
         fn prefetch_row(&self, _: u32) {}
         fn prefetch_transition(&self, _: Located) {}
-        fn skip(&self, state: u32, path: &[u8], at: usize, _: &mut LastSkip) -> usize {
+        fn skip(&self, state: u32, path: &[u8], at: usize, _: &SkipMemo) -> usize {
             // The state before the sink loops on everything but `a`.
             if self.accelerated(state) {
                 let rest = &path[at..];
