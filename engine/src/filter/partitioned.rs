@@ -105,20 +105,27 @@ const RELEASE_EVERY: u64 = 64;
 /// batch of a partition by its origins' hash bits, so an origin's URLs are
 /// one run of the classifier whatever else the partition holds: small
 /// partitions no longer keep the tables in the cache, they only make pass
-/// 1's blocks small ([`block_size`]: 4 KiB at 2,048 partitions or more),
-/// and pass 2 reads each block with a `pread` of its own. At 2 MiB a
-/// partition is one batch ([`BLOCK`]) and the frontier x20 (320 MB, 63,796
-/// origins) gets 256 partitions of blocks of 32 KiB instead of 4,096 of 4
-/// KiB: 10,496 reads instead of 88,218, 313 `mprotect` calls of malloc's
-/// arena growing for the blocks instead of 4,559 (`strace -c -f`, `--verdicts`), and (`/usr/bin/time`, 1
-/// thread, `--stats`, five alternating runs, least user + system CPU
-/// seconds) 1.03 s instead of 1.15 (128 and 512 partitions: 1.04 and
-/// 1.05; peak RSS 129 -> 118 MB, the blocks 16 -> 8 MiB). Before the
-/// grouping, pass 2 gained from partitions of about 16 origins (256 to
-/// 2,048 partitions: 0.94 to 0.73 CPU s of pass 2) and a 4x artifact's
-/// 8,192 partitions of 366 URLs paid a fixed cost per partition (1,955
-/// against 1,859 instructions a URL at 2,048, `filter_scale.sh`).
+/// 1's blocks small ([`block_size`]: 4 KiB from 2,048 partitions) and its
+/// per-partition work per chunk large, and pass 2 reads each block with a
+/// `pread` of its own. At 2 MiB a partition is one batch ([`BLOCK`]) and
+/// the frontier x20 (320 MB, 63,796 origins) gets 256 partitions with
+/// blocks of 32 KiB instead of 4,096 with blocks of 4 KiB: 10,496 reads
+/// instead of 88,218, 313 `mprotect` calls (malloc's thread arena growing
+/// for each new block) instead of 4,559 (`strace -c -f`). `perf` (1
+/// thread, `--stats`, two runs each): `pread64` 115-121 -> 67-69 ms, pass
+/// 1's own code 235-295 -> 182-201 ms, the kernel's share 344-374 -> 275-289
+/// ms. `/usr/bin/time`, five alternating runs, least user + system CPU
+/// seconds at load 8: 1.28 -> 1.09 s (`--verdicts`: 1.54 -> 1.32), peak RSS
+/// 129 -> 119 MB (the blocks 16 -> 8 MiB); 128 and 512 partitions measured
+/// as 256, 64 worse. Before the grouping, pass 2 gained from partitions of
+/// about 16 origins, and a 4x artifact's 8,192 partitions of 366 URLs paid
+/// a fixed cost per partition (`filter_scale.sh`, callgrind: 1,955 against
+/// 1,859 instructions a URL at 2,048).
 const MIN_PARTITION_BYTES: usize = 2 << 20;
+// The average partition (at most this much list, plus its records' and
+// segments' headers, about 8%) fits one batch of pass 2 with room for
+// uneven hashes.
+const _: () = assert!(2 * MIN_PARTITION_BYTES <= BLOCK);
 
 /// How many partitions the partitioned form uses over an artifact of
 /// `origins` origins for a list of `list_bytes` bytes: a power of two near
@@ -1157,6 +1164,14 @@ impl PartitionBlock {
     /// Classifies one partition (its `chain` of blocks in `file`), at most
     /// [`BLOCK`] bytes of them at a time, writing each verdict to
     /// `verdicts` at byte `start` plus its URL's number.
+    ///
+    /// The blocks are copied out with `pread`, not read in place from a
+    /// mapping of the file: measured on the frontier x20 (1 thread, 256 and
+    /// 4,096 partitions, the mapping's pages released every 8 MiB of blocks
+    /// read), the mapping saved about 0.03 s of system time but cost 0.1 s
+    /// more user time (the classifier's reads spread over pages of the whole
+    /// file instead of one reused buffer) and peak RSS 274 MB instead of 119
+    /// (the fault-around maps the file's neighbouring pages too).
     fn classify<C: Classifier>(
         &mut self,
         classifier: &C,
