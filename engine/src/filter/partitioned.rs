@@ -107,21 +107,21 @@ const RELEASE_EVERY: u64 = 64;
 /// partitions no longer keep the tables in the cache, they only make pass
 /// 1's blocks small ([`block_size`]: 4 KiB from 2,048 partitions) and its
 /// per-partition work per chunk large, and pass 2 reads each block with a
-/// `pread` of its own. At 2 MiB a partition is one batch ([`BLOCK`]) and
-/// the frontier x20 (320 MB, 63,796 origins) gets 256 partitions with
-/// blocks of 32 KiB instead of 4,096 with blocks of 4 KiB: 10,496 reads
-/// instead of 88,218, 313 `mprotect` calls (malloc's thread arena growing
-/// for each new block) instead of 4,559 (`strace -c -f`). `perf` (1
-/// thread, `--stats`, two runs each): `pread64` 115-121 -> 67-69 ms, pass
-/// 1's own code 235-295 -> 182-201 ms, the kernel's share 344-374 -> 275-289
-/// ms. `/usr/bin/time`, five alternating runs, least user + system CPU
-/// seconds at load 8: 1.28 -> 1.09 s (`--verdicts`: 1.54 -> 1.32), peak RSS
-/// 129 -> 119 MB (the blocks 16 -> 8 MiB); 128 and 512 partitions measured
-/// as 256, 64 worse. Before the grouping, pass 2 gained from partitions of
+/// `pread` of its own. Large ones make pass 2's batch (the records and
+/// about 40 bytes a URL of its vectors) outgrow a core's L2 cache. The
+/// frontier x20 (320 MB, 63,796 origins) now gets 512 partitions (blocks
+/// of 16 KiB) instead of 4,096 (4 KiB); `filter_scale.sh`'s 3 M URLs (98
+/// MB) 128 instead of 2,048. Measured, 1 thread, `--stats`, alternating
+/// runs, user + system CPU seconds: frontier x20 at 4,096 / 512 / 256 /
+/// 128 partitions 1.16-1.20 / 1.05-1.11 / 1.03-1.06 / 1.04-1.07 (load 2;
+/// at load 11, 512 and 256 both 1.08-1.14); the 4x list at 2,048 / 512 /
+/// 256 / 128 / 64 0.83-0.84 / 0.80-0.82 / 0.80-0.85 / 0.83-0.86 /
+/// 0.86-0.95 (load 11; 64 partitions of 46,000 URLs also take 3,100 more
+/// page faults). Before the grouping, pass 2 gained from partitions of
 /// about 16 origins, and a 4x artifact's 8,192 partitions of 366 URLs paid
-/// a fixed cost per partition (`filter_scale.sh`, callgrind: 1,955 against
-/// 1,859 instructions a URL at 2,048).
-const MIN_PARTITION_BYTES: usize = 2 << 20;
+/// a fixed cost per partition (callgrind: 1,955 against 1,859 instructions
+/// a URL at 2,048).
+const MIN_PARTITION_BYTES: usize = 1 << 20;
 // The average partition (at most this much list, plus its records' and
 // segments' headers, about 8%) fits one batch of pass 2 with room for
 // uneven hashes.
@@ -1778,15 +1778,16 @@ mod tests {
         assert_eq!(partitions_for(31_898, any), 2048);
         assert_eq!(partitions_for(127_592, any), 8192);
         assert_eq!(partitions_for(10_000_000, any), MAX_PARTITIONS);
-        // filter_scale.sh's 3 M URLs (about 157 MB): partitions of about 2
-        // MiB whatever the artifact's origins; the frontier x20 (320 MB) 256.
-        assert_eq!(partitions_for(31_898, 157_000_000), 128);
-        assert_eq!(partitions_for(127_592, 157_000_000), 128);
-        assert_eq!(partitions_for(63_796, 320_713_180), 256);
+        // Partitions of 0.5 to 1 MiB of list whatever the artifact's origins:
+        // filter_scale.sh's 3 M URLs (98 MB) 128, the frontier x20 (320 MB) 512.
+        assert_eq!(partitions_for(31_898, 99_391_241), 128);
+        assert_eq!(partitions_for(127_592, 99_391_241), 128);
+        assert_eq!(partitions_for(127_592, 157_000_000), 256);
+        assert_eq!(partitions_for(63_796, 320_713_180), 512);
         // Few origins bound the count of a large list.
         assert_eq!(partitions_for(4096, 1 << 40), 256);
         // A small list: few partitions; none at all still gives two.
-        assert_eq!(partitions_for(127_592, 16 << 20), 8);
+        assert_eq!(partitions_for(127_592, 16 << 20), 16);
         assert_eq!(partitions_for(127_592, 1 << 20), 2);
         assert_eq!(partitions_for(127_592, 0), 2);
     }
