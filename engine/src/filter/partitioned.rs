@@ -23,9 +23,10 @@
 //!    groups them by the hash bits stored beside each URL and hands them to
 //!    the classifier as grouped ([`Classifier::classify_grouped`]), and writes
 //!    each verdict, a byte, into the partition's region of a (mapped)
-//!    verdict file at its URL's number. A partition holds the URLs of about
-//!    [`ORIGINS_PER_PARTITION`] origins, whose tables stay in the cache for
-//!    the whole partition.
+//!    verdict file at its URL's number. A partition holds about
+//!    [`MIN_PARTITION_BYTES`] of list (one batch of pass 2): each origin's
+//!    URLs come to the classifier as one run, so its tables are read once
+//!    whatever the partition's other origins.
 //! 3. **Write.** The input is cut into chunks again and each chunk formatted
 //!    on the workers from the verdict file: its lines are found from their
 //!    records (not split again), and chunk `c`'s next URL of partition `p`
@@ -81,14 +82,14 @@ use std::time::Instant;
 pub(super) const MAX_PARTITIONS: usize = 8192;
 const _: () = assert!(MAX_PARTITIONS <= 1 << 16);
 
-/// About how many origins one partition should hold: few enough that
-/// their index entries and automata stay in a core's L2 cache while the
-/// partition is classified. Measured on the synthetic frontier x20 over the
-/// whole-corpus artifact (31,898 origins), 1 thread, CPU seconds of pass 2
-/// at 256, 1,024, 2,048, 4,096 and 8,192 partitions: 0.94, 0.84, 0.73 to
-/// 0.84, 0.75, 0.74 to 0.81 (load 11 to 15; pass 1 0.4 to 0.6 s whatever the
-/// count): flat from about 16 origins a partition (2,048 here), the count
-/// that keeps a 4x artifact's partitions as small.
+/// The fewest origins a partition should hold on average: the bound of a
+/// list of unknown size ([`partitions_for`]), whose partitions are then
+/// as large as its origins make them. Before pass 2 grouped each batch by
+/// origin, this was the count that kept a partition's tables in a core's L2
+/// cache (measured on the synthetic frontier x20 over the whole-corpus
+/// artifact, 1 thread, CPU seconds of pass 2 at 256, 1,024, 2,048, 4,096 and
+/// 8,192 partitions: 0.94, 0.84, 0.73 to 0.84, 0.75, 0.74 to 0.81); lists
+/// of a known size now take fewer, larger partitions ([`MIN_PARTITION_BYTES`]).
 const ORIGINS_PER_PARTITION: usize = 16;
 
 /// Bytes of a partition handed to the classifier at once (whole lines):
@@ -100,22 +101,37 @@ const BLOCK: usize = 4 << 20;
 /// the pages it touches are mostly those of the chunks before.
 const RELEASE_EVERY: u64 = 64;
 
-/// The fewest bytes of list a partition should get: pass 2 pays a fixed
-/// cost per partition (when this was measured, its grouping's radix counts,
-/// 4,096 buckets zeroed and summed, about 12 k instructions; now a table of
-/// twice as many slots as the block's URLs), which partitions of a few hundred URLs
-/// pay again every few hundred URLs. Measured on `filter_scale.sh`'s 4x
-/// artifact (127,592 origins) and 3 M URLs (157 MB), callgrind and
-/// cachegrind of the whole run: 8,192 partitions (366 URLs each) 1,955
-/// instructions and 10.71 last-level misses a URL, 2,048 partitions (this
-/// bound's choice) 1,859 and 9.53; the 1x artifact keeps its 2,048.
-const MIN_PARTITION_BYTES: usize = 128 << 10;
+/// The fewest bytes of list a partition should get. Pass 2 groups each
+/// batch of a partition by its origins' hash bits, so an origin's URLs are
+/// one run of the classifier whatever else the partition holds: small
+/// partitions no longer keep the tables in the cache, they only make pass
+/// 1's blocks small ([`block_size`]: 4 KiB from 2,048 partitions) and its
+/// per-partition work per chunk large, and pass 2 reads each block with a
+/// `pread` of its own. Large ones make pass 2's batch (the records and
+/// about 40 bytes a URL of its vectors) outgrow a core's L2 cache. The
+/// frontier x20 (320 MB, 63,796 origins) now gets 512 partitions (blocks
+/// of 16 KiB) instead of 4,096 (4 KiB); `filter_scale.sh`'s 3 M URLs (98
+/// MB) 128 instead of 2,048. Measured, 1 thread, `--stats`, alternating
+/// runs, user + system CPU seconds: frontier x20 at 4,096 / 512 / 256 /
+/// 128 partitions 1.16-1.20 / 1.05-1.11 / 1.03-1.06 / 1.04-1.07 (load 2;
+/// at load 11, 512 and 256 both 1.08-1.14); the 4x list at 2,048 / 512 /
+/// 256 / 128 / 64 0.83-0.84 / 0.80-0.82 / 0.80-0.85 / 0.83-0.86 /
+/// 0.86-0.95 (load 11; 64 partitions of 46,000 URLs also take 3,100 more
+/// page faults). Before the grouping, pass 2 gained from partitions of
+/// about 16 origins, and a 4x artifact's 8,192 partitions of 366 URLs paid
+/// a fixed cost per partition (callgrind: 1,955 against 1,859 instructions
+/// a URL at 2,048).
+const MIN_PARTITION_BYTES: usize = 1 << 20;
+// The average partition (at most this much list, plus its records' and
+// segments' headers, about 8%) fits one batch of pass 2 with room for
+// uneven hashes.
+const _: () = assert!(2 * MIN_PARTITION_BYTES <= BLOCK);
 
 /// How many partitions the partitioned form uses over an artifact of
 /// `origins` origins for a list of `list_bytes` bytes: a power of two near
-/// `origins` / 16 (about 16 origins a partition, whose tables stay in the
-/// cache), but none smaller than about [`MIN_PARTITION_BYTES`] of list (at
-/// most twice as many as `list_bytes` / that), from 2 to [`MAX_PARTITIONS`].
+/// `list_bytes` / [`MIN_PARTITION_BYTES`] (at most twice that), and no more
+/// than about `origins` / [`ORIGINS_PER_PARTITION`], from 2 to
+/// [`MAX_PARTITIONS`].
 /// Give `usize::MAX` for a list of unknown size.
 pub fn partitions_for(origins: usize, list_bytes: usize) -> usize {
     let by_origins = (origins / ORIGINS_PER_PARTITION).next_power_of_two();
@@ -1148,6 +1164,14 @@ impl PartitionBlock {
     /// Classifies one partition (its `chain` of blocks in `file`), at most
     /// [`BLOCK`] bytes of them at a time, writing each verdict to
     /// `verdicts` at byte `start` plus its URL's number.
+    ///
+    /// The blocks are copied out with `pread`, not read in place from a
+    /// mapping of the file: measured on the frontier x20 (1 thread, 256 and
+    /// 4,096 partitions, the mapping's pages released every 8 MiB of blocks
+    /// read), the mapping saved about 0.03 s of system time but cost 0.1 s
+    /// more user time (the classifier's reads spread over pages of the whole
+    /// file instead of one reused buffer) and peak RSS 274 MB instead of 119
+    /// (the fault-around maps the file's neighbouring pages too).
     fn classify<C: Classifier>(
         &mut self,
         classifier: &C,
@@ -1754,12 +1778,17 @@ mod tests {
         assert_eq!(partitions_for(31_898, any), 2048);
         assert_eq!(partitions_for(127_592, any), 8192);
         assert_eq!(partitions_for(10_000_000, any), MAX_PARTITIONS);
-        // filter_scale.sh's 3 M URLs (about 157 MB): the 1x keeps its count,
-        // the 4x's partitions get as many URLs as the 1x's.
-        assert_eq!(partitions_for(31_898, 157_000_000), 2048);
-        assert_eq!(partitions_for(127_592, 157_000_000), 2048);
+        // Partitions of 0.5 to 1 MiB of list whatever the artifact's origins:
+        // filter_scale.sh's 3 M URLs (98 MB) 128, the frontier x20 (320 MB) 512.
+        assert_eq!(partitions_for(31_898, 99_391_241), 128);
+        assert_eq!(partitions_for(127_592, 99_391_241), 128);
+        assert_eq!(partitions_for(127_592, 157_000_000), 256);
+        assert_eq!(partitions_for(63_796, 320_713_180), 512);
+        // Few origins bound the count of a large list.
+        assert_eq!(partitions_for(4096, 1 << 40), 256);
         // A small list: few partitions; none at all still gives two.
-        assert_eq!(partitions_for(127_592, 1 << 20), 8);
+        assert_eq!(partitions_for(127_592, 16 << 20), 16);
+        assert_eq!(partitions_for(127_592, 1 << 20), 2);
         assert_eq!(partitions_for(127_592, 0), 2);
     }
 }
