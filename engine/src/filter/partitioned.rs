@@ -305,37 +305,43 @@ pub(super) fn run<C: Classifier, S: Sink>(
     let verdict_map = VerdictMap::new(&verdicts).map_err(|e| temp.failed(e))?;
     let scratches = classify_partitions(pipeline, classifier, &blocks, &chains, &verdict_map, &starts, &temp)?;
     drop(verdict_map);
-    // Its bytes are not needed again: give the disk back now.
-    drop(blocks);
+    // Their bytes are not needed again: give the disk back now, on a thread
+    // of its own while the verdicts are counted or pass 3 runs (else here,
+    // should no thread start). Closing the files frees their page cache
+    // (about 17 ms over the frontier x20's 334 MB, `perf record`), time in
+    // which the calling thread used to hold up the end of the run.
+    let stats = std::thread::scope(|scope| {
+        let close = move || drop(blocks);
+        let _ = std::thread::Builder::new().name("robotsieve-close".into()).spawn_scoped(scope, close);
 
-    // Nothing to write a line at a time: count the verdicts instead of pass 3.
-    if !replayed {
-        // Pass 1 counted the lines that are no URL (as invalid) and the input's bytes.
-        let mut stats = split_report.stats;
-        let verdict_map = map(&verdicts).map_err(|e| temp.failed(e))?;
-        count_verdicts(&verdict_map[..starts[partitions] as usize], pipeline.config.unknown_as, &mut stats.counts);
-        sink.finish()?;
-        if let Some(progress) = progress {
-            progress.urls.fetch_add(stats.urls(), Ordering::Relaxed);
-            progress.bytes.fetch_add(stats.input_bytes, Ordering::Relaxed);
+        // Nothing to write a line at a time: count the verdicts instead of pass 3.
+        if !replayed {
+            // Pass 1 counted the lines that are no URL (as invalid) and the input's bytes.
+            let mut stats = split_report.stats;
+            let verdict_map = map(&verdicts).map_err(|e| temp.failed(e))?;
+            count_verdicts(&verdict_map[..starts[partitions] as usize], pipeline.config.unknown_as, &mut stats.counts);
+            sink.finish()?;
+            if let Some(progress) = progress {
+                progress.urls.fetch_add(stats.urls(), Ordering::Relaxed);
+                progress.bytes.fetch_add(stats.input_bytes, Ordering::Relaxed);
+            }
+            return Ok(stats);
         }
-        stats.elapsed = started.elapsed();
-        return Ok(Report { stats, scratches });
-    }
 
-    // Pass 3: write.
-    let verdict_map = map(&verdicts).map_err(|e| temp.failed(e))?;
-    let cursor_map = map(&cursors).map_err(|e| temp.failed(e))?;
-    let order_map = map(&order).map_err(|e| temp.failed(e))?;
-    let replay = Replay {
-        verdicts: &verdict_map,
-        cursors: &cursor_map,
-        order: &order_map,
-        chunk_lines: &split.chunk_lines,
-        starts: &starts[..partitions],
-    };
-    let report = pipeline.run_chunks(&replay, input, sink, progress)?;
-    let mut stats = report.stats;
+        // Pass 3: write.
+        let verdict_map = map(&verdicts).map_err(|e| temp.failed(e))?;
+        let cursor_map = map(&cursors).map_err(|e| temp.failed(e))?;
+        let order_map = map(&order).map_err(|e| temp.failed(e))?;
+        let replay = Replay {
+            verdicts: &verdict_map,
+            cursors: &cursor_map,
+            order: &order_map,
+            chunk_lines: &split.chunk_lines,
+            starts: &starts[..partitions],
+        };
+        pipeline.run_chunks(&replay, input, sink, progress).map(|report| report.stats)
+    });
+    let mut stats = stats?;
     stats.elapsed = started.elapsed();
     Ok(Report { stats, scratches })
 }
