@@ -305,14 +305,17 @@ pub(super) fn run<C: Classifier, S: Sink>(
     let verdict_map = VerdictMap::new(&verdicts).map_err(|e| temp.failed(e))?;
     let scratches = classify_partitions(pipeline, classifier, &blocks, &chains, &verdict_map, &starts, &temp)?;
     drop(verdict_map);
-    // Their bytes are not needed again: give the disk back now, on a thread
-    // of its own while the verdicts are counted or pass 3 runs (else here,
-    // should no thread start). Closing the files frees their page cache
-    // (about 17 ms over the frontier x20's 334 MB, `perf record`), time in
-    // which the calling thread used to hold up the end of the run.
+    // Their bytes are not needed again: give the disk back now, each file
+    // on a thread of its own while the verdicts are counted or pass 3 runs
+    // (else here, should no thread start). Closing the files frees their
+    // page cache (about 17 ms over the frontier x20's 334 MB, `perf
+    // record`), time in which the calling thread used to hold up the end of
+    // the run.
     let stats = std::thread::scope(|scope| {
-        let close = move || drop(blocks);
-        let _ = std::thread::Builder::new().name("robotsieve-close".into()).spawn_scoped(scope, close);
+        for file in blocks {
+            let close = move || drop(file);
+            let _ = std::thread::Builder::new().name("robotsieve-close".into()).spawn_scoped(scope, close);
+        }
 
         // Nothing to write a line at a time: count the verdicts instead of pass 3.
         if !replayed {
