@@ -88,9 +88,8 @@ impl Output<'_> {
 /// the file's writer ([`PendingFile::write_placed`]) instead of being copied.
 #[derive(Default)]
 pub struct Outputs<'w> {
-    lists: [Option<Output<'w>>; 4],
-    verdicts: Option<Output<'w>>,
-    rows: Option<Output<'w>>,
+    /// By number ([`OUTPUTS`]).
+    outputs: [Option<Output<'w>>; OUTPUTS],
     /// Shared with the format on the workers: where each chunk of each
     /// output lands in a block.
     leads: Arc<Leads>,
@@ -194,24 +193,8 @@ impl<'w> Outputs<'w> {
     }
 
     fn with(mut self, output: usize, name: impl Into<String>, writer: Writer<'w>) -> Outputs<'w> {
-        *self.output_mut(output) = Some(Output { name: name.into(), writer });
+        self.outputs[output] = Some(Output { name: name.into(), writer });
         self
-    }
-
-    fn output_mut(&mut self, output: usize) -> &mut Option<Output<'w>> {
-        match output {
-            VERDICTS => &mut self.verdicts,
-            ROWS => &mut self.rows,
-            list => &mut self.lists[list],
-        }
-    }
-
-    fn output(&self, output: usize) -> Option<&Output<'w>> {
-        match output {
-            VERDICTS => self.verdicts.as_ref(),
-            ROWS => self.rows.as_ref(),
-            list => self.lists[list].as_ref(),
-        }
     }
 }
 
@@ -229,34 +212,17 @@ const VERDICT_FIELDS_PADDED: [[u8; 16]; 4] =
 /// them in their first block (see [`Outputs`]).
 #[derive(Debug, Default)]
 pub struct TsvChunk {
-    lists: [Vec<u8>; 4],
-    verdicts: Vec<u8>,
-    rows: Vec<u8>,
+    /// By output number ([`OUTPUTS`]).
+    buffers: [Vec<u8>; OUTPUTS],
     starts: [usize; OUTPUTS],
     /// The chunk's number in the run ([`Format::begin`]).
     seq: u64,
 }
 
 impl TsvChunk {
-    fn buffer(&self, output: usize) -> &Vec<u8> {
-        match output {
-            VERDICTS => &self.verdicts,
-            ROWS => &self.rows,
-            list => &self.lists[list],
-        }
-    }
-
-    fn buffer_mut(&mut self, output: usize) -> &mut Vec<u8> {
-        match output {
-            VERDICTS => &mut self.verdicts,
-            ROWS => &mut self.rows,
-            list => &mut self.lists[list],
-        }
-    }
-
     /// The bytes of `output`.
     fn bytes(&self, output: usize) -> &[u8] {
-        let buffer = self.buffer(output);
+        let buffer = &self.buffers[output];
         &buffer[self.starts[output].min(buffer.len())..]
     }
 }
@@ -265,41 +231,30 @@ impl TsvChunk {
 /// shared by the workers.
 #[derive(Clone, Debug)]
 pub struct TsvFormat {
-    lists: [bool; 4],
+    /// Which outputs are wanted, by number ([`OUTPUTS`]).
+    wanted: [bool; OUTPUTS],
     /// Whether any list is wanted.
     any_list: bool,
-    verdicts: bool,
     /// Whether the verdicts output gets reasons.
     explain: bool,
-    rows: bool,
     /// Which outputs are formatted where their bytes will lie in blocks.
     placed: [bool; OUTPUTS],
     leads: Arc<Leads>,
-}
-
-impl TsvFormat {
-    fn wanted(&self, output: usize) -> bool {
-        match output {
-            VERDICTS => self.verdicts,
-            ROWS => self.rows,
-            list => self.lists[list],
-        }
-    }
 }
 
 impl Sink for Outputs<'_> {
     type Format = TsvFormat;
 
     fn format(&self, config: &Config) -> TsvFormat {
-        let leads: [Option<usize>; OUTPUTS] = std::array::from_fn(|output| self.output(output).and_then(Output::lead));
+        let leads: [Option<usize>; OUTPUTS] =
+            std::array::from_fn(|output| self.outputs[output].as_ref().and_then(Output::lead));
         self.leads.restart(leads.map(|lead| lead.unwrap_or(0)));
         let placed = leads.map(|lead| lead.is_some());
+        let wanted = std::array::from_fn(|output| self.outputs[output].is_some());
         TsvFormat {
-            lists: std::array::from_fn(|i| self.lists[i].is_some()),
-            any_list: self.lists.iter().any(Option::is_some),
-            verdicts: self.verdicts.is_some(),
-            explain: config.explain && self.verdicts.is_some(),
-            rows: self.rows.is_some(),
+            wanted,
+            any_list: wanted[..VERDICTS].contains(&true),
+            explain: config.explain && wanted[VERDICTS],
             placed,
             leads: Arc::clone(&self.leads),
         }
@@ -310,8 +265,8 @@ impl ChunkSink for Outputs<'_> {
     type Chunk = TsvChunk;
 
     fn write(&mut self, chunk: &TsvChunk) -> Result<(), FilterError> {
-        for output in 0..OUTPUTS {
-            if let Some(out) = self.output_mut(output) {
+        for (output, out) in self.outputs.iter_mut().enumerate() {
+            if let Some(out) = out {
                 out.writer().write_all(chunk.bytes(output)).map_err(|e| out.failed(e))?;
             }
         }
@@ -321,11 +276,11 @@ impl ChunkSink for Outputs<'_> {
     /// [`ChunkSink::write`], but a placed buffer goes to its file as it is
     /// ([`PendingFile::write_placed`]), the chunk getting an empty one.
     fn write_taking(&mut self, chunk: &mut TsvChunk) -> Result<(), FilterError> {
-        for output in 0..OUTPUTS {
+        for (output, out) in self.outputs.iter_mut().enumerate() {
             let start = chunk.starts[output];
-            if let Some(out) = self.output_mut(output) {
+            if let Some(out) = out {
                 let written = match &mut out.writer {
-                    Writer::File(file) => file.write_placed(chunk.buffer_mut(output), start),
+                    Writer::File(file) => file.write_placed(&mut chunk.buffers[output], start),
                     Writer::Stream(writer) => writer.write_all(chunk.bytes(output)),
                 };
                 written.map_err(|e| out.failed(e))?;
@@ -335,10 +290,8 @@ impl ChunkSink for Outputs<'_> {
     }
 
     fn finish(&mut self) -> Result<(), FilterError> {
-        for output in 0..OUTPUTS {
-            if let Some(out) = self.output_mut(output) {
-                out.writer().flush().map_err(|e| out.failed(e))?;
-            }
+        for out in self.outputs.iter_mut().flatten() {
+            out.writer().flush().map_err(|e| out.failed(e))?;
         }
         Ok(())
     }
@@ -360,11 +313,11 @@ impl Format for TsvFormat {
     type Chunk = TsvChunk;
 
     fn wants_reasons(&self) -> bool {
-        self.explain || self.rows
+        self.explain || self.wanted[ROWS]
     }
 
     fn writes_lines(&self) -> bool {
-        self.any_list || self.verdicts || self.rows
+        self.wanted.contains(&true)
     }
 
     fn begin(&self, chunk: &mut TsvChunk, seq: u64) {
@@ -377,13 +330,13 @@ impl Format for TsvFormat {
         // a final newline); a verdicts line adds at most a dozen bytes to a URL,
         // which is rarely shorter than 24. Reasons grow the buffer as needed.
         let leads = self.placed.contains(&true).then(|| self.leads.of(chunk.seq)).flatten();
-        for output in (0..OUTPUTS).filter(|&output| self.wanted(output)) {
+        for output in (0..OUTPUTS).filter(|&output| self.wanted[output]) {
             let room = match output {
                 VERDICTS => input_len + input_len / 2 + 64,
                 ROWS => input_len * 2 + 64,
                 _ => input_len + 1,
             };
-            let buf = chunk.buffer_mut(output);
+            let buf = &mut chunk.buffers[output];
             chunk.starts[output] = if self.placed[output] {
                 // Where the file's writer will want the bytes; while a chunk
                 // before this one is unwritten, a guess, and a wrong one costs
@@ -404,13 +357,13 @@ impl Format for TsvFormat {
             // verdict is as good as random to the branch predictor, and a short
             // copy costs less than the mispredicted branch that would skip it
             // (measured: one list wanted of two verdicts, 44 to 62 million URLs/s).
-            let list = &mut chunk.lists[index];
+            let list = &mut chunk.buffers[index];
             let len = list.len();
             push_line(list, &[0; 16], 0, url, true);
-            list.truncate(len + (url.len() + 1) * usize::from(self.lists[index]));
+            list.truncate(len + (url.len() + 1) * usize::from(self.wanted[index]));
         }
-        if self.verdicts {
-            let out = &mut chunk.verdicts;
+        if self.wanted[VERDICTS] {
+            let out = &mut chunk.buffers[VERDICTS];
             // A fixed-size copy of the padded field, cut to its length: no
             // variable-length copy and no branch on the verdict.
             push_line(out, &VERDICT_FIELDS_PADDED[index], VERDICT_FIELDS[index].len(), url, !self.explain);
@@ -422,8 +375,8 @@ impl Format for TsvFormat {
                 out.push(b'\n');
             }
         }
-        if self.rows {
-            let out = &mut chunk.rows;
+        if self.wanted[ROWS] {
+            let out = &mut chunk.buffers[ROWS];
             out.extend_from_slice(url);
             out.push(b'\t');
             out.extend(reason.iter().map(|&b| if matches!(b, b'\n' | b'\r') { b' ' } else { b }));
@@ -444,7 +397,7 @@ impl Format for TsvFormat {
     }
 
     fn reset(&self, chunk: &mut TsvChunk, keep: usize) {
-        for buf in chunk.lists.iter_mut().chain([&mut chunk.verdicts, &mut chunk.rows]) {
+        for buf in &mut chunk.buffers {
             buf.clear();
             buf.shrink_to(keep);
         }
