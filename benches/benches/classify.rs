@@ -13,11 +13,11 @@
 //! `cargo bench -p robotsieve-benches --bench classify`
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use robotsieve_core::url::PathMode;
+use robotsieve_core::Verdict;
 use robotsieve_engine::artifact::Artifact;
 use robotsieve_engine::classify::{AgentClassifier, Scratch};
-use robotsieve_engine::filter::BATCH;
-use robotsieve_engine::url::PathMode;
-use robotsieve_engine::verdict::Verdict;
+use robotsieve_filter::BATCH;
 use std::io::BufRead;
 use std::path::PathBuf;
 

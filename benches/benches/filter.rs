@@ -18,10 +18,10 @@
 //! bench skips when that is absent.
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use robotsieve_core::Verdict;
 use robotsieve_engine::artifact::ArtifactError;
-use robotsieve_engine::filter::{Classifier, Config, Input, Pipeline};
-use robotsieve_engine::output::Outputs;
-use robotsieve_engine::verdict::Verdict;
+use robotsieve_filter::Outputs;
+use robotsieve_filter::{Classifier, Config, Input, Pipeline};
 use robotsieve_testkit::shared_dir;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -66,6 +66,7 @@ struct LengthParity;
 
 impl Classifier for LengthParity {
     type Scratch = ();
+    type Error = ArtifactError;
 
     fn classify(&self, url: &[u8], _: &mut (), _: Option<&mut Vec<u8>>) -> Result<Verdict, ArtifactError> {
         Ok(if url.len() % 2 == 0 { Verdict::Allowed } else { Verdict::Disallowed })

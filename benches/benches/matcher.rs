@@ -12,7 +12,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use robotsieve_compiler::automaton::{compile, BuildOptions};
-use robotsieve_engine::pattern;
+use robotsieve_core::pattern;
 use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
 use robotsieve_testkit::shared_dir;
 use std::path::{Path, PathBuf};

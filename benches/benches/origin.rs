@@ -13,7 +13,7 @@
 //! ../shared/realworld is absent.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use robotsieve_engine::url::{origin_hash, path_params_query, KeyBuf};
+use robotsieve_core::url::{origin_hash, path_params_query, KeyBuf};
 use std::path::PathBuf;
 
 fn urls() -> Option<Vec<String>> {

@@ -2,10 +2,10 @@
 
 use crate::failure::{fail, Context, Failure};
 use crate::input::read_all;
+use robotsieve_core::line::{self, LineProblem};
+use robotsieve_core::url::{origin_hash, KeyBuf, PathMode};
+use robotsieve_core::Verdict;
 use robotsieve_engine::classify::{Reason, Scratch};
-use robotsieve_engine::line::{self, LineProblem};
-use robotsieve_engine::url::{origin_hash, KeyBuf, PathMode};
-use robotsieve_engine::verdict::Verdict;
 use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
 use std::borrow::Cow;
 use std::io::{BufWriter, Write};

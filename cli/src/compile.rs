@@ -4,10 +4,10 @@ use crate::failure::{fail, Failure};
 use indicatif::{ProgressBar, ProgressStyle};
 use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build, build_shards, BuildPlan, BuildReport};
-use robotsieve_compiler::writer::ArtifactWriter;
 use robotsieve_engine::artifact::ShardInfo;
-use robotsieve_engine::output::PendingFile;
 use robotsieve_engine::shards::{shard_file_name, shard_of_hash, SHARD_SCHEME};
+use robotsieve_engine::writer::ArtifactWriter;
+use robotsieve_engine::PendingFile;
 use robotsieve_robotstxt::Agent;
 use robotsieve_sources::bounded::BoundedCorpus;
 use std::io::IsTerminal;
@@ -182,7 +182,7 @@ fn compile(args: Args) -> Result<ExitCode, Failure> {
         .chain(&args.warc)
         .map(|p| p.display().to_string())
         .collect();
-    let output_error = |e: robotsieve_compiler::writer::WriteError| fail!("{e}");
+    let output_error = |e: robotsieve_engine::writer::WriteError| fail!("{e}");
     let mut writers = Vec::with_capacity(paths.len());
     for (i, path) in paths.iter().enumerate() {
         let agent_names = plan.agents.iter().map(|a| a.to_string()).collect();

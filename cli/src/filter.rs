@@ -1,17 +1,18 @@
 //! `robotsieve filter`: stream a URL list through a compiled artifact.
 //!
-//! The work is `robotsieve_engine::filter`; this module opens the input
+//! The work is `robotsieve_filter`; this module opens the input
 //! (decompressing `.gz` and `.zst`), creates the outputs as pending files,
 //! drives the progress bar, commits the outputs and writes the stats.
 
 use crate::failure::{fail, Context, Failure};
 use crate::unknown_origins::UnknownOrigins;
 use indicatif::{ProgressBar, ProgressStyle};
+use robotsieve_core::url::PathMode;
+use robotsieve_core::Verdict;
 use robotsieve_engine::classify::{AgentClassifier, FetchClass, MatrixClassifier, Scratch};
-use robotsieve_engine::filter::{partitions_for, Classifier, Config, Grouping, Input, Pipeline, Progress, Stats};
-use robotsieve_engine::output::{Outputs, PendingFile};
-use robotsieve_engine::url::PathMode;
-use robotsieve_engine::verdict::Verdict;
+use robotsieve_engine::PendingFile;
+use robotsieve_filter::Outputs;
+use robotsieve_filter::{partitions_for, Classifier, Config, Grouping, Input, Pipeline, Progress, Stats};
 use std::cell::Cell;
 use std::fs::File;
 use std::io::{BufReader, IsTerminal, Read, Write};

@@ -20,7 +20,7 @@ pub struct Threads {
 
 impl Threads {
     /// The number of threads asked for, 0 meaning one per core (the
-    /// convention of `robotsieve_engine::filter::Config::threads` and of
+    /// convention of `robotsieve_filter::Config::threads` and of
     /// rayon's `ThreadPoolBuilder::num_threads`).
     pub fn count(self) -> usize {
         self.threads.map_or(0, usize::from)

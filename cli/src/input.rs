@@ -2,9 +2,9 @@
 //! and a crawler's view of an artifact or shard set.
 
 use crate::failure::{fail, Context, Failure};
+use robotsieve_core::url::PathMode;
 use robotsieve_engine::classify::AgentClassifier;
 use robotsieve_engine::shards::ShardSet;
-use robotsieve_engine::url::PathMode;
 use robotsieve_robotstxt::group::UserAgent;
 use robotsieve_robotstxt::Agent;
 use std::io::Read;

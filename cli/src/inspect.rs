@@ -1,10 +1,10 @@
 //! `robotsieve inspect`: what an artifact holds, and one origin's rules.
 
 use crate::failure::{fail, Context, Failure};
+use robotsieve_core::preference::format_entries;
+use robotsieve_core::url::OriginKey;
 use robotsieve_engine::artifact::{Artifact, ArtifactError, FetchKind, GroupStats, Section};
-use robotsieve_engine::preference::format_entries;
 use robotsieve_engine::shards::ShardSet;
-use robotsieve_engine::url::OriginKey;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -94,9 +94,10 @@ fn remove_outputs_on_signal() {
         Ok(signals) => signals,
         Err(error) => return cannot(error),
     };
+    robotsieve_engine::install_signal_cleanup();
     let watcher = std::thread::Builder::new().name("signals".into()).spawn(move || {
         if let Some(signal) = signals.forever().next() {
-            let removed = robotsieve_engine::output::remove_pending_files();
+            let removed = robotsieve_engine::remove_pending_files();
             let name = match signal {
                 SIGINT => "SIGINT",
                 SIGTERM => "SIGTERM",

@@ -3,8 +3,8 @@
 
 use crate::failure::{fail, Context, Failure};
 use crate::input::read_all;
-use robotsieve_engine::filter::{ChunkReader, ChunkSink, ChunkWorker, Config, FilterError, Pipeline};
-use robotsieve_engine::output::PendingFile;
+use robotsieve_engine::PendingFile;
+use robotsieve_filter::{ChunkReader, ChunkSink, ChunkWorker, Config, FilterError, Pipeline};
 use robotsieve_page::{Field, PageRules, Statement};
 use robotsieve_robotstxt::Agent;
 use robotsieve_sources::http::HttpError;

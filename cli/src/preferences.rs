@@ -1,8 +1,8 @@
 //! How the command line shows usage preferences (`Content-Signal`,
 //! `Content-Usage`) as JSON, for every command that prints them (the text
-//! form is `robotsieve_engine::preference::describe`).
+//! form is `robotsieve_core::preference::describe`).
 
-use robotsieve_engine::preference::{Applied, PreferenceField};
+use robotsieve_core::preference::{Applied, PreferenceField};
 
 /// The applicable preferences of a URL as JSON: one object per field with a
 /// matching line, `{"field": "Content-Usage", "lines": [4], "values":

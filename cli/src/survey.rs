@@ -11,14 +11,15 @@
 //! here, with no dependency.
 
 use crate::failure::{fail, Context, Failure};
+use robotsieve_core::preference::{applicable, PreferenceField, PreferenceLine};
+use robotsieve_core::url::{KeyBuf, PathMode};
+use robotsieve_core::Verdict;
 use robotsieve_engine::artifact::{ArtifactError, FetchKind, GroupOutcome};
 use robotsieve_engine::classify::{MatrixClassifier, MatrixScratch};
-use robotsieve_engine::filter::{Classifier, Config, Pipeline, Reasons};
-use robotsieve_engine::output::{Outputs, PendingFile};
-use robotsieve_engine::preference::{applicable, PreferenceField, PreferenceLine};
 use robotsieve_engine::shards::ShardSet;
-use robotsieve_engine::url::{KeyBuf, PathMode};
-use robotsieve_engine::verdict::Verdict;
+use robotsieve_engine::PendingFile;
+use robotsieve_filter::Outputs;
+use robotsieve_filter::{Classifier, Config, Pipeline, Reasons};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::io::Write;
@@ -86,6 +87,7 @@ struct SurveyScratch {
 
 impl Classifier for Survey<'_> {
     type Scratch = SurveyScratch;
+    type Error = ArtifactError;
 
     fn classify(
         &self,

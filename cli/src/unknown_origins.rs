@@ -9,8 +9,8 @@
 //! `--unknown` file when one is given too. The keys seen are held in memory,
 //! one per distinct unknown origin (what the file holds).
 
-use robotsieve_engine::output::PendingFile;
-use robotsieve_engine::url::KeyBuf;
+use robotsieve_core::url::KeyBuf;
+use robotsieve_engine::PendingFile;
 use std::collections::HashSet;
 use std::io::{self, Write};
 

@@ -116,7 +116,7 @@ fn conformance_through_compile_and_check_rules() {
             let record =
                 serde_json::json!({"url": format!("http://{host}/robots.txt"), "status": 200, "body_b64": b64});
             corpus.push_str(&format!("{record}\n"));
-            let path = robotsieve_engine::url::path_params_query(case.url.as_bytes());
+            let path = robotsieve_core::url::path_params_query(case.url.as_bytes());
             urls.push_str(&format!("http://{host}{}\n", String::from_utf8_lossy(&path)));
         }
         let corpus_path = dir.path().join(format!("corpus{a}.jsonl"));

@@ -346,7 +346,7 @@ fn sighup_mid_run_removes_every_output_and_exits_129() {
 /// written alongside unchanged; with `--unknown-as` it is refused.
 #[test]
 fn unknown_origins_lists_each_missing_robots_txt_once_in_first_seen_order() {
-    use robotsieve_engine::url::OriginKey;
+    use robotsieve_core::url::OriginKey;
     let dir = tempfile::tempdir().unwrap();
     let corpus = [
         r#"{"url": "https://example.com/robots.txt", "status": 200, "body": "User-agent: *\nDisallow: /private\n"}"#,

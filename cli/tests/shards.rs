@@ -3,8 +3,8 @@
 //! be refused (missing, duplicated, foreign shards), each with exit 2 and a
 //! message naming the file.
 
+use robotsieve_core::url::OriginKey;
 use robotsieve_engine::artifact::Artifact;
-use robotsieve_engine::url::OriginKey;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -11,7 +11,7 @@
 //! # The automaton
 //!
 //! A direct subset construction over the rules' positions, carrying the best
-//! rank found so far (DESIGN.md, "The automaton"). A state is `(best, threads)`
+//! rank found so far (`shared/DESIGN.md`, "The automaton"). A state is `(best, threads)`
 //! where a thread is a position inside one pattern's body (the pattern without
 //! its final `$`). On a byte, literal positions advance and `*` positions stay
 //! (and also stand at the position after them). When the body of a pattern
@@ -25,7 +25,7 @@
 //! it needs no regex translation of patterns (escaping `*`, `$`, bytes), no
 //! second automaton in memory, it can prune threads as soon as they are
 //! beaten, it counts its own work exactly (so the budget is exact), and
-//! DESIGN.md measured both to give the same minimal automata.
+//! `shared/DESIGN.md` measured both to give the same minimal automata.
 //!
 //! Bytes that no pattern mentions behave alike, so the alphabet is one class
 //! per mentioned byte plus one for the rest. The automaton is then minimised
@@ -42,9 +42,9 @@
 //! per-rule list ([`RuleListBuf`]). So a build costs at most three budgets,
 //! whatever the input.
 
+use robotsieve_core::pattern;
 use robotsieve_engine::dfa::DfaBuf;
 use robotsieve_engine::matcher::{MatcherBuf, PartBuf};
-use robotsieve_engine::pattern;
 use robotsieve_engine::rules::RuleListBuf;
 use robotsieve_robotstxt::group::Group;
 use std::collections::HashMap;

@@ -7,13 +7,10 @@
 //! - [`automaton`]: a merged group compiled into precedence-labelled automata
 //!   (with a per-rule fallback for what no automaton holds within budget).
 //! - [`build`]: many origins' robots.txt to one artifact, parsed and compiled once per distinct body and group.
-//! - [`writer`]: laying compiled groups and origins out as one artifact file.
 #![warn(missing_docs)]
 
 pub mod automaton;
 pub mod build;
-pub mod writer;
 
 pub use automaton::{compile, BuildOptions};
 pub use build::BuildPlan;
-pub use writer::{ArtifactWriter, WriteError};

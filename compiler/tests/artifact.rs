@@ -12,7 +12,7 @@ use robotsieve_robotstxt::Agent;
 use robotsieve_sources::corpus::{Corpus, Governing};
 use robotsieve_testkit::conformance::{check_verdict_file, conformance_file, read_origin_cases};
 const HEADER_LEN: usize = Header::LEN;
-use robotsieve_engine::url::{OriginKey, PathMode};
+use robotsieve_core::url::{OriginKey, PathMode};
 
 /// One 200 record per (robots.txt URL, body), resolved as `compile --corpus` does.
 fn resolve(records: &[(String, Vec<u8>)]) -> Vec<Governing> {
@@ -440,10 +440,10 @@ fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
 #[test]
 fn a_shard_holding_another_shards_origin_is_refused() {
     use robotsieve_compiler::build::build;
-    use robotsieve_compiler::writer::ArtifactWriter;
     use robotsieve_engine::artifact::ShardInfo;
     use robotsieve_engine::format::ShardSetProblem;
     use robotsieve_engine::shards::{shard_file_name, ShardSet, SHARD_SCHEME};
+    use robotsieve_engine::writer::ArtifactWriter;
     let dir = tempfile::tempdir().unwrap();
     let records: Vec<_> = (0..20)
         .map(|i| (format!("https://site{i}.example/robots.txt"), b"user-agent: *\ndisallow: /x\n".to_vec()))

@@ -6,7 +6,7 @@
 use proptest::prelude::*;
 use rayon::prelude::*;
 use robotsieve_compiler::automaton::{compile, Budget, BuildOptions, PartKind};
-use robotsieve_engine::pattern;
+use robotsieve_core::pattern;
 use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
 use robotsieve_testkit::conformance::check_verdict_file;
 use robotsieve_testkit::differential::{assert_agrees, disagreements, paths_for_group, Rng, TINY};

@@ -6,14 +6,14 @@
 
 use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build_bytes, build_shards, BuildPlan};
-use robotsieve_compiler::writer::ArtifactWriter;
+use robotsieve_core::url::{KeyBuf, PathMode};
+use robotsieve_core::Verdict;
 use robotsieve_engine::artifact::{Artifact, ArtifactError, ShardInfo};
 use robotsieve_engine::classify::{AgentClassifier, Scratch};
-use robotsieve_engine::filter::BATCH;
 use robotsieve_engine::format::{GroupHead, GROUPS_START};
 use robotsieve_engine::shards::{ShardSet, SHARD_SCHEME};
-use robotsieve_engine::url::{KeyBuf, PathMode};
-use robotsieve_engine::verdict::Verdict;
+use robotsieve_engine::writer::ArtifactWriter;
+use robotsieve_filter::BATCH;
 use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
 use robotsieve_sources::corpus::Corpus;
 use robotsieve_testkit::differential::Rng;
@@ -190,7 +190,7 @@ fn damaged_copies_of_the_crawl2019_artifact_fail_or_answer_as_the_original() {
     let mut reached = vec![false; sound.groups()];
     for url in &lines {
         let Ok(origin) = key.parse(url) else { continue };
-        let Some(o) = sound.find_origin(origin.key, robotsieve_engine::url::origin_hash(origin.key)) else { continue };
+        let Some(o) = sound.find_origin(origin.key, robotsieve_core::url::origin_hash(origin.key)) else { continue };
         for a in 0..2 {
             reached[sound.group_of(o, a)] = true;
         }

@@ -1,6 +1,6 @@
 //! The artifact: every origin's compiled rules in one memory-mappable file.
 //!
-//! A compiler writes it once (see `robotsieve_compiler::writer`); workers map
+//! A compiler writes it once (see `robotsieve_engine::writer`); workers map
 //! it with memmap2 and answer from it in place, without decoding. The layout,
 //! every record's encoding and decoding, and the invariants are in
 //! [`crate::format`].
@@ -30,11 +30,11 @@ use crate::format::{
     PreferenceTable, SectionEntry, ShardSetProblem, Slot, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START, MAX_SECTIONS,
     NO_RULE,
 };
-use crate::label::Label;
-use crate::preference::PreferenceLine;
 use crate::rules::LazyPrefilter;
 use crate::runtime::{CompiledGroup, RunnerPart};
 use crate::walk::{self, Walks};
+use robotsieve_core::preference::PreferenceLine;
+use robotsieve_core::Label;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -695,7 +695,7 @@ impl Artifact {
     pub fn verify(&self) -> Result<(), ArtifactError> {
         for o in 0..self.origins {
             let key = self.origin_key(o);
-            if self.find_origin(key, crate::url::origin_hash(key)) != Some(o) {
+            if self.find_origin(key, robotsieve_core::url::origin_hash(key)) != Some(o) {
                 let key = String::from_utf8_lossy(key).into_owned();
                 return Err(self.invalid(Damage::OriginNotIndexed { origin: o, key }));
             }
@@ -1193,11 +1193,11 @@ impl GroupOutcome {
     }
 
     /// The verdict: allowed or disallowed.
-    pub fn verdict(&self) -> crate::verdict::Verdict {
+    pub fn verdict(&self) -> robotsieve_core::Verdict {
         if self.allowed() {
-            crate::verdict::Verdict::Allowed
+            robotsieve_core::Verdict::Allowed
         } else {
-            crate::verdict::Verdict::Disallowed
+            robotsieve_core::Verdict::Disallowed
         }
     }
 }

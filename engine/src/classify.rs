@@ -10,14 +10,12 @@
 //! so that their cache misses overlap.
 
 use crate::artifact::{ArtifactError, ExplainedRule, FetchInfo, FetchKind, GroupOutcome};
-use crate::filter::{Classifier, Reasons};
-use crate::preference::{applicable, describe, Applied, PreferenceField};
 use crate::shards::ShardSet;
-use crate::url::{origin_hash, origin_hash_of_prefix, KeyBuf, Origin, PathMode, UrlError};
-use crate::verdict::Verdict;
+use robotsieve_core::preference::{applicable, describe, Applied, PreferenceField};
+use robotsieve_core::url::{origin_hash, origin_hash_of_prefix, KeyBuf, Origin, PathMode, UrlError};
+use robotsieve_core::Verdict;
 use std::borrow::Cow;
 use std::fmt;
-use std::io::Write;
 use std::ops::Range;
 
 /// One crawler's view of an artifact or shard set: classifies URLs for the filter.
@@ -187,7 +185,7 @@ impl<'a> AgentClassifier<'a> {
         AgentClassifier { artifact, agent, mode, explain_preferences: false }
     }
 
-    /// Makes every reason the filter asks for ([`Classifier`]) end with the
+    /// Makes every reason the filter asks for (the pipeline's classifier trait) end with the
     /// `Content-Signal` and `Content-Usage` preferences that apply, after
     /// ` | ` (nothing when none apply).
     pub fn explaining_preferences(mut self, yes: bool) -> AgentClassifier<'a> {
@@ -196,7 +194,7 @@ impl<'a> AgentClassifier<'a> {
     }
 
     /// Appends ` | PREFERENCES` to a reason, when asked for and any apply.
-    fn append_preferences(&self, url: &[u8], scratch: &mut Scratch, out: &mut Vec<u8>) {
+    pub fn append_preferences(&self, url: &[u8], scratch: &mut Scratch, out: &mut Vec<u8>) {
         if self.explain_preferences && self.artifact.has_preferences() {
             let applied = self.preferences(url, scratch);
             if !applied.is_empty() {
@@ -632,7 +630,7 @@ impl<'a> AgentClassifier<'a> {
 
 impl<'a> AgentClassifier<'a> {
     /// The `Content-Signal` and `Content-Usage` preferences that apply to
-    /// one URL for this crawler (see [`crate::preference::applicable`]):
+    /// one URL for this crawler (see [`robotsieve_core::preference::applicable`]):
     /// none for a URL that is invalid, of an unknown origin, or of an origin
     /// whose group has no preference lines. The slow path of explanations:
     /// it decodes the origin's lines for every call.
@@ -865,56 +863,6 @@ fn tally_run(
     info
 }
 
-impl Classifier for AgentClassifier<'_> {
-    type Scratch = Scratch;
-
-    #[inline]
-    fn classify(
-        &self,
-        url: &[u8],
-        scratch: &mut Scratch,
-        explain: Option<&mut Vec<u8>>,
-    ) -> Result<Verdict, ArtifactError> {
-        let answer = self.answer(url, scratch, explain.is_some())?;
-        if let Some(out) = explain {
-            let _ = write!(out, "{}", answer.reason);
-            self.append_preferences(url, scratch, out);
-        }
-        Ok(answer.verdict)
-    }
-
-    fn classify_batch(
-        &self,
-        urls: &[&[u8]],
-        scratch: &mut Scratch,
-        verdicts: &mut [Verdict],
-        mut reasons: Option<&mut Reasons>,
-    ) -> Result<(), ArtifactError> {
-        if reasons.is_none() {
-            return self.verdicts(urls, scratch, verdicts);
-        }
-        let answers = self.answers(urls, scratch, reasons.is_some())?;
-        for ((verdict, answer), url) in verdicts.iter_mut().zip(answers).zip(urls) {
-            *verdict = answer.verdict;
-            if let Some(reasons) = reasons.as_mut() {
-                let out = reasons.start_next();
-                let _ = write!(out, "{}", answer.reason);
-                self.append_preferences(url, scratch, out);
-            }
-        }
-        Ok(())
-    }
-
-    fn classify_grouped(
-        &self,
-        urls: &[&[u8]],
-        scratch: &mut Scratch,
-        verdicts: &mut [Verdict],
-    ) -> Result<(), ArtifactError> {
-        self.grouped_verdicts(urls, scratch, verdicts)
-    }
-}
-
 /// Several crawlers' view of an artifact, in one pass over the URLs: each
 /// URL is taken apart and its origin found once, then each crawler's group
 /// for that origin walked. What `filter --matrix` and `survey` run.
@@ -1064,20 +1012,19 @@ impl<'a> MatrixClassifier<'a> {
     }
 }
 
-impl Classifier for MatrixClassifier<'_> {
-    type Scratch = MatrixScratch;
-
-    /// The first crawler's verdict; with `explain`, the row: every crawler's
-    /// verdict, tab-separated.
-    fn classify(
+impl MatrixClassifier<'_> {
+    /// The first crawler's verdict of one URL (what the filter counts); with
+    /// `row`, the row of every crawler's verdict ([`MatrixClassifier::write_row`])
+    /// appended to it.
+    pub fn first_verdict(
         &self,
         url: &[u8],
         scratch: &mut MatrixScratch,
-        explain: Option<&mut Vec<u8>>,
+        row: Option<&mut Vec<u8>>,
     ) -> Result<Verdict, ArtifactError> {
         let mut verdicts = std::mem::take(&mut scratch.verdicts);
         let result = self.verdicts(&[url], scratch, &mut verdicts, |_, _| {});
-        if let (Ok(()), Some(out)) = (&result, explain) {
+        if let (Ok(()), Some(out)) = (&result, row) {
             write_row(out, &verdicts);
         }
         let first = verdicts[0];
@@ -1085,12 +1032,14 @@ impl Classifier for MatrixClassifier<'_> {
         result.map(|()| first)
     }
 
-    fn classify_batch(
+    /// The first crawler's verdicts of many URLs, in order, with each URL's
+    /// row of every crawler's verdict handed to `each_row`, in order.
+    pub fn first_verdicts(
         &self,
         urls: &[&[u8]],
         scratch: &mut MatrixScratch,
         verdicts: &mut [Verdict],
-        mut reasons: Option<&mut Reasons>,
+        mut each_row: impl FnMut(&[Verdict]),
     ) -> Result<(), ArtifactError> {
         let mut matrix = std::mem::take(&mut scratch.verdicts);
         let result = self.verdicts(urls, scratch, &mut matrix, |_, _| {});
@@ -1100,12 +1049,16 @@ impl Classifier for MatrixClassifier<'_> {
         }
         for (verdict, row) in verdicts.iter_mut().zip(matrix.chunks_exact(self.agents.len())) {
             *verdict = row[0];
-            if let Some(reasons) = reasons.as_mut() {
-                write_row(reasons.start_next(), row);
-            }
+            each_row(row);
         }
         scratch.verdicts = matrix;
         Ok(())
+    }
+
+    /// Appends `allowed<TAB>disallowed<TAB>...`: one row of a matrix, the
+    /// verdicts' names in crawler order.
+    pub fn write_row(out: &mut Vec<u8>, row: &[Verdict]) {
+        write_row(out, row)
     }
 }
 
@@ -1173,7 +1126,7 @@ mod tests {
             let (last_a, last_b) = (LastKey::of(&key_a, &url_a), LastKey::of(&key_b, &url_b));
             proptest::prop_assert_eq!(last_a.same::<false>(&last_b, &buffer), a == b);
             #[cfg(target_arch = "x86_64")]
-            if std::is_x86_feature_detected!("avx2") {
+            if robotsieve_core::arch::Avx2::available() {
                 proptest::prop_assert_eq!(last_a.same::<true>(&last_b, &buffer), a == b);
             }
         }
@@ -1185,7 +1138,7 @@ mod tests {
             // Few distinct hashes, so that every one comes back many times,
             // some of them equal in the top bits and apart below.
             let hash = |i: usize| {
-                let h = crate::url::origin_hash(&[(i % 37) as u8]);
+                let h = robotsieve_core::url::origin_hash(&[(i % 37) as u8]);
                 if i % 5 == 0 {
                     h & !(u64::MAX >> 22) | 0x1234_5678
                 } else {

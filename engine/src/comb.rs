@@ -121,7 +121,7 @@ impl SlotId for u16 {
         let Ok(states) = u16::try_from(states) else { return false };
         let (owner_max, target_max) = (states as i16, (states - 1) as i16);
         let ids: &[u16] = bytemuck::cast_slice(slots);
-        let (wide_bad, ids) = if std::is_x86_feature_detected!("avx2") {
+        let (wide_bad, ids) = if robotsieve_core::arch::Avx2::available() {
             // SAFETY: the CPU has AVX2 (detected above, once per process).
             unsafe { slot_ids_over_avx2(ids, owner_max, target_max) }
         } else {
@@ -165,7 +165,7 @@ impl SlotId for u16 {
         let others_keep = default == state;
         let pattern = if others_keep { 0x0000_FFFF } else { -1 };
         let ids: &[u16] = bytemuck::cast_slice(row_slots);
-        let (wide, done) = if std::is_x86_feature_detected!("avx2") {
+        let (wide, done) = if robotsieve_core::arch::Avx2::available() {
             // SAFETY: the CPU has AVX2 (detected above, once per process).
             unsafe { pattern_count_avx2(ids, state as u16, pattern) }
         } else {
@@ -774,7 +774,7 @@ fn escape_only_classes(
 /// comb's check costs).
 fn max_class(classes: &[u8; 256]) -> u8 {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
+    if robotsieve_core::arch::Avx2::available() {
         // SAFETY: AVX2 is present, just checked.
         return unsafe { max_class_avx2(classes) };
     }
@@ -874,7 +874,7 @@ fn rows_fit(
     if default_mask == 0xFFFF
         && default_limit <= 0xFFFF
         && base_limit <= 0xFFFF
-        && std::is_x86_feature_detected!("avx2")
+        && robotsieve_core::arch::Avx2::available()
     {
         let limits = [default_limit as u16, base_limit as u16];
         // SAFETY: the CPU has AVX2 (detected above, once per process).
@@ -899,7 +899,7 @@ fn rows_fit(
         use std::arch::x86_64::*;
         let base_limit32 = i32::try_from(base_limit).unwrap_or(i32::MAX);
         let (masks, limits) = ([(default_mask & !ACCEL) as i32, !ACCEL as i32], [default_limit32, base_limit32]);
-        let (wide_bad, wide_tops, wide_answer, rows) = if std::is_x86_feature_detected!("avx2") {
+        let (wide_bad, wide_tops, wide_answer, rows) = if robotsieve_core::arch::Avx2::available() {
             // SAFETY: the CPU has AVX2 (detected above, once per process).
             unsafe { rows_over_avx2(rows, masks, limits, answer_mask) }
         } else {

@@ -69,8 +69,8 @@
 use crate::comb::{Accel, CombDfa, CombDfaBuf, CombTables, NarrowTables, SlotId};
 use crate::compiled::{MatcherBuf, PartBuf};
 use crate::dfa::{Dfa, DfaBuf, Transitions};
-use crate::preference::{Entry, PreferenceField, PreferenceLine};
 use crate::rules::RuleList;
+use robotsieve_core::preference::{Entry, PreferenceField, PreferenceLine};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -2646,11 +2646,11 @@ fn checksum_blocks(lanes: &mut ChecksumLanes, bytes: &[u8]) {
     debug_assert_eq!(bytes.len() % CHECKSUM_BLOCK, 0);
     #[cfg(target_arch = "x86_64")]
     {
-        if std::is_x86_feature_detected!("avx2") {
+        if robotsieve_core::arch::Avx2::available() {
             // SAFETY: the CPU has AVX2 (detected above, once per process).
             return unsafe { checksum_blocks_avx2(lanes, bytes) };
         }
-        if std::is_x86_feature_detected!("sse4.1") && std::is_x86_feature_detected!("ssse3") {
+        if robotsieve_core::arch::Sse41::available() {
             // SAFETY: the CPU has SSE4.1 and SSSE3 (detected above).
             return unsafe { checksum_blocks_sse41(lanes, bytes) };
         }
@@ -2673,7 +2673,7 @@ fn checksum_blocks_plain(lanes: &mut ChecksumLanes, bytes: &[u8]) {
 fn checksum_fold(lanes: &ChecksumLanes, whole: &[u8], tail: &[u8]) -> [u64; 4] {
     debug_assert!(whole.len() % CHECKSUM_BLOCK == 0 && tail.len() < CHECKSUM_BLOCK);
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
+    if robotsieve_core::arch::Avx2::available() {
         // SAFETY: the CPU has AVX2 (detected above, once per process).
         return unsafe { checksum_fold_avx2(lanes, whole, tail) };
     }
@@ -2918,7 +2918,7 @@ mod tests {
             checksum_blocks_plain(&mut plain, &bytes[..whole]);
             #[cfg(target_arch = "x86_64")]
             {
-                if std::is_x86_feature_detected!("avx2") {
+                if robotsieve_core::arch::Avx2::available() {
                     let mut lanes = CHECKSUM_SEED;
                     // SAFETY: the CPU has AVX2.
                     unsafe { checksum_blocks_avx2(&mut lanes, &bytes[..whole]) };
@@ -2932,7 +2932,7 @@ mod tests {
                     let folded = unsafe { checksum_fold_avx2(&CHECKSUM_SEED, &bytes[..whole], tail) };
                     proptest::prop_assert_eq!(folded, checksum_fold_plain(if tail.is_empty() { &plain } else { &plain_padded }));
                 }
-                if std::is_x86_feature_detected!("sse4.1") && std::is_x86_feature_detected!("ssse3") {
+                if robotsieve_core::arch::Sse41::available() {
                     let mut lanes = CHECKSUM_SEED;
                     // SAFETY: the CPU has SSE4.1 and SSSE3.
                     unsafe { checksum_blocks_sse41(&mut lanes, &bytes[..whole]) };
@@ -3021,7 +3021,18 @@ mod tests {
     }
 
     fn line(field: PreferenceField, n: u32, path: &str, entries: &[(&str, &str)]) -> PreferenceLine {
-        PreferenceLine::of(field, n, path, entries)
+        PreferenceLine {
+            field,
+            line: n,
+            path: path.as_bytes().to_vec(),
+            entries: entries
+                .iter()
+                .map(|(k, v)| robotsieve_core::preference::Entry {
+                    key: k.as_bytes().to_vec(),
+                    value: v.as_bytes().to_vec(),
+                })
+                .collect(),
+        }
     }
 
     #[test]

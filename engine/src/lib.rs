@@ -1,12 +1,11 @@
 //! # robotsieve-engine
 //!
-//! Everything a robotsieve worker needs to answer "may this URL be fetched?"
-//! at frontier scale, and nothing it does not run: no robots.txt parsing.
+//! The automata robotsieve runs and the artifact that holds them: what a
+//! worker needs to answer "may this URL be fetched?" from a compiled file,
+//! and what writes that file. No robots.txt parsing (`robotsieve-robotstxt`)
+//! and no pipeline (`robotsieve-filter`); URL splitting and the other shared
+//! vocabulary come from `robotsieve-core`.
 //!
-//! - [`label`]: a rule's precedence as one integer, so the larger label wins.
-//! - [`pattern`]: how robots.txt patterns (and URL paths) are escaped and what
-//!   a pattern matches.
-//! - [`url`]: taking URLs apart as WHATWG fetchers do: origins, request paths.
 //! - [`dfa`]: the automaton runtime: one scan of a path gives the winning rank.
 //! - [`comb`]: the same automaton with its transition table row-displaced,
 //!   for trie-like automata whose dense rows are almost all one target.
@@ -16,17 +15,14 @@
 //! - [`compiled`]: a compiled group's owned tables, as the builder makes them.
 //! - [`matcher`]: a compiled group checked and run (through [`runtime`]): its parts, combined by rank.
 //! - [`runtime`]: an artifact's group with its parts read once, for a run of paths.
-//! - [`verdict`]: the four answers for a URL.
-//! - [`preference`]: `Content-Signal` and `Content-Usage` lines, and which apply to a URL.
-//! - [`line`]: what makes a line of a URL list no URL at all (binary, too long).
-//! - [`filter`]: the parallel pipeline that streams a URL list through a classifier into a sink.
-//! - [`output`]: what the pipeline writes through: the TSV outputs, and output files
-//!   that appear only when a run succeeds (and are removed on a signal).
 //! - [`artifact`]: the memory-mappable file of every origin's compiled rules.
 //! - [`format`]: the artifact's layout, each record's encode and decode side by side.
+//! - [`writer`]: laying compiled groups and origins out as one artifact file.
 //! - [`shards`]: shard sets: origins split by a published hash over N artifacts.
 //! - [`classify`]: URL verdicts from an artifact (origin, group, automaton),
 //!   one at a time with reasons, or a batch with every step interleaved.
+//! - [`pending`]: output files that appear only when a run succeeds (and are
+//!   removed on a signal once the binary asks for it).
 //! - `mapped` (internal): giving back the pages of mapped files read once.
 #![warn(missing_docs)]
 
@@ -35,18 +31,27 @@ pub mod classify;
 pub mod comb;
 pub mod compiled;
 pub mod dfa;
-pub mod filter;
 pub mod format;
-pub mod label;
-pub mod line;
 mod mapped;
+pub use mapped::release as release_mapped;
 pub mod matcher;
-pub mod output;
-pub mod pattern;
-pub mod preference;
+pub mod pending;
 pub mod rules;
 pub mod runtime;
 pub mod shards;
-pub mod url;
-pub mod verdict;
 mod walk;
+pub mod writer;
+
+pub use artifact::{Artifact, ArtifactError, Meta, ShardInfo};
+pub use classify::{AgentClassifier, MatrixClassifier, MatrixScratch, Scratch};
+pub use pending::{install_signal_cleanup, remove_pending_files, OutputError, PendingFile};
+pub use shards::{shard_file_name, shard_of_hash, shard_of_url, ShardSet, SHARD_SCHEME};
+pub use writer::{write_atomically, ArtifactWriter, WriteError};
+
+/// What tests, fuzz targets and benchmarks need of the engine's internals:
+/// not part of the API, and free to change with them.
+#[doc(hidden)]
+pub mod testing {
+    /// How many bytes a direct-write buffer of a [`crate::PendingFile`] holds.
+    pub const DIRECT_BUFFER: usize = crate::pending::DIRECT_BUFFER;
+}

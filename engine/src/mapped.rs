@@ -13,7 +13,7 @@ use memmap2::Mmap;
 /// Takes `len` bytes of `map` from `offset` out of this process's resident
 /// memory. `offset` should be a multiple of the page size; where the system
 /// refuses (another page size, no madvise), the pages simply stay resident.
-pub(crate) fn release(map: &Mmap, offset: usize, len: usize) {
+pub fn release(map: &Mmap, offset: usize, len: usize) {
     #[cfg(unix)]
     // SAFETY: robotsieve maps files shared and read-only (`Mmap::map`), so
     // MADV_DONTNEED only drops this process's page table entries: there are

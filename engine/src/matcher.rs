@@ -39,9 +39,9 @@
 pub use crate::compiled::{MatcherBuf, PartBuf};
 use crate::dfa::{Dfa, DfaError};
 use crate::format::PartView;
-use crate::label::Label;
 use crate::rules::{LazyPrefilter, RuleList, RuleListError};
 use crate::runtime::{CompiledGroup, RunnerPart};
+use robotsieve_core::Label;
 use std::fmt;
 use std::sync::Arc;
 

@@ -14,7 +14,7 @@
 //! once and cached by whoever keeps the tables, as the artifact does, since a
 //! view over memory-mapped tables cannot own what is built from them).
 
-use crate::pattern;
+use robotsieve_core::pattern;
 use std::borrow::Cow;
 use std::fmt;
 
@@ -437,7 +437,7 @@ impl Prefilter {
             t.pair_ranks[w] = t.pair_ranks[w - 1] + t.pair_bits[w - 1].count_ones() as u16;
         }
         #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("avx2") {
+        if robotsieve_core::arch::Avx2::available() {
             t.nibbles = sets.nibble_tables();
         }
         for b in 0..256 {

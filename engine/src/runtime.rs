@@ -11,9 +11,9 @@
 
 use crate::dfa::Walker;
 use crate::format::{GroupHead, PartView};
-use crate::label::Label;
 use crate::rules::LazyPrefilter;
 use crate::walk::{self, Automaton, SkipMemo};
+use robotsieve_core::Label;
 use std::sync::Arc;
 
 /// The most parts a stored group has ([`GroupHead::MAX_PARTS`]).

@@ -19,9 +19,9 @@ use crate::artifact::{
     Artifact, ArtifactError, ExplainedRule, FetchInfo, GroupOutcome, GroupStats, Meta, UnknownAgent,
 };
 use crate::format::ShardSetProblem;
-use crate::preference::PreferenceLine;
 use crate::runtime::CompiledGroup;
-use crate::url::{OriginKey, UrlError};
+use robotsieve_core::preference::PreferenceLine;
+use robotsieve_core::url::{OriginKey, UrlError};
 use std::path::{Path, PathBuf};
 
 /// The name of the shard function: the low 32 bits of the origin key's
@@ -335,7 +335,7 @@ impl ShardSet {
         for (i, &(k, _)) in split.iter().enumerate() {
             by_shard[k].push(i);
         }
-        let blank = GroupOutcome { group: 0, rank: 0, label: crate::label::Label(0) };
+        let blank = GroupOutcome { group: 0, rank: 0, label: robotsieve_core::Label(0) };
         outcomes.resize(first + queries.len(), blank);
         let mut got = Vec::new();
         for (k, indices) in by_shard.iter().enumerate().filter(|(_, v)| !v.is_empty()) {
@@ -454,7 +454,7 @@ impl From<Artifact> for ShardSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::url::origin_hash;
+    use robotsieve_core::url::origin_hash;
 
     #[test]
     fn the_shard_function_is_stable_and_in_range() {

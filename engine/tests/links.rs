@@ -1,7 +1,7 @@
 //! `PendingFile` through symbolic links: the data lands in the file the
 //! link leads to, renamed over it there, and the link stays a link.
 
-use robotsieve_engine::output::PendingFile;
+use robotsieve_engine::PendingFile;
 use robotsieve_testkit::names_in;
 use std::io::Write;
 use std::os::unix::fs::symlink;

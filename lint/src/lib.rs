@@ -17,10 +17,10 @@
 #![warn(missing_docs)]
 
 use robotsieve_compiler::automaton::{self, Budget, BuildOptions};
+use robotsieve_core::pattern;
+use robotsieve_core::preference::PreferenceField;
 use robotsieve_engine::dfa::Dfa;
 use robotsieve_engine::matcher::{MatcherBuf, PartBuf};
-use robotsieve_engine::pattern;
-use robotsieve_engine::preference::PreferenceField;
 use robotsieve_robotstxt::group::{Agent, Group, Position, Rule, Segmenter, UserAgent, Verb};
 use robotsieve_robotstxt::parse::{Field, Line, RobotsTxt, Spelling, MAX_BODY_BYTES, MAX_LINE_BYTES};
 use robotsieve_robotstxt::preference::{self, Problem};
@@ -531,7 +531,7 @@ fn own_paths(rule: &Rule) -> Vec<Vec<u8>> {
 
 /// The best rule other than `start..end` that matches `path`.
 fn best_without(group: &Group, start: usize, end: usize, path: &[u8]) -> Option<usize> {
-    let mut best: Option<(robotsieve_engine::label::Label, usize)> = None;
+    let mut best: Option<(robotsieve_core::Label, usize)> = None;
     for (i, rule) in group.rules.iter().enumerate() {
         if (start..end).contains(&i) {
             continue;
@@ -616,7 +616,7 @@ fn effect_without(local: &Group, line: std::ops::Range<usize>, steps: &mut u64) 
             let rank = without_parts.answer(&states[split..], 0) as usize;
             let label = without.labels.get(rank).copied().unwrap_or(0);
             covered |= label != 0;
-            changes |= robotsieve_engine::label::Label(label).allows() != allow;
+            changes |= robotsieve_core::Label(label).allows() != allow;
         }
         !changes
     });

@@ -18,9 +18,9 @@
 
 use crate::parse::{Directive, Field, RobotsTxt};
 use crate::preference;
-use robotsieve_engine::label::Label;
-use robotsieve_engine::pattern;
-use robotsieve_engine::preference::{PreferenceField, PreferenceLine};
+use robotsieve_core::pattern;
+use robotsieve_core::preference::{PreferenceField, PreferenceLine};
+use robotsieve_core::Label;
 use std::fmt;
 
 /// One crawler, known by one or more product tokens (`googlebot-news,googlebot`).
@@ -194,7 +194,7 @@ pub struct Group {
     /// The rules, in file order (a derived directory rule right after its source).
     pub rules: Vec<Rule>,
     /// The `content-signal` and `content-usage` lines, in file order (they
-    /// never change a verdict; see [`robotsieve_engine::preference`]).
+    /// never change a verdict; see [`robotsieve_core::preference`]).
     pub preferences: Vec<PreferenceLine>,
 }
 
@@ -302,7 +302,7 @@ impl Group {
     /// oracle every faster matcher is tested against.
     ///
     /// `path` is a path-and-query in the form rules are matched against (see
-    /// [`robotsieve_engine::url::PathMode::path_of`]: the fetcher's path,
+    /// [`robotsieve_core::url::PathMode::path_of`]: the fetcher's path,
     /// escaped like patterns, or Google's with raw URLs).
     pub fn decide(&self, path: &[u8]) -> Decision {
         let mut best = Decision { label: Label::NONE, rule: None };
@@ -318,8 +318,8 @@ impl Group {
     /// The preferences that apply to a path-and-query (the form
     /// [`Group::decide`] takes): per field, the matching lines with the
     /// longest path, combined.
-    pub fn preferences_for(&self, path: &[u8]) -> Vec<(PreferenceField, robotsieve_engine::preference::Applied)> {
-        robotsieve_engine::preference::applicable(&self.preferences, path)
+    pub fn preferences_for(&self, path: &[u8]) -> Vec<(PreferenceField, robotsieve_core::preference::Applied)> {
+        robotsieve_core::preference::applicable(&self.preferences, path)
     }
 }
 
@@ -633,7 +633,7 @@ mod tests {
             .into_iter()
             .flat_map(|(field, applied)| {
                 let text =
-                    format!("{}: {}", field.name(), robotsieve_engine::preference::format_entries(&applied.entries));
+                    format!("{}: {}", field.name(), robotsieve_core::preference::format_entries(&applied.entries));
                 applied.lines.into_iter().map(move |l| (l, text.clone()))
             })
             .collect()

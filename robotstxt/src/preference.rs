@@ -12,10 +12,10 @@
 //! repeated key keeping its last value), and each departure from the syntax
 //! or the field's vocabulary is a [`Problem`] for `lint`. A strict
 //! Structured Fields parser would drop the whole line on a syntax error.
-//! What the values mean is [`robotsieve_engine::preference::meaning`].
+//! What the values mean is [`robotsieve_core::preference::meaning`].
 
-use robotsieve_engine::pattern;
-use robotsieve_engine::preference::{meaning, Entry, Meaning, PreferenceField, PreferenceLine};
+use robotsieve_core::pattern;
+use robotsieve_core::preference::{meaning, Entry, Meaning, PreferenceField, PreferenceLine};
 
 /// What is wrong with a preference line, for `lint`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -159,7 +159,7 @@ fn trim(mut s: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use robotsieve_engine::preference::format_entries;
+    use robotsieve_core::preference::format_entries;
     use PreferenceField::*;
 
     fn parsed(field: PreferenceField, value: &str) -> (String, String, Vec<Problem>) {

@@ -43,7 +43,7 @@ use crate::corpus::{
 use crate::runs::{read_or_end, Merged, SortedRuns, Spill};
 use crate::status::{Choice, FetchHistory, StatusClass, MAX_REDIRECTS};
 use crate::time::Timestamp;
-use robotsieve_engine::url::{KeyBuf, OriginKey};
+use robotsieve_core::url::{KeyBuf, OriginKey};
 use std::fs::File;
 use std::hash::Hasher;
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};

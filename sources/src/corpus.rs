@@ -6,7 +6,7 @@
 //! Google's fetch-status rules and says, for each origin, what governs it
 //! ([`Robots`]) and why ([`Provenance`]).
 //!
-//! The rules, as read from DESIGN.md and `conformance/status.jsonl`:
+//! The rules, as read from `shared/DESIGN.md` and `shared/conformance/status.jsonl`:
 //!
 //! - 2xx: the body is the robots.txt ([`Robots::Body`]).
 //! - 3xx: `location` is followed through the corpus (to any URL, on any host)
@@ -30,7 +30,7 @@
 //! the site blocked; more than 30 days falls back to that last reachable
 //! fetch (its body, or no restrictions for a 4xx). With no reachable fetch at
 //! all, failures spanning more than 30 days (oldest to newest) mean no
-//! restrictions, as DESIGN.md says for "no last good copy"; otherwise blocked.
+//! restrictions, as `shared/DESIGN.md` says for "no last good copy"; otherwise blocked.
 //!
 //! Problems that leave the rest usable are [`Warning`]s returned to the
 //! caller (file and line or record); a source that cannot be read as what it
@@ -44,7 +44,7 @@ pub use crate::status::{Reason, StatusClass, MAX_REDIRECTS, OUTAGE_GRACE_SECONDS
 use crate::time::{TimeError, Timestamp};
 use crate::warc;
 use base64::Engine as _;
-use robotsieve_engine::url::{KeyBuf, OriginKey, UrlError};
+use robotsieve_core::url::{KeyBuf, OriginKey, UrlError};
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
@@ -473,12 +473,13 @@ impl<'s, S: RecordSink> CorpusReader<'s, S> {
         loop {
             number += 1;
             let source = SourceRef { file: name.clone(), place: Place::Line(number) };
-            let read = robotsieve_engine::line::read_bounded_line(&mut input, &mut line, MAX_RECORD_LINE + 1).map_err(
-                |e| CorpusError {
-                    source: source.clone(),
-                    problem: CorpusProblem::Read { kind: e.kind(), message: e.to_string() },
-                },
-            )?;
+            let read =
+                robotsieve_core::line::read_bounded_line(&mut input, &mut line, MAX_RECORD_LINE + 1).map_err(|e| {
+                    CorpusError {
+                        source: source.clone(),
+                        problem: CorpusProblem::Read { kind: e.kind(), message: e.to_string() },
+                    }
+                })?;
             let Some(length) = read else {
                 return Ok(count);
             };

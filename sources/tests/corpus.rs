@@ -3,7 +3,7 @@
 //! directories and WARC files.
 
 use flate2::write::GzEncoder;
-use robotsieve_engine::url::{OriginKey, PathMode};
+use robotsieve_core::url::{OriginKey, PathMode};
 use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
 use robotsieve_sources::corpus::{Corpus, CorpusProblem, Place, Reason, RecordError, Resolution, Robots};
 use robotsieve_sources::http::{self, HttpError, HttpResponse};

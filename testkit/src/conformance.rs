@@ -7,7 +7,7 @@
 
 use crate::shared_dir;
 use base64::Engine as _;
-use robotsieve_engine::url::PathMode;
+use robotsieve_core::url::PathMode;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 

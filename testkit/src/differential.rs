@@ -3,9 +3,9 @@
 //! replay all make, and the paths they make it on.
 
 use robotsieve_compiler::automaton::{compile, Budget, BuildOptions, Compiled};
+use robotsieve_core::pattern;
 use robotsieve_engine::comb::{CombDfa, CombDfaBuf};
 use robotsieve_engine::matcher::PartBuf;
-use robotsieve_engine::pattern;
 use robotsieve_robotstxt::Group;
 
 /// A budget so small that almost every group is split into automata and

@@ -16,12 +16,12 @@
 
 use robotsieve_compiler::automaton::{compile, Budget, BuildOptions};
 use robotsieve_compiler::build::{build_bytes, BuildPlan};
+use robotsieve_core::url::{KeyBuf, OriginKey, PathMode};
+use robotsieve_core::Verdict;
 use robotsieve_engine::artifact::Artifact;
 use robotsieve_engine::classify::{AgentClassifier, Scratch};
 use robotsieve_engine::format::reseal;
 use robotsieve_engine::shards::ShardSet;
-use robotsieve_engine::url::{KeyBuf, OriginKey, PathMode};
-use robotsieve_engine::verdict::Verdict;
 use robotsieve_lint::{lint, Options};
 use robotsieve_page::{parse_date, parse_directives, parse_x_robots_tag, scan_head, Field, PageRules};
 use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
@@ -673,7 +673,7 @@ pub fn page(data: &[u8]) {
 /// followed by the default-mode path parses again to the same key and path,
 /// and the key's robots.txt URL is accepted as that origin's.
 ///
-/// [`Origin::path_for`]: robotsieve_engine::url::Origin::path_for
+/// [`Origin::path_for`]: robotsieve_core::url::Origin::path_for
 pub fn url(data: &[u8]) {
     if let Err(e) = url_oracle::check_against_url_crate(data) {
         panic!("{e}");

@@ -79,3 +79,10 @@ pub fn names_in(dir: &Path) -> Vec<String> {
     names.sort();
     names
 }
+
+/// `len` deterministic bytes that differ from position to position and from
+/// seed to seed, so that a chunk of them written twice or at the wrong place
+/// shows.
+pub fn varied_bytes(len: usize, seed: u8) -> Vec<u8> {
+    (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
+}

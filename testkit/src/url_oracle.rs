@@ -5,14 +5,14 @@
 //! Both functions are total: they never panic, on any bytes, and say what
 //! disagrees in their `Err`.
 
-use robotsieve_engine::pattern;
-use robotsieve_engine::url::{origin_hash, path_params_query, trim_c0_and_space, KeyBuf, UrlError};
+use robotsieve_core::pattern;
+use robotsieve_core::url::{origin_hash, path_params_query, trim_c0_and_space, KeyBuf, UrlError};
 use std::fmt::Write as _;
 
 /// Checks [`KeyBuf::parse`] on `input` against `url::Url::parse`:
 ///
 /// - where both accept, the origin keys are equal, and robotsieve's default
-///   path ([`Origin::path`](robotsieve_engine::url::Origin::path)) is the
+///   path ([`Origin::path`](robotsieve_core::url::Origin::path)) is the
 ///   oracle's path and query (`url[BeforePath..AfterQuery]`) escaped as
 ///   robots.txt patterns are ([`pattern::escape`]: upper-case hex);
 /// - where the oracle refuses, robotsieve calls the URL invalid;
@@ -77,7 +77,7 @@ pub fn check_fast_path(input: &[u8]) -> Result<(), String> {
     check_locate(input).map_err(|e| format!("{}: {e}", shown()))?;
     match (fast.parse(input), complete.parse_complete(input)) {
         (Ok(f), Ok(c)) => {
-            let parts = |o: &robotsieve_engine::url::Origin<'_>| {
+            let parts = |o: &robotsieve_core::url::Origin<'_>| {
                 (o.key.to_vec(), origin_hash(o.key), o.path.to_vec(), o.scheme, o.port, o.host().to_vec())
             };
             if parts(&f) != parts(&c) {

@@ -5,7 +5,7 @@
 //! with paths made from each group's own patterns.
 
 use robotsieve_compiler::automaton::{compile, Budget, BuildOptions};
-use robotsieve_engine::url::PathMode;
+use robotsieve_core::url::PathMode;
 use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
 use robotsieve_testkit::conformance::{check_verdict_file, conformance_file, read_verdict_cases};
 use robotsieve_testkit::differential::{paths_for_group, Rng, TINY};

@@ -6,7 +6,7 @@
 //! URL of `shared/realworld/urls/`.
 
 use proptest::prelude::*;
-use robotsieve_engine::url::{trim_c0_and_space, KeyBuf, UrlError};
+use robotsieve_core::url::{trim_c0_and_space, KeyBuf, UrlError};
 use robotsieve_testkit::url_oracle::{check_against_url_crate, check_fast_path};
 use std::collections::BTreeMap;
 

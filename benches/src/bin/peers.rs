@@ -19,7 +19,7 @@
 
 use base64::Engine as _;
 use clap::{Parser, ValueEnum};
-use robotsieve_engine::url::{KeyBuf, OriginKey};
+use robotsieve_core::url::{KeyBuf, OriginKey};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;

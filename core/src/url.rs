@@ -1220,7 +1220,7 @@ fn plain_path_end(url: &[u8], start: usize, vectors: Vectors) -> usize {
 /// process and caches the answer).
 #[cfg(target_arch = "x86_64")]
 fn has_avx2() -> bool {
-    std::is_x86_feature_detected!("avx2")
+    crate::arch::Avx2::available()
 }
 
 /// Which vector forms of the scans ([`plain_path_end`],

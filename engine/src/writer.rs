@@ -1,6 +1,6 @@
 //! Writing artifacts as a stream, in memory flat in the number of origins.
 //!
-//! The layout and every record's encoding are in `robotsieve_engine::format`;
+//! The layout and every record's encoding are in `crate::format`;
 //! this is its only writer. Group blobs (encoded on any thread by
 //! [`format::encode_group`]) are appended to the output as they come, so no
 //! automaton stays in memory once written. What an origin leaves behind goes
@@ -19,16 +19,15 @@
 //! the final name; the side files are unnamed temporary files that vanish
 //! with the process.
 
-use robotsieve_engine::artifact::Meta;
-use robotsieve_engine::filter::FilterError;
-use robotsieve_engine::format::{
+use crate::artifact::Meta;
+use crate::format::{
     align8, encode_group_offset, encode_preference_set, encode_string_list, Checksum, CrawlHeader, CrawlRefs,
     EncodeError, FetchInfo, Header, ListSection, OriginRecord, PreferenceHeader, Section, SectionEntry, Selection,
     Slot, CRAWL_LISTS, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START, PREFERENCE_LISTS,
 };
-use robotsieve_engine::output::PendingFile;
-use robotsieve_engine::preference::PreferenceLine;
-use robotsieve_engine::url::OriginKey;
+use crate::pending::{OutputError, PendingFile};
+use robotsieve_core::preference::PreferenceLine;
+use robotsieve_core::url::OriginKey;
 use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -84,7 +83,7 @@ pub enum WriteError {
     /// Writing the file (or a temporary file) failed.
     Io(std::io::Error),
     /// Creating or writing the output failed: `NAME: cannot write: REASON`.
-    Output(FilterError),
+    Output(OutputError),
 }
 
 impl std::fmt::Display for WriteError {
@@ -119,7 +118,7 @@ impl WriteError {
     /// An I/O error as an error of the output `name` (the others as they are).
     fn named(self, name: &str) -> WriteError {
         match self {
-            WriteError::Io(source) => WriteError::Output(FilterError::Output { name: name.to_string(), source }),
+            WriteError::Io(source) => WriteError::Output(OutputError { name: name.to_string(), source }),
             other => other,
         }
     }
@@ -383,7 +382,7 @@ impl ArtifactWriter {
     ) -> Result<ArtifactWriter, WriteError> {
         let pending = PendingFile::create(path).map_err(WriteError::Output)?;
         let name = path.display().to_string();
-        let output = |e| WriteError::Output(FilterError::Output { name: name.clone(), source: e });
+        let output = |e| WriteError::Output(OutputError { name: name.clone(), source: e });
         let (target, dir) = if pending.temp_path().as_os_str().is_empty() {
             let dir = std::env::temp_dir();
             (Target::Stream(pending, tempfile::tempfile_in(&dir).map_err(output)?), dir)
@@ -439,13 +438,13 @@ impl ArtifactWriter {
         self.meta.build.push((key.to_string(), value.to_string()));
     }
 
-    /// Marks the artifact as one shard of a set (see `robotsieve_engine::shards`).
-    pub fn set_shard(&mut self, shard: robotsieve_engine::artifact::ShardInfo) {
+    /// Marks the artifact as one shard of a set (see `crate::shards`).
+    pub fn set_shard(&mut self, shard: crate::artifact::ShardInfo) {
         self.meta.shard = Some(shard);
     }
 
     /// Which shard of a set the artifact is, when it is one.
-    pub fn shard(&self) -> Option<&robotsieve_engine::artifact::ShardInfo> {
+    pub fn shard(&self) -> Option<&crate::artifact::ShardInfo> {
         self.meta.shard.as_ref()
     }
 
@@ -671,7 +670,7 @@ impl ArtifactWriter {
             section: Section::Meta,
             offset: pos,
             len: meta.len() as u64,
-            checksum: robotsieve_engine::format::checksum(meta.as_bytes()),
+            checksum: crate::format::checksum(meta.as_bytes()),
         });
         pos = pad_to_8(file, pos + meta.len() as u64)?;
 
@@ -817,30 +816,20 @@ fn write_slots(
 /// `path`: `PATH: cannot write: REASON`.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut file = PendingFile::create(path).map_err(std::io::Error::other)?;
-    file.write_all(bytes).map_err(|e| {
-        std::io::Error::new(
-            e.kind(),
-            robotsieve_engine::filter::FilterError::Output { name: path.display().to_string(), source: e },
-        )
-    })?;
+    file.write_all(bytes)
+        .map_err(|e| std::io::Error::new(e.kind(), OutputError { name: path.display().to_string(), source: e }))?;
     file.commit().map_err(std::io::Error::other)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use robotsieve_engine::artifact::{Artifact, FetchKind};
+    use crate::artifact::{Artifact, FetchKind};
 
-    /// The blob of the group of an empty robots.txt.
+    /// The blob of a group without rules (what an empty robots.txt compiles to).
     fn automaton_free_group() -> Vec<u8> {
-        let group = robotsieve_robotstxt::group::Group {
-            source: robotsieve_robotstxt::group::Source::Nothing,
-            agent_lines: Vec::new(),
-            rules: Vec::new(),
-            preferences: Vec::new(),
-        };
-        let compiled = crate::automaton::compile(&group, &crate::automaton::BuildOptions::default());
-        robotsieve_engine::format::encode_group(&compiled.matcher, false, &[]).unwrap()
+        let empty = crate::compiled::MatcherBuf { labels: vec![0], rules: vec![u32::MAX], parts: Vec::new() };
+        crate::format::encode_group(&empty, false, &[]).unwrap()
     }
 
     fn writer_with_one_group(memory: usize) -> ArtifactWriter {

@@ -6,14 +6,15 @@
 //! all the pipeline needs: it must never care how a verdict was reached.
 
 use proptest::prelude::*;
+use robotsieve_core::line::{self, MAX_LINE};
+use robotsieve_core::Verdict;
 use robotsieve_engine::artifact::ArtifactError;
-use robotsieve_engine::filter::{
+use robotsieve_engine::PendingFile;
+use robotsieve_filter::Outputs;
+use robotsieve_filter::{
     partitions_for, ChunkSink, Classifier, Config, FilterError, Format, Grouping, Input, Pipeline, Progress, Report,
-    Sink, Stats, PARTITION_MIN_CHUNKS, PARTITION_MIN_ORIGINS,
+    Sink, Stats,
 };
-use robotsieve_engine::line::{self, MAX_LINE};
-use robotsieve_engine::output::{Outputs, PendingFile};
-use robotsieve_engine::verdict::Verdict;
 use robotsieve_testkit::names_in;
 use std::io::{self, Cursor, Read, Write};
 use std::path::{Path, PathBuf};
@@ -33,6 +34,7 @@ fn first_byte_verdict(url: &[u8]) -> Verdict {
 
 impl Classifier for FirstByte {
     type Scratch = u64;
+    type Error = ArtifactError;
 
     fn classify(&self, url: &[u8], seen: &mut u64, explain: Option<&mut Vec<u8>>) -> Result<Verdict, ArtifactError> {
         *seen += 1;
@@ -49,6 +51,7 @@ struct PanicsOnBoom;
 
 impl Classifier for PanicsOnBoom {
     type Scratch = ();
+    type Error = ArtifactError;
 
     fn classify(&self, url: &[u8], _: &mut (), _: Option<&mut Vec<u8>>) -> Result<Verdict, ArtifactError> {
         assert!(url != b"boom", "boom");
@@ -361,6 +364,7 @@ struct UntidyReasons;
 
 impl Classifier for UntidyReasons {
     type Scratch = ();
+    type Error = ArtifactError;
 
     fn classify(&self, _: &[u8], _: &mut (), explain: Option<&mut Vec<u8>>) -> Result<Verdict, ArtifactError> {
         if let Some(reason) = explain {
@@ -916,6 +920,7 @@ fn auto_grouping_partitions_only_large_mapped_inputs_over_many_origins() {
     struct Batches;
     impl Classifier for Batches {
         type Scratch = Vec<usize>;
+        type Error = ArtifactError;
         fn classify(&self, url: &[u8], _: &mut Vec<usize>, _: Option<&mut Vec<u8>>) -> Result<Verdict, ArtifactError> {
             Ok(first_byte_verdict(url))
         }
@@ -924,7 +929,7 @@ fn auto_grouping_partitions_only_large_mapped_inputs_over_many_origins() {
             urls: &[&[u8]],
             sizes: &mut Vec<usize>,
             verdicts: &mut [Verdict],
-            _: Option<&mut robotsieve_engine::filter::Reasons>,
+            _: Option<&mut robotsieve_filter::Reasons>,
         ) -> Result<(), ArtifactError> {
             sizes.push(urls.len());
             for (url, verdict) in urls.iter().zip(verdicts) {
@@ -1010,6 +1015,7 @@ fn written_origin(url: &[u8]) -> (usize, &[u8]) {
 
 impl Classifier for GroupedFirstByte {
     type Scratch = (u64, u64, u64);
+    type Error = ArtifactError;
 
     fn classify(&self, url: &[u8], _: &mut (u64, u64, u64), _: Option<&mut Vec<u8>>) -> Result<Verdict, ArtifactError> {
         Ok(first_byte_verdict(url))

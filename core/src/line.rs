@@ -11,7 +11,7 @@
 //!
 //! Readers never hold more of a line than `MAX_LINE + 1` bytes: enough to
 //! know it is too long. The filter's chunkers keep that much of an over-long
-//! line and skip the rest ([`crate::filter`]); [`read_bounded_line`] does the
+//! line and skip the rest (the filter pipeline); [`read_bounded_line`] does the
 //! same for readers that take one line at a time.
 
 use std::fmt;

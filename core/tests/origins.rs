@@ -2,7 +2,7 @@
 //! `origins.jsonl`, agreement with `path_params_query` on real URLs, and the
 //! corner cases of URL syntax.
 
-use robotsieve_engine::url::{origin_hash, path_params_query, KeyBuf, OriginKey, Scheme, UrlError};
+use robotsieve_core::url::{origin_hash, path_params_query, KeyBuf, OriginKey, Scheme, UrlError};
 use robotsieve_testkit::shared_dir;
 use std::collections::HashMap;
 
@@ -78,7 +78,7 @@ fn path_agrees_with_path_params_query_on_real_urls() {
                         String::from_utf8_lossy(&google)
                     ));
                 }
-                if origin.path != &*robotsieve_engine::pattern::escape(&google) {
+                if origin.path != &*robotsieve_core::pattern::escape(&google) {
                     normalised += 1;
                 }
             }

@@ -3,7 +3,7 @@
 //! worked on the pool, written in input order; a reader's damage ends the
 //! run after everything before it is written.
 
-use robotsieve_engine::filter::{ChunkReader, ChunkSink, ChunkWorker, Config, FilterError, Pipeline};
+use robotsieve_filter::{ChunkReader, ChunkSink, ChunkWorker, Config, FilterError, Pipeline};
 use std::io;
 
 /// A chunk of numbers in, their squares out.

@@ -25,7 +25,7 @@ pub(crate) const ALIGN: usize = 4096;
 
 /// How many bytes each aligned buffer holds: large enough that the writes
 /// are few, small against the memory a run needs otherwise.
-pub(super) const BUFFER: usize = 4 << 20;
+pub(crate) const BUFFER: usize = 4 << 20;
 
 /// How many buffers exist: one filling, the others written or waiting.
 const BUFFERS: usize = 3;

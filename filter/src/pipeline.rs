@@ -49,10 +49,10 @@
 //! newline search, a call the compiler inlines, and appends to buffers that
 //! are reused from chunk to chunk: no allocation per URL.
 
-use crate::artifact::ArtifactError;
-use crate::line::{self, LineProblem, MAX_LINE};
-use crate::verdict::Verdict;
 use memmap2::Mmap;
+use robotsieve_core::line::{self, LineProblem, MAX_LINE};
+use robotsieve_core::Verdict;
+use robotsieve_engine::OutputError;
 use std::any::Any;
 use std::collections::VecDeque;
 use std::fmt;
@@ -77,6 +77,11 @@ pub trait Classifier: Sync {
     /// handed back in [`Report::scratches`] for the caller to merge.
     type Scratch: Default + Send;
 
+    /// Why the classifier could not answer (for the artifact's classifiers,
+    /// a damaged group): the run stops and reports it as
+    /// [`FilterError::Classifier`].
+    type Error: std::error::Error + Send + Sync + 'static;
+
     /// The verdict for one URL (the line without its line end). When `explain` is Some, append a short
     /// tab-free reason (e.g. `4: disallow: /b`, or `robots.txt answered 503`) to it.
     /// An error (a damaged group of an artifact) stops the run.
@@ -85,7 +90,7 @@ pub trait Classifier: Sync {
         url: &[u8],
         scratch: &mut Self::Scratch,
         explain: Option<&mut Vec<u8>>,
-    ) -> Result<Verdict, ArtifactError>;
+    ) -> Result<Verdict, Self::Error>;
 
     /// The verdicts of a batch of URLs (each a line without its line end), in
     /// order: `verdicts[i]` is what [`Classifier::classify`] gives `urls[i]`,
@@ -101,7 +106,7 @@ pub trait Classifier: Sync {
         scratch: &mut Self::Scratch,
         verdicts: &mut [Verdict],
         mut reasons: Option<&mut Reasons>,
-    ) -> Result<(), ArtifactError> {
+    ) -> Result<(), Self::Error> {
         for (url, verdict) in urls.iter().zip(verdicts) {
             *verdict = self.classify(url, scratch, reasons.as_mut().map(|r| r.start_next()))?;
         }
@@ -122,7 +127,7 @@ pub trait Classifier: Sync {
         urls: &[&[u8]],
         scratch: &mut Self::Scratch,
         verdicts: &mut [Verdict],
-    ) -> Result<(), ArtifactError> {
+    ) -> Result<(), Self::Error> {
         self.classify_batch(urls, scratch, verdicts, None)
     }
 }
@@ -202,7 +207,7 @@ pub struct Config {
 /// origin hash into temporary partitions, each with few enough origins that
 /// their tables stay in the cache, classifies the partitions (in parallel),
 /// and writes the outputs in input order from a verdict per URL (see
-/// [`crate::filter`]'s `partitioned` module). It needs a mapped input (a
+/// [`crate::pipeline`]'s `partitioned` module). It needs a mapped input (a
 /// regular file; standard input and decompressed lists stay windowed) and
 /// no reasons (`--explain` and `--matrix` stay windowed): its verdict
 /// store holds one byte per URL.
@@ -284,9 +289,10 @@ pub enum FilterError {
     },
     /// The worker threads could not be started.
     ThreadPool(String),
-    /// The classifier could not answer: a group of the artifact is damaged.
-    /// Nothing of the chunk it was classifying was written.
-    Artifact(ArtifactError),
+    /// The classifier could not answer (a group of the artifact is damaged,
+    /// say): its [`Classifier::Error`]. Nothing of the chunk it was
+    /// classifying was written.
+    Classifier(Box<dyn std::error::Error + Send + Sync>),
     /// A record of an input of another kind than URL lines (a WARC record,
     /// say, for [`Pipeline::run_chunks_of`]) could not be read.
     Record {
@@ -295,6 +301,19 @@ pub enum FilterError {
         /// The reader's own error, which says which record and why.
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+}
+
+impl FilterError {
+    /// A classifier's error, boxed.
+    fn classifier(error: impl std::error::Error + Send + Sync + 'static) -> FilterError {
+        FilterError::Classifier(Box::new(error))
+    }
+}
+
+impl From<OutputError> for FilterError {
+    fn from(error: OutputError) -> FilterError {
+        FilterError::Output { name: error.name, source: error.source }
+    }
 }
 
 impl fmt::Display for FilterError {
@@ -306,7 +325,7 @@ impl fmt::Display for FilterError {
                 write!(f, "internal error: the classifier panicked: {message}")
             }
             FilterError::ThreadPool(message) => write!(f, "cannot start worker threads: {message}"),
-            FilterError::Artifact(error) => write!(f, "{error}"),
+            FilterError::Classifier(error) => write!(f, "{error}"),
             FilterError::Record { name, source } => write!(f, "{name}: {source}"),
         }
     }
@@ -316,7 +335,7 @@ impl std::error::Error for FilterError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             FilterError::Input { source, .. } | FilterError::Output { source, .. } => Some(source),
-            FilterError::Artifact(error) => Some(error),
+            FilterError::Classifier(error) => Some(error.as_ref()),
             FilterError::Record { source, .. } => Some(source.as_ref()),
             _ => None,
         }
@@ -449,7 +468,7 @@ impl<'a> Chunker<'a> {
         // A multiple of every page size in use (4 KiB to 64 KiB), as madvise wants.
         let end = offset / RELEASE_STEP * RELEASE_STEP;
         if end > *released {
-            crate::mapped::release(map, *released, end - *released);
+            robotsieve_engine::release_mapped(map, *released, end - *released);
             *released = end;
         }
     }
@@ -492,7 +511,7 @@ fn skip_mapped_line(map: &Mmap, from: usize) -> usize {
         }
         let aligned = at.div_ceil(RELEASE_STEP) * RELEASE_STEP;
         if end > aligned {
-            crate::mapped::release(map, aligned, end - aligned);
+            robotsieve_engine::release_mapped(map, aligned, end - aligned);
         }
         at = end;
     }
@@ -1250,7 +1269,7 @@ impl<C: Classifier, F: Format> ChunkJob<F> for ClassifyLines<'_, C> {
         buffers: &mut ChunkBuffers<F::Chunk>,
         scratch: &mut C::Scratch,
     ) -> Result<(), FilterError> {
-        classify_chunk(self.0, data, recorder, buffers, scratch).map_err(FilterError::Artifact)
+        classify_chunk(self.0, data, recorder, buffers, scratch).map_err(FilterError::classifier)
     }
 }
 
@@ -1265,7 +1284,7 @@ fn classify_chunk<C: Classifier, F: Format>(
     recorder: &Recorder<F>,
     buffers: &mut ChunkBuffers<F::Chunk>,
     scratch: &mut C::Scratch,
-) -> Result<(), ArtifactError> {
+) -> Result<(), C::Error> {
     let wants_reasons = recorder.format.wants_reasons();
     // The line list of the last chunk, its memory reused under this chunk's lifetime.
     let mut urls: Vec<&[u8]> = reuse(std::mem::take(&mut buffers.urls));
@@ -1360,7 +1379,7 @@ fn reuse<'a, 'b>(mut v: Vec<&'a [u8]>) -> Vec<&'b [u8]> {
 /// check but the line's length.
 fn split_lines<'a>(data: &'a [u8], urls: &mut Vec<&'a [u8]>, bad: &mut Vec<(usize, &'a [u8], LineProblem)>) {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
+    if robotsieve_core::arch::Avx2::available() {
         // SAFETY: the CPU has AVX2.
         return unsafe { split_lines_avx2(data, urls, bad) };
     }
@@ -1720,7 +1739,7 @@ mod tests {
                 let bytewise = block_masks_scalar(&block);
                 assert_eq!(block_masks_64(&block), bytewise, "{b:#x} at {at}");
                 #[cfg(target_arch = "x86_64")]
-                if std::is_x86_feature_detected!("avx2") {
+                if robotsieve_core::arch::Avx2::available() {
                     // SAFETY: the CPU has AVX2.
                     assert_eq!(unsafe { block_masks_avx2(&block) }, bytewise, "{b:#x} at {at}");
                 }

@@ -45,7 +45,7 @@
 //!
 //! Memory stays flat in the input size: the passes stream, the partitions
 //! are read a block at a time, the mapped input, cursors, order and
-//! verdicts give their pages back as they go ([`crate::mapped::release`]);
+//! verdicts give their pages back as they go ([`robotsieve_engine::release_mapped`]);
 //! pass 1 holds [`BLOCK_BUFFERS`] of blocks per worker whatever the
 //! partition count. The temporary files are unnamed (`O_TMPFILE`, or
 //! removed right after creation): an interrupted run leaves nothing
@@ -64,10 +64,10 @@ use super::{
     reported, reuse, ChunkBuffers, ChunkJob, ChunkSink, Classifier, FilterError, Format, Input, Line, Lines, Pipeline,
     Progress, Recorder, Report, Sink,
 };
-use crate::line::LineProblem;
-use crate::url::{origin_hash, origin_hash_of_prefix};
-use crate::verdict::Verdict;
 use memmap2::{Mmap, MmapRaw};
+use robotsieve_core::line::LineProblem;
+use robotsieve_core::url::{origin_hash, origin_hash_of_prefix};
+use robotsieve_core::Verdict;
 use std::fs::File;
 use std::io::{self, IoSlice};
 use std::os::unix::fs::FileExt;
@@ -398,9 +398,9 @@ impl TempFiles<'_> {
 const HEADER: usize = 4;
 
 /// Bits of a record's header that hold the URL's length: a URL line is at
-/// most [`crate::line::MAX_LINE`] bytes (a longer line is no URL).
+/// most [`robotsieve_core::line::MAX_LINE`] bytes (a longer line is no URL).
 const LEN_BITS: u32 = 17;
-const _: () = assert!(crate::line::MAX_LINE < 1 << LEN_BITS);
+const _: () = assert!(robotsieve_core::line::MAX_LINE < 1 << LEN_BITS);
 
 /// The header of a record of `url`, whose [`authority_hash`] is `hash`.
 #[inline]
@@ -1322,7 +1322,7 @@ impl PartitionBlock {
         }
         self.urls = reuse(urls);
         self.sorted = reuse(sorted);
-        outcome.map_err(FilterError::Artifact)
+        outcome.map_err(FilterError::classifier)
     }
 }
 
@@ -1439,9 +1439,9 @@ impl<F: Format> ChunkJob<F> for Replay<'_> {
             }
         }
         if seq % RELEASE_EVERY == RELEASE_EVERY - 1 {
-            crate::mapped::release(self.verdicts, 0, self.verdicts.len());
-            crate::mapped::release(self.cursors, 0, self.cursors.len());
-            crate::mapped::release(self.order, 0, self.order.len());
+            robotsieve_engine::release_mapped(self.verdicts, 0, self.verdicts.len());
+            robotsieve_engine::release_mapped(self.cursors, 0, self.cursors.len());
+            robotsieve_engine::release_mapped(self.order, 0, self.order.len());
         }
         Ok(())
     }
@@ -1451,7 +1451,7 @@ impl<F: Format> ChunkJob<F> for Replay<'_> {
 mod tests {
     use super::super::Config;
     use super::*;
-    use crate::artifact::ArtifactError;
+    use robotsieve_engine::ArtifactError;
 
     #[test]
     fn a_partition_is_decided_by_the_authority_as_written() {
@@ -1511,6 +1511,7 @@ mod tests {
 
     impl Classifier for ByLength {
         type Scratch = u64;
+        type Error = ArtifactError;
 
         fn classify(&self, url: &[u8], seen: &mut u64, _: Option<&mut Vec<u8>>) -> Result<Verdict, ArtifactError> {
             *seen += 1;
@@ -1628,7 +1629,7 @@ mod tests {
             })
             .collect();
         let mut longest = b"https://h1.example/".to_vec();
-        longest.resize(crate::line::MAX_LINE, b'y');
+        longest.resize(robotsieve_core::line::MAX_LINE, b'y');
         urls.insert(3000, longest);
         for threads in [1, 3] {
             split_and_classify(MAX_PARTITIONS, &urls, 8 << 10, threads);
@@ -1767,7 +1768,7 @@ mod tests {
             let mut data = bytes;
             if let Some(at) = long {
                 let at = at.min(data.len());
-                data.splice(at..at, std::iter::repeat_n(b'x', crate::line::MAX_LINE + 1).chain([b'\n']));
+                data.splice(at..at, std::iter::repeat_n(b'x', robotsieve_core::line::MAX_LINE + 1).chain([b'\n']));
             }
             let (_, replayed, split) = replayed_and_split(&data);
             proptest::prop_assert_eq!(replayed, split);
