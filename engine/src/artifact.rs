@@ -1,6 +1,6 @@
 //! The artifact: every origin's compiled rules in one memory-mappable file.
 //!
-//! A compiler writes it once (see `robotsieve_engine::writer`); workers map
+//! A compiler writes it once (see [`crate::writer`]); workers map
 //! it with memmap2 and answer from it in place, without decoding. The layout,
 //! every record's encoding and decoding, and the invariants are in
 //! [`crate::format`].
