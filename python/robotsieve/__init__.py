@@ -70,11 +70,11 @@ def _as_arrow(urls: Any) -> Union[pa.Array, pa.ChunkedArray]:
     return pa.array(urls, pa.string())
 
 
-def _large_strings(length: int, buffers: tuple) -> pa.Array:
+def _large_strings(length: int, buffers: tuple, type: pa.DataType = pa.large_string()) -> pa.Array:
+    """A large_string (or large_binary) array of the native side's
+    (validity, offsets, data) buffers."""
     validity, offsets, data = buffers
-    return pa.Array.from_buffers(
-        pa.large_string(), length, [pa.py_buffer(validity), pa.py_buffer(offsets), pa.py_buffer(data)]
-    )
+    return pa.Array.from_buffers(type, length, [pa.py_buffer(validity), pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
 class Artifact:
