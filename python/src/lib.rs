@@ -177,11 +177,24 @@ type StringBuffers<'py> = (Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, 
 
 #[pymethods]
 impl Artifact {
-    /// Maps and validates the artifact file, or the shard set directory, at `path`.
+    /// Maps and validates the artifact file, or the shard set directory, at
+    /// `path`; with `shard=(K, N)`, the file of shard K of N alone, checked
+    /// against its header, which refuses URLs of other shards.
     #[new]
-    fn new(path: PathBuf) -> PyResult<Artifact> {
-        let artifact = ShardSet::open(&path).map_err(|e| ArtifactError::new_err(e.to_string()))?;
+    #[pyo3(signature = (path, shard=None))]
+    fn new(path: PathBuf, shard: Option<(u32, u32)>) -> PyResult<Artifact> {
+        let artifact = match shard {
+            None => ShardSet::open(&path),
+            Some((index, count)) => ShardSet::open_shard(&path, index, count),
+        };
+        let artifact = artifact.map_err(|e| ArtifactError::new_err(e.to_string()))?;
         Ok(Artifact { artifact, path })
+    }
+
+    /// For a shard opened alone: (K, N); `None` otherwise.
+    #[getter]
+    fn shard(&self) -> Option<(u32, u32)> {
+        self.artifact.lone_shard().map(|s| (s.index, s.count))
     }
 
     /// Checks every byte of the artifact or shard set; raises ArtifactError
