@@ -223,6 +223,8 @@ def _split_points(rowed, url_col: str, shards: int, parts: Dict[int, int], count
     """For each shard that splits into ``parts[k]`` partitions: the sorted
     (origin key, row id) points that begin its partitions after the first,
     the quantiles of a sample of its URLs in that order."""
+    if not parts:
+        return {}
     fraction = np.zeros(shards)
     for k, n in parts.items():
         fraction[k] = min(1.0, SAMPLES_PER_PART * n / counts[k])
