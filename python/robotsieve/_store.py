@@ -173,8 +173,7 @@ def open_rules(location, agent: Optional[str] = None) -> Rules:
                 raise robotsieve.ArtifactError(
                     f"{label}: holds shard {index} of {n}, whose name is {_native.shard_file_name(index, n)}"
                 )
-        mtime = i.mtime_ns if i.mtime_ns is not None else None
-        found[index] = RulesFile(i.path, index, n, i.size, file_digest(filesystem, i.path, i.size, mtime))
+        found[index] = RulesFile(i.path, index, n, i.size, file_digest(filesystem, i.path, i.size, i.mtime_ns))
     n = count or 1
     missing = [k for k in range(n) if k not in found]
     if missing:
