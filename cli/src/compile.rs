@@ -57,14 +57,14 @@ pub struct Args {
     /// Write only shard K of N into the directory -o: every input is read and
     /// redirects and newest-record-wins are resolved across the whole corpus,
     /// then only shard K's origins are kept.
-    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    #[arg(long, value_name = "K/N", value_parser = crate::flags::parse_shard)]
     shard: Option<(u32, u32)>,
     /// The memory budget in bytes (suffixes K, M, G): the corpus is resolved
     /// in sorts that spill to temporary files beyond it; it sizes the table of
     /// first-seen groups (a sixty-fourth) and the map of repeated groups
     /// (a quarter, then it starts afresh); the origin index spills to sorted
     /// temporary files beside the output at 262,144 origins or a quarter of it.
-    #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = parse_bytes)]
+    #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = crate::flags::parse_bytes)]
     memory: usize,
     /// Print every warning, not only the first 20.
     #[arg(long)]
@@ -238,51 +238,4 @@ fn progress_bar(origins: usize, one_in: u32) -> Option<ProgressBar> {
     bar.set_message("compiling");
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     Some(bar)
-}
-
-/// Reads `K/N` (shard K of N, 0 <= K < N).
-fn parse_shard(text: &str) -> Result<(u32, u32), String> {
-    let bad = || format!("{text:?} is not K/N with 0 <= K < N, such as 17/64");
-    let (k, n) = text.split_once('/').ok_or_else(bad)?;
-    let (k, n): (u32, u32) = (k.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
-    if k >= n {
-        return Err(bad());
-    }
-    Ok((k, n))
-}
-
-/// Reads a byte count with an optional K, M or G suffix (powers of 1024).
-fn parse_bytes(text: &str) -> Result<usize, String> {
-    let (digits, unit) = match text.trim().char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => (&text.trim()[..i], c.to_ascii_uppercase()),
-        _ => (text.trim(), 'B'),
-    };
-    let shift = match unit {
-        'B' => 0,
-        'K' => 10,
-        'M' => 20,
-        'G' => 30,
-        other => return Err(format!("unknown unit {other:?} (use K, M or G)")),
-    };
-    let n: usize = digits.parse().map_err(|_| format!("{text:?} is not a byte count such as 512M or 2G"))?;
-    n.checked_mul(1 << shift).filter(|&n| n > 0).ok_or_else(|| format!("{text:?} is out of range"))
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn byte_counts_take_suffixes() {
-        assert_eq!(super::parse_bytes("1G"), Ok(1 << 30));
-        assert_eq!(super::parse_bytes("64m"), Ok(64 << 20));
-        assert_eq!(super::parse_bytes("4096"), Ok(4096));
-        assert!(super::parse_bytes("12X").is_err());
-        assert!(super::parse_bytes("0").is_err());
-    }
-
-    #[test]
-    fn shards_are_k_of_n() {
-        assert_eq!(super::parse_shard("17/64"), Ok((17, 64)));
-        assert!(super::parse_shard("64/64").is_err());
-        assert!(super::parse_shard("3").is_err());
-    }
 }

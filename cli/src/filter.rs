@@ -32,9 +32,16 @@ SIGINT, SIGTERM and SIGHUP remove the hidden `.NAME.robotsieve-PID-N.tmp` files 
 a run killed outright (SIGKILL, a crash) may leave one beside an output. \
 A regular input file is memory-mapped: do not truncate it while robotsieve reads it.")]
 pub struct Args {
-    /// The compiled artifact, or the directory of a shard set (`robotsieve compile`).
+    /// The compiled artifact, or the directory of a shard set (`robotsieve compile`);
+    /// with --shard, the file of one shard of a set.
     #[arg(long, value_name = "ARTIFACT")]
     rules: PathBuf,
+    /// Open --rules as shard K of an N-shard set, alone (a worker that holds
+    /// only its shard, fed the URLs `shard-of --split` put in its part): its
+    /// header must say it is shard K of N, and a URL whose origin belongs to
+    /// another shard fails the run (exit 2) naming the URL and its shard.
+    #[arg(long, value_name = "K/N", value_parser = crate::flags::parse_shard)]
+    shard: Option<(u32, u32)>,
     /// The crawler to decide for: one of the agents the artifact was compiled
     /// for. Repeat it with --matrix for several crawlers in one pass.
     #[arg(long, value_name = "TOKEN", required_unless_present = "all_agents")]
@@ -173,7 +180,10 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         }
     }
     let mode = if args.raw_urls { PathMode::Raw } else { PathMode::Escaped };
-    let artifact = crate::input::open_rules(&args.rules)?;
+    let artifact = match args.shard {
+        None => crate::input::open_rules(&args.rules)?,
+        Some((index, count)) => crate::input::open_shard(&args.rules, index, count)?,
+    };
     if args.matrix.is_some() {
         let agents: Vec<usize> = if args.all_agents {
             (0..artifact.meta().agents.len()).collect()

@@ -1,6 +1,7 @@
 //! What every command spells the same way: `--threads` (one definition, so
-//! its meaning and help text cannot drift apart between commands) and the
-//! note an old spelling of a flag prints.
+//! its meaning and help text cannot drift apart between commands), the
+//! values of `--shard K/N` and `--memory BYTES`, and the note an old
+//! spelling of a flag prints.
 //!
 //! The spellings, as ripgrep keeps them: `--rules ARTIFACT` wherever an
 //! artifact or shard set is read, `-o/--output` wherever one file is
@@ -44,4 +45,51 @@ impl Threads {
 /// only the new one.
 pub fn deprecated(old: &str, new: &str) {
     eprintln!("robotsieve: {old} is deprecated; use {new}");
+}
+
+/// Reads `K/N` (shard K of N, 0 <= K < N).
+pub fn parse_shard(text: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("{text:?} is not K/N with 0 <= K < N, such as 17/64");
+    let (k, n) = text.split_once('/').ok_or_else(bad)?;
+    let (k, n): (u32, u32) = (k.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+    if k >= n {
+        return Err(bad());
+    }
+    Ok((k, n))
+}
+
+/// Reads a byte count with an optional K, M or G suffix (powers of 1024).
+pub fn parse_bytes(text: &str) -> Result<usize, String> {
+    let (digits, unit) = match text.trim().char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&text.trim()[..i], c.to_ascii_uppercase()),
+        _ => (text.trim(), 'B'),
+    };
+    let shift = match unit {
+        'B' => 0,
+        'K' => 10,
+        'M' => 20,
+        'G' => 30,
+        other => return Err(format!("unknown unit {other:?} (use K, M or G)")),
+    };
+    let n: usize = digits.parse().map_err(|_| format!("{text:?} is not a byte count such as 512M or 2G"))?;
+    n.checked_mul(1 << shift).filter(|&n| n > 0).ok_or_else(|| format!("{text:?} is out of range"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn byte_counts_take_suffixes() {
+        assert_eq!(super::parse_bytes("1G"), Ok(1 << 30));
+        assert_eq!(super::parse_bytes("64m"), Ok(64 << 20));
+        assert_eq!(super::parse_bytes("4096"), Ok(4096));
+        assert!(super::parse_bytes("12X").is_err());
+        assert!(super::parse_bytes("0").is_err());
+    }
+
+    #[test]
+    fn shards_are_k_of_n() {
+        assert_eq!(super::parse_shard("17/64"), Ok((17, 64)));
+        assert!(super::parse_shard("64/64").is_err());
+        assert!(super::parse_shard("3").is_err());
+    }
 }

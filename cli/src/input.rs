@@ -26,6 +26,12 @@ pub fn open_rules(path: &Path) -> Result<ShardSet, Failure> {
     ShardSet::open(path).map_err(Failure::from)
 }
 
+/// Opens the file of shard `index` of `count` at `path` alone, checked
+/// against its header (`--shard K/N`).
+pub fn open_shard(path: &Path, index: u32, count: u32) -> Result<ShardSet, Failure> {
+    ShardSet::open_shard(path, index, count).map_err(Failure::from)
+}
+
 /// Reads a list of crawler names: a JSON object keyed by name (the format of
 /// ai.robots.txt's `robots.json`), a JSON array of names, or one name a line
 /// (`#` comments). A name that is not a product token (`AI2Bot`, `Kangaroo

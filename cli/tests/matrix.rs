@@ -3,6 +3,7 @@
 //! its own robots.txt files, and on a synthetic frontier (20,000 URLs here;
 //! benches/scripts/matrix.sh compares a million and measures the cost).
 
+use robotsieve_testkit::frontier::{corpus_of, Frontier};
 use robotsieve_testkit::shared_dir;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,32 +25,14 @@ fn filter(rules: &Path, urls: &Path, args: &[&str], out: &Path) {
     run(robotsieve().arg("filter").arg("--rules").arg(rules).arg("--urls").arg(urls).args(args).arg(out));
 }
 
-/// Writes a corpus of every host's robots.txt as http and https records (a
-/// few hosts answer 503 or 404 instead, so that blocked and unrestricted
-/// origins are in the matrix too), compiles it for AGENTS, and returns the
-/// artifact's path.
-fn compile(dir: &Path, files: &BTreeMap<String, PathBuf>) -> PathBuf {
-    let mut records = String::new();
-    for (i, (host, file)) in files.iter().enumerate() {
-        let body = std::fs::read(file).unwrap();
-        for scheme in ["http", "https"] {
-            let url = format!("{scheme}://{host}/robots.txt");
-            let record = match i % 29 {
-                0 => serde_json::json!({"url": url, "status": 503, "body": ""}),
-                1 => serde_json::json!({"url": url, "status": 404, "body": ""}),
-                _ => {
-                    let b64 = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &body);
-                    serde_json::json!({"url": url, "status": 200, "body_b64": b64})
-                }
-            };
-            records.push_str(&format!("{record}\n"));
-        }
-    }
-    let corpus = dir.join("corpus.jsonl");
-    std::fs::write(&corpus, records).unwrap();
+/// Compiles the fetch records `corpus` (JSON Lines) for AGENTS, and
+/// returns the artifact's path.
+fn compile(dir: &Path, corpus: &str) -> PathBuf {
+    let path = dir.join("corpus.jsonl");
+    std::fs::write(&path, corpus).unwrap();
     let rules = dir.join("rules.rsv");
     let mut compile = robotsieve();
-    compile.arg("compile").arg("--corpus").arg(&corpus).arg("-o").arg(&rules);
+    compile.arg("compile").arg("--corpus").arg(&path).arg("-o").arg(&rules);
     for agent in AGENTS {
         compile.args(["--agent", agent]);
     }
@@ -132,7 +115,7 @@ fn matrix_equals_filter_per_crawler_on_crawl2019() {
     }
     urls.push_str(EXTRA_LINES);
     let dir = tempfile::tempdir().unwrap();
-    let rules = compile(dir.path(), &files);
+    let rules = compile(dir.path(), &corpus_of(&files));
     let list = dir.path().join("urls.txt");
     std::fs::write(&list, urls).unwrap();
     let rows = matrix_equals_one_run_per_crawler(dir.path(), &rules, &list);
@@ -141,39 +124,18 @@ fn matrix_equals_filter_per_crawler_on_crawl2019() {
 
 #[test]
 fn matrix_equals_filter_per_crawler_on_a_synthetic_frontier() {
-    let Some(root) = shared_dir().map(|d| d.join("realworld")).filter(|d| d.join("synth_frontier.py").is_file()) else {
+    let Some(frontier) = Frontier::generate(20_000, 7) else {
         eprintln!("skipped: ../shared/realworld is absent");
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let made = Command::new("python3")
-        .arg(root.join("synth_frontier.py"))
-        .arg("--root")
-        .arg(&root)
-        .args(["--n", "20000", "--seed", "7"])
-        .output();
-    let made = made.expect("python3 is needed to run synth_frontier.py when ../shared is present");
-    assert!(made.status.success(), "synth_frontier.py: {}", String::from_utf8_lossy(&made.stderr));
-    let text = String::from_utf8(made.stdout).unwrap();
-    let mut files = BTreeMap::new();
-    let mut urls = String::new();
-    for line in text.lines().skip(1) {
-        let (host, rest) = line.split_once('\t').unwrap();
-        let url = rest.rsplit_once('\t').unwrap().0;
-        let file = root.join("robots").join(format!("{host}.txt"));
-        if file.is_file() {
-            files.entry(host.to_string()).or_insert(file);
-        }
-        urls.push_str(url);
-        urls.push('\n');
-    }
-    urls.push_str(EXTRA_LINES);
-    let rules = compile(dir.path(), &files);
+    let urls = format!("{}{EXTRA_LINES}", frontier.urls);
+    let rules = compile(dir.path(), &frontier.corpus());
     let list = dir.path().join("urls.txt");
     std::fs::write(&list, urls).unwrap();
     let rows = matrix_equals_one_run_per_crawler(dir.path(), &rules, &list);
     assert!(rows > 20_000);
-    eprintln!("synthetic frontier: {rows} rows over {} hosts, equal to one run per crawler", files.len());
+    eprintln!("synthetic frontier: {rows} rows over {} hosts, equal to one run per crawler", frontier.robots.len());
 }
 
 #[test]

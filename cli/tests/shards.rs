@@ -210,3 +210,90 @@ fn missing_duplicated_and_foreign_shards_are_refused_naming_the_file() {
     assert!(shown.status.success());
     assert!(String::from_utf8_lossy(&shown.stdout).contains("7 shards"));
 }
+
+/// `filter --rules SHARD --shard K/N --urls PART`, its verdicts or its
+/// failure (exit status and standard error).
+fn filter_lone(shard: &Path, k: u32, n: u32, urls: &Path, out: &Path) -> (Option<i32>, String) {
+    let done = robotsieve()
+        .args(["filter", "--agent", "mybot", "--shard", &format!("{k}/{n}"), "--rules"])
+        .arg(shard)
+        .arg("--urls")
+        .arg(urls)
+        .arg("--verdicts")
+        .arg(out)
+        .output()
+        .unwrap();
+    (done.status.code(), String::from_utf8_lossy(&done.stderr).into_owned())
+}
+
+#[test]
+fn a_lone_shard_answers_its_urls_as_the_whole_set_and_refuses_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = corpus(dir.path());
+    let set = dir.path().join("set");
+    compile(&corpus, &set, &["--shards", "4"]);
+    let urls = urls(dir.path());
+    let whole = verdicts(&set, &urls, dir.path());
+    // Each URL's line of the whole set's verdicts, put in its shard's part.
+    let mut parts: Vec<(String, String)> = vec![(String::new(), String::new()); 4];
+    for (url, row) in std::fs::read_to_string(&urls).unwrap().lines().zip(whole.lines()) {
+        assert_eq!(row.split_once('\t').map(|(_, u)| u), Some(url), "{row} is the row of {url}");
+        let k = robotsieve_engine::shards::shard_of_url(url, 4).unwrap() as usize;
+        parts[k].0.push_str(&format!("{url}\n"));
+        parts[k].1.push_str(&format!("{row}\n"));
+    }
+    // Lines that are no URL have no shard: any part answers them.
+    parts[0].0.push_str("not a url\n");
+    let invalid = verdicts(&set, &write(dir.path(), "invalid.txt", "not a url\n"), dir.path());
+    parts[0].1.push_str(&invalid);
+    let mut verdict_kinds = std::collections::BTreeSet::new();
+    for (k, (list, want)) in parts.iter().enumerate() {
+        assert!(want.lines().count() > 100, "shard {k} has {} URLs", want.lines().count());
+        let part = write(dir.path(), &format!("part{k}.txt"), list);
+        let out = dir.path().join(format!("verdicts{k}.tsv"));
+        let shard = set.join(format!("{k:05}-of-00004.rsv"));
+        let (status, stderr) = filter_lone(&shard, k as u32, 4, &part, &out);
+        assert_eq!(status, Some(0), "{stderr}");
+        assert_eq!(&std::fs::read_to_string(&out).unwrap(), want, "shard {k}");
+        verdict_kinds.extend(want.lines().map(|row| row.split('\t').next().unwrap().to_string()));
+    }
+    assert!(verdict_kinds.len() >= 4, "{verdict_kinds:?}");
+
+    // Shard 1's URLs sent to shard 0: refused, naming the first such URL and its shard.
+    let misrouted = write(dir.path(), "misrouted.txt", &format!("{}{}", parts[0].0, parts[1].0));
+    let out = dir.path().join("misrouted.tsv");
+    let (status, stderr) = filter_lone(&set.join("00000-of-00004.rsv"), 0, 4, &misrouted, &out);
+    assert_eq!(status, Some(2), "{stderr}");
+    let named = stderr.strip_prefix("robotsieve: ").and_then(|s| s.split_once(": belongs")).map(|(url, _)| url);
+    assert!(named.is_some_and(|url| parts[1].0.lines().any(|u| u == url)), "a URL of shard 1: {stderr}");
+    assert!(stderr.contains("shard 1 of 4") && stderr.contains("00001-of-00004.rsv"), "{stderr}");
+    assert!(!out.exists(), "no verdicts under the final name after a failed run");
+
+    // --shard must match the shard's own header.
+    let shard2 = set.join("00002-of-00004.rsv");
+    for (asked, said) in [("1/4", "shard 1 of 4"), ("2/8", "shard 2 of 8")] {
+        let (k, n) = asked.split_once('/').unwrap();
+        let (status, stderr) = filter_lone(&shard2, k.parse().unwrap(), n.parse().unwrap(), &urls, &out);
+        assert_eq!(status, Some(2), "{stderr}");
+        assert!(
+            stderr.contains("00002-of-00004.rsv") && stderr.contains("shard 2 of 4") && stderr.contains(said),
+            "{stderr}"
+        );
+    }
+    // A whole artifact is no shard.
+    let single = dir.path().join("single.rsv");
+    compile(&corpus, &single, &[]);
+    let (status, stderr) = filter_lone(&single, 0, 1, &urls, &out);
+    assert_eq!(status, Some(2), "{stderr}");
+    assert!(stderr.contains("single.rsv") && stderr.contains("not a shard"), "{stderr}");
+    // A bad K/N is a usage error.
+    let (status, stderr) = filter_lone(&shard2, 4, 4, &urls, &out);
+    assert_eq!(status, Some(2), "{stderr}");
+    assert!(stderr.contains("K/N"), "{stderr}");
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}

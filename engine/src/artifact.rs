@@ -83,6 +83,34 @@ pub enum ArtifactError {
         /// How many shards the set has.
         count: u32,
     },
+    /// A shard file opened alone as shard `index` of `count`
+    /// ([`crate::shards::ShardSet::open_shard`]) is another shard by its own
+    /// header, or no shard at all (`header` `None`).
+    WrongShard {
+        /// The shard's file.
+        path: PathBuf,
+        /// The shard number asked for.
+        index: u32,
+        /// The shard count asked for.
+        count: u32,
+        /// What the file's header says: (shard number, shard count).
+        header: Option<(u32, u32)>,
+    },
+    /// A URL given to a shard opened alone belongs to another shard of its
+    /// set: the shard cannot answer for it (its origin would read as
+    /// unknown), so the URL was routed to the wrong worker.
+    Misrouted {
+        /// The URL.
+        url: String,
+        /// The shard its origin belongs to.
+        shard: u32,
+        /// The set's shard count.
+        count: u32,
+        /// The shard opened alone.
+        index: u32,
+        /// Its file.
+        path: PathBuf,
+    },
     /// A group blob failed its check when a lookup first reached it (or
     /// when [`Artifact::verify`] read it): the file was damaged after it was
     /// written, and no answer from that group is given.
@@ -127,7 +155,25 @@ impl fmt::Display for ArtifactError {
             }
             ArtifactError::PartOfSet { path, index, count } => write!(
                 f,
-                "not a valid robotsieve artifact: {}: this is shard {index} of {count}: give the directory of the whole set",
+                "not a valid robotsieve artifact: {}: this is shard {index} of {count}: give the directory of the whole set, \
+                 or open it alone as shard {index}/{count}",
+                path.display()
+            ),
+            ArtifactError::WrongShard { path, index, count, header: Some((k, n)) } => write!(
+                f,
+                "{}: the header says shard {k} of {n}, not shard {index} of {count} as asked",
+                path.display()
+            ),
+            ArtifactError::WrongShard { path, index, count, header: None } => write!(
+                f,
+                "{}: not a shard (its header has no shard information), not shard {index} of {count} as asked",
+                path.display()
+            ),
+            ArtifactError::Misrouted { url, shard, count, index, path } => write!(
+                f,
+                "{url}: belongs to shard {shard} of {count} ({}), not to shard {index} ({}): the URL list was \
+                 split by another function or shard count",
+                crate::shards::shard_file_name(*shard, *count),
                 path.display()
             ),
             ArtifactError::DamagedGroup { path, group, origin, problem } => {

@@ -427,6 +427,7 @@ impl<'a> AgentClassifier<'a> {
                 let run = &lanes[start..end];
                 start = end;
                 let Some(o) = *origin else {
+                    self.artifact.check_routed(run[0].hash, urls[run[0].url])?;
                     for lane in run {
                         verdicts[lane.url] = Verdict::Unknown;
                     }
@@ -606,7 +607,10 @@ impl<'a> AgentClassifier<'a> {
                     queries.push((self.artifact.group_of(o, self.agent), &paths[lane.path.clone()]));
                     asked.push((lane.url, info));
                 }
-                None => answers[lane.url] = Answer { verdict: Verdict::Unknown, reason: Reason::NoRobots },
+                None => {
+                    self.artifact.check_routed(lane.hash, urls[lane.url])?;
+                    answers[lane.url] = Answer { verdict: Verdict::Unknown, reason: Reason::NoRobots };
+                }
             }
         }
         outcomes.clear();
@@ -937,7 +941,10 @@ impl<'a> MatrixClassifier<'a> {
                     tally(self.artifact, o, urls_by_fetch, origins_hit);
                     queries.push((l, o));
                 }
-                None => verdicts[lane.url * n..(lane.url + 1) * n].fill(self.unknown_as),
+                None => {
+                    self.artifact.check_routed(lane.hash, urls[lane.url])?;
+                    verdicts[lane.url * n..(lane.url + 1) * n].fill(self.unknown_as);
+                }
             }
         }
         // One walk per distinct group of a URL: crawlers that no group names

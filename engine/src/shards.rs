@@ -14,6 +14,14 @@
 //!
 //! A set answers as the one artifact of the same corpus would: origin and
 //! group numbers of the set are the shards' numbers laid end to end.
+//!
+//! A worker that holds only shard K of N opens that file alone with
+//! [`ShardSet::open_shard`], checked against the file's own header. It
+//! answers every URL of its own origins as the whole set does; a URL whose
+//! origin belongs to another shard gets [`ArtifactError::Misrouted`], never
+//! `unknown`, so that a URL list split the wrong way never passes unnoticed.
+//! The shard holds only its own origins (checked at open), so only a URL
+//! whose origin is not found needs the check: found origins cost nothing more.
 
 use crate::artifact::{
     Artifact, ArtifactError, ExplainedRule, FetchInfo, GroupOutcome, GroupStats, Meta, UnknownAgent,
@@ -56,6 +64,17 @@ pub struct ShardSet {
     group_base: Vec<usize>,
     /// The same for preference sets.
     set_base: Vec<usize>,
+    /// For one shard opened alone: which shard of how many it is.
+    lone: Option<LoneShard>,
+}
+
+/// Which shard a shard opened alone is: `index` of `count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoneShard {
+    /// K, from 0.
+    pub index: u32,
+    /// N.
+    pub count: u32,
 }
 
 fn set_error(dir: &Path, problem: ShardSetProblem) -> ArtifactError {
@@ -89,6 +108,29 @@ impl ShardSet {
             opened.push(Artifact::open(file)?);
         }
         ShardSet::assemble(opened, files, path)
+    }
+
+    /// Opens the file of shard `index` of `count` alone, for a worker that
+    /// holds only that shard: the file's header must say it is that shard
+    /// (else [`ArtifactError::WrongShard`], naming the file, the header's
+    /// shard and the one asked for), by the scheme this build knows, holding
+    /// only its own origins. The set answers its own origins' URLs as the
+    /// whole set does, and refuses another shard's ([`ShardSet::check_routed`]).
+    pub fn open_shard(path: &Path, index: u32, count: u32) -> Result<ShardSet, ArtifactError> {
+        let artifact = Artifact::open(path)?;
+        let header = artifact.meta().shard.as_ref().map(|s| (s.index, s.count));
+        if header != Some((index, count)) {
+            return Err(ArtifactError::WrongShard { path: path.to_path_buf(), index, count, header });
+        }
+        let scheme = &artifact.meta().shard.as_ref().expect("the header has shard information").scheme;
+        if scheme != SHARD_SCHEME {
+            let problem = ShardSetProblem::UnknownScheme { file: path.to_path_buf(), scheme: scheme.clone() };
+            return Err(set_error(path, problem));
+        }
+        holds_only_its_own(&artifact, path, index, count).map_err(|problem| set_error(path, problem))?;
+        let mut set = ShardSet::from_parts(vec![artifact], vec![path.to_path_buf()]);
+        set.lone = Some(LoneShard { index, count });
+        Ok(set)
     }
 
     /// The shard set of artifacts already opened (shards in any order),
@@ -146,18 +188,8 @@ impl ShardSet {
                 let (first, second, index, count) = (name(other), name(i), shard.index, first.count);
                 return Err(set_error(path, ShardSetProblem::SameShard { first, second, index, count }));
             }
-            // By the hashes the index stores, without hashing every key: a
-            // lookup reaches an origin only under its stored hash, so an origin
-            // stored under another shard's hash would answer for that shard's URLs.
-            for (o, hash) in artifact.indexed_origins() {
-                let key = artifact.origin_key(o);
-                let belongs = shard_of_hash(hash, first.count);
-                if belongs as usize != k {
-                    let origin = String::from_utf8_lossy(key).into_owned();
-                    let problem = ShardSetProblem::ForeignOrigin { file: name(i), index: shard.index, origin, belongs };
-                    return Err(set_error(path, problem));
-                }
-            }
+            holds_only_its_own(artifact, &name(i), shard.index, first.count)
+                .map_err(|problem| set_error(path, problem))?;
         }
         if let Some(k) = by_index.iter().position(Option::is_none) {
             let expected = path.join(shard_file_name(k as u32, first.count));
@@ -190,7 +222,39 @@ impl ShardSet {
         let origin_base = bases(Artifact::origins);
         let group_base = bases(Artifact::groups);
         let set_base = bases(|a| a.preferences().map_or(0, |t| t.sets()));
-        ShardSet { shards, paths, origin_base, group_base, set_base }
+        ShardSet { shards, paths, origin_base, group_base, set_base, lone: None }
+    }
+
+    /// Which shard this is, when one shard was opened alone ([`ShardSet::open_shard`]).
+    pub fn lone_shard(&self) -> Option<LoneShard> {
+        self.lone
+    }
+
+    /// Whether this set can answer for a URL whose origin has `origin_hash`
+    /// `hash` and was not found: always, but for a shard opened alone and a
+    /// URL of another shard ([`ArtifactError::Misrouted`], naming `url`).
+    /// Asked only of origins not found, since a lone shard holds only its own.
+    #[inline]
+    pub fn check_routed(&self, hash: u64, url: &[u8]) -> Result<(), ArtifactError> {
+        match self.lone {
+            None => Ok(()),
+            Some(lone) => self.check_lone_routed(lone, hash, url),
+        }
+    }
+
+    #[cold]
+    fn check_lone_routed(&self, lone: LoneShard, hash: u64, url: &[u8]) -> Result<(), ArtifactError> {
+        let shard = shard_of_hash(hash, lone.count);
+        if shard == lone.index {
+            return Ok(());
+        }
+        Err(ArtifactError::Misrouted {
+            url: String::from_utf8_lossy(url).into_owned(),
+            shard,
+            count: lone.count,
+            index: lone.index,
+            path: self.paths[0].clone(),
+        })
     }
 
     /// The shards, in order (one for a single artifact).
@@ -443,6 +507,21 @@ impl ShardSet {
         let (k, g) = self.split_group(group)?;
         self.shards[k].group_stats(g)
     }
+}
+
+/// Checks that shard `index` of `count` holds only origins of that shard,
+/// by the hashes its index stores, without hashing every key: a lookup
+/// reaches an origin only under its stored hash, so an origin stored under
+/// another shard's hash would answer for that shard's URLs.
+fn holds_only_its_own(artifact: &Artifact, file: &Path, index: u32, count: u32) -> Result<(), ShardSetProblem> {
+    for (o, hash) in artifact.indexed_origins() {
+        let belongs = shard_of_hash(hash, count);
+        if belongs != index {
+            let origin = String::from_utf8_lossy(artifact.origin_key(o)).into_owned();
+            return Err(ShardSetProblem::ForeignOrigin { file: file.to_path_buf(), index, origin, belongs });
+        }
+    }
+    Ok(())
 }
 
 impl From<Artifact> for ShardSet {

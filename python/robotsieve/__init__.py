@@ -18,7 +18,7 @@ import json
 import os
 import re
 from collections import namedtuple
-from typing import Any, Iterable, List, Optional, Sequence, Union
+from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
 
 import pyarrow as pa
 
@@ -70,11 +70,11 @@ def _as_arrow(urls: Any) -> Union[pa.Array, pa.ChunkedArray]:
     return pa.array(urls, pa.string())
 
 
-def _large_strings(length: int, buffers: tuple) -> pa.Array:
+def _large_strings(length: int, buffers: tuple, type: pa.DataType = pa.large_string()) -> pa.Array:
+    """A large_string (or large_binary) array of the native side's
+    (validity, offsets, data) buffers."""
     validity, offsets, data = buffers
-    return pa.Array.from_buffers(
-        pa.large_string(), length, [pa.py_buffer(validity), pa.py_buffer(offsets), pa.py_buffer(data)]
-    )
+    return pa.Array.from_buffers(type, length, [pa.py_buffer(validity), pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
 class Artifact:
@@ -88,8 +88,30 @@ class Artifact:
     origins need, so one artifact serves many calls and threads.
     """
 
-    def __init__(self, path: Union[str, os.PathLike]):
-        self._native = _native.Artifact(os.fspath(path))
+    def __init__(self, path: Union[str, os.PathLike], shard: Optional[Tuple[int, int]] = None):
+        """Opens the artifact file, or the shard set directory, at ``path``.
+
+        ``shard=(K, N)`` opens the file of shard K of an N-shard set alone,
+        for a worker that holds only that shard: the file's header must say
+        it is shard K of N (else :class:`ArtifactError` naming the file, the
+        header's K/N and the one asked for). It answers its own origins' URLs
+        exactly as the whole set does; a URL whose origin belongs to another
+        shard raises :class:`ArtifactError` from ``classify``, naming the URL
+        and its shard, never ``unknown``.
+        """
+        if shard is not None:
+            k, n = shard
+            if isinstance(k, bool) or isinstance(n, bool) or not (isinstance(k, int) and isinstance(n, int)):
+                raise TypeError(f"shard must be a (K, N) pair of ints, not {shard!r}")
+            if not 0 <= k < n <= 65536:
+                raise ValueError(f"shard {k} of {n}: K must be in 0..N and N in 1..65536")
+            shard = (k, n)
+        self._native = _native.Artifact(os.fspath(path), shard)
+
+    @property
+    def shard(self) -> Optional[Tuple[int, int]]:
+        """``(K, N)`` for a shard opened alone, else ``None``."""
+        return self._native.shard
 
     @property
     def path(self) -> str:

@@ -1,10 +1,19 @@
-"""robotsieve on Spark: filter a frontier DataFrame with a compiled artifact,
-and compile a DataFrame of robots.txt fetches into a shard set.
+"""robotsieve on Spark: filter a frontier DataFrame with a compiled artifact
+or shard set, list the origins it does not know, and compile a DataFrame of
+robots.txt fetches into a shard set.
 
-:func:`filter_frontier` ships the artifact to the executors with
-``SparkContext.addFile``; each Python worker process opens (maps) it once,
-on its first batch, and classifies every later batch with the same mapping,
-through ``mapInArrow`` (Arrow batches in and out, no per-row Python).
+:func:`filter_frontier` with a shard set partitions the frontier as the set
+is partitioned: each URL gets its shard (the engine's function, in
+``mapInArrow``), partition K holds shard K's URLs (a shard with more than
+``urls_per_task`` URLs splits over several partitions, sorted ranges of its
+origins), each partition is sorted by origin, and each task opens only its
+shard. The rules may be a local path on the driver, shipped to every
+executor with ``SparkContext.addFile`` as they are, or any URI that
+``pyarrow.fs`` opens (``file://``, ``hdfs://``, ``s3://``, ``gs://``): then
+each executor copies, once, only the files its tasks need, into a cache
+under its scratch directory (:mod:`robotsieve._cache`). Each Python worker
+process opens (maps) a file once and classifies every later batch with it;
+batches move as Arrow (no per-row Python).
 
 :func:`compile_corpus` resolves newest-record-wins and redirects in Spark (a
 window per fetched URL, then one join per redirect hop on the redirect
@@ -19,40 +28,40 @@ Executors must run a Python that has robotsieve installed
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import os
 import re
+import tempfile
+import time
+from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 import robotsieve
 from robotsieve import _native
-from robotsieve import _memory_keyword, _record_line
+from robotsieve import _memory_keyword, _record_line, _large_strings
+from robotsieve._cache import DEFAULT_CACHE_BYTES, EVENT_LOG_VARIABLE, local_copy, note, open_shard
+from robotsieve._store import Rules, filesystem_of, is_uri, join, list_names, open_rules, upload
 
-#: The artifacts this worker process has opened, by local path: one mapping
-#: serves every batch and task the process runs.
-_OPENED: Dict[str, robotsieve.Artifact] = {}
+#: The event log's environment variable (see :mod:`robotsieve._cache`):
+#: executors append their opens, copies and tasks to the file it names.
+OPEN_LOG_VARIABLE = EVENT_LOG_VARIABLE
 
-#: When set in an executor's environment, every open and every batch is
-#: appended to this file as ``open PID`` / ``batch PID`` (tests count them).
-OPEN_LOG_VARIABLE = "ROBOTSIEVE_SPARK_OPEN_LOG"
+#: A task classifies at most about this many URLs by default: a shard with
+#: more splits over several partitions by sorted ranges of its origins.
+DEFAULT_URLS_PER_TASK = 4_000_000
 
+#: Sampled URLs per partition of a shard that splits, to place the ranges.
+SAMPLES_PER_PART = 200
 
-def _note(what: str) -> None:
-    log = os.environ.get(OPEN_LOG_VARIABLE)
-    if log:
-        with open(log, "a") as f:
-            f.write(f"{what} {os.getpid()}\n")
+#: The columns the job adds while it moves rows (dropped from the result).
+_ROW, _SHARD, _ORIGIN, _PART = "_robotsieve_row", "_robotsieve_shard", "_robotsieve_origin", "_robotsieve_part"
 
-
-def worker_artifact(path: str) -> robotsieve.Artifact:
-    """The artifact at ``path``, opened once per Python process."""
-    artifact = _OPENED.get(path)
-    if artifact is None:
-        artifact = robotsieve.Artifact(path)
-        _OPENED[path] = artifact
-        _note("open")
-    return artifact
+_VERDICT_DICTIONARY = pa.array(robotsieve.VERDICTS, pa.string())
+_INVALID = robotsieve.VERDICTS.index("invalid")
 
 
 def _add_file(spark_context, path: str) -> None:
@@ -63,91 +72,346 @@ def _add_file(spark_context, path: str) -> None:
             raise
 
 
-def _ship(spark_context, rules: str) -> Tuple[str, ...]:
-    """Adds the artifact to the files every executor fetches; returns what
-    :func:`_worker_path` needs to find it there.
+def _ship(spark_context, rules: Rules) -> Tuple[str, ...]:
+    """Adds the files of rules at a local path to the files every executor
+    fetches; returns their names there, in shard order. The names are
+    unique to the contents (hard links in a driver-side temporary folder:
+    Spark names a symbolic link by its target; a copy where no hard link
+    can be made), so two sets never meet under one name."""
+    import shutil
 
-    A file is shipped as it is. Spark ships no directories to a cluster, so
-    the files of a shard set are shipped one by one under names unique to
-    the set (hard links in a driver-side temporary folder: Spark names a
-    symbolic link by its target; a copy where no hard link can be made), and
-    each worker puts them together again (:func:`_worker_path`)."""
-    rules = os.path.abspath(os.fspath(rules))
-    if not os.path.exists(rules):
-        raise robotsieve.ArtifactError(f"{rules}: no such artifact")
-    if not os.path.isdir(rules):
-        _add_file(spark_context, rules)
-        return ("file", os.path.basename(rules))
-    import hashlib
-    import tempfile
-
-    files = [(p, os.path.basename(p)) for p, *_ in robotsieve.Artifact(rules).shard_files]
-    stamp = hashlib.sha256(
-        "\0".join(f"{p}:{os.stat(p).st_size}:{os.stat(p).st_mtime_ns}" for p, _ in files).encode()
-    ).hexdigest()[:16]
-    links = os.path.join(tempfile.gettempdir(), f"robotsieve-ship-{stamp}")
+    links = os.path.join(tempfile.gettempdir(), "robotsieve-ship")
     os.makedirs(links, exist_ok=True)
     shipped = []
-    for path, name in files:
-        link = os.path.join(links, f"rs{stamp}-{name}")
+    for file in rules.files:
+        link = os.path.join(links, f"rs{file.digest[:16]}-{file.name}")
         if not os.path.exists(link):
             try:
-                os.link(path, link)
+                os.link(file.path, link)
             except OSError:  # another filesystem
-                import shutil
-
-                shutil.copyfile(path, link + ".part")
+                shutil.copyfile(file.path, link + ".part")
                 os.replace(link + ".part", link)
         _add_file(spark_context, link)
         shipped.append(os.path.basename(link))
-    return ("set", stamp, *shipped)
+    return tuple(shipped)
 
 
-def _worker_path(shipped: Tuple[str, ...]) -> str:
-    """The local path of a shipped artifact in this worker: the file, or a
-    folder of links that gives the shard set's files their own names."""
-    from pyspark import SparkFiles
+@dataclass(frozen=True)
+class _Source:
+    """Where executors find the rules' files: shipped with ``addFile``
+    (``shipped`` names them) or copied from the store into the cache."""
 
-    if shipped[0] == "file":
-        return SparkFiles.get(shipped[1])
-    stamp, names = shipped[1], shipped[2:]
-    folder = os.path.abspath(os.path.join(SparkFiles.getRootDirectory(), f"robotsieve-set-{stamp}"))
-    os.makedirs(folder, exist_ok=True)
-    for name in names:
-        link = os.path.join(folder, name[len(f"rs{stamp}-"):])
-        if not os.path.lexists(link):
-            try:
-                os.symlink(os.path.abspath(SparkFiles.get(name)), link)
-            except FileExistsError:  # another worker of this executor made it
-                pass
-    return folder
+    rules: Rules
+    shipped: Optional[Tuple[str, ...]]
+    cache_bytes: int
+
+    def artifact(self, index: int) -> robotsieve.Artifact:
+        """The file of shard ``index`` (0 for a whole artifact), opened in this worker."""
+        file = self.rules.files[index]
+        if self.shipped is not None:
+            from pyspark import SparkFiles
+
+            path = SparkFiles.get(self.shipped[index])
+        else:
+            path = local_copy(self.rules, file, self.cache_bytes)
+        return open_shard(path, file, self.rules.is_set)
 
 
-def filter_frontier(df, url_col: str, rules: str, agent: str, raw_urls: bool = False, column: str = "verdict"):
-    """``df`` with a ``verdict`` column (allowed, disallowed, unknown or
-    invalid) for the URLs in ``url_col``, as ``robotsieve filter`` decides
-    them with the artifact ``rules`` for ``agent``.
+def _source(spark_context, rules, agent: str, cache_bytes: int) -> _Source:
+    """The rules checked on the driver and made reachable from the executors."""
+    location = os.fspath(rules)
+    checked = open_rules(location, agent)
+    shipped = None if is_uri(location) else _ship(spark_context, checked)
+    return _Source(checked, shipped, cache_bytes)
 
-    The artifact is opened on the driver first, so that a damaged file or an
-    agent it was not compiled for fails here, not in a task.
-    """
-    from pyspark.sql.types import StringType, StructField, StructType
 
-    local = robotsieve.Artifact(rules)
-    local.classify([], agent=agent)  # checks the agent on the driver
-    shipped = _ship(df.sparkSession.sparkContext, rules)
-    if column in df.columns:
-        raise ValueError(f"the DataFrame already has a column {column!r}")
-    schema = StructType(df.schema.fields + [StructField(column, StringType(), True)])
+def _url_array(column) -> pa.Array:
+    """A URL column as one Arrow array the engine reads."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if pa.types.is_string_view(column.type):
+        column = column.cast(pa.string())
+    elif pa.types.is_binary_view(column.type):
+        column = column.cast(pa.binary())
+    return column
+
+
+def frontier_keys(urls, shards: int) -> Tuple[np.ndarray, pa.Array]:
+    """The shard (0..shards-1) of each URL's origin, ``-1`` for a null or a
+    line that is no URL (the classifier's invalid), and the origin's key
+    (``scheme://host[:port]``, binary; null where the shard is -1), for an
+    Arrow string or binary array, computed by the engine in one call."""
+    array = _url_array(urls)
+    schema_capsule, array_capsule = array.__arrow_c_array__()
+    n, shard, keys = _native.frontier_keys(schema_capsule, array_capsule, shards)
+    origin = _large_strings(n, keys, pa.large_binary())
+    return np.frombuffer(shard, dtype="<i4"), origin
+
+
+@dataclass
+class _TaskTally:
+    """What one task did, for the event log: the shards it asked, how many
+    URLs, and the CPU seconds of its thread inside ``Artifact.classify``."""
+
+    shards: set
+    urls: int = 0
+    classify_seconds: float = 0.0
+
+
+def _verdicts(source: _Source, urls, shard: np.ndarray, agent: str, raw_urls: bool, tally: _TaskTally) -> pa.Array:
+    """The verdict of each URL (text), each asked of the file of its shard;
+    ``-1`` rows are invalid without asking."""
+    urls = _url_array(urls)
+    codes = np.full(len(shard), _INVALID, np.int8)
+    tally.urls += len(shard)
+    for k in np.unique(shard[shard >= 0]):
+        rows = np.flatnonzero(shard == k)
+        part = urls if len(rows) == len(urls) else urls.take(pa.array(rows))
+        artifact = source.artifact(int(k))
+        tally.shards.add(int(k))
+        started = time.thread_time()
+        result = artifact.classify(part, agent=agent, raw_urls=raw_urls, explain=False)
+        tally.classify_seconds += time.thread_time() - started
+        codes[rows] = result.column("verdict").indices.to_numpy(zero_copy_only=False)
+    return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int8()), _VERDICT_DICTIONARY).cast(pa.string())
+
+
+def _classifier(source: _Source, url_col: str, agent: str, raw_urls: bool, names: List[str], keep_origin: bool):
+    """The ``mapInArrow`` function that appends the verdict column to each
+    batch (and the origin key, for :func:`unknown_origins`): batches that
+    carry their shards (after the shuffle) are classified by them, others
+    have theirs computed here."""
+    shards = source.rules.shards
 
     def classify(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        artifact = worker_artifact(_worker_path(shipped))
+        tally = _TaskTally(set())
         for batch in batches:
-            _note("batch")
-            verdicts = artifact.classify(batch.column(url_col), agent=agent, raw_urls=raw_urls, explain=False)
-            yield batch.append_column(column, verdicts.column("verdict").cast(pa.string()))
+            urls = batch.column(url_col)
+            if _SHARD in batch.schema.names:
+                shard = batch.column(_SHARD).to_numpy(zero_copy_only=False)
+                origin = batch.column(_ORIGIN)
+            else:
+                shard, origin = frontier_keys(urls, shards)
+            out = [batch.column(name) for name in names]
+            out.append(_verdicts(source, urls, shard, agent, raw_urls, tally))
+            if keep_origin:
+                out.append(origin.cast(pa.binary()))
+            yield pa.RecordBatch.from_arrays(out, names=names + ["verdict"] + ([_ORIGIN] if keep_origin else []))
+        note("task", shards=sorted(tally.shards), urls=tally.urls, classify_seconds=tally.classify_seconds)
 
-    return df.mapInArrow(classify, schema)
+    return classify
+
+
+def _shard_counts(df, url_col: str, shards: int) -> Dict[int, int]:
+    """How many URLs of ``df`` each shard has (-1: lines that are no URL)."""
+    from pyspark.sql import functions as F
+
+    def count(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            shard, _ = frontier_keys(batch.column(0), shards)
+            counts = np.bincount(shard + 1, minlength=shards + 1)
+            present = np.flatnonzero(counts)
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(present - 1, pa.int32()), pa.array(counts[present], pa.int64())], names=["shard", "urls"]
+            )
+
+    counted = df.select(url_col).mapInArrow(count, "shard int, urls long")
+    return {r["shard"]: r["urls"] for r in counted.groupBy("shard").agg(F.sum("urls").alias("urls")).collect()}
+
+
+def _split_points(rowed, url_col: str, shards: int, parts: Dict[int, int], counts: Dict[int, int]):
+    """For each shard that splits into ``parts[k]`` partitions: the sorted
+    (origin key, row id) points that begin its partitions after the first,
+    the quantiles of a sample of its URLs in that order."""
+    if not parts:
+        return {}
+    fraction = np.zeros(shards)
+    for k, n in parts.items():
+        fraction[k] = min(1.0, SAMPLES_PER_PART * n / counts[k])
+
+    def sample(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        rng = np.random.default_rng(context.partitionId() if context else 0)
+        for batch in batches:
+            shard, origin = frontier_keys(batch.column(url_col), shards)
+            chance = np.where(shard >= 0, fraction[np.maximum(shard, 0)], 0.0)
+            picked = pa.array(np.flatnonzero(rng.random(len(shard)) < chance), pa.int64())
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(shard, pa.int32()).take(picked), origin.take(picked).cast(pa.binary()),
+                 batch.column(_ROW).take(picked)],
+                names=["shard", "origin", "row"],
+            )
+
+    drawn: Dict[int, list] = {}
+    for r in rowed.select(url_col, _ROW).mapInArrow(sample, "shard int, origin binary, row long").collect():
+        drawn.setdefault(r["shard"], []).append((bytes(r["origin"]), r["row"]))
+    points = {}
+    for k, n in parts.items():
+        keys = sorted(drawn.get(k, []))
+        chosen = sorted({keys[len(keys) * i // n] for i in range(1, n)}) if keys else []
+        if chosen:
+            points[k] = chosen
+    return points
+
+
+def _partition_values(spark, partitions: int) -> np.ndarray:
+    """``values[p]``: a long that Spark's hash partitioning into
+    ``partitions`` sends to partition p (``pmod(hash(v), P) == p``, found by
+    Spark's own hash function), so that ``repartition(P, column)`` on a
+    column of these values puts each row in the partition chosen for it."""
+    from pyspark.sql import functions as F
+
+    candidates = max(64, 8 * partitions)
+    while True:
+        rows = (
+            spark.range(candidates)
+            .select(F.expr(f"pmod(hash(id), {partitions})").alias("p"), "id")
+            .groupBy("p")
+            .agg(F.min("id").alias("v"))
+            .collect()
+        )
+        if len(rows) == partitions:
+            values = np.zeros(partitions, np.int64)
+            for r in rows:
+                values[r["p"]] = r["v"]
+            return values
+        candidates *= 4
+
+
+def _routed(df, url_col: str, shards: int, urls_per_task: int):
+    """``df`` with each row's shard and origin key, shuffled so that each
+    partition holds the URLs of one shard (a shard of more than
+    ``urls_per_task`` URLs over several, by sorted ranges of (origin, row
+    id)) and sorted within it by (origin key, row id). Lines that are no URL
+    are spread over the partitions by row id."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BinaryType, IntegerType, LongType, StructField, StructType
+
+    rowed = df.withColumn(_ROW, F.monotonically_increasing_id())
+    counts = _shard_counts(df, url_col, shards)
+    parts = {k: max(1, math.ceil(n / urls_per_task)) for k, n in counts.items() if k >= 0 and n > 0}
+    points = _split_points(rowed, url_col, shards, {k: n for k, n in parts.items() if n > 1}, counts)
+    first = np.full(shards, -1, np.int64)
+    total = 0
+    for k in sorted(parts):
+        first[k] = total
+        total += len(points.get(k, ())) + 1
+    total = max(total, 1)
+    # A shard that had no URL when counted (a frontier that is not read the
+    # same way twice) still gets a partition: correct, if not alone in it.
+    unplanned = first < 0
+    first[unplanned] = np.flatnonzero(unplanned) % total
+    values = _partition_values(df.sparkSession, total)
+    extra = [StructField(_SHARD, IntegerType()), StructField(_ORIGIN, BinaryType()), StructField(_PART, LongType())]
+    schema = StructType(rowed.schema.fields + extra)
+
+    def route(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            shard, origin = frontier_keys(batch.column(url_col), shards)
+            row = batch.column(_ROW).to_numpy(zero_copy_only=False)
+            part = np.where(shard >= 0, first[np.maximum(shard, 0)], row % total)
+            for k, starts in points.items():
+                mine = np.flatnonzero(shard == k)
+                if not len(mine):
+                    continue
+                keys, rows = origin.take(pa.array(mine)), row[mine]
+                for key, start in starts:
+                    at = pa.scalar(key, pa.large_binary())
+                    after = pc.greater(keys, at).to_numpy(zero_copy_only=False)
+                    same = pc.equal(keys, at).to_numpy(zero_copy_only=False)
+                    part[mine] += after | (same & (rows >= start))
+            columns = list(batch.columns) + [
+                pa.array(shard, pa.int32()),
+                origin.cast(pa.binary()),
+                pa.array(values[part], pa.int64()),
+            ]
+            yield pa.RecordBatch.from_arrays(columns, names=batch.schema.names + [_SHARD, _ORIGIN, _PART])
+
+    routed = rowed.mapInArrow(route, schema)
+    return routed.repartition(total, _PART).sortWithinPartitions(_ORIGIN, _ROW)
+
+
+def _classified(df, url_col, source: _Source, agent, raw_urls, column, preserve_order, urls_per_task, keep_origin):
+    from pyspark.sql.types import BinaryType, StringType, StructField, StructType
+
+    if column in df.columns:
+        raise ValueError(f"the DataFrame already has a column {column!r}")
+    taken = [c for c in df.columns if c.startswith("_robotsieve_")]
+    if taken:
+        raise ValueError(f"the DataFrame has a column {taken[0]!r}: names starting _robotsieve_ are the job's")
+    if url_col not in df.columns:
+        raise ValueError(f"the DataFrame has no column {url_col!r} (columns: {', '.join(df.columns)})")
+    if not isinstance(urls_per_task, int) or isinstance(urls_per_task, bool) or urls_per_task < 1:
+        raise ValueError(f"urls_per_task must be a positive whole number, not {urls_per_task!r}")
+    names = list(df.columns)
+    fields = df.schema.fields + [StructField(column, StringType(), True)]
+    if keep_origin:
+        fields.append(StructField(_ORIGIN, BinaryType(), True))
+    rows = df if preserve_order or not source.rules.is_set else _routed(df, url_col, source.rules.shards, urls_per_task)
+    classify = _classifier(source, url_col, agent, raw_urls, names, keep_origin)
+    out = rows.mapInArrow(classify, StructType(fields))
+    return out if column == "verdict" else out.withColumnRenamed("verdict", column)
+
+
+def filter_frontier(
+    df,
+    url_col: str,
+    rules: Union[str, os.PathLike],
+    agent: str,
+    raw_urls: bool = False,
+    column: str = "verdict",
+    preserve_order: bool = False,
+    urls_per_task: int = DEFAULT_URLS_PER_TASK,
+    cache_bytes: int = DEFAULT_CACHE_BYTES,
+):
+    """``df`` with a ``verdict`` column (allowed, disallowed, unknown or
+    invalid) for the URLs in ``url_col``, as ``robotsieve filter`` decides
+    them with the artifact or shard set ``rules`` for ``agent``.
+
+    ``rules`` is a local path on the driver (shipped whole to every
+    executor) or a URI that ``pyarrow.fs`` opens (``file://``, ``hdfs://``,
+    ``s3://``, ``gs://``), from which each executor copies only the files
+    its tasks need, once, into a cache of at most ``cache_bytes`` under its
+    scratch directory. The files are checked on the driver first (headers,
+    the set complete, the agent), so that a damaged file or an agent they
+    were not compiled for fails here, not in a task.
+
+    For a shard set the rows are shuffled so that each task holds the URLs
+    of one shard (at most about ``urls_per_task`` of them: a bigger shard
+    splits by sorted ranges of its origins), sorted by origin, and opens that
+    shard alone; the result's row order is Spark's, as after any shuffle,
+    and every row, a line that is no URL (``invalid``) too, is there once.
+    ``preserve_order=True`` keeps the rows where they are (no shuffle):
+    each task opens every shard its rows need.
+    """
+    session = df.sparkSession
+    source = _source(session.sparkContext, rules, agent, cache_bytes)
+    return _classified(df, url_col, source, agent, raw_urls, column, preserve_order, urls_per_task, False)
+
+
+def unknown_origins(
+    df,
+    url_col: str,
+    rules: Union[str, os.PathLike],
+    urls_per_task: int = DEFAULT_URLS_PER_TASK,
+    cache_bytes: int = DEFAULT_CACHE_BYTES,
+):
+    """The robots.txt URLs to fetch next: one row (column ``robots_url``,
+    ``scheme://host[:port]/robots.txt``) for each origin of the URLs in
+    ``url_col`` that ``rules`` does not hold, once each, as ``robotsieve
+    filter --unknown-origins`` lists them (in no particular order). ``rules``
+    is read as :func:`filter_frontier` reads it."""
+    from pyspark.sql import functions as F
+
+    source = _source(df.sparkSession.sparkContext, rules, None, cache_bytes)
+    if not source.rules.agents:
+        raise robotsieve.ArtifactError(f"{source.rules.location}: compiled for no agent")
+    agent = source.rules.agents[0]  # whether an origin is known does not depend on the agent
+    verdicts = _classified(df.select(url_col), url_col, source, agent, False, "verdict", False, urls_per_task, True)
+    robots = F.concat(F.col(_ORIGIN).cast("string"), F.lit("/robots.txt")).alias("robots_url")
+    return verdicts.where(F.col("verdict") == "unknown").select(robots).distinct()
 
 
 def verdict_counts(df, column: str = "verdict") -> Tuple[Tuple[str, int], ...]:
@@ -366,10 +630,15 @@ def compile_corpus(
     In Spark: the newest record per fetched URL (a window), the redirect
     chains (one join per hop on the target), and the partition by the
     engine's shard function (:func:`shard_of_url`); then one task per shard
-    writes ``output/<shard_file_name(K, N)>`` (under a temporary name,
-    renamed into place), which says in its META that it is shard K of N.
-    ``output`` must be a path every executor can write and the driver read:
-    a local path on one machine, a shared filesystem on a cluster.
+    writes ``output/<shard_file_name(K, N)>``, which says in its META that
+    it is shard K of N. ``output`` is a local path every executor can write
+    and the driver read (one machine, or a shared filesystem), each file
+    written under a temporary name and renamed into place; or a URI that
+    ``pyarrow.fs`` opens (``file://``, ``hdfs://``, ``s3://``, ``gs://``),
+    each file written on the executor's local disk first, then uploaded
+    (under a temporary name and renamed where the store renames; straight
+    under its final name in an object store, which has no rename and shows
+    an upload whole or not at all).
 
     Each task resolves its shard's records as :func:`robotsieve.compile`
     does, in bounded memory: sorts that spill to temporary files on the
@@ -389,10 +658,14 @@ def compile_corpus(
     agents = _native.agent_names(list(agents))
     if not isinstance(shards, int) or isinstance(shards, bool) or not 1 <= shards <= 65536:
         raise ValueError(f"shards must be a whole number from 1 to 65536, not {shards!r}")
-    output = os.path.abspath(os.fspath(output))
-    os.makedirs(output, exist_ok=True)
+    output = os.fspath(output)
+    remote = is_uri(output)
+    filesystem, root = filesystem_of(output)
+    if not remote:
+        output = root
+    filesystem.create_dir(root, recursive=True)
     names = {shard_file_name(k, shards) for k in range(shards)}
-    foreign = sorted(n for n in os.listdir(output) if n.endswith(".rsv") and n not in names)
+    foreign = sorted(n for n in list_names(filesystem, root) if n.endswith(".rsv") and n not in names)
     if foreign:
         raise robotsieve.ArtifactError(
             f"{output}: holds {foreign[0]}, which is no shard of a set of {shards}: remove it or choose another output"
@@ -405,11 +678,17 @@ def compile_corpus(
         rows = needed.join(keyed.drop("_shard"), "_seq")
 
         def compile_partition(index: int, pairs: Iterator[Tuple[int, Any]]):
-            path = os.path.join(output, shard_file_name(index, shards))
-            origins, warnings, spilled_runs = _compile_shard(
-                [row for _, row in pairs], agents, path, explain, index, shards, native_memory
-            )
-            yield index, origins, warnings, spilled_runs
+            name = shard_file_name(index, shards)
+            rows = [row for _, row in pairs]
+            if not remote:
+                path = os.path.join(output, name)
+                yield index, *_compile_shard(rows, agents, path, explain, index, shards, native_memory)
+                return
+            with tempfile.TemporaryDirectory(prefix="robotsieve-shard-") as local:
+                path = os.path.join(local, name)
+                done = _compile_shard(rows, agents, path, explain, index, shards, native_memory)
+                upload(path, filesystem, join(root, name))
+            yield index, *done
 
         results = (
             rows.rdd.map(lambda row: (row["shard"], row))
@@ -426,7 +705,9 @@ def compile_corpus(
     written = sorted(index for index, _, _, _ in done)
     if written != list(range(shards)):
         raise robotsieve.ArtifactError(f"{output}: shards {written} written, not 0..{shards - 1}")
-    robotsieve.Artifact(output)  # the set opens: every shard there, K of N, only its own origins
+    open_rules(output)  # every shard there, K of N, its header and META sound
+    if not remote:
+        robotsieve.Artifact(output)  # and each holds only its own origins
     warnings = sorted({w for _, _, ws, _ in done for w in ws})
     return {
         "shards": shards,

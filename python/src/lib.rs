@@ -4,6 +4,7 @@
 //! that decides a verdict is the engine's public API, not a copy of it.
 
 mod arrow;
+mod head;
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -17,6 +18,7 @@ use robotsieve_engine::classify::{AgentClassifier, Reason, Scratch};
 use robotsieve_engine::shards::{shard_file_name, shard_of_hash, ShardSet, SHARD_SCHEME};
 use robotsieve_engine::writer::{WriteError, DEFAULT_MEMORY};
 use robotsieve_filter::BATCH;
+use robotsieve_core::url::{origin_hash, KeyBuf};
 use robotsieve_robotstxt::group::UserAgent;
 use robotsieve_robotstxt::parse::Field;
 use robotsieve_robotstxt::{Agent, Group};
@@ -78,6 +80,17 @@ impl Strings {
         }
         if let Some(args) = value {
             let _ = std::io::Write::write_fmt(&mut self.data, args);
+        }
+        self.valid.push(value.is_some());
+        self.offsets.push(self.data.len() as i64);
+    }
+
+    fn push_bytes(&mut self, value: Option<&[u8]>) {
+        if self.offsets.is_empty() {
+            self.offsets.push(0);
+        }
+        if let Some(bytes) = value {
+            self.data.extend_from_slice(bytes);
         }
         self.valid.push(value.is_some());
         self.offsets.push(self.data.len() as i64);
@@ -163,11 +176,24 @@ type StringBuffers<'py> = (Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, 
 
 #[pymethods]
 impl Artifact {
-    /// Maps and validates the artifact file, or the shard set directory, at `path`.
+    /// Maps and validates the artifact file, or the shard set directory, at
+    /// `path`; with `shard=(K, N)`, the file of shard K of N alone, checked
+    /// against its header, which refuses URLs of other shards.
     #[new]
-    fn new(path: PathBuf) -> PyResult<Artifact> {
-        let artifact = ShardSet::open(&path).map_err(|e| ArtifactError::new_err(e.to_string()))?;
+    #[pyo3(signature = (path, shard=None))]
+    fn new(path: PathBuf, shard: Option<(u32, u32)>) -> PyResult<Artifact> {
+        let artifact = match shard {
+            None => ShardSet::open(&path),
+            Some((index, count)) => ShardSet::open_shard(&path, index, count),
+        };
+        let artifact = artifact.map_err(|e| ArtifactError::new_err(e.to_string()))?;
         Ok(Artifact { artifact, path })
+    }
+
+    /// For a shard opened alone: (K, N); `None` otherwise.
+    #[getter]
+    fn shard(&self) -> Option<(u32, u32)> {
+        self.artifact.lone_shard().map(|s| (s.index, s.count))
     }
 
     /// Checks every byte of the artifact or shard set; raises ArtifactError
@@ -398,6 +424,47 @@ fn py_shard_of_url(url: &str, count: u32) -> PyResult<u32> {
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("{url}: {e}")))
 }
 
+/// What a distributed filter partitions and sorts a frontier by, for each
+/// entry of the Arrow string or binary array behind the capsules of
+/// `__arrow_c_array__`: the shard (0..count) of its origin, as a buffer of
+/// little-endian i32 (`-1` for a null or a line that is no URL, which the
+/// classifier calls invalid), and the origin's key (`scheme://host[:port]`)
+/// as large_binary buffers (validity, offsets, data; null where the shard
+/// is `-1`). The URLs are taken apart by the classifier's own parser, so a
+/// URL's shard here is the shard whose file answers it.
+#[pyfunction]
+fn frontier_keys<'py>(
+    schema: &Bound<'py, PyCapsule>,
+    array: &Bound<'py, PyCapsule>,
+    count: u32,
+) -> PyResult<(usize, Bound<'py, PyBytes>, StringBuffers<'py>)> {
+    if count == 0 {
+        return Err(pyo3::exceptions::PyValueError::new_err("a shard set has at least one shard"));
+    }
+    let py = schema.py();
+    let urls = arrow::urls_of(schema, array)?;
+    let urls = &urls.urls;
+    let (shards, keys) = py.allow_threads(|| {
+        let mut key = KeyBuf::new();
+        let mut shards: Vec<u8> = Vec::with_capacity(urls.len() * 4);
+        let mut keys = Strings::default();
+        for url in urls {
+            match url.map(|u| key.parse(u)) {
+                Some(Ok(origin)) => {
+                    shards.extend_from_slice(&(shard_of_hash(origin_hash(origin.key), count) as i32).to_le_bytes());
+                    keys.push_bytes(Some(origin.key));
+                }
+                _ => {
+                    shards.extend_from_slice(&(-1i32).to_le_bytes());
+                    keys.push_bytes(None);
+                }
+            }
+        }
+        (shards, keys)
+    });
+    Ok((urls.len(), PyBytes::new(py, &shards), keys.into_py(py)))
+}
+
 /// The file name of shard `index` of `count` in a shard set's directory.
 #[pyfunction(name = "shard_file_name")]
 fn py_shard_file_name(index: u32, count: u32) -> String {
@@ -514,6 +581,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(agent_names, m)?)?;
     m.add_function(wrap_pyfunction!(py_shard_of_url, m)?)?;
     m.add_function(wrap_pyfunction!(py_shard_file_name, m)?)?;
+    m.add_function(wrap_pyfunction!(frontier_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(head::artifact_head, m)?)?;
+    m.add_function(wrap_pyfunction!(head::artifact_meta, m)?)?;
+    m.add("ARTIFACT_HEAD_LEN", head::HEAD_LEN)?;
     m.add("SHARD_SCHEME", SHARD_SCHEME)?;
     m.add("MAX_REDIRECTS", MAX_REDIRECTS)?;
     m.add("RobotsieveError", py.get_type::<RobotsieveError>())?;

@@ -1,9 +1,13 @@
-"""robotsieve.spark on a real Spark cluster of two executor processes
-(local-cluster[2,1,1024]): filter_frontier gives the crawl2019 URL list
-robotsieve filter's verdicts URL by URL, each Python worker process opening
-the shipped artifact once; compile_corpus's 4-shard set gives the same
-verdicts, and follows Google's redirect and status rules exactly as
-`robotsieve compile --corpus` does."""
+"""robotsieve.spark on a real Spark cluster of two executor processes with
+two Python workers each (local-cluster[2,2,2048]): filter_frontier gives
+robotsieve filter's verdicts URL by URL, with a whole artifact (each
+Python worker opening it once) and with a 16-shard set given as a file://
+URI (each task opening only its rows' shard, each executor copying only
+the shards its tasks used, once, a skewed shard split over several tasks);
+unknown_origins lists what filter --unknown-origins lists; compile_corpus's
+shard sets give the same verdicts, written to a path or a URI, and follow
+Google's redirect and status rules exactly as `robotsieve compile --corpus`
+does."""
 
 import collections
 import datetime
@@ -31,6 +35,80 @@ def require_java():
     if os.environ.get("CI") == "true":
         pytest.fail(message)
     pytest.skip(message)
+
+
+def cached_rules(tmp_path, sizes):
+    """Files of random bytes of ``sizes`` in a folder, described as the
+    driver describes a set's files (the cache copies and digests them; it
+    does not open them)."""
+    from pyarrow import fs
+
+    from robotsieve._store import Rules, RulesFile, file_digest
+
+    folder = tmp_path / "store"
+    folder.mkdir()
+    files = []
+    for k, size in enumerate(sizes):
+        path = folder / f"{k:05}-of-{len(sizes):05}.rsv"
+        path.write_bytes(os.urandom(size))
+        local = fs.LocalFileSystem()
+        files.append(RulesFile(str(path), k, len(sizes), size, file_digest(local, str(path), size)))
+    return Rules(folder.as_uri(), fs.LocalFileSystem(), tuple(files), (AGENT,), True)
+
+
+def copy_in_child(rules, barrier, results):
+    from robotsieve import _cache
+
+    barrier.wait()
+    results.put(_cache.local_copy(rules, rules.files[0]))
+
+
+def test_executor_cache_copies_once_under_its_lock_and_evicts_the_least_recently_used(tmp_path, monkeypatch):
+    """Two worker processes of one executor ask for the same file at once:
+    one copies it, the other finds it; beyond the byte cap the least
+    recently used copy goes; a file changed since the driver read it is
+    refused and leaves nothing behind."""
+    import multiprocessing
+
+    from robotsieve import _cache
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    log = tmp_path / "events.log"
+    monkeypatch.setattr(_cache, "scratch_root", lambda: str(scratch))
+    monkeypatch.setenv(_cache.EVENT_LOG_VARIABLE, str(log))
+    size = 16 << 20
+    rules = cached_rules(tmp_path, [size, size, size])
+    context = multiprocessing.get_context("fork")
+    barrier, results = context.Barrier(2), context.Queue()
+    workers = [context.Process(target=copy_in_child, args=(rules, barrier, results)) for _ in range(2)]
+    for w in workers:
+        w.start()
+    paths = {results.get(timeout=120) for _ in workers}
+    for w in workers:
+        w.join()
+        assert w.exitcode == 0
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [e["event"] for e in events] == ["copy"], events
+    (path,) = paths
+    assert Path(path).read_bytes() == Path(rules.files[0].path).read_bytes()
+
+    cap = size * 5 // 2
+    second = _cache.local_copy(rules, rules.files[1], cap)
+    os.utime(path, ns=(1, 1))  # file 0 used longest ago ...
+    assert _cache.local_copy(rules, rules.files[0], cap) == path  # ... until now, without a copy
+    _cache.local_copy(rules, rules.files[2], cap)
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [e["event"] for e in events] == ["copy", "copy", "evict", "copy"], events
+    assert events[2]["name"] == os.path.basename(second)
+    assert sorted(p.name for p in (scratch / "robotsieve-cache").glob("*.rsv")) == sorted(
+        [os.path.basename(path), f"{rules.files[2].digest}.rsv"]
+    )
+
+    Path(rules.files[1].path).write_bytes(os.urandom(size))
+    with pytest.raises(robotsieve.ArtifactError, match="00001-of-00003.rsv changed after the job read it"):
+        _cache.local_copy(rules, rules.files[1], cap)
+    assert not list((scratch / "robotsieve-cache").glob("*.part"))
 
 
 def robotsieve_binary():
@@ -70,21 +148,23 @@ def crawl2019(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory):
-    """One SparkSession on local-cluster[2,1,1024] for the module (starting
-    one takes many seconds); every executor appends its opens and batches to
-    ``spark.open_log``."""
+    """One SparkSession on local-cluster[2,2,2048] for the module (starting
+    one takes many seconds): two executors, each with two cores, so two
+    Python workers, as the per-executor cache and its lock need; every
+    executor appends its opens, copies and tasks to ``spark.open_log``."""
     require_java()
     pytest.importorskip("pyspark")
     from pyspark.sql import SparkSession
 
     from robotsieve.spark import OPEN_LOG_VARIABLE
 
-    open_log = tmp_path_factory.mktemp("spark") / "opens.log"
+    open_log = tmp_path_factory.mktemp("spark") / "events.log"
+    open_log.write_text("")
     python = os.environ.get("PYSPARK_PYTHON", sys.executable)
     # The driver, the workers and the executors talk over the loopback only.
     os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
     session = (
-        SparkSession.builder.master("local-cluster[2,1,1024]")
+        SparkSession.builder.master("local-cluster[2,2,2048]")
         .appName("robotsieve-test")
         .config("spark.pyspark.python", python)
         .config("spark.executorEnv." + OPEN_LOG_VARIABLE, str(open_log))
@@ -105,33 +185,44 @@ def spark(tmp_path_factory):
 
 
 def differences(rows, expected):
-    """The URLs whose verdict in ``rows`` (id, url, verdict) is not filter's."""
+    """The URLs whose verdict in ``rows`` (id, url, verdict, ...) is not filter's."""
     return [
         f"{url}: spark {verdict}, filter {expected[i][0]}"
-        for i, url, verdict in rows
+        for i, url, verdict, *_ in rows
         if (verdict, url) != tuple(expected[i])
     ]
 
 
-def filter_with_spark(spark, urls, rules, tmp_path):
-    """filter_frontier over ``urls`` written as a Parquet frontier in four
-    files, read in eight partitions: sorted (id, url, verdict) rows, and the
-    opens and batches the executors logged."""
-    from robotsieve.spark import filter_frontier
+def read_events(spark, since=0):
+    """The events the executors logged, from line ``since`` on."""
+    return [json.loads(line) for line in spark.open_log.read_text().splitlines()[since:]]
 
-    spark.open_log.write_text("")
-    frontier = tmp_path / "frontier"
+
+def write_frontier(urls, tmp_path, name="frontier"):
+    """``urls`` as a Parquet frontier (columns id, url) in four files."""
+    frontier = tmp_path / name
     frontier.mkdir()
     table = pa.table({"id": pa.array(range(len(urls)), pa.int64()), "url": pa.array(urls)})
     bounds = [len(urls) * k // 4 for k in range(5)]
     for part in range(4):
         rows = table.slice(bounds[part], bounds[part + 1] - bounds[part])
         pq.write_table(rows, frontier / f"part-{part}.parquet")
-    df = spark.read.parquet(str(frontier)).repartition(8)
-    got = filter_frontier(df, url_col="url", rules=str(rules), agent=AGENT).select("id", "url", "verdict")
-    rows = sorted(got.collect())
-    events = [line.split() for line in spark.open_log.read_text().splitlines()]
-    return rows, events
+    return frontier
+
+
+def filter_with_spark(spark, urls, rules, tmp_path, **options):
+    """filter_frontier over ``urls`` written as a Parquet frontier in four
+    files, read in eight partitions: sorted (id, url, verdict, partition)
+    rows, and the events the executors logged meanwhile."""
+    from pyspark.sql import functions as F
+
+    from robotsieve.spark import filter_frontier
+
+    since = len(read_events(spark))
+    df = spark.read.parquet(str(write_frontier(urls, tmp_path))).repartition(8)
+    got = filter_frontier(df, url_col="url", rules=str(rules), agent=AGENT, **options)
+    rows = sorted(got.select("id", "url", "verdict", F.spark_partition_id().alias("task")).collect())
+    return [tuple(r) for r in rows], read_events(spark, since)
 
 
 def cli_verdicts(urls, rules, out, name="verdicts"):
@@ -160,13 +251,13 @@ def test_filter_frontier_on_a_local_cluster_equals_robotsieve_filter(spark, craw
     counts = collections.Counter(v for v, _ in expected)
     assert counts["allowed"] and counts["disallowed"], counts
 
-    opens = collections.Counter(pid for what, pid in events if what == "open")
-    batches = collections.Counter(pid for what, pid in events if what == "batch")
+    opens = collections.Counter(e["pid"] for e in events if e["event"] == "open")
+    tasks = collections.Counter(e["pid"] for e in events if e["event"] == "task")
     assert opens, "no worker opened the artifact"
     assert all(n == 1 for n in opens.values()), f"a worker process opened the artifact more than once: {opens}"
-    assert set(batches) == set(opens)
-    assert sum(batches.values()) > len(opens), f"{sum(batches.values())} batches in {len(opens)} processes"
-    print(f"{len(urls)} URLs, {sum(batches.values())} batches, {len(opens)} worker processes, one open each")
+    assert set(tasks) == set(opens)
+    assert sum(tasks.values()) > len(opens), f"{sum(tasks.values())} tasks in {len(opens)} processes"
+    print(f"{len(urls)} URLs, {sum(tasks.values())} tasks, {len(opens)} worker processes, one open each")
 
 
 FETCH_SCHEMA = "url string, status int, body binary, fetched_at string, location string, error string"
@@ -381,3 +472,202 @@ def test_compile_corpus_follows_google_redirect_and_status_rules_as_the_cli(spar
         # And through the package, as filter_frontier's executors classify.
         through_python = robotsieve.Artifact(shard_set).classify(urls, agent=AGENT).column("verdict").to_pylist()
         assert through_python == [e for e, _ in expected]
+
+
+# A 16-shard set as a file:// URI: the shuffle by shard, the per-executor
+# copies, the skew split, unknown_origins.
+
+SHARDS = 16
+SYNTH_URLS = 30_000
+
+
+@pytest.fixture(scope="module")
+def sixteen(spark, crawl2019, tmp_path_factory):
+    """A synthetic frontier (synth_frontier.py) beside crawl2019's URLs, and
+    a 16-shard set compiled by compile_corpus into a file:// URI from the
+    robots files of both lists' hosts (some of the frontier's hosts have
+    none: their URLs are unknown)."""
+    from robotsieve.spark import compile_corpus
+
+    urls, whole, out, records = crawl2019
+    root = shared_dir() / "realworld"
+    made = subprocess.run(
+        [sys.executable, root / "synth_frontier.py", "--root", root, "--n", str(SYNTH_URLS), "--seed", "7"],
+        check=True, capture_output=True, text=True,
+    ).stdout.splitlines()[1:]
+    synthetic = [line.split("\t")[1] for line in made]
+    hosts = {line.split("\t")[0] for line in made}
+    known = {r["url"].split("://", 1)[1].split("/", 1)[0] for r in records}
+    extra = [
+        {"url": f"{scheme}://{host}/robots.txt", "status": 200, "body": (root / "robots" / f"{host}.txt").read_bytes()}
+        for host in sorted(hosts - known)
+        if (root / "robots" / f"{host}.txt").is_file()
+        for scheme in ("http", "https")
+    ]
+    everything = records + extra
+    folder = tmp_path_factory.mktemp("sixteen")
+    uri = (folder / "set").as_uri()
+    df = spark.createDataFrame(fetch_rows(everything), FETCH_SCHEMA).repartition(4)
+    summary = compile_corpus(df, agents=[AGENT], output=uri, shards=SHARDS)
+    assert summary["origins"] == len(everything)
+    check_shard_set(folder / "set", SHARDS, len(everything))
+    return {"uri": uri, "path": folder / "set", "crawl2019": urls, "synthetic": synthetic, "out": folder}
+
+
+def shard_of(url):
+    """The shard of ``url``'s origin in the 16-shard set; None for a line that is no URL."""
+    from robotsieve.spark import shard_of_url
+
+    try:
+        return shard_of_url(url, SHARDS)
+    except ValueError:
+        return None
+
+
+def check_routing(rows, events):
+    """Each task opened only the shard of its rows (one), and each executor
+    copied only shards its tasks used, none twice (over the whole session).
+    Returns the rows per task."""
+    tasks = [e for e in events if e["event"] == "task"]
+    assert tasks, "no task logged"
+    held = collections.defaultdict(set)
+    sizes = collections.Counter()
+    for _, url, _, task in rows:
+        sizes[task] += 1
+        if shard_of(url) is not None:
+            held[task].add(shard_of(url))
+    used_by_executor = collections.defaultdict(set)
+    for e in tasks:
+        assert len(held[e["partition"]]) <= 1, f"task {e['partition']} holds shards {held[e['partition']]}"
+        assert set(e["shards"]) == held[e["partition"]], (e, held[e["partition"]])
+        used_by_executor[e["executor"]].update(e["shards"])
+    for e in (e for e in events if e["event"] == "open"):
+        assert e["shard"] in held[e["partition"]], f"task {e['partition']} opened shard {e['shard']}, not its rows'"
+    return sizes, used_by_executor
+
+
+def check_copies(spark, events):
+    """Over the whole session: no shard copied twice on one executor, each
+    copied by an executor one of whose tasks used it. Returns the bytes
+    copied per executor in ``events`` (one run's)."""
+    everything = read_events(spark)
+    copies = collections.Counter((e["executor"], e["shard"]) for e in everything if e["event"] == "copy")
+    assert copies, "no shard was copied"
+    twice = [c for c, n in copies.items() if n > 1]
+    assert not twice, f"copied twice on one executor: {twice}"
+    used = collections.defaultdict(set)
+    for e in everything:
+        if e["event"] == "task":
+            used[e["executor"]].update(e["shards"])
+    for executor, shard in copies:
+        assert shard in used[executor], f"{executor} copied shard {shard}, which none of its tasks used"
+    copied = collections.Counter()
+    for e in events:
+        if e["event"] == "copy":
+            copied[e["executor"]] += e["bytes"]
+    return copied
+
+
+@pytest.mark.parametrize("frontier", ["crawl2019", "synthetic"])
+def test_sixteen_shard_uri_each_task_opens_its_shard_and_verdicts_equal_filter(spark, sixteen, frontier, tmp_path):
+    urls = sixteen[frontier]
+    expected = cli_verdicts(urls, sixteen["path"], tmp_path)
+    rows, events = filter_with_spark(spark, urls, sixteen["uri"], tmp_path)
+    assert len(rows) == len(urls)
+    wrong = differences(rows, expected)
+    assert not wrong, f"{len(wrong)} of {len(urls)} differ:\n" + "\n".join(wrong[:20])
+    counts = collections.Counter(v for v, _ in expected)
+    assert counts["allowed"] and counts["disallowed"] and counts["unknown"], counts
+    sizes, used = check_routing(rows, events)
+    assert len(sizes) >= SHARDS, f"{len(sizes)} tasks for {SHARDS} shards"
+    copied = check_copies(spark, events)
+    whole = sum(f.stat().st_size for f in sixteen["path"].iterdir())
+    if frontier == "crawl2019":  # the first run: the executors' caches were empty
+        assert len(copied) == 2, f"only {list(copied)} copied shards"
+        assert all(b < whole for b in copied.values()), f"an executor copied the whole set: {copied} of {whole}"
+    print(f"{frontier}: {len(urls)} URLs in {len(sizes)} tasks; bytes copied per executor {dict(copied)} of {whole}")
+
+
+def test_skewed_frontier_splits_its_big_shard_over_several_tasks(spark, sixteen, tmp_path):
+    """One origin holds half the URLs: its shard splits by sorted ranges of
+    (origin, row) into tasks of about urls_per_task URLs, each opening that
+    shard alone, and the verdicts stay filter's."""
+    base = sixteen["crawl2019"][:20_000]
+    big = collections.Counter(u.split("/")[2] for u in base).most_common(1)[0][0]
+    paths = [u.split("/", 3)[3] if u.count("/") >= 3 else "" for u in base]
+    urls = base + [f"https://{big}/{paths[i % len(paths)]}?n={i}" for i in range(len(base))]
+    expected = cli_verdicts(urls, sixteen["path"], tmp_path)
+    per_task = 4000
+    rows, events = filter_with_spark(spark, urls, sixteen["uri"], tmp_path, urls_per_task=per_task)
+    wrong = differences(rows, expected)
+    assert not wrong, f"{len(wrong)} of {len(urls)} differ:\n" + "\n".join(wrong[:20])
+    sizes, _ = check_routing(rows, events)
+    check_copies(spark, events)
+    heavy = shard_of(f"https://{big}/")
+    tasks_of_heavy = {e["partition"] for e in events if e["event"] == "task" and e["shards"] == [heavy]}
+    assert len(tasks_of_heavy) >= len(base) // per_task, f"the big shard went to {len(tasks_of_heavy)} tasks"
+    biggest = max(sizes.values())
+    assert biggest < 3 * per_task, f"a task of {biggest} URLs"
+
+
+def test_preserve_order_keeps_rows_in_place(spark, sixteen, tmp_path):
+    """preserve_order=True: no shuffle, the rows in the frontier's order,
+    each task opening the shards its rows need; the verdicts filter's."""
+    from robotsieve.spark import filter_frontier
+
+    urls = sixteen["synthetic"]
+    expected = cli_verdicts(urls, sixteen["path"], tmp_path)
+    table = pa.table({"id": pa.array(range(len(urls)), pa.int64()), "url": pa.array(urls)})
+    pq.write_table(table, tmp_path / "frontier.parquet")
+    df = spark.read.parquet(str(tmp_path / "frontier.parquet")).coalesce(1)
+    got = filter_frontier(df, "url", sixteen["uri"], AGENT, preserve_order=True).collect()
+    assert [r["id"] for r in got] == list(range(len(urls)))
+    assert [(r["verdict"], r["url"]) for r in got] == [tuple(e) for e in expected]
+    check_copies(spark, [])
+
+
+def test_unknown_origins_lists_each_missing_robots_txt_once(spark, sixteen, tmp_path):
+    from robotsieve.spark import unknown_origins
+
+    urls = sixteen["synthetic"] + ["no url at all", None]
+    listing = tmp_path / "urls.txt"
+    listing.write_text("".join(u + "\n" for u in urls if u is not None), encoding="utf-8")
+    fetch = tmp_path / "fetch.txt"
+    subprocess.run(
+        [robotsieve_binary(), "filter", "--rules", sixteen["path"], "--agent", AGENT, "--urls", listing,
+         "--unknown-origins", fetch],
+        check=True,
+    )
+    expected = fetch.read_text(encoding="utf-8").splitlines()
+    assert expected, "the frontier has no unknown origin"
+    df = spark.createDataFrame([(u,) for u in urls], "url string")
+    got = [r["robots_url"] for r in unknown_origins(df, "url", sixteen["uri"]).collect()]
+    assert len(got) == len(set(got)), "an origin listed twice"
+    assert sorted(got) == sorted(expected)
+
+
+def test_rules_are_checked_on_the_driver(spark, sixteen, tmp_path):
+    """A missing location, a damaged or missing shard and an agent the set
+    was not compiled for fail before any task, naming what is wrong."""
+    from robotsieve.spark import filter_frontier
+
+    df = spark.createDataFrame([("https://example.com/",)], "url string")
+    absent = (tmp_path / "absent").as_uri()
+    with pytest.raises(robotsieve.ArtifactError, match="absent: no such artifact"):
+        filter_frontier(df, "url", absent, AGENT)
+    with pytest.raises(robotsieve.AgentError, match="otherbot"):
+        filter_frontier(df, "url", sixteen["uri"], "otherbot")
+    damaged = tmp_path / "damaged"
+    shutil.copytree(sixteen["path"], damaged)
+    victim = damaged / "00003-of-00016.rsv"
+    data = bytearray(victim.read_bytes())
+    data[40] ^= 0xFF  # the section count, under the header checksum
+    victim.write_bytes(bytes(data))
+    with pytest.raises(robotsieve.ArtifactError, match="00003-of-00016.rsv"):
+        filter_frontier(df, "url", damaged.as_uri(), AGENT)
+    victim.write_bytes(bytes(data[: len(data) // 2]))
+    with pytest.raises(robotsieve.ArtifactError, match="00003-of-00016.rsv.*truncated"):
+        filter_frontier(df, "url", damaged.as_uri(), AGENT)
+    victim.unlink()
+    with pytest.raises(robotsieve.ArtifactError, match="00003-of-00016.rsv of the set of 16 is missing"):
+        filter_frontier(df, "url", damaged.as_uri(), AGENT)

@@ -10,6 +10,7 @@
 //! - [`bounded`]: the same resolution in bounded memory, for corpora of any
 //!   size (two passes over the inputs, sorted runs on disk).
 //! - [`corpus`]: fetch records in, one [`Governing`] robots.txt per origin out.
+//! - [`runs`]: the external sort the bounded resolution spills to disk with.
 //! - [`status`]: Google's fetch-status policy (2xx, 3xx, 4xx, 5xx and 429,
 //!   the 30-day rule), shared by every resolution.
 //! - [`warc`]: a streaming WARC record reader.
@@ -21,7 +22,7 @@
 pub mod bounded;
 pub mod corpus;
 pub mod http;
-mod runs;
+pub mod runs;
 pub mod status;
 pub mod time;
 pub mod warc;

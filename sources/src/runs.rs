@@ -1,7 +1,8 @@
 //! An external sort: items gathered in memory up to a byte budget, sorted
 //! and spilled as runs to unnamed temporary files, then merged (one buffered
 //! reader per run). What the bounded resolution ([`crate::bounded`]) sorts
-//! its per-record words with.
+//! its per-record words with, and what other tools that must order more
+//! than fits in memory (the CLI's split of a URL list by shard) sort with.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -11,7 +12,7 @@ use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 /// An item that can be sorted beyond memory: totally ordered (no two items
 /// of one sort compare equal, so the order never depends on the sort), and
 /// written to and read from a run.
-pub(crate) trait Spill: Ord + Sized {
+pub trait Spill: Ord + Sized {
     /// Appends the item's bytes.
     fn write_to(&self, out: &mut impl Write) -> io::Result<()>;
     /// The next item of a run, `None` at its end.
@@ -23,7 +24,7 @@ pub(crate) trait Spill: Ord + Sized {
 }
 
 /// Reads exactly `buf.len()` bytes, or none at the end of the input.
-pub(crate) fn read_or_end(input: &mut impl Read, buf: &mut [u8]) -> io::Result<bool> {
+pub fn read_or_end(input: &mut impl Read, buf: &mut [u8]) -> io::Result<bool> {
     let mut filled = 0;
     while filled < buf.len() {
         match input.read(&mut buf[filled..]) {
@@ -38,7 +39,7 @@ pub(crate) fn read_or_end(input: &mut impl Read, buf: &mut [u8]) -> io::Result<b
 }
 
 /// Items sorted in memory up to a budget, spilled as sorted runs beyond it.
-pub(crate) struct SortedRuns<T: Spill> {
+pub struct SortedRuns<T: Spill> {
     buffer: Vec<T>,
     used: usize,
     budget: usize,
@@ -47,12 +48,12 @@ pub(crate) struct SortedRuns<T: Spill> {
 
 impl<T: Spill> SortedRuns<T> {
     /// A sort holding at most about `budget` bytes of items in memory.
-    pub(crate) fn new(budget: usize) -> Self {
+    pub fn new(budget: usize) -> Self {
         SortedRuns { buffer: Vec::new(), used: 0, budget: budget.max(1), runs: Vec::new() }
     }
 
     /// Adds an item.
-    pub(crate) fn push(&mut self, item: T) -> io::Result<()> {
+    pub fn push(&mut self, item: T) -> io::Result<()> {
         self.used += item.memory();
         self.buffer.push(item);
         if self.used >= self.budget {
@@ -62,7 +63,7 @@ impl<T: Spill> SortedRuns<T> {
     }
 
     /// How many runs went to temporary files so far.
-    pub(crate) fn runs(&self) -> usize {
+    pub fn runs(&self) -> usize {
         self.runs.len()
     }
 
@@ -80,10 +81,10 @@ impl<T: Spill> SortedRuns<T> {
     }
 
     /// Every item, in order.
-    pub(crate) fn finish(mut self) -> io::Result<Merged<T>> {
+    pub fn finish(mut self) -> io::Result<Merged<T>> {
         if self.runs.is_empty() {
             self.buffer.sort_unstable();
-            return Ok(Merged::Memory(self.buffer.into_iter()));
+            return Ok(Merged(Merging::Memory(self.buffer.into_iter())));
         }
         if !self.buffer.is_empty() {
             self.spill()?;
@@ -98,12 +99,15 @@ impl<T: Spill> SortedRuns<T> {
                 heap.push(Reverse((item, i)));
             }
         }
-        Ok(Merged::Runs { readers, heap })
+        Ok(Merged(Merging::Runs { readers, heap }))
     }
 }
 
 /// The merged items of a [`SortedRuns`], in order.
-pub(crate) enum Merged<T: Spill> {
+pub struct Merged<T: Spill>(Merging<T>);
+
+/// Where a [`Merged`] takes its items from.
+enum Merging<T: Spill> {
     /// Everything fitted in memory.
     Memory(std::vec::IntoIter<T>),
     /// A k-way merge of the runs.
@@ -114,9 +118,9 @@ impl<T: Spill> Iterator for Merged<T> {
     type Item = io::Result<T>;
 
     fn next(&mut self) -> Option<io::Result<T>> {
-        match self {
-            Merged::Memory(items) => items.next().map(Ok),
-            Merged::Runs { readers, heap } => {
+        match &mut self.0 {
+            Merging::Memory(items) => items.next().map(Ok),
+            Merging::Runs { readers, heap } => {
                 let Reverse((item, i)) = heap.pop()?;
                 match T::read_from(&mut readers[i]) {
                     Ok(Some(next)) => heap.push(Reverse((next, i))),

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 pub mod conformance;
 pub mod differential;
+pub mod frontier;
 pub mod fuzz_checks;
 pub mod regex_oracle;
 pub mod seeds;
