@@ -11,6 +11,7 @@
 mod check;
 mod compile;
 mod failure;
+mod fetch;
 mod filter;
 mod flags;
 mod input;
@@ -47,6 +48,8 @@ enum Command {
     Meta(meta::Args),
     /// Explain how Google reads a robots.txt and where that differs from what was meant.
     Lint(lint::Args),
+    /// Keep fetched robots.txt as Google keeps them: the URLs due for a new fetch, a compacted corpus.
+    Fetch(fetch::FetchArgs),
     /// Which shard of a set of N each URL's origin is in (as `compile --shards N` splits them).
     ShardOf(shard_of::Args),
     /// Figures for many crawlers over a frontier: shares disallowed, origins fully blocked, Content-Signal values; an SVG chart.
@@ -64,6 +67,7 @@ fn main() -> ExitCode {
         Command::Filter(args) => filter::run(args),
         Command::Meta(args) => meta::run(args),
         Command::Lint(args) => lint::run(args),
+        Command::Fetch(args) => fetch::run(args),
         Command::ShardOf(args) => shard_of::run(args),
         Command::Survey(args) => survey::run(args),
     };
