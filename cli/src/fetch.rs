@@ -1,5 +1,7 @@
-//! `robotsieve fetch`: keeping robots.txt copies as Google keeps them.
+//! `robotsieve fetch`: getting robots.txt files and keeping the copies as
+//! Google keeps them.
 //!
+//! Without `--due` or `--compact` it fetches (`crate::fetch_network`).
 //! `--due CORPUS...` prints the robots.txt URLs whose copies have expired
 //! under the cache policy (`robotsieve_sources::freshness`); `--compact
 //! CORPUS... -o OUT` writes the records that still decide something
@@ -7,6 +9,7 @@
 //! --corpus` reads them (JSON Lines, plain, gzip or zstd).
 
 use crate::failure::{fail, Context, Failure};
+use crate::fetch_network::NetworkArgs;
 use robotsieve_sources::compaction::compact;
 use robotsieve_sources::corpus::Corpus;
 use robotsieve_sources::freshness::{corpus_freshness, CachePolicy};
@@ -47,6 +50,16 @@ pub struct FetchArgs {
     /// The longest wait a failure's Retry-After may ask for.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "24h")]
     retry_after_cap: Duration,
+    /// The network mode's flags.
+    #[command(flatten)]
+    network: NetworkArgs,
+}
+
+impl FetchArgs {
+    /// Whether this run fetches over the network (neither --due nor --compact).
+    pub fn fetches_over_network(&self) -> bool {
+        self.due.is_empty() && self.compact.is_empty()
+    }
 }
 
 /// Runs `fetch`.
@@ -58,9 +71,7 @@ pub fn run(args: FetchArgs) -> Result<ExitCode, Failure> {
         let output = args.output.as_deref().ok_or_else(|| fail!("--compact needs -o OUT"))?;
         return compact_into(&args.compact, output);
     }
-    Err(fail!(
-        "fetching robots.txt over the network is not built yet: give --due CORPUS... or --compact CORPUS... -o OUT"
-    ))
+    crate::fetch_network::run(args.network, args.output)
 }
 
 /// Reads JSON Lines corpora, failing on the first broken record (file and line).

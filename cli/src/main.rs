@@ -12,6 +12,7 @@ mod check;
 mod compile;
 mod failure;
 mod fetch;
+mod fetch_network;
 mod filter;
 mod flags;
 mod input;
@@ -19,6 +20,7 @@ mod inspect;
 mod lint;
 mod meta;
 mod preferences;
+mod progress_line;
 mod shard_of;
 mod survey;
 mod unknown_origins;
@@ -48,7 +50,7 @@ enum Command {
     Meta(meta::Args),
     /// Explain how Google reads a robots.txt and where that differs from what was meant.
     Lint(lint::Args),
-    /// Keep fetched robots.txt as Google keeps them: the URLs due for a new fetch, a compacted corpus.
+    /// Fetch robots.txt as Google does (redirects, size cap, address safety, retries) into a corpus for `compile --corpus`; with --due or --compact, keep fetched copies as Google keeps them.
     Fetch(fetch::FetchArgs),
     /// Which shard of a set of N each URL's origin is in (as `compile --shards N` splits them).
     ShardOf(shard_of::Args),
@@ -57,9 +59,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    #[cfg(unix)]
-    remove_outputs_on_signal();
     let cli = Cli::parse();
+    // Fetching over the network keeps its OUT.partial on a signal, for
+    // --resume, and so handles the signals itself.
+    #[cfg(unix)]
+    if !matches!(&cli.command, Command::Fetch(args) if args.fetches_over_network()) {
+        remove_outputs_on_signal();
+    }
     let result = match cli.command {
         Command::Check(args) => check::run(args),
         Command::Compile(args) => compile::run(args),

@@ -348,11 +348,11 @@ fn a_broken_record_is_exit_2_naming_file_and_line_and_writes_nothing() {
 }
 
 #[test]
-fn without_due_or_compact_fetching_is_not_built_yet() {
+fn without_due_or_compact_fetching_needs_a_user_agent() {
     let dir = tempfile::tempdir().unwrap();
     let out = robotsieve(dir.path(), &["fetch"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("not built yet"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--user-agent"), "{}", stderr(&out));
 }
 
 /// A small deterministic generator (xorshift64*), so that a failure repeats.
