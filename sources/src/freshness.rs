@@ -262,3 +262,82 @@ pub fn corpus_freshness<'c>(records: &'c [FetchRecord], policy: &CachePolicy, no
     out.sort_by(|a, b| a.url.cmp(b.url));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::{Place, SourceRef};
+
+    fn fetch(status: u16, at: Option<i64>, change: impl FnOnce(&mut crate::FetchDetails)) -> FetchRecord {
+        let mut record = FetchRecord {
+            url: "https://a.example/robots.txt".into(),
+            status,
+            body: Vec::new().into(),
+            fetched_at: at.map(Timestamp::from_unix),
+            location: None,
+            error: None,
+            details: None,
+            source: SourceRef { file: "test".into(), place: Place::File },
+        };
+        record.set_details(change);
+        record
+    }
+
+    #[test]
+    fn the_rule_that_applied_is_named_with_its_figures() {
+        let policy = CachePolicy::default();
+        let now = Timestamp::from_unix(1_000_000);
+        let at = |r: &FetchRecord| policy.freshness(&[r], now);
+        let fresh = at(&fetch(200, Some(999_000), |d| d.max_age = Some(30)));
+        assert_eq!(
+            fresh,
+            Freshness::Fresh {
+                until: Timestamp::from_unix(1_002_600),
+                rule: CacheRule::MaxAge { given: 30, used: 3600 }
+            }
+        );
+        let due = at(&fetch(503, Some(0), |d| d.retry_after = Some(999_999)));
+        assert_eq!(
+            due,
+            Freshness::Due {
+                since: Some(Timestamp::from_unix(86_400)),
+                rule: CacheRule::RetryAfter { given: 999_999, used: 86_400 }
+            }
+        );
+        assert_eq!(at(&fetch(200, None, |_| {})), Freshness::Due { since: None, rule: CacheRule::Undated });
+        assert_eq!(policy.freshness(&[], now), Freshness::Due { since: None, rule: CacheRule::Undated });
+    }
+
+    #[test]
+    fn records_are_ordered_by_time_whatever_the_order_given() {
+        let policy = CachePolicy::default();
+        let (old, new) = (fetch(200, Some(0), |_| {}), fetch(503, Some(100), |_| {}));
+        let now = Timestamp::from_unix(0);
+        for records in [[&old, &new], [&new, &old]] {
+            let rule = CacheRule::Backoff { failures: 1, wait: 3600 };
+            assert_eq!(policy.freshness(&records, now), Freshness::Fresh { until: Timestamp::from_unix(3700), rule });
+        }
+    }
+
+    #[test]
+    fn failures_in_a_row_count_back_to_a_reachable_record_or_a_count() {
+        let ok = fetch(200, Some(0), |_| {});
+        let failed = fetch(0, Some(1), |_| {});
+        let counted = fetch(503, Some(2), |d| d.failures_in_a_row = Some(5));
+        assert_eq!(failures_in_a_row(&[&ok]), 0);
+        assert_eq!(failures_in_a_row(&[&failed, &ok]), 0);
+        assert_eq!(failures_in_a_row(&[&failed, &ok, &failed, &failed]), 2);
+        assert_eq!(failures_in_a_row(&[&failed, &counted, &failed]), 6);
+    }
+
+    #[test]
+    fn the_sooner_of_two_is_due_first() {
+        let rule = CacheRule::DefaultTtl;
+        let fresh = |t| Freshness::Fresh { until: Timestamp::from_unix(t), rule };
+        let due = |t: Option<i64>| Freshness::Due { since: t.map(Timestamp::from_unix), rule };
+        assert_eq!(fresh(5).sooner(fresh(3)), fresh(3));
+        assert_eq!(fresh(1).sooner(due(Some(9))), due(Some(9)));
+        assert_eq!(due(Some(2)).sooner(due(None)), due(None));
+        assert_eq!(due(Some(2)).sooner(due(Some(4))), due(Some(2)));
+    }
+}
