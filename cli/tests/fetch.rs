@@ -12,6 +12,22 @@ use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// `fetch` of `origins.txt` from the test server, named in `hosts`: no
+/// interval between requests to its one address, no retries.
+const LOCAL_FETCH: [&str; 11] = [
+    "fetch",
+    "--user-agent",
+    "robotsieve-test",
+    "--urls",
+    "origins.txt",
+    "--hosts-file",
+    "hosts",
+    "--per-ip-interval-ms",
+    "0",
+    "--retries",
+    "0",
+];
+
 fn robotsieve(dir: &Path, args: &[&str]) -> Output {
     let output = Command::new(env!("CARGO_BIN_EXE_robotsieve")).current_dir(dir).args(args).output().unwrap();
     assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
@@ -79,28 +95,10 @@ fn fetched_real_files_compile_to_the_verdicts_of_the_files_themselves() {
     std::fs::write(dir.path().join("origins.txt"), input).unwrap();
     std::fs::write(dir.path().join("urls.txt"), urls.join("\n") + "\n").unwrap();
     let d = dir.path();
-    robotsieve(
-        d,
-        &[
-            "fetch",
-            "--user-agent",
-            "robotsieve-test",
-            "--urls",
-            "origins.txt",
-            "-o",
-            "fetched.jsonl.zst",
-            "--hosts-file",
-            "hosts",
-            "--per-ip-connections",
-            "32",
-            "--per-ip-interval-ms",
-            "0",
-            "--retries",
-            "0",
-            "--stats",
-            "stats.json",
-        ],
-    );
+    let mut args = LOCAL_FETCH.to_vec();
+    args.extend(["-o", "fetched.jsonl.zst", "--per-ip-connections", "32", "--stats", "stats.json"]);
+    robotsieve(d, &args);
+
     let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(d.join("stats.json")).unwrap()).unwrap();
     assert_eq!(
         (stats["origins"].as_u64(), stats["by_status"]["2xx"].as_u64()),
@@ -181,30 +179,13 @@ fn killed_and_resumed_runs_hold_every_origin_exactly_once() {
     let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
     eprintln!("seed {seed}");
     let mut random = Lcg(seed);
-    let args = [
-        "fetch",
-        "--user-agent",
-        "robotsieve-test",
-        "--urls",
-        "origins.txt",
-        "-o",
-        "out.jsonl.zst",
-        "--hosts-file",
-        "hosts",
-        "--per-ip-connections",
-        "64",
-        "--per-ip-interval-ms",
-        "0",
-        "--retries",
-        "0",
-        "--concurrency",
-        "128",
-    ];
+    let mut args = LOCAL_FETCH.to_vec();
+    args.extend(["-o", "out.jsonl.zst", "--per-ip-connections", "64", "--concurrency", "128"]);
     let started = Instant::now();
     let mut interrupted = 0;
     for (round, signal) in [libc::SIGKILL, libc::SIGTERM, libc::SIGKILL, libc::SIGTERM].into_iter().enumerate() {
         let mut command = Command::new(env!("CARGO_BIN_EXE_robotsieve"));
-        command.current_dir(d).args(args).stderr(Stdio::piped());
+        command.current_dir(d).args(&args).stderr(Stdio::piped());
         if round > 0 {
             command.arg("--resume");
         }
@@ -228,7 +209,6 @@ fn killed_and_resumed_runs_hold_every_origin_exactly_once() {
         }
     }
     assert!(interrupted >= 2, "the runs were interrupted: {interrupted}");
-    let mut args = args.to_vec();
     args.push("--resume");
     robotsieve(d, &args);
     assert!(!d.join("out.jsonl.zst.partial").exists());
