@@ -5,8 +5,8 @@
 //! drives the progress bar, commits the outputs and writes the stats.
 
 use crate::failure::{fail, Context, Failure};
+use crate::progress_line::with_progress_line;
 use crate::unknown_origins::UnknownOrigins;
-use indicatif::{ProgressBar, ProgressStyle};
 use robotsieve_core::url::PathMode;
 use robotsieve_core::Verdict;
 use robotsieve_engine::classify::{AgentClassifier, FetchClass, MatrixClassifier, Scratch};
@@ -15,11 +15,10 @@ use robotsieve_filter::Outputs;
 use robotsieve_filter::{partitions_for, Classifier, Config, Grouping, Input, Pipeline, Progress, Stats};
 use std::cell::Cell;
 use std::fs::File;
-use std::io::{BufReader, IsTerminal, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// Arguments of `robotsieve filter`.
@@ -410,7 +409,16 @@ fn filter_with<C: Classifier>(
     }
 
     let progress = Progress::new();
-    let report = with_progress_bar(&progress, || pipeline.run(classifier, &mut input, &mut outputs, Some(&progress)))
+    let message = |elapsed: Duration| {
+        let urls = progress.urls();
+        let rate = urls as f64 / elapsed.as_secs_f64().max(1e-3);
+        format!(
+            "{urls} URLs, {:.2} million URLs/s, {:.0} MiB read",
+            rate / 1e6,
+            progress.bytes() as f64 / (1 << 20) as f64
+        )
+    };
+    let report = with_progress_line(message, || pipeline.run(classifier, &mut input, &mut outputs, Some(&progress)))
         .map_err(Failure::from)?;
     drop(outputs);
     if let (Some(collector), Some(path)) = (collector, &args.unknown_origins) {
@@ -448,38 +456,5 @@ fn stats_json(stats: &Stats) -> serde_json::Value {
         "urls_per_second": stats.urls_per_second(),
         "bytes_per_second": stats.bytes_per_second(),
         "threads": stats.threads,
-    })
-}
-
-/// Runs `work` with a progress bar (URLs, URLs/s, bytes) on standard error
-/// when it is a terminal; without one otherwise.
-fn with_progress_bar<T>(progress: &Progress, work: impl FnOnce() -> T) -> T {
-    if !std::io::stderr().is_terminal() {
-        return work();
-    }
-    let bar = ProgressBar::new_spinner();
-    bar.set_style(ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}").expect("the template is valid"));
-    let finished = AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        let ticker = scope.spawn(|| {
-            let started = std::time::Instant::now();
-            while !finished.load(Ordering::Relaxed) {
-                let urls = progress.urls();
-                let rate = urls as f64 / started.elapsed().as_secs_f64().max(1e-3);
-                bar.set_message(format!(
-                    "{urls} URLs, {:.2} million URLs/s, {:.0} MiB read",
-                    rate / 1e6,
-                    progress.bytes() as f64 / (1 << 20) as f64
-                ));
-                bar.tick();
-                std::thread::park_timeout(Duration::from_millis(200));
-            }
-        });
-        let result = work();
-        finished.store(true, Ordering::Relaxed);
-        ticker.thread().unpark();
-        let _ = ticker.join();
-        bar.finish_and_clear();
-        result
     })
 }

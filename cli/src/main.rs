@@ -11,6 +11,8 @@
 mod check;
 mod compile;
 mod failure;
+mod fetch;
+mod fetch_network;
 mod filter;
 mod flags;
 mod input;
@@ -18,6 +20,7 @@ mod inspect;
 mod lint;
 mod meta;
 mod preferences;
+mod progress_line;
 mod shard_of;
 mod survey;
 mod unknown_origins;
@@ -47,6 +50,8 @@ enum Command {
     Meta(meta::Args),
     /// Explain how Google reads a robots.txt and where that differs from what was meant.
     Lint(lint::Args),
+    /// Fetch robots.txt as Google does (redirects, size cap, address safety, retries) into a corpus for `compile --corpus`; with --due or --compact, keep fetched copies as Google keeps them.
+    Fetch(fetch::FetchArgs),
     /// Which shard of a set of N each URL's origin is in (as `compile --shards N` splits them).
     ShardOf(shard_of::Args),
     /// Figures for many crawlers over a frontier: shares disallowed, origins fully blocked, Content-Signal values; an SVG chart.
@@ -54,9 +59,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    #[cfg(unix)]
-    remove_outputs_on_signal();
     let cli = Cli::parse();
+    // Fetching over the network keeps its OUT.partial on a signal, for
+    // --resume, and so handles the signals itself.
+    #[cfg(unix)]
+    if !matches!(&cli.command, Command::Fetch(args) if args.fetches_over_network()) {
+        remove_outputs_on_signal();
+    }
     let result = match cli.command {
         Command::Check(args) => check::run(args),
         Command::Compile(args) => compile::run(args),
@@ -64,6 +73,7 @@ fn main() -> ExitCode {
         Command::Filter(args) => filter::run(args),
         Command::Meta(args) => meta::run(args),
         Command::Lint(args) => lint::run(args),
+        Command::Fetch(args) => fetch::run(args),
         Command::ShardOf(args) => shard_of::run(args),
         Command::Survey(args) => survey::run(args),
     };

@@ -110,8 +110,134 @@ pub struct FetchRecord {
     pub location: Option<String>,
     /// What failed, for status 0 (dns, timeout, connect, reset, ...).
     pub error: Option<String>,
+    /// What a fetcher records beyond what compile reads (the cache's inputs
+    /// and the fetch's own figures); `None` when the record has none of it,
+    /// so that corpora without these fields cost no more memory than before.
+    pub details: Option<Box<FetchDetails>>,
     /// Where the record was read.
     pub source: SourceRef,
+}
+
+/// The optional fields of a fetch record that compile does not read: what
+/// the cache policy ([`crate::freshness`]) and compaction
+/// ([`crate::compaction`]) need, and what the fetch itself measured. Each is
+/// `None` when the record does not have it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FetchDetails {
+    /// How long (seconds) the server said the copy may be kept:
+    /// `Cache-Control` `s-maxage`, else `max-age`, else `Expires` minus
+    /// `Date`; 0 for `no-store` or `no-cache`.
+    pub max_age: Option<u64>,
+    /// The server's `Retry-After` (seconds) on a 429 or 503.
+    pub retry_after: Option<u64>,
+    /// How many fetches of this URL in a row, this one included, failed
+    /// (5xx, 429, status 0): written by compaction on the newest record so
+    /// that the backoff survives the records it drops.
+    pub failures_in_a_row: Option<u32>,
+    /// How many attempts the fetcher made (the record is the last one's).
+    pub attempts: Option<u32>,
+    /// How long the fetch took, in milliseconds.
+    pub elapsed_ms: Option<u64>,
+    /// Whether the body was cut at the size limit.
+    pub truncated: Option<bool>,
+    /// The FTP server's reply, for an `ftp://` fetch.
+    pub ftp_reply: Option<String>,
+}
+
+/// A record's details when it has none ([`FetchRecord::details`]).
+const NO_DETAILS: FetchDetails = FetchDetails {
+    max_age: None,
+    retry_after: None,
+    failures_in_a_row: None,
+    attempts: None,
+    elapsed_ms: None,
+    truncated: None,
+    ftp_reply: None,
+};
+
+impl FetchDetails {
+    /// `Some(self)` boxed, or `None` when every field is `None`.
+    fn boxed(self) -> Option<Box<FetchDetails>> {
+        (self != NO_DETAILS).then(|| Box::new(self))
+    }
+}
+
+impl FetchRecord {
+    /// The record's [`FetchDetails`] (all `None` when it has none).
+    pub fn details(&self) -> &FetchDetails {
+        self.details.as_deref().unwrap_or(&NO_DETAILS)
+    }
+
+    /// Changes the record's details through `change`, keeping
+    /// [`FetchRecord::details`] `None` when nothing is left in them.
+    pub fn set_details(&mut self, change: impl FnOnce(&mut FetchDetails)) {
+        let mut details = self.details.take().map_or_else(FetchDetails::default, |d| *d);
+        change(&mut details);
+        self.details = details.boxed();
+    }
+
+    /// Writes the record as one line of the JSON Lines corpus format that
+    /// [`CorpusReader::add_jsonl_from`] reads, newline included: the body as
+    /// `body` when it is UTF-8, else as `body_b64` (none when empty),
+    /// `fetched_at` in RFC 3339 UTC, and the other fields where present. A
+    /// record read back from the line equals this one but for its
+    /// [`FetchRecord::source`].
+    pub fn write_jsonl(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        let details = self.details();
+        let text = std::str::from_utf8(&self.body).ok();
+        let line = JsonRecordOut {
+            url: &self.url,
+            status: self.status,
+            body: text.filter(|t| !t.is_empty()),
+            body_b64: match text {
+                None => Some(base64::engine::general_purpose::STANDARD.encode(&self.body)),
+                Some(_) => None,
+            },
+            fetched_at: self.fetched_at.map(|t| t.to_string()),
+            location: self.location.as_deref(),
+            error: self.error.as_deref(),
+            max_age: details.max_age,
+            retry_after: details.retry_after,
+            failures_in_a_row: details.failures_in_a_row,
+            attempts: details.attempts,
+            elapsed_ms: details.elapsed_ms,
+            truncated: details.truncated,
+            ftp_reply: details.ftp_reply.as_deref(),
+        };
+        serde_json::to_writer(&mut *out, &line)?;
+        out.write_all(b"\n")
+    }
+}
+
+/// A record as [`FetchRecord::write_jsonl`] writes it.
+#[derive(serde::Serialize)]
+struct JsonRecordOut<'r> {
+    url: &'r str,
+    status: u16,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    body: Option<&'r str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    body_b64: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fetched_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    location: Option<&'r str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'r str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_age: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry_after: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    failures_in_a_row: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attempts: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    elapsed_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    truncated: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ftp_reply: Option<&'r str>,
 }
 
 /// Why an origin is governed as it is: the record that decided and the story.
@@ -330,6 +456,13 @@ struct JsonRecord {
     fetched_at: Option<String>,
     location: Option<String>,
     error: Option<String>,
+    max_age: Option<u64>,
+    retry_after: Option<u64>,
+    failures_in_a_row: Option<u32>,
+    attempts: Option<u32>,
+    elapsed_ms: Option<u64>,
+    truncated: Option<bool>,
+    ftp_reply: Option<String>,
 }
 
 fn file_name(path: &Path) -> Arc<str> {
@@ -381,6 +514,7 @@ impl<'s, S: RecordSink> CorpusReader<'s, S> {
             fetched_at: None,
             location: None,
             error: None,
+            details: None,
             source,
         })?;
         Ok(origin)
@@ -424,6 +558,7 @@ impl<'s, S: RecordSink> CorpusReader<'s, S> {
                     fetched_at: None,
                     location: None,
                     error: None,
+                    details: None,
                     source: source.clone(),
                 })?;
             }
@@ -462,8 +597,11 @@ impl<'s, S: RecordSink> CorpusReader<'s, S> {
     /// Reads JSON Lines fetch records from `input`, named `name` in messages.
     ///
     /// Fields: `url` and `status` (required); at most one of `body` (text)
-    /// and `body_b64`; `fetched_at` (RFC 3339); `location`; `error`. Unknown
-    /// fields are ignored. A line that is not such a record (or is longer
+    /// and `body_b64`; `fetched_at` (RFC 3339); `location`; `error`; and the
+    /// [`FetchDetails`] (`max_age`, `retry_after`, `failures_in_a_row`,
+    /// `attempts`, `elapsed_ms`: whole numbers; `truncated`: a boolean;
+    /// `ftp_reply`: text), which compile does not use. Unknown fields are
+    /// ignored. A line that is not such a record (or is longer
     /// than [`MAX_RECORD_LINE`]) is an error naming the file and line, or
     /// skipped ([`Corpus::skip_bad_records`]). A read error fails the file.
     pub fn add_jsonl_from(&mut self, name: Arc<str>, mut input: impl BufRead) -> Result<usize, CorpusError> {
@@ -584,6 +722,7 @@ impl<'s, S: RecordSink> CorpusReader<'s, S> {
                 fetched_at,
                 location,
                 error: None,
+                details: None,
                 source,
             })?;
             count += 1;
@@ -674,6 +813,11 @@ impl Corpus {
     /// The records read so far.
     pub fn records(&self) -> &[FetchRecord] {
         &self.records
+    }
+
+    /// The records read, in input order, taken out of the corpus.
+    pub fn into_records(self) -> Vec<FetchRecord> {
+        self.records
     }
 
     /// From now on, a broken record (a JSON Lines line that is no fetch
@@ -778,56 +922,56 @@ impl Corpus {
 }
 
 /// What one record comes to after its redirects.
-struct Outcome {
+pub(crate) struct Outcome {
     /// `Success`, `ClientError` or `Unreachable` (a failed chain is `ClientError`).
-    class: StatusClass,
+    pub(crate) class: StatusClass,
     /// The record that answered (the end of the chain).
-    last: usize,
-    redirects: usize,
+    pub(crate) last: usize,
+    pub(crate) redirects: usize,
     /// Why a redirect chain failed, if it did.
-    failure: Option<String>,
+    pub(crate) failure: Option<String>,
+    /// The records of the chain, its start first and `last` last.
+    pub(crate) hops: Vec<usize>,
 }
 
-struct Chains<'a> {
-    records: &'a [FetchRecord],
-    by_url: &'a HashMap<Vec<u8>, usize>,
+/// Redirects followed through a corpus: each target is the newest record of
+/// the URL a `location` names.
+pub(crate) struct Chains<'a> {
+    pub(crate) records: &'a [FetchRecord],
+    /// The newest record of each URL, by [`record_key`].
+    pub(crate) by_url: &'a HashMap<Vec<u8>, usize>,
 }
 
 impl Chains<'_> {
-    fn follow(&self, start: usize, targets: &mut HashSet<usize>) -> Outcome {
+    /// Follows the redirects from record `start`, adding every target
+    /// reached to `targets`.
+    pub(crate) fn follow(&self, start: usize, targets: &mut HashSet<usize>) -> Outcome {
         let mut at = start;
-        let mut visited = vec![start];
-        let failed = |at, redirects, why: String| Outcome {
-            class: StatusClass::ClientError,
-            last: at,
-            redirects,
-            failure: Some(why),
-        };
+        let mut hops = vec![start];
         loop {
             let record = &self.records[at];
-            let redirects = visited.len() - 1;
+            let redirects = hops.len() - 1;
             let class = StatusClass::of(record.status);
-            if class != StatusClass::Redirect {
-                return Outcome { class, last: at, redirects, failure: None };
-            }
-            if redirects == MAX_REDIRECTS {
-                return failed(at, redirects, format!("more than {MAX_REDIRECTS} redirects"));
-            }
-            let Some(location) = record.location.as_deref() else {
-                return failed(at, redirects, "redirect without a location".into());
+            let why = if class != StatusClass::Redirect {
+                return Outcome { class, last: at, redirects, failure: None, hops };
+            } else if redirects == MAX_REDIRECTS {
+                format!("more than {MAX_REDIRECTS} redirects")
+            } else if let Some(location) = record.location.as_deref() {
+                match resolve_location(&record.url, location).map(|url| self.by_url.get(&url)) {
+                    None => format!("redirect to an invalid location {location:?}"),
+                    Some(None) => format!("redirect to {location}, which the corpus has not fetched"),
+                    Some(Some(target)) if hops.contains(target) => format!("redirect loop back to {location}"),
+                    Some(Some(&target)) => {
+                        targets.insert(target);
+                        hops.push(target);
+                        at = target;
+                        continue;
+                    }
+                }
+            } else {
+                "redirect without a location".into()
             };
-            let Some(target_url) = resolve_location(&record.url, location) else {
-                return failed(at, redirects, format!("redirect to an invalid location {location:?}"));
-            };
-            let Some(&target) = self.by_url.get(&target_url) else {
-                return failed(at, redirects, format!("redirect to {location}, which the corpus has not fetched"));
-            };
-            if visited.contains(&target) {
-                return failed(at, redirects, format!("redirect loop back to {location}"));
-            }
-            targets.insert(target);
-            visited.push(target);
-            at = target;
+            return Outcome { class: StatusClass::ClientError, last: at, redirects, failure: Some(why), hops };
         }
     }
 }
@@ -865,6 +1009,16 @@ fn fetch_record(line: &[u8], source: SourceRef) -> Result<FetchRecord, RecordErr
         fetched_at,
         location: raw.location,
         error: raw.error,
+        details: FetchDetails {
+            max_age: raw.max_age,
+            retry_after: raw.retry_after,
+            failures_in_a_row: raw.failures_in_a_row,
+            attempts: raw.attempts,
+            elapsed_ms: raw.elapsed_ms,
+            truncated: raw.truncated,
+            ftp_reply: raw.ftp_reply,
+        }
+        .boxed(),
         source,
     })
 }

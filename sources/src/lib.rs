@@ -11,6 +11,10 @@
 //!   size (two passes over the inputs, sorted runs on disk).
 //! - [`corpus`]: fetch records in, one [`Governing`] robots.txt per origin out.
 //! - [`runs`]: the external sort the bounded resolution spills to disk with.
+//! - [`freshness`]: the cache policy: when a fetched robots.txt is due for
+//!   a new fetch, as Google keeps its copies.
+//! - [`compaction`]: a corpus cut down to the records that still decide
+//!   something (the newest per URL, the copies the 30-day rule needs).
 //! - [`status`]: Google's fetch-status policy (2xx, 3xx, 4xx, 5xx and 429,
 //!   the 30-day rule), shared by every resolution.
 //! - [`warc`]: a streaming WARC record reader.
@@ -20,14 +24,21 @@
 #![warn(missing_docs)]
 
 pub mod bounded;
+pub mod compaction;
 pub mod corpus;
+pub mod freshness;
+mod history;
 pub mod http;
 pub mod runs;
 pub mod status;
 pub mod time;
 pub mod warc;
 
-pub use corpus::{Corpus, CorpusError, CorpusProblem, FetchRecord, Governing, RecordError, Resolution, Robots};
+pub use compaction::{compact, CompactionStats};
+pub use corpus::{
+    Corpus, CorpusError, CorpusProblem, FetchDetails, FetchRecord, Governing, RecordError, Resolution, Robots,
+};
+pub use freshness::{corpus_freshness, CachePolicy, CacheRule, Freshness, UrlFreshness};
 pub use http::{HttpError, HttpResponse};
 pub use time::{TimeError, Timestamp};
 pub use warc::{WarcError, WarcReader, WarcRecord};

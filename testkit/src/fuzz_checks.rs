@@ -208,6 +208,7 @@ fn fetched(origin: &str, status: u16, body: &[u8]) -> FetchRecord {
         fetched_at: None,
         location: None,
         error: None,
+        details: None,
         source: SourceRef { file: Arc::from("fuzz"), place: Place::File },
     }
 }

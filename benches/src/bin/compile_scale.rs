@@ -221,6 +221,7 @@ fn synth_build(args: &[String]) {
                 fetched_at: None,
                 location: None,
                 error: None,
+                details: None,
                 source: source.clone(),
             });
         }
