@@ -15,6 +15,7 @@
 //! compiler   -> core, engine, robotstxt, sources
 //! filter     -> core, engine   rayon, libc, tempfile, memmap2
 //! lint       -> core, engine, robotstxt, compiler
+//! fetch      -> core, sources  tokio, hyper, rustls, hickory (and nowhere else)
 //! cli, python, testkit, benches: the applications and the test tools on top
 //! ```
 
@@ -34,12 +35,14 @@ const INTENDED: &[(&str, &[&str])] = &[
     ("robotsieve-compiler", &["robotsieve-core", "robotsieve-engine", "robotsieve-robotstxt", "robotsieve-sources"]),
     ("robotsieve-filter", &["robotsieve-core", "robotsieve-engine"]),
     ("robotsieve-lint", &["robotsieve-compiler", "robotsieve-core", "robotsieve-engine", "robotsieve-robotstxt"]),
+    ("robotsieve-fetch", &["robotsieve-core", "robotsieve-sources"]),
     (
         "robotsieve-cli",
         &[
             "robotsieve-compiler",
             "robotsieve-core",
             "robotsieve-engine",
+            "robotsieve-fetch",
             "robotsieve-filter",
             "robotsieve-lint",
             "robotsieve-page",
@@ -90,10 +93,12 @@ const INTENDED: &[(&str, &[&str])] = &[
 /// another: the parser builds without the pipeline's and the file's
 /// machinery, the corpus readers without the thread pool and mappings.
 const FORBIDDEN: &[(&str, &[&str])] = &[
-    ("robotsieve-core", &["rayon", "libc", "memmap2", "tempfile", "bytemuck"]),
-    ("robotsieve-robotstxt", &["rayon", "libc", "memmap2", "tempfile", "robotsieve-engine"]),
-    ("robotsieve-sources", &["rayon", "memmap2", "robotsieve-engine"]),
-    ("robotsieve-engine", &["rayon", "robotsieve-filter"]),
+    ("robotsieve-core", &["rayon", "libc", "memmap2", "tempfile", "bytemuck", "tokio"]),
+    ("robotsieve-robotstxt", &["rayon", "libc", "memmap2", "tempfile", "robotsieve-engine", "tokio"]),
+    ("robotsieve-sources", &["rayon", "memmap2", "robotsieve-engine", "tokio"]),
+    ("robotsieve-engine", &["rayon", "robotsieve-filter", "tokio"]),
+    ("robotsieve-filter", &["tokio"]),
+    ("robotsieve-compiler", &["tokio"]),
 ];
 
 fn workspace_root() -> PathBuf {
