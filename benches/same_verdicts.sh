@@ -2,7 +2,7 @@
 # Checks that two robotsieve binaries give byte-identical `filter --verdicts`
 # (and `--stats` counts) on the two callgrind.sh workloads: every URL of
 # crawl2019, and a synth_frontier.py frontier (--seed 1, N URLs), each at 1
-# and 2 threads. Meant for "verdicts identical to main's": build main's
+# and 2 threads. Meant for "verdicts identical to a previous build's": build that
 # binary, then
 #
 #   benches/same_verdicts.sh --baseline MAIN_BIN [--robotsieve BIN] [--n N] [--data DIR] [--shared DIR]
