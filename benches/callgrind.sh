@@ -15,8 +15,8 @@
 #
 # Usage: benches/callgrind.sh [--robotsieve BIN] [--baseline BIN] [--compiler BIN] [--n N]
 #                              [--shared DIR] [--data DIR] [--agent NAME]
-#   BIN    the binary to measure (default target/release/robotsieve; build it
-#          with `cargo build --release -p robotsieve-cli`); --baseline: a
+#   BIN    the binary to measure (default target/profiling/robotsieve, built
+#          with `cargo build --profile profiling -p robotsieve-cli`); --baseline: a
 #          second binary (a previous build, say) measured in the same run on the same
 #          artifacts, its lines printed first; --compiler: the binary that
 #          compiles the artifacts (default the first of --baseline and BIN),

@@ -36,8 +36,8 @@ require_executables $baseline "$bin"
 work=$scale_dir
 mkdir -p "$work"
 [ -n "$keep" ] || trap 'rm -rf "$work"' EXIT
-nice -n 10 cargo build --release -q -p robotsieve-benches --bin compile_scale
-scale=target/release/compile_scale
+nice -n 10 cargo build --profile profiling -q -p robotsieve-benches --bin compile_scale
+scale=target/profiling/compile_scale
 frontier=target/callgrind-data/synthetic/frontier-300000.txt
 
 for n in 31898 127592; do

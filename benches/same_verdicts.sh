@@ -7,7 +7,7 @@
 #
 #   benches/same_verdicts.sh --baseline MAIN_BIN [--robotsieve BIN] [--n N] [--data DIR] [--shared DIR]
 #
-# BIN defaults to target/release/robotsieve, N to 300000, DIR to
+# BIN defaults to target/profiling/robotsieve (built first), N to 300000, DIR to
 # target/callgrind-data (the inputs callgrind.sh caches there are reused:
 # run callgrind.sh once first). The artifacts are compiled by the baseline
 # (cached per its checksum, as callgrind.sh does) and both binaries run on
