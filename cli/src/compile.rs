@@ -2,18 +2,14 @@
 
 use crate::failure::{fail, Failure};
 use indicatif::{ProgressBar, ProgressStyle};
-use robotsieve_compiler::automaton::BuildOptions;
-use robotsieve_compiler::build::{build, build_shards, BuildPlan, BuildReport};
-use robotsieve_compiler::writer::ArtifactWriter;
-use robotsieve_engine::artifact::ShardInfo;
-use robotsieve_engine::output::PendingFile;
-use robotsieve_engine::shards::{shard_file_name, shard_of_hash, SHARD_SCHEME};
+use robotsieve_compiler::build::BuildReport;
+use robotsieve_compiler::{compile_corpus, CompileError, CompileEvents, CompileOptions, Outputs, Resolved};
 use robotsieve_robotstxt::Agent;
 use robotsieve_sources::bounded::BoundedCorpus;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Arguments of `robotsieve compile`.
 #[derive(clap::Args)]
@@ -87,6 +83,10 @@ pub struct Args {
 /// error (all are counted).
 const SKIPPED_SHOWN: usize = 5;
 
+/// How many warnings `compile` shows without `--all-warnings` (all are
+/// counted).
+const WARNINGS_SHOWN: u64 = 20;
+
 /// Runs `compile` on `--threads` threads.
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
     args.threads.install(|| compile(args))?
@@ -110,24 +110,13 @@ fn compile(args: Args) -> Result<ExitCode, Failure> {
             args.origin.len()
         ));
     }
-    // (shard count, the shards to write); a whole artifact is None.
-    let set: Option<(u32, Vec<u32>)> = match (args.shards, args.shard) {
-        (Some(n), _) => Some((n, (0..n).collect())),
-        (None, Some((k, n))) => Some((n, vec![k])),
-        (None, None) => None,
+    let outputs = match (args.shards, args.shard) {
+        (Some(n), _) => Outputs::shard_set(&args.output, n, None)?,
+        (None, Some((k, n))) => Outputs::shard_set(&args.output, n, Some(k))?,
+        (None, None) => Outputs::artifact(&args.output),
     };
-    let paths: Vec<PathBuf> = match &set {
-        None => vec![args.output.clone()],
-        Some((n, ks)) => {
-            std::fs::create_dir_all(&args.output).map_err(|e| fail!("{}: cannot write: {e}", args.output.display()))?;
-            ks.iter().map(|&k| args.output.join(shard_file_name(k, *n))).collect()
-        }
-    };
-    // Fail before the work when an output cannot be created (no such
-    // directory, not writable, a directory): the probe leaves nothing behind.
-    for path in &paths {
-        drop(PendingFile::create(path).map_err(Failure::from)?);
-    }
+    // Fail before the work when an output cannot be created.
+    outputs.probe()?;
     let started = Instant::now();
     // Read in bounded memory: a few words per record in sorted runs, the
     // inputs read twice (robotsieve_sources::bounded).
@@ -135,7 +124,6 @@ fn compile(args: Args) -> Result<ExitCode, Failure> {
     if args.skip_bad_records {
         corpus.skip_bad_records();
     }
-    let corpus_error = |e: robotsieve_sources::corpus::CorpusError| fail!("{e}");
     for (file, origin) in args.robots.iter().zip(&args.origin) {
         corpus.add_robots_file(file, origin);
     }
@@ -143,37 +131,11 @@ fn compile(args: Args) -> Result<ExitCode, Failure> {
         corpus.add_robots_dir(dir);
     }
     for file in &args.corpus {
-        corpus.add_jsonl(file).map_err(corpus_error)?;
+        corpus.add_jsonl(file)?;
     }
     for file in &args.warc {
-        corpus.add_warc(file).map_err(corpus_error)?;
+        corpus.add_warc(file)?;
     }
-    let mut resolution = corpus.resolve().map_err(corpus_error)?;
-    let skipped = resolution.skipped_count;
-    for error in resolution.skipped.iter().take(SKIPPED_SHOWN) {
-        eprintln!("skipped: {error}");
-    }
-    if skipped > SKIPPED_SHOWN as u64 {
-        eprintln!("skipped: ... and {} more bad records", skipped - SKIPPED_SHOWN as u64);
-    }
-    if resolution.records == 0 {
-        return Err(fail!("no robots.txt given: use --robots with --origin, --robots-dir, --corpus or --warc"));
-    }
-    let read = started.elapsed();
-    let shown = if args.all_warnings { u64::MAX } else { 20 };
-    let warning_error = |e: std::io::Error| fail!("a temporary file of warnings: {e}");
-    for warning in resolution.warnings.first(shown).map_err(warning_error)? {
-        eprintln!("warning: {warning}");
-    }
-    if resolution.warnings.count() > shown {
-        eprintln!("warning: ... and {} more (--all-warnings shows them)", resolution.warnings.count() - shown);
-    }
-
-    let plan = BuildPlan {
-        agents,
-        options: BuildOptions { explain: args.explain, ..BuildOptions::default() },
-        memory: args.memory,
-    };
     let sources: Vec<String> = args
         .robots
         .iter()
@@ -182,67 +144,84 @@ fn compile(args: Args) -> Result<ExitCode, Failure> {
         .chain(&args.warc)
         .map(|p| p.display().to_string())
         .collect();
-    let output_error = |e: robotsieve_compiler::writer::WriteError| fail!("{e}");
-    let mut writers = Vec::with_capacity(paths.len());
-    for (i, path) in paths.iter().enumerate() {
-        let agent_names = plan.agents.iter().map(|a| a.to_string()).collect();
-        let mut writer = ArtifactWriter::create(path, agent_names, args.explain, args.memory / paths.len())
-            .map_err(Failure::from)?;
-        writer.build_info("robotsieve", env!("CARGO_PKG_VERSION"));
-        writer.build_info("explain", if args.explain { "yes" } else { "no" });
-        writer.build_info("sources", &sources.join(" "));
-        if let Some((n, ks)) = &set {
-            writer.set_shard(ShardInfo { index: ks[i], count: *n, scheme: SHARD_SCHEME.to_string() });
+    let options = CompileOptions {
+        explain: args.explain,
+        memory: args.memory,
+        sources: sources.join(" "),
+        warnings_kept: if args.all_warnings { u64::MAX } else { WARNINGS_SHOWN },
+        ..CompileOptions::new(agents)
+    };
+    let mut progress = Progress { bar: None, one_in: outputs.one_in(), started, read: Duration::ZERO };
+    let report = compile_corpus(corpus, &outputs, &options, &mut progress).map_err(|e| match e {
+        CompileError::NoRecords => {
+            fail!("no robots.txt given: use --robots with --origin, --robots-dir, --corpus or --warc")
         }
-        writers.push(writer);
+        other => Failure::from(other),
+    })?;
+    if let Some(bar) = &progress.bar {
+        bar.finish_and_clear();
     }
-    let bar =
-        progress_bar(resolution.origins as usize, set.as_ref().map_or(1, |(n, ks)| if ks.len() == 1 { *n } else { 1 }));
-    let on_batch = |report: &BuildReport| {
-        if let Some(bar) = &bar {
+    let (resolved, build) = (&report.resolved, &report.build);
+    let skipped =
+        if args.skip_bad_records { format!(", {} bad records skipped", resolved.skipped_count) } else { String::new() };
+    eprintln!(
+        "compiled {} origins ({} distinct files, {} distinct groups, {} states, {} split{skipped}) into {} ({} bytes, {} bytes per origin) in {:.2?} on {} threads: read {:.2?}, automata {:.2?}, written {:.2?}",
+        build.origins,
+        build.bodies,
+        build.groups,
+        build.states,
+        build.split_groups,
+        args.output.display(),
+        report.bytes,
+        report.bytes / build.origins.max(1) as u64,
+        started.elapsed(),
+        rayon::current_num_threads(),
+        progress.read,
+        build.elapsed,
+        report.writing,
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `compile` shows while it runs: the skipped records and the
+/// warnings once the corpus is resolved, then a progress bar.
+struct Progress {
+    bar: Option<ProgressBar>,
+    /// One origin in this many of the corpus is built (`--shard K/N`).
+    one_in: u32,
+    /// When the compile started, and how long reading and resolving took.
+    started: Instant,
+    read: Duration,
+}
+
+impl CompileEvents for Progress {
+    fn resolved(&mut self, resolved: &Resolved) {
+        self.read = self.started.elapsed();
+        for error in resolved.skipped.iter().take(SKIPPED_SHOWN) {
+            eprintln!("skipped: {error}");
+        }
+        if resolved.skipped_count > SKIPPED_SHOWN as u64 {
+            eprintln!("skipped: ... and {} more bad records", resolved.skipped_count - SKIPPED_SHOWN as u64);
+        }
+        if resolved.records == 0 {
+            return;
+        }
+        for warning in &resolved.warnings {
+            eprintln!("warning: {warning}");
+        }
+        let shown = resolved.warnings.len() as u64;
+        if resolved.warning_count > shown {
+            eprintln!("warning: ... and {} more (--all-warnings shows them)", resolved.warning_count - shown);
+        }
+        self.bar = progress_bar(resolved.origins as usize, self.one_in);
+    }
+
+    fn batch(&mut self, report: &BuildReport) {
+        if let Some(bar) = &self.bar {
             bar.set_position(report.origins as u64);
             bar.set_message(format!("{} groups compiled", report.groups));
         }
-    };
-    let origins = &mut resolution.stream;
-    let report = match &set {
-        Some((n, ks)) if ks.len() == 1 && *n > 1 => {
-            let (k, n) = (ks[0], *n);
-            let mine = origins.filter(move |o| shard_of_hash(o.origin.hash64(), n) == k);
-            build(mine, &plan, &mut writers[0], on_batch)
-        }
-        _ => build_shards(origins, &plan, &mut writers, on_batch),
     }
-    .map_err(output_error)?;
-    if let Some(e) = resolution.stream.error() {
-        return Err(fail!("a temporary file of the resolved corpus: {e}"));
-    }
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
-    let writing = Instant::now();
-    let mut bytes = 0;
-    for writer in writers {
-        bytes += writer.finish().map_err(Failure::from)?;
-    }
-    let skipped = if args.skip_bad_records { format!(", {skipped} bad records skipped") } else { String::new() };
-    eprintln!(
-        "compiled {} origins ({} distinct files, {} distinct groups, {} states, {} split{skipped}) into {} ({} bytes, {} bytes per origin) in {:.2?} on {} threads: read {:.2?}, automata {:.2?}, written {:.2?}",
-        report.origins,
-        report.bodies,
-        report.groups,
-        report.states,
-        report.split_groups,
-        args.output.display(),
-        bytes,
-        bytes / report.origins.max(1) as u64,
-        started.elapsed(),
-        rayon::current_num_threads(),
-        read,
-        report.elapsed,
-        writing.elapsed(),
-    );
-    Ok(ExitCode::SUCCESS)
 }
 
 /// A progress bar of origins built, with origins/s and an ETA, on standard

@@ -9,10 +9,8 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule};
-use robotsieve_compiler::automaton::BuildOptions;
-use robotsieve_compiler::build::{build, BuildPlan};
-use robotsieve_compiler::writer::{ArtifactWriter, WriteError, DEFAULT_MEMORY};
-use robotsieve_engine::artifact::ShardInfo;
+use robotsieve_compiler::writer::{WriteError, DEFAULT_MEMORY};
+use robotsieve_compiler::{compile_corpus, CompileError, CompileOptions, Outputs};
 use robotsieve_engine::classify::{AgentClassifier, Reason, Scratch};
 use robotsieve_engine::filter::BATCH;
 use robotsieve_engine::shards::{shard_file_name, shard_of_hash, ShardSet, SHARD_SCHEME};
@@ -480,44 +478,28 @@ fn compile_jsonl(
     }
     let agents = parse_agents(&agents)?;
     py.allow_threads(|| {
-        let corpus_error = |e: robotsieve_sources::corpus::CorpusError| CorpusError::new_err(e.to_string());
         let mut corpus = BoundedCorpus::new(memory);
-        corpus.add_jsonl_bytes("records", &records).map_err(corpus_error)?;
+        corpus.add_jsonl_bytes("records", &records).map_err(|e| CorpusError::new_err(e.to_string()))?;
         drop(records);
-        let mut resolution = corpus.resolve().map_err(corpus_error)?;
-        if resolution.records == 0 && shard.is_none() {
-            return Err(CorpusError::new_err("records: no fetch record given"));
-        }
-        let warnings = resolution
-            .warnings
-            .first(u64::MAX)
-            .map_err(|e| CorpusError::new_err(format!("a temporary file of warnings: {e}")))?;
-        let plan = BuildPlan { agents, options: BuildOptions { explain, ..BuildOptions::default() }, memory };
-        let names = plan.agents.iter().map(|a| a.to_string()).collect();
-        // Output errors name the file already (`PATH: cannot write: ...`).
-        let failed = |e: WriteError| match e {
-            WriteError::Output(_) => CorpusError::new_err(e.to_string()),
-            other => CorpusError::new_err(format!("{}: {other}", output.display())),
+        let outputs = match shard {
+            Some((index, count)) => Outputs::shard(&output, index, count),
+            None => Outputs::artifact(&output),
         };
-        let mut writer = ArtifactWriter::create(&output, names, explain, plan.memory).map_err(failed)?;
-        writer.build_info("robotsieve", env!("CARGO_PKG_VERSION"));
-        writer.build_info("explain", if explain { "yes" } else { "no" });
-        writer.build_info("sources", "python records");
-        let origins = &mut resolution.stream;
-        let report = match shard {
-            Some((index, count)) => {
-                writer.set_shard(ShardInfo { index, count, scheme: SHARD_SCHEME.to_string() });
-                let mine = origins.filter(move |o| shard_of_hash(o.origin.hash64(), count) == index);
-                build(mine, &plan, &mut writer, |_| {})
-            }
-            None => build(origins, &plan, &mut writer, |_| {}),
-        }
-        .map_err(failed)?;
-        if let Some(e) = resolution.stream.error() {
-            return Err(CorpusError::new_err(format!("a temporary file of the resolved corpus: {e}")));
-        }
-        writer.finish().map_err(failed)?;
-        Ok((report.origins, warnings, resolution.spilled_runs))
+        let options = CompileOptions {
+            explain,
+            memory,
+            sources: "python records".to_string(),
+            allow_empty: shard.is_some(),
+            ..CompileOptions::new(agents)
+        };
+        let report = compile_corpus(corpus, &outputs, &options, &mut ()).map_err(|e| match e {
+            CompileError::NoRecords => CorpusError::new_err("records: no fetch record given"),
+            // Output errors name the file already (`PATH: cannot write: ...`).
+            CompileError::Write(WriteError::Output(_)) => CorpusError::new_err(e.to_string()),
+            CompileError::Write(other) => CorpusError::new_err(format!("{}: {other}", output.display())),
+            other => CorpusError::new_err(other.to_string()),
+        })?;
+        Ok((report.build.origins, report.resolved.warnings, report.resolved.spilled_runs))
     })
 }
 
