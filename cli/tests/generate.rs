@@ -47,14 +47,23 @@ fn have(tool: &str) -> bool {
     found
 }
 
+/// What `robotsieve generate ARGS` prints, in a file `name` of a fresh
+/// folder (kept while the folder lives).
+fn generated(args: &[&str], name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    let mut all = vec!["generate"];
+    all.extend_from_slice(args);
+    std::fs::write(&path, stdout(&robotsieve(&all))).unwrap();
+    (dir, path)
+}
+
 #[test]
 fn the_man_page_renders_with_man() {
     if !have("man") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let page = dir.path().join("robotsieve.1");
-    std::fs::write(&page, stdout(&robotsieve(&["generate", "man"]))).unwrap();
+    let (_dir, page) = generated(&["man"], "robotsieve.1");
     let rendered =
         Command::new("man").arg("-l").arg(&page).env("MANPAGER", "cat").env("MANWIDTH", "100").output().unwrap();
     let text = String::from_utf8_lossy(&rendered.stdout);
@@ -70,9 +79,7 @@ fn bash_completions_load_and_complete_commands_and_flags() {
     if !have("bash") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("robotsieve.bash");
-    std::fs::write(&script, stdout(&robotsieve(&["generate", "complete", "bash"]))).unwrap();
+    let (_dir, script) = generated(&["complete", "bash"], "robotsieve.bash");
     let complete = |words: &str| {
         let program = format!(
             "source '{}' && COMP_WORDS=({words}) && COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)) && \
