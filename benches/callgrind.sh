@@ -15,9 +15,9 @@
 #
 # Usage: benches/callgrind.sh [--robotsieve BIN] [--baseline BIN] [--compiler BIN] [--n N]
 #                              [--shared DIR] [--data DIR] [--agent NAME]
-#   BIN    the binary to measure (default target/release/robotsieve; build it
-#          with `cargo build --release -p robotsieve-cli`); --baseline: a
-#          second binary (main's, say) measured in the same run on the same
+#   BIN    the binary to measure (default target/profiling/robotsieve, built
+#          with `cargo build --profile profiling -p robotsieve-cli`); --baseline: a
+#          second binary (a previous build, say) measured in the same run on the same
 #          artifacts, its lines printed first; --compiler: the binary that
 #          compiles the artifacts (default the first of --baseline and BIN),
 #          so that both are measured on the very same files
@@ -98,7 +98,7 @@ instructions() {
 }
 
 # Each run works in a directory of its own, so that two runs at once (two
-# engineers, or two binaries) never read each other's callgrind output.
+# people, or two binaries) never read each other's callgrind output.
 runs=$(mktemp -d "$data/callgrind-run.XXXXXX")
 trap 'rm -rf "$runs"' EXIT
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Cache misses per URL of `robotsieve filter --threads 1`, simulated by
 # valgrind's cachegrind (deterministic: the same on a quiet and a loaded
-# machine), so that issue 15's two gaps can be shown whatever the load:
+# machine), so that two gaps of the filter can be shown whatever the load:
 #
 #   random / sorted   the first N URLs of filter_speed.sh's frontier x20 (in
 #                     random origin order) against the same URLs sorted by

@@ -3,8 +3,8 @@
 # in random order, through a 1x and a 4x artifact of the real corpus made
 # distinct (31,898 and 127,592 origins: origin i is https://h{i}.example
 # serving real file i mod 31,898 of realworld/robots plus one rule unique to
-# its host, as benches/src/bin/compile_scale.rs makes them). Issue 15 asks
-# for the 4x run within 10% of the 1x run.
+# its host, as benches/src/bin/compile_scale.rs makes them). The aim is the 4x run
+# within 10% of the 1x run.
 #
 # Usage: benches/filter_scale.sh [--robotsieve BIN] [--baseline BIN] [--urls N] [--threads T]
 #                                [--rounds R] [--keep]
@@ -17,7 +17,7 @@
 # --grouping auto (partitioned), T threads (default 1), and the figures are
 # CPU seconds (user + system, and each), URLs per CPU second, peak RSS and
 # minor page faults (the mapped artifact's pages, mostly); the load
-# average is printed first. With --baseline (main's binary, say), both
+# average is printed first. With --baseline (a previous build, say), both
 # binaries run each case one after the other, R rounds (default 1), so that
 # their CPU seconds are measured under the same load. A binary that does
 # not read this tree's artifacts (another format version: `inspect` refuses
@@ -36,8 +36,8 @@ require_executables $baseline "$bin"
 work=$scale_dir
 mkdir -p "$work"
 [ -n "$keep" ] || trap 'rm -rf "$work"' EXIT
-nice -n 10 cargo build --release -q -p robotsieve-benches --bin compile_scale
-scale=target/release/compile_scale
+nice -n 10 cargo build --profile profiling -q -p robotsieve-benches --bin compile_scale
+scale=target/profiling/compile_scale
 frontier=target/callgrind-data/synthetic/frontier-300000.txt
 
 for n in 31898 127592; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Wall and CPU time of `robotsieve filter` on the issue-15 workloads, with
+# Wall and CPU time of `robotsieve filter` on three workloads, with
 # and without the verdicts output, at 1 and 2 threads, and what `cat` takes
 # to write a file of the same size on the same file system, all in one run:
 #
@@ -25,8 +25,8 @@
 # with --verdicts to a file (which is synced before its rename); `cat+sync`
 # is the wall time of `cat VERDICTS > COPY && sync COPY` on the same file
 # system (the writing the verdicts run adds, durably), and `target` is
-# plain wall + cat+sync wall: issue 15 asks that the --verdicts run take at
-# most that.
+# plain wall + cat+sync wall: the --verdicts run should take at most
+# that.
 set -euo pipefail
 
 script=filter_speed.sh usage_lines=2,29 n=0 repeat=2

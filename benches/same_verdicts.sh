@@ -2,12 +2,12 @@
 # Checks that two robotsieve binaries give byte-identical `filter --verdicts`
 # (and `--stats` counts) on the two callgrind.sh workloads: every URL of
 # crawl2019, and a synth_frontier.py frontier (--seed 1, N URLs), each at 1
-# and 2 threads. Meant for "verdicts identical to main's": build main's
+# and 2 threads. Meant for "verdicts identical to a previous build's": build that
 # binary, then
 #
 #   benches/same_verdicts.sh --baseline MAIN_BIN [--robotsieve BIN] [--n N] [--data DIR] [--shared DIR]
 #
-# BIN defaults to target/release/robotsieve, N to 300000, DIR to
+# BIN defaults to target/profiling/robotsieve (built first), N to 300000, DIR to
 # target/callgrind-data (the inputs callgrind.sh caches there are reused:
 # run callgrind.sh once first). The artifacts are compiled by the baseline
 # (cached per its checksum, as callgrind.sh does) and both binaries run on

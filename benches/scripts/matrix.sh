@@ -2,8 +2,8 @@
 # filter --matrix against one filter run per crawler, on a synthetic frontier:
 # checks that the matrix equals the five single runs URL by URL, and measures
 # the cost of five crawlers in one pass against one crawler's run (the target
-# is at most 2x). Usage, from the workspace root after
-# `cargo build --release -p robotsieve-cli`:
+# is at most 2x). Usage, from the workspace root (it builds the profiling
+# profile, target/profiling/robotsieve, unless ROBOTSIEVE names a binary):
 #
 #     bash benches/scripts/matrix.sh [N=1000000] [THREADS=2] [REPEAT=3]
 #
@@ -13,7 +13,10 @@ set -euo pipefail
 n=${1:-1000000}
 threads=${2:-2}
 repeat=${3:-3}
-bin=${ROBOTSIEVE:-target/release/robotsieve}
+if [ -z "${ROBOTSIEVE:-}" ]; then
+    nice -n 10 cargo build --profile profiling -q -p robotsieve-cli
+fi
+bin=${ROBOTSIEVE:-target/profiling/robotsieve}
 shared=${ROBOTSIEVE_SHARED:-../shared}
 real="$shared/realworld"
 [ -d "$real/robots" ] || { echo "skipped: $real is absent"; exit 0; }

@@ -15,6 +15,7 @@ mod fetch;
 mod fetch_network;
 mod filter;
 mod flags;
+mod generate;
 mod input;
 mod inspect;
 mod lint;
@@ -25,12 +26,24 @@ mod shard_of;
 mod survey;
 mod unknown_origins;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
-/// Enforce robots.txt at crawl-frontier scale, with Google's semantics.
+/// The worked example that ends the top-level help.
+const EXAMPLE: &str = "\
+Every command's flags: robotsieve COMMAND --help. The guide: GUIDE.md.
+
+Example: compile fetched robots.txt for one crawler, then sort a frontier
+  robotsieve compile --agent mybot --corpus fetches.jsonl -o rules.rsv
+  robotsieve filter --rules rules.rsv --agent mybot --urls frontier.txt \\
+      --allowed ok.txt --disallowed blocked.txt --unknown-origins fetch-next.txt
+  robotsieve check --rules rules.rsv --agent mybot https://example.com/private";
+
+/// Enforce robots.txt at crawl-frontier scale, with Google's semantics:
+/// check URLs against one robots.txt, compile many origins' robots.txt into
+/// one artifact, filter URL lists through it, and inspect, lint and survey.
 #[derive(Parser)]
-#[command(name = "robotsieve", version, about, long_about = None)]
+#[command(name = "robotsieve", after_help = EXAMPLE)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -56,10 +69,31 @@ enum Command {
     ShardOf(shard_of::Args),
     /// Figures for many crawlers over a frontier: shares disallowed, origins fully blocked, Content-Signal values; an SVG chart.
     Survey(survey::Args),
+    /// The man page, or shell completions (bash, zsh, fish, powershell), from these flag definitions.
+    Generate(generate::Args),
+}
+
+/// What `--version` prints: the version of robotsieve, and the artifact
+/// format and matching semantics versions it reads and writes, so that a
+/// user can tell whether an artifact will open before trying.
+fn version() -> String {
+    use robotsieve_engine::artifact::{FORMAT_VERSION, SEMANTICS_VERSION};
+    format!(
+        "{} (reads and writes artifact format version {FORMAT_VERSION}, semantics version {SEMANTICS_VERSION})",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// The whole command line's definition: the derived one with the version
+/// (leaked once per call: clap keeps a version as `&'static str`, and a
+/// process builds its command line once or twice).
+fn command() -> clap::Command {
+    let version: &'static str = Box::leak(version().into_boxed_str());
+    Cli::command().version(version)
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|error| error.exit());
     // Fetching over the network keeps its OUT.partial on a signal, for
     // --resume, and so handles the signals itself.
     #[cfg(unix)]
@@ -76,6 +110,7 @@ fn main() -> ExitCode {
         Command::Fetch(args) => fetch::run(args),
         Command::ShardOf(args) => shard_of::run(args),
         Command::Survey(args) => survey::run(args),
+        Command::Generate(args) => generate::run(args, command()),
     };
     match result {
         Ok(code) => code,

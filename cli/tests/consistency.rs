@@ -1,4 +1,4 @@
-//! The command line spells one idea one way (issue 13), as ripgrep does:
+//! The command line spells one idea one way, as ripgrep does:
 //! `--rules ARTIFACT` wherever an artifact is read, `-o/--output` wherever one
 //! file is written, `--json` (a switch) wherever output can be JSON,
 //! `--threads` wherever work runs in parallel, with one meaning and one help

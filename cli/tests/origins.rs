@@ -1,6 +1,7 @@
 //! Which robots.txt answers for a URL, and which path it matches, as users
-//! ask the binary: the origin-confusion example of issue 11, and `check
-//! --robots` against `check --rules` on generated URLs in both URL modes.
+//! ask the binary: the origin-confusion example
+//! (`http://evil.com\@good.com/`), and `check --robots` against `check
+//! --rules` on generated URLs in both URL modes.
 
 use std::io::Write;
 use std::path::Path;

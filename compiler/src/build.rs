@@ -5,7 +5,7 @@
 //! appended to the artifact at once, on every core (rayon), so that no
 //! automaton outlives its batch. A group shared by many origins, in any
 //! batch, is compiled and stored once: each shard remembers the id it gave a
-//! group's 128-bit content hash ([`KnownIds`]) in memory that does not grow
+//! group's 128-bit content hash (`KnownIds`) in memory that does not grow
 //! with the number of distinct groups: a fixed table of recently first-seen
 //! hashes, and a map of the hashes seen at least twice (about 48 bytes each,
 //! forgotten at once beyond a quarter of the memory budget). A group seen

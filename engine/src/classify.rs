@@ -297,8 +297,8 @@ impl<'a> AgentClassifier<'a> {
     /// The URLs are classified grouped by origin, then the verdicts put back
     /// in input order: every URL is taken apart first, the URLs are ordered
     /// by origin hash, and each run of URLs of one origin is looked up and
-    /// tallied once, [`GROUP_WINDOW`] URLs at a time. The runs' origins are looked up [`RUN_WINDOW`] at a time
-    /// side by side; a run of [`LONG_RUN`] URLs or more reads its group once
+    /// tallied once, `GROUP_WINDOW` URLs at a time. The runs' origins are looked up `RUN_WINDOW` at a time
+    /// side by side; a run of `LONG_RUN` URLs or more reads its group once
     /// ([`ShardSet::compiled_group`]) and scans each path while the group's
     /// tables are hot, and the URLs of the shorter runs are walked side by
     /// side ([`ShardSet::decide_many`]), so that their cold misses overlap.

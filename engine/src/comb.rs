@@ -23,7 +23,7 @@
 //! A state that loops on all bytes but one to three (the `[^?]*` of `/*?`,
 //! waiting for the `?`) is *accelerated*: its row's base carries [`ACCEL`],
 //! and `accels` lists it with those escape bytes, so that a walk skips to the
-//! next escape byte with one vector search ([`escape_at`]) instead of a step
+//! next escape byte with one vector search (`escape_at`) instead of a step
 //! per byte. On a real
 //! frontier 38% of the steps stayed in the state they left.
 //!

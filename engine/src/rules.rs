@@ -119,12 +119,12 @@ impl std::error::Error for RuleListError {}
 /// of its other pieces, so the prefilter keeps one such necessary piece per
 /// rule and the rules worth checking are those whose piece is in the path.
 ///
-/// A rule whose first piece has [`MIN_PREFIX`] bytes or more
+/// A rule whose first piece has `MIN_PREFIX` bytes or more
 /// (`/mobile/*/x`), or two or more and no floating piece of two, is indexed
 /// by that prefix, looked up once per path by the path's second byte. The
 /// others (`/*x*y`, `*/x/*`) are indexed by one pair of adjacent
 /// bytes of one of their floating pieces: the pair whose first byte is
-/// rarest in URL paths ([`byte_commonness`]), wherever it sits in whichever
+/// rarest in URL paths (`byte_commonness`), wherever it sits in whichever
 /// piece. The search steps through the path once, and only a byte that
 /// starts some rule's pair (a lookup in a 256-byte table, a few
 /// instructions a byte) leads to a test of the pair's bit and then to the
@@ -330,8 +330,8 @@ impl Prefilter {
     /// Builds the prefilter of tables that [`RuleList::check`] accepted.
     ///
     /// Each keyed rule gets one integer sort key, its kind (prefix, pair,
-    /// byte), its lookup key (second byte, [`pair_slot`], byte), a hash of
-    /// its piece and offset ([`piece_hash`], 18 bits or more) and its
+    /// byte), its lookup key (second byte, `pair_slot`, byte), a hash of
+    /// its piece and offset (`piece_hash`, 18 bits or more) and its
     /// place, so that one sort of plain integers (no comparison of piece
     /// bytes) puts the rules of equal pieces next to each other, ascending,
     /// in the order the tables keep.

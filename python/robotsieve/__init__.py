@@ -1,4 +1,4 @@
-"""robotsieve: robots.txt at crawl-frontier scale, from Python.
+r"""robotsieve: robots.txt at crawl-frontier scale, from Python.
 
 - :class:`Artifact` opens a compiled artifact (``robotsieve compile``, or
   :func:`compile`) memory-mapped and classifies Arrow arrays of URLs, zero-copy,
@@ -8,6 +8,30 @@
 - :func:`compile` turns fetch records (dicts or an Arrow table) into an artifact.
 
 Every error is a :class:`RobotsieveError` with the engine's message.
+
+One robots.txt, asked as Google would answer:
+
+>>> import robotsieve
+>>> robots = robotsieve.RobotsTxt.parse("User-agent: *\nDisallow: /private\nAllow: /private/ok\n")
+>>> robots.can_fetch("https://example.com/private/x", "mybot")
+False
+>>> robots.can_fetch("https://example.com/private/ok", "mybot")
+True
+
+Many origins: compile their fetch records once, then classify URLs in bulk:
+
+>>> import os, tempfile
+>>> path = os.path.join(tempfile.mkdtemp(), "rules.rsv")
+>>> records = [
+...     {"url": "https://example.com/robots.txt", "status": 200, "body": "User-agent: *\nDisallow: /private\n"},
+...     {"url": "https://down.example/robots.txt", "status": 503},
+... ]
+>>> robotsieve.compile(records, agents=["mybot"], output=path)["origins"]
+2
+>>> rules = robotsieve.Artifact(path)
+>>> urls = ["https://example.com/a", "https://example.com/private/x", "https://down.example/", "https://new.example/"]
+>>> rules.classify(urls, agent="mybot").column("verdict").to_pylist()
+['allowed', 'disallowed', 'disallowed', 'unknown']
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@
 //!    number, status class and where it redirects to, as the hash of the
 //!    target's key and path) and per record of a `/robots.txt` (its origin
 //!    key, time, number, status, redirect). Both go into external sorts
-//!    ([`crate::runs`]) that spill sorted runs to unnamed temporary files
+//!    (the private `runs` module) that spill sorted runs to unnamed temporary files
 //!    beyond the memory budget. Inputs that cannot be read twice (a pipe,
 //!    standard input) are first copied as they are, compressed or not, to an
 //!    unnamed temporary file.

@@ -21,6 +21,34 @@
 //! - [`http`]: the HTTP/1.x response in a WARC record, with its transfer and
 //!   content codings undone.
 //! - [`time`]: [`Timestamp`] and calendar arithmetic.
+//!
+//! # Example
+//!
+//! Read fetch records and resolve them into what governs each origin: a
+//! body to parse, or a blanket verdict from the fetch's status.
+//!
+//! ```
+//! use robotsieve_sources::{Corpus, Robots};
+//!
+//! let records = br#"{"url": "https://example.com/robots.txt", "status": 200, "body": "User-agent: *\nDisallow: /x\n"}
+//! {"url": "https://down.example/robots.txt", "status": 503}
+//! {"url": "https://gone.example/robots.txt", "status": 404}
+//! "#;
+//! let mut corpus = Corpus::new();
+//! assert_eq!(corpus.add_jsonl_from("fetches.jsonl".into(), &records[..]).unwrap(), 3);
+//! let resolution = corpus.resolve();
+//! let mut kinds: Vec<&str> = resolution
+//!     .origins
+//!     .values()
+//!     .map(|governing| match governing.robots {
+//!         Robots::Body(_) => "rules",
+//!         Robots::Unrestricted => "unrestricted (4xx)",
+//!         Robots::Blocked => "blocked (5xx)",
+//!     })
+//!     .collect();
+//! kinds.sort();
+//! assert_eq!(kinds, ["blocked (5xx)", "rules", "unrestricted (4xx)"]);
+//! ```
 #![warn(missing_docs)]
 
 pub mod bounded;

@@ -12,7 +12,7 @@
 //!   any number of times (see [`RobotsInput`]).
 //! - [`artifact`]: a flag byte choosing one of a few small valid artifacts,
 //!   then mutations of four bytes each (see [`artifact`]).
-//! - [`artifact_file`], [`warc()`], [`page`], [`url`]: the whole input is the file.
+//! - [`artifact_file`], [`warc()`], [`page`], [`url()`]: the whole input is the file.
 
 use robotsieve_compiler::automaton::{compile, Budget, BuildOptions};
 use robotsieve_compiler::build::{build_bytes, BuildPlan};

@@ -195,8 +195,8 @@ mod tests {
     }
 
     #[test]
-    fn the_issue_examples() {
-        // The origin-confusion hole of issue 11: the backslash ends the authority.
+    fn origin_confusion_examples() {
+        // The origin-confusion hole: the backslash ends the authority.
         let mut buf = KeyBuf::new();
         let origin = buf.parse(br"http://evil.com\@good.com/").unwrap();
         assert_eq!(origin.key, b"http://evil.com");

@@ -165,7 +165,7 @@ fn main() {
             let summary = String::from_utf8_lossy(&run.stderr);
             let origins = field_before(&summary, " origins (");
             let groups = field_before(&summary, " distinct groups");
-            let label = if bin == ours.as_path() { "this branch" } else { "baseline" };
+            let label = if bin == ours.as_path() { "candidate" } else { "baseline" };
             row(input, label, origins, groups, &run, std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0));
         }
     }
@@ -183,7 +183,7 @@ fn main() {
         } else {
             "synthetic distinct origins (library build)"
         };
-        row(input, "this branch", n, groups, &run, bytes as u64);
+        row(input, "candidate", n, groups, &run, bytes as u64);
         let _ = std::fs::remove_file(&out);
     }
 }
