@@ -14,7 +14,8 @@ fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).unwrap()
 }
 
-const COMMANDS: &[&str] = &["check", "compile", "inspect", "filter", "meta", "lint", "shard-of", "survey", "generate"];
+const COMMANDS: &[&str] =
+    &["check", "compile", "inspect", "filter", "meta", "lint", "fetch", "shard-of", "survey", "generate"];
 
 #[test]
 fn help_names_every_command_and_ends_with_an_example() {

@@ -12,7 +12,7 @@
 //! - [`Label`]: a rule's precedence as one integer, so the larger label wins.
 //! - [`preference`]: `Content-Signal` and `Content-Usage` lines, and which apply to a URL.
 //! - [`Verdict`]: the four answers for a URL.
-//! - [`line`]: what makes a line of a URL list no URL at all (binary, too long).
+//! - [`mod@line`]: what makes a line of a URL list no URL at all (binary, too long).
 //! - [`arch`]: the CPU features the fast paths use, detected once, as a token.
 #![warn(missing_docs)]
 

@@ -16,7 +16,7 @@
 //! - [`matcher`]: a compiled group checked and run (through [`runtime`]): its parts, combined by rank.
 //! - [`runtime`]: an artifact's group with its parts read once, for a run of paths.
 //! - [`artifact`]: the memory-mappable file of every origin's compiled rules.
-//! - [`format`]: the artifact's layout, each record's encode and decode side by side.
+//! - [`mod@format`]: the artifact's layout, each record's encode and decode side by side.
 //! - [`writer`]: laying compiled groups and origins out as one artifact file.
 //! - [`shards`]: shard sets: origins split by a published hash over N artifacts.
 //! - [`classify`]: URL verdicts from an artifact (origin, group, automaton),

@@ -58,7 +58,7 @@ impl std::error::Error for OutputError {
 /// The commit syncs the file before the rename (a renamed file is a whole
 /// one even after a crash). So that this sync does not wait for the whole
 /// file's writeback at the end of a run, a file written through a rename
-/// starts the writeback of every [`WRITEBACK_STEP`] bytes as soon as they
+/// starts the writeback of every `WRITEBACK_STEP` bytes as soon as they
 /// are written (Linux's `sync_file_range`, which only queues the I/O): the
 /// disk writes while later chunks are classified, and the commit's sync
 /// waits for little more than the last step.

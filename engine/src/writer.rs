@@ -2,7 +2,7 @@
 //!
 //! The layout and every record's encoding are in `crate::format`;
 //! this is its only writer. Group blobs (encoded on any thread by
-//! [`format::encode_group`]) are appended to the output as they come, so no
+//! [`crate::format::encode_group`]) are appended to the output as they come, so no
 //! automaton stays in memory once written. What an origin leaves behind goes
 //! to temporary files at once (its key, its fixed-size record, and its group
 //! blob's offset for each distinct group); in memory stays only the origin
@@ -828,7 +828,8 @@ mod tests {
 
     /// The blob of a group without rules (what an empty robots.txt compiles to).
     fn automaton_free_group() -> Vec<u8> {
-        let empty = crate::compiled::MatcherBuf { labels: vec![0], rules: vec![u32::MAX], parts: Vec::new() };
+        let no_rules = crate::compiled::PartBuf::Rules(crate::rules::RuleListBuf::new(std::iter::empty()));
+        let empty = crate::compiled::MatcherBuf { labels: vec![0], rules: vec![u32::MAX], parts: vec![no_rules] };
         crate::format::encode_group(&empty, false, &[]).unwrap()
     }
 

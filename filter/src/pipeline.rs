@@ -207,7 +207,7 @@ pub struct Config {
 /// origin hash into temporary partitions, each with few enough origins that
 /// their tables stay in the cache, classifies the partitions (in parallel),
 /// and writes the outputs in input order from a verdict per URL (see
-/// [`crate::pipeline`]'s `partitioned` module). It needs a mapped input (a
+/// the pipeline's `partitioned` module). It needs a mapped input (a
 /// regular file; standard input and decompressed lists stay windowed) and
 /// no reasons (`--explain` and `--matrix` stay windowed): its verdict
 /// store holds one byte per URL.
@@ -910,7 +910,7 @@ impl Pipeline {
 
     /// Classifies every non-blank line of `input` and writes the results
     /// to `sink` in input order. On error, whatever was already written
-    /// stays written: write to [`crate::output::PendingFile`]s and commit
+    /// stays written: write to [`robotsieve_engine::PendingFile`]s and commit
     /// them only on success.
     pub fn run<C: Classifier, S: Sink>(
         &self,

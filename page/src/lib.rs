@@ -12,7 +12,7 @@
 //! - [`scan_head`]: the robots-relevant `<meta name=... content=...>` tags of
 //!   a document's head, with line numbers, read with a real HTML tokenizer.
 //! - [`PageRules::combine`] / [`PageRules::evaluate`]: the rules for an
-//!   [`Agent`], with the tag or header that decided each one.
+//!   [`Agent`](robotsieve_robotstxt::Agent), with the tag or header that decided each one.
 //!
 //! # Combination
 //!

@@ -71,8 +71,7 @@ const APPLICATIONS: &[(&str, &[&str])] = &[
 /// Crates that a lower crate must not depend on, directly or through
 /// another: the parser builds without the pipeline's and the file's
 /// machinery, the corpus readers without the thread pool and mappings.
-const FORBIDDEN: &[(&str, &[&str])] = &[
-];
+const FORBIDDEN: &[(&str, &[&str])] = &[];
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()

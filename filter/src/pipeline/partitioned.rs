@@ -129,9 +129,9 @@ const _: () = assert!(2 * MIN_PARTITION_BYTES <= BLOCK);
 
 /// How many partitions the partitioned form uses over an artifact of
 /// `origins` origins for a list of `list_bytes` bytes: a power of two near
-/// `list_bytes` / [`MIN_PARTITION_BYTES`] (at most twice that), and no more
-/// than about `origins` / [`ORIGINS_PER_PARTITION`], from 2 to
-/// [`MAX_PARTITIONS`].
+/// `list_bytes` / `MIN_PARTITION_BYTES` (at most twice that), and no more
+/// than about `origins` / `ORIGINS_PER_PARTITION`, from 2 to
+/// `MAX_PARTITIONS`.
 /// Give `usize::MAX` for a list of unknown size.
 pub fn partitions_for(origins: usize, list_bytes: usize) -> usize {
     let by_origins = (origins / ORIGINS_PER_PARTITION).next_power_of_two();
