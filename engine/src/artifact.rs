@@ -110,6 +110,8 @@ pub enum ArtifactError {
         index: u32,
         /// Its file.
         path: PathBuf,
+        /// The file name of the shard the URL belongs to, in the set's naming.
+        shard_file: String,
     },
     /// A group blob failed its check when a lookup first reached it (or
     /// when [`Artifact::verify`] read it): the file was damaged after it was
@@ -169,11 +171,10 @@ impl fmt::Display for ArtifactError {
                 "{}: not a shard (its header has no shard information), not shard {index} of {count} as asked",
                 path.display()
             ),
-            ArtifactError::Misrouted { url, shard, count, index, path } => write!(
+            ArtifactError::Misrouted { url, shard, count, index, path, shard_file } => write!(
                 f,
-                "{url}: belongs to shard {shard} of {count} ({}), not to shard {index} ({}): the URL list was \
-                 split by another function or shard count",
-                crate::shards::shard_file_name(*shard, *count),
+                "{url}: belongs to shard {shard} of {count} ({shard_file}), not to shard {index} ({}): the URL list \
+                 was split by another function or shard count",
                 path.display()
             ),
             ArtifactError::DamagedGroup { path, group, origin, problem } => {

@@ -24,6 +24,35 @@
 //! - [`pending`]: output files that appear only when a run succeeds (and are
 //!   removed on a signal once the binary asks for it).
 //! - `mapped` (internal): giving back the pages of mapped files read once.
+//!
+//! # Example
+//!
+//! Open an artifact (here compiled on the spot from one fetch record) and
+//! classify URLs through it, with the deciding rule:
+//!
+//! ```
+//! use robotsieve_core::{PathMode, Verdict};
+//! use robotsieve_engine::classify::{AgentClassifier, Scratch};
+//! use robotsieve_engine::ShardSet;
+//! # use robotsieve_compiler::{compile_corpus, CompileOptions, Outputs};
+//! # let records = br#"{"url": "https://example.com/robots.txt", "status": 200, "body": "User-agent: *\nDisallow: /private\n"}"#;
+//! # let mut corpus = robotsieve_sources::bounded::BoundedCorpus::new(64 << 20);
+//! # corpus.add_jsonl_bytes("records", records).unwrap();
+//! # let dir = tempfile::tempdir().unwrap();
+//! # let path = dir.path().join("rules.rsv");
+//! # let options = CompileOptions::new(vec![robotsieve_robotstxt::Agent::parse("mybot").unwrap()]);
+//! # compile_corpus(corpus, &Outputs::artifact(&path), &options, &mut ()).unwrap();
+//!
+//! let rules = ShardSet::open(&path).unwrap();
+//! let agent = rules.agent_index("mybot").unwrap();
+//! let classifier = AgentClassifier::new(&rules, agent, PathMode::default());
+//! let mut scratch = Scratch::default();
+//! let mut verdict = |url: &str| classifier.answer(url.as_bytes(), &mut scratch, false).unwrap().verdict;
+//! assert_eq!(verdict("https://example.com/private/x"), Verdict::Disallowed);
+//! assert_eq!(verdict("https://example.com/public"), Verdict::Allowed);
+//! // No robots.txt for this origin in the artifact: fetch it first.
+//! assert_eq!(verdict("https://elsewhere.example/"), Verdict::Unknown);
+//! ```
 #![warn(missing_docs)]
 
 pub mod artifact;

@@ -254,6 +254,7 @@ impl ShardSet {
             count: lone.count,
             index: lone.index,
             path: self.paths[0].clone(),
+            shard_file: shard_file_name(shard, lone.count),
         })
     }
 

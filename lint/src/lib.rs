@@ -18,6 +18,21 @@
 //! [`Segmenter`]: robotsieve_robotstxt::group::Segmenter
 //! [`Group::select`]: robotsieve_robotstxt::group::Group::select
 
+//!
+//! # Example
+//!
+//! ```
+//! use robotsieve_lint::{lint, Options};
+//! use robotsieve_robotstxt::RobotsTxt;
+//!
+//! // Lines without their colon are each a `missing-colon` finding.
+//! let report = lint(&RobotsTxt::parse(b"User-agent *\nDisallow /x\n"), &Options::default());
+//! let missing: Vec<u32> = report.findings.iter().filter(|f| f.code == "missing-colon").map(|f| f.line).collect();
+//! assert_eq!(missing, [1, 2]);
+//!
+//! let clean = lint(&RobotsTxt::parse(b"User-agent: *\nDisallow: /x\n"), &Options::default());
+//! assert!(!clean.has_errors());
+//! ```
 #![warn(missing_docs)]
 
 mod codes;

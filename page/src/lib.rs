@@ -54,6 +54,15 @@
 //! UTF-16 byte order mark is transcoded first (lossily). Nothing fails: the
 //! worst a malformed page gets is the defaults.
 
+//!
+//! # Example
+//!
+//! ```
+//! use robotsieve_page::{parse_directives, Directive};
+//!
+//! let directives = parse_directives("noindex, NoFollow");
+//! assert_eq!(directives, [Directive::NoIndex, Directive::NoFollow]);
+//! ```
 #![warn(missing_docs)]
 
 mod dates;
