@@ -14,6 +14,21 @@
 //! - [`Verdict`]: the four answers for a URL.
 //! - [`mod@line`]: what makes a line of a URL list no URL at all (binary, too long).
 //! - [`arch`]: the CPU features the fast paths use, detected once, as a token.
+//!
+//! # Example
+//!
+//! A URL taken apart as a crawler fetches it: the origin whose robots.txt
+//! governs it, and the path its rules are matched against.
+//!
+//! ```
+//! use robotsieve_core::KeyBuf;
+//!
+//! let mut buf = KeyBuf::new();
+//! let url = buf.parse(b"HTTPS://Example.COM:443/a/../private?q=1#top").unwrap();
+//! assert_eq!(url.key, b"https://example.com");
+//! assert_eq!(url.path, b"/private?q=1");
+//! assert!(KeyBuf::new().parse(b"mailto:someone@example.com").is_err());
+//! ```
 #![warn(missing_docs)]
 
 pub mod arch;

@@ -14,6 +14,34 @@
 //! - [`dns`] and [`safety`]: names to addresses, and the address rule.
 //! - [`politeness`]: limits in flight and per IP address.
 //! - [`record`], [`cache_headers`], [`output`], [`summary`]: what is written.
+//!
+//! # Example
+//!
+//! One origin fetched from a server on loopback (the tests' own server,
+//! mapped with a `--resolve` entry, which the address rule trusts):
+//!
+//! ```
+//! use robotsieve_fetch::test_server::{Pki, Reply, TestServer};
+//! use robotsieve_fetch::{run, Ending, FetchOptions, RunPaths};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let pki = Pki::new(dir.path(), &["example.test"]);
+//! let server = TestServer::start(&pki, |_host, _path| Reply::status(200, "User-agent: *\nDisallow: /private\n"));
+//! let port = server.ports.http;
+//! std::fs::write(dir.path().join("origins.txt"), format!("http://example.test:{port}/\n")).unwrap();
+//!
+//! let mut options = FetchOptions::new("mybot/1.0 (+https://example.org/bot)");
+//! options.dns.overrides.push(format!("example.test:{port}:127.0.0.1").parse().unwrap());
+//! let output = dir.path().join("fetched.jsonl");
+//! let paths = RunPaths { inputs: vec![dir.path().join("origins.txt")], output: output.clone(), resume: false };
+//! let (ending, _summary) = run(&options, &paths, None).unwrap();
+//! assert_eq!(ending, Ending::Complete);
+//!
+//! let record: serde_json::Value = serde_json::from_str(std::fs::read_to_string(&output).unwrap().trim()).unwrap();
+//! assert_eq!(record["url"], format!("http://example.test:{port}/robots.txt"));
+//! assert_eq!(record["status"], 200);
+//! assert_eq!(record["body"], "User-agent: *\nDisallow: /private\n");
+//! ```
 #![warn(missing_docs)]
 
 pub mod body;

@@ -10,6 +10,42 @@
 //!   for large lists of many origins, the partitioned form.
 //! - `output` (re-exported at the root): the TSV sink.
 //! - `classifiers` (internal): [`Classifier`] for the artifact's classifiers.
+//!
+//! # Example
+//!
+//! Any [`Classifier`] runs on every core; the verdicts come out in input
+//! order. (The CLI runs the artifact's classifiers, whose impls are here.)
+//!
+//! ```
+//! use robotsieve_core::Verdict;
+//! use robotsieve_filter::{Classifier, Config, Input, Outputs, Pipeline};
+//! use std::io::Cursor;
+//!
+//! /// Allows every URL under /public/.
+//! struct PublicOnly;
+//!
+//! impl Classifier for PublicOnly {
+//!     type Scratch = ();
+//!     type Error = std::convert::Infallible;
+//!     fn classify(&self, url: &[u8], _: &mut (), _: Option<&mut Vec<u8>>) -> Result<Verdict, Self::Error> {
+//!         let public = url.windows(8).any(|w| w == b"/public/");
+//!         Ok(if public { Verdict::Allowed } else { Verdict::Disallowed })
+//!     }
+//! }
+//!
+//! let pipeline = Pipeline::new(Config { threads: 2, ..Config::default() }).unwrap();
+//! let list = "https://a.example/public/x\nhttps://a.example/private\n";
+//! let mut input = Input::from_reader("list", Cursor::new(list.as_bytes().to_vec()));
+//! let mut verdicts = Vec::new();
+//! let mut outputs = Outputs::new().verdicts("verdicts", &mut verdicts);
+//! let report = pipeline.run(&PublicOnly, &mut input, &mut outputs, None).unwrap();
+//! drop(outputs);
+//! assert_eq!(
+//!     String::from_utf8(verdicts).unwrap(),
+//!     "allowed\thttps://a.example/public/x\ndisallowed\thttps://a.example/private\n"
+//! );
+//! assert_eq!(report.stats.counts[Verdict::Allowed.index()], 1);
+//! ```
 #![warn(missing_docs)]
 
 mod classifiers;
