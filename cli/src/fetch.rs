@@ -10,6 +10,7 @@
 
 use crate::failure::{fail, Context, Failure};
 use crate::fetch_network::NetworkArgs;
+use crate::flags;
 use robotsieve_sources::compaction::compact;
 use robotsieve_sources::corpus::Corpus;
 use robotsieve_sources::freshness::{corpus_freshness, CachePolicy};
@@ -39,16 +40,16 @@ pub struct FetchArgs {
     now: Option<Timestamp>,
     /// How long a copy is kept when the server gives no max-age (a number and
     /// s, m, h or d; a bare number is seconds).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "24h")]
+    #[arg(long, value_name = "DURATION", value_parser = flags::parse_duration, default_value = "24h")]
     default_ttl: Duration,
     /// The shortest a server's max-age may make a copy's life (no-store and no-cache give 0).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "1h")]
+    #[arg(long, value_name = "DURATION", value_parser = flags::parse_duration, default_value = "1h")]
     min_ttl: Duration,
     /// The longest a server's max-age may make a copy's life.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "7d")]
+    #[arg(long, value_name = "DURATION", value_parser = flags::parse_duration, default_value = "7d")]
     max_ttl: Duration,
     /// The longest wait a failure's Retry-After may ask for.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "24h")]
+    #[arg(long, value_name = "DURATION", value_parser = flags::parse_duration, default_value = "24h")]
     retry_after_cap: Duration,
     /// The network mode's flags.
     #[command(flatten)]
@@ -166,37 +167,4 @@ fn write_all(records: &[robotsieve_sources::FetchRecord], out: &mut impl Write) 
 /// An RFC 3339 time for `--now`.
 fn parse_time(text: &str) -> Result<Timestamp, String> {
     Timestamp::parse_rfc3339(text).map_err(|e| e.to_string())
-}
-
-/// A duration: a whole number followed by `s`, `m`, `h` or `d` (seconds,
-/// minutes, hours, days), or a bare number of seconds.
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let digits = text.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-    let unit = match &text[digits.len()..] {
-        "" | "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        other => return Err(format!("unknown unit {other:?}: use s, m, h or d (e.g. 90m, 24h, 7d)")),
-    };
-    let n: u64 =
-        digits.parse().map_err(|_| format!("{text:?} is not a whole number and a unit (e.g. 90m, 24h, 7d)"))?;
-    n.checked_mul(unit).map(Duration::from_secs).ok_or_else(|| format!("{text:?} is too long"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_take_units() {
-        assert_eq!(parse_duration("90"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("90m"), Ok(Duration::from_secs(5400)));
-        assert_eq!(parse_duration("24h"), Ok(Duration::from_secs(86_400)));
-        assert_eq!(parse_duration("7d"), Ok(Duration::from_secs(604_800)));
-        assert!(parse_duration("7w").is_err());
-        assert!(parse_duration("h").is_err());
-        assert!(parse_duration("-1h").is_err());
-    }
 }

@@ -75,6 +75,22 @@ pub fn parse_bytes(text: &str) -> Result<usize, String> {
     n.checked_mul(1 << shift).filter(|&n| n > 0).ok_or_else(|| format!("{text:?} is out of range"))
 }
 
+/// A duration: a whole number followed by `s`, `m`, `h` or `d` (seconds,
+/// minutes, hours, days), or a bare number of seconds.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let digits = text.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = match &text[digits.len()..] {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        other => return Err(format!("unknown unit {other:?}: use s, m, h or d (e.g. 90m, 24h, 7d)")),
+    };
+    let n: u64 =
+        digits.parse().map_err(|_| format!("{text:?} is not a whole number and a unit (e.g. 90m, 24h, 7d)"))?;
+    n.checked_mul(unit).map(std::time::Duration::from_secs).ok_or_else(|| format!("{text:?} is too long"))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -91,5 +107,18 @@ mod tests {
         assert_eq!(super::parse_shard("17/64"), Ok((17, 64)));
         assert!(super::parse_shard("64/64").is_err());
         assert!(super::parse_shard("3").is_err());
+    }
+
+    #[test]
+    fn durations_take_units() {
+        use std::time::Duration;
+        assert_eq!(super::parse_duration("90"), Ok(Duration::from_secs(90)));
+        assert_eq!(super::parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(super::parse_duration("90m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(super::parse_duration("24h"), Ok(Duration::from_secs(86_400)));
+        assert_eq!(super::parse_duration("7d"), Ok(Duration::from_secs(604_800)));
+        assert!(super::parse_duration("7w").is_err());
+        assert!(super::parse_duration("h").is_err());
+        assert!(super::parse_duration("-1h").is_err());
     }
 }

@@ -57,6 +57,16 @@ impl CompileOptions {
     }
 }
 
+/// Shard `index` of `count` names a shard: `index < count` (so `count` is at
+/// least 1).
+fn check_shard(index: u32, count: u32) -> Result<(), CompileError> {
+    if index < count {
+        Ok(())
+    } else {
+        Err(CompileError::Shard { index, count })
+    }
+}
+
 /// The artifacts a compile writes: one, a whole shard set, or one shard.
 #[derive(Clone, Debug)]
 pub struct Outputs {
@@ -72,14 +82,17 @@ impl Outputs {
     }
 
     /// Shard `index` of a set of `count` at `path`: only the origins whose
-    /// key hashes to that shard.
-    pub fn shard(path: &Path, index: u32, count: u32) -> Outputs {
-        Outputs { paths: vec![path.to_path_buf()], set: Some((count, vec![index])) }
+    /// key hashes to that shard. Fails unless `index < count`.
+    pub fn shard(path: &Path, index: u32, count: u32) -> Result<Outputs, CompileError> {
+        check_shard(index, count)?;
+        Ok(Outputs { paths: vec![path.to_path_buf()], set: Some((count, vec![index])) })
     }
 
     /// A shard set of `count` in the directory `dir` (created if missing),
     /// each shard under [`shard_file_name`]; with `only`, just that shard.
+    /// Fails when `count` is 0 or `only` is not below it.
     pub fn shard_set(dir: &Path, count: u32, only: Option<u32>) -> Result<Outputs, CompileError> {
+        check_shard(only.unwrap_or(0), count)?;
         std::fs::create_dir_all(dir)
             .map_err(|error| CompileError::CreateDir { dir: dir.display().to_string(), error })?;
         let shards: Vec<u32> = match only {
@@ -175,6 +188,13 @@ pub enum CompileError {
     },
     /// An artifact could not be written.
     Write(WriteError),
+    /// A shard of a set that cannot be: its index not below the count.
+    Shard {
+        /// The shard asked for.
+        index: u32,
+        /// The set's shard count.
+        count: u32,
+    },
 }
 
 impl std::fmt::Display for CompileError {
@@ -186,6 +206,9 @@ impl std::fmt::Display for CompileError {
             CompileError::Resolved(e) => write!(f, "a temporary file of the resolved corpus: {e}"),
             CompileError::CreateDir { dir, error } => write!(f, "{dir}: cannot write: {error}"),
             CompileError::Write(e) => write!(f, "{e}"),
+            CompileError::Shard { index, count } => {
+                write!(f, "shard {index} of {count}: a shard is K of N with 0 <= K < N")
+            }
         }
     }
 }
@@ -198,6 +221,7 @@ impl std::error::Error for CompileError {
             CompileError::Warnings(e) | CompileError::Resolved(e) => Some(e),
             CompileError::CreateDir { error, .. } => Some(error),
             CompileError::Write(e) => Some(e),
+            CompileError::Shard { .. } => None,
         }
     }
 }
@@ -271,4 +295,25 @@ pub fn compile_corpus(
         bytes += writer.finish()?;
     }
     Ok(CompileReport { resolved, build, bytes, writing: writing.elapsed() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shard_must_be_below_its_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rules.rsv");
+        assert!(Outputs::shard(&path, 3, 4).is_ok());
+        for (index, count) in [(4, 4), (0, 0), (9, 2)] {
+            let error = Outputs::shard(&path, index, count).unwrap_err();
+            assert!(matches!(error, CompileError::Shard { index: i, count: n } if i == index && n == count));
+            assert_eq!(error.to_string(), format!("shard {index} of {count}: a shard is K of N with 0 <= K < N"));
+        }
+        assert!(matches!(Outputs::shard_set(dir.path(), 0, None), Err(CompileError::Shard { index: 0, count: 0 })));
+        assert!(matches!(Outputs::shard_set(dir.path(), 4, Some(4)), Err(CompileError::Shard { index: 4, count: 4 })));
+        let set = Outputs::shard_set(&dir.path().join("set"), 4, None).unwrap();
+        assert_eq!(set.one_in(), 1);
+    }
 }

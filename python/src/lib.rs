@@ -538,20 +538,17 @@ fn compile_jsonl(
     shard: Option<(u32, u32)>,
     memory: usize,
 ) -> PyResult<(usize, Vec<String>, usize)> {
-    if let Some((k, n)) = shard {
-        if k >= n {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!("shard {k} of {n}: K must be below N")));
+    let outputs = match shard {
+        Some((index, count)) => {
+            Outputs::shard(&output, index, count).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?
         }
-    }
+        None => Outputs::artifact(&output),
+    };
     let agents = parse_agents(&agents)?;
     py.allow_threads(|| {
         let mut corpus = BoundedCorpus::new(memory);
         corpus.add_jsonl_bytes("records", &records).map_err(|e| CorpusError::new_err(e.to_string()))?;
         drop(records);
-        let outputs = match shard {
-            Some((index, count)) => Outputs::shard(&output, index, count),
-            None => Outputs::artifact(&output),
-        };
         let options = CompileOptions {
             explain,
             memory,
