@@ -8,9 +8,10 @@
 #     (`filter --shard K/64`), its rows put back at their input lines (the
 #     parts' .lines files), equals the whole set's verdicts on the list,
 #     every line exactly once (`cmp`);
-#   - peak RSS and wall time of the split (/usr/bin/time), which should stay
-#     flat in the list's length: the sort keeps a fixed budget (--memory)
-#     and spills beyond it.
+#   - peak RSS and wall time of the split (/usr/bin/time) under two sort
+#     budgets (--memory): 100M, which both lists exceed (RSS should stay
+#     flat in the list's length: the sort spills beyond its budget), and
+#     the default 1G, which the longer list fills.
 #
 # Usage: benches/shard_split.sh [--robotsieve BIN] [--urls N] [--rounds R]
 #                               [--data DIR] [--shared DIR]
@@ -22,7 +23,7 @@
 # 2 when something is missing.
 set -euo pipefail
 
-script=shard_split.sh usage_lines=2,23 urls=1000000 rounds=10
+script=shard_split.sh usage_lines=2,23 urls=1000000 rounds=10 n=0
 takes="--robotsieve --urls --rounds --data --shared"
 source "$(dirname "$0")/scripts/bench_args.sh"
 bench_args "$@"
@@ -44,15 +45,16 @@ if [ ! -s "$set_dir/$(printf '%05d-of-%05d' 0 "$shards").rsv" ]; then
 fi
 
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores; $shards shards"
-printf '%-12s %12s %9s %10s %s\n' list urls wall peak-MB verdicts
+printf '%-12s %12s %7s %9s %10s %s\n' list urls memory wall peak-MB verdicts
 status=0
+for budget in 100M 1G; do
 for copies in 1 "$rounds"; do
     list=$work/list-$copies.txt
     for _ in $(seq "$copies"); do cat "$base"; done > "$list"
     lines=$(wc -l < "$list")
     parts=$work/parts-$copies
-    /usr/bin/time -f '%e %M' -o "$work/time" \
-        "$bin" shard-of --shards "$shards" --line-numbers --split "$parts" --urls "$list" 2>"$work/split.log" ||
+    /usr/bin/time -f '%e %M' -o "$work/time" "$bin" shard-of --shards "$shards" --line-numbers \
+        --memory "$budget" --split "$parts" --urls "$list" 2>"$work/split.log" ||
         { echo "$script: shard-of --split failed:" >&2; cat "$work/split.log" >&2; exit 2; }
     read -r wall peak_kb < "$work/time"
 
@@ -80,7 +82,8 @@ for copies in 1 "$rounds"; do
         same="DIFFER"
         status=1
     fi
-    printf '%-12s %12s %9s %10.1f %s\n' "frontier-x$copies" "$lines" "$wall" "$(awk -v k="$peak_kb" 'BEGIN { print k / 1024 }')" "$same"
+    printf '%-12s %12s %7s %9s %10.1f %s\n' "frontier-x$copies" "$lines" "$budget" "$wall" "$(awk -v k="$peak_kb" 'BEGIN { print k / 1024 }')" "$same"
     rm -rf "$parts" "$list" "$work"/*.tsv "$work"/*.numbered "$work"/*.sorted
+done
 done
 exit "$status"
