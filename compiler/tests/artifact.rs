@@ -4,10 +4,11 @@
 use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build_bytes, BuildPlan};
 use robotsieve_engine::artifact::{
-    Artifact, ArtifactError, Damage, GroupDamage, Section, VersionMismatch, Versioned, FORMAT_VERSION, PART_COMB16,
+    Artifact, ArtifactError, Damage, GroupDamage, Section, VersionMismatch, Versioned, FORMAT_VERSION,
     SEMANTICS_VERSION,
 };
-use robotsieve_engine::format::{GroupHead, Header, GROUPS_START};
+use robotsieve_engine::format::{Header, GROUPS_START};
+use robotsieve_engine::testing::{GroupHead, PART_COMB16};
 use robotsieve_robotstxt::Agent;
 use robotsieve_sources::corpus::{Corpus, Governing};
 use robotsieve_testkit::conformance::{check_verdict_file, conformance_file, read_origin_cases};
@@ -356,7 +357,8 @@ fn long_literal_rules_are_stored_as_a_comb_and_agree_with_the_oracle() {
 /// a lookup panic.
 #[test]
 fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
-    use robotsieve_engine::format::{checksum, GroupHead, PartRecord, GROUPS_START};
+    use robotsieve_engine::format::{checksum, GROUPS_START};
+    use robotsieve_engine::testing::{GroupHead, PartRecord};
     let mut body = String::from("user-agent: *\n");
     for i in 0..200 {
         body.push_str(&format!("disallow: /a/very/long/unique/literal/rule/number/{i:05}/end\n"));
@@ -658,7 +660,8 @@ fn damaged_preferences_are_refused() {
 /// in an artifact without explanations).
 #[test]
 fn explanation_tables_out_of_range_are_refused_without_explain_too() {
-    use robotsieve_engine::format::{reseal, GroupHead, GROUPS_START};
+    use robotsieve_engine::format::GROUPS_START;
+    use robotsieve_engine::testing::{reseal, GroupHead};
     let bytes = sample_bytes(false);
     let artifact = Artifact::from_bytes(&bytes).unwrap();
     assert!(!artifact.explains() && artifact.groups() > 0);

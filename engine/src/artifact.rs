@@ -42,10 +42,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
 pub use crate::format::{Damage, GroupDamage, ListProblem, PartProblem, VersionMismatch, Versioned};
-pub use crate::format::{
-    FetchInfo, FetchKind, Section, BYTE_ORDER_MARK, FORMAT_VERSION, MAGIC, PART_COMB, PART_COMB16, PART_DFA16,
-    PART_DFA32, PART_RULES, SEMANTICS_VERSION,
-};
+pub use crate::format::{FetchInfo, FetchKind, Section, BYTE_ORDER_MARK, FORMAT_VERSION, MAGIC, SEMANTICS_VERSION};
 
 /// Why an artifact could not be opened.
 #[derive(Debug)]

@@ -83,4 +83,8 @@ pub use writer::{write_atomically, ArtifactWriter, WriteError};
 pub mod testing {
     /// How many bytes a direct-write buffer of a [`crate::PendingFile`] holds.
     pub const DIRECT_BUFFER: usize = crate::pending::DIRECT_BUFFER;
+    pub use crate::format::groups::{
+        GroupHead, PartRecord, PART_COMB, PART_COMB16, PART_DFA16, PART_DFA32, PART_RULES,
+    };
+    pub use crate::format::header::reseal;
 }
