@@ -421,9 +421,8 @@ pub fn build_shards(
 /// `malloc_trim`: every free page of every arena, not only the top of the
 /// heap), after a batch that had a large build. Without it, the pages a batch's builds used and freed stay
 /// resident, scattered between live blocks, and the resident size grows
-/// well past what is live: 177 MB resident between batches for 39 MB live
-/// (measured with `compile_scale`'s trace), and the next batch's peak
-/// comes on top of what fragmentation left. Elsewhere a no-op.
+/// well past what is live (`compile_scale`'s trace shows it), and the next
+/// batch's peak comes on top of what fragmentation left. Elsewhere a no-op.
 fn return_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only releases free memory; it may be called at any time.

@@ -1226,7 +1226,7 @@ fn has_avx2() -> bool {
 /// Which vector forms of the scans ([`plain_path_end`],
 /// [`AuthorityScan::of_block`]) this CPU runs: asked once per [`KeyBuf`]
 /// and carried along, since asking the standard library's cache at each
-/// scan cost 12 instructions a URL (two or three scans each).
+/// scan costs instructions on every URL (two or three scans each).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Vectors {
     /// AVX2: the 32-byte nibble lookups; else SSE2 (on x86_64) or none.
@@ -1234,8 +1234,7 @@ struct Vectors {
     avx2: bool,
     /// With `avx2`: the caller is compiled for AVX2 ([`KeyBuf::locate_avx2`]),
     /// so the authority's scan is inlined into it rather than called (LLVM
-    /// did not inline the call on its own; inlined, crawl2019 took about 25
-    /// instructions a URL fewer). Only [`KeyBuf::locate_avx2`] sets it.
+    /// does not inline the call on its own). Only [`KeyBuf::locate_avx2`] sets it.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "x86_64 only"))]
     inline: bool,
 }
@@ -1402,8 +1401,8 @@ fn path_stops_avx2(url: &[u8], at: usize) -> u32 {
 /// stops at (see [`is_path_stop_byte`]), and a percent-escape in upper case
 /// other than `%2E` (left as it is by the standard and by pattern escaping;
 /// `%2E` may make a dot segment). Its other bytes are no stops. Stepped over
-/// inside the scans, with the block's other stops: a new scan from after
-/// each cost about 35 instructions (a quarter of crawl2019's URLs have one).
+/// inside the scans, with the block's other stops, rather than by a new
+/// scan from after each (a quarter of crawl2019's URLs have one).
 #[inline(always)]
 fn stepped_over(url: &[u8], stop: usize) -> bool {
     match url[stop] {

@@ -345,8 +345,8 @@ impl<'a> AgentClassifier<'a> {
 
     /// [`AgentClassifier::verdicts`] of one window of URLs; `GROUPED`: they
     /// come grouped by origin ([`AgentClassifier::grouped_verdicts`]). A
-    /// constant, so that each path is compiled apart (a run-time flag cost
-    /// the windowed path 23 instructions a URL on crawl2019, callgrind).
+    /// constant, so that each path is compiled apart (a run-time flag costs
+    /// the windowed path instructions on every URL).
     fn window_verdicts<const GROUPED: bool>(
         &self,
         urls: &[&[u8]],
@@ -487,8 +487,8 @@ impl<'a> AgentClassifier<'a> {
 
     /// [`AgentClassifier::take_apart`] compiled for AVX2, the URL parser's
     /// vector scans ([`KeyBuf::locate_avx2`]) inlined into the loop: as calls
-    /// of their own they spent about 40 instructions a URL on their entry
-    /// and exit and on the scan's answer returned through memory.
+    /// of their own they spend their entry and exit and return the scan's
+    /// answer through memory, on every URL.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     #[allow(clippy::too_many_arguments, reason = "the scratch buffers, borrowed apart")]
@@ -548,8 +548,7 @@ impl<'a> AgentClassifier<'a> {
     /// ([`KeyBuf::locate`]), with no [`Origin`] built and taken apart again;
     /// `--raw-urls` reads its path from the [`Origin`]. `AVX2`: see
     /// [`AgentClassifier::take_apart_with`]. Always inlined: as
-    /// a call of its own, its two places came back through memory (+70
-    /// instructions a URL on the synthetic list, callgrind).
+    /// a call of its own, its two places come back through memory.
     #[inline(always)]
     fn place<const AVX2: bool>(
         &self,
@@ -686,8 +685,8 @@ fn locate(
 /// How many URLs [`AgentClassifier::verdicts`] groups by origin at once:
 /// few enough that a window's lanes, keys and URLs stay in the L2 cache
 /// while they are visited in hash order (with a whole 1 MiB chunk, those
-/// visits missed the cache and a random frontier ran 10% to 25% slower, CPU
-/// seconds), many enough that the URLs of a popular origin form a run.
+/// visits miss the cache), many enough that the URLs of a popular origin
+/// form a run.
 const GROUP_WINDOW: usize = 2048;
 
 /// How many runs of one origin [`AgentClassifier::verdicts`] looks up side
@@ -793,9 +792,9 @@ impl<'u> LastKey<'u> {
     /// Whether the two keys are equal, given the keys buffer. `AVX2`: the
     /// CPU has AVX2 and the caller is compiled for it; then two keys of at
     /// most 32 bytes, each followed by enough of its URL, are compared as
-    /// one 32-byte block each (about 8 instructions instead of about 25
-    /// for the word loop and its bounds checks: the run detection compares
-    /// every URL's key with the one before's).
+    /// one 32-byte block each, rather than by a word loop with its bounds
+    /// checks: the run detection compares every URL's key with the one
+    /// before's.
     #[inline(always)]
     fn same<const AVX2: bool>(&self, other: &LastKey<'_>, buffer: &[u8]) -> bool {
         #[cfg(target_arch = "x86_64")]

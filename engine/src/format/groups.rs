@@ -537,7 +537,7 @@ impl<'a> GroupView<'a> {
     /// Part `p`, and in `comb_max_answer` a comb's largest answer when
     /// `check` is [`Check::Full`] (found by its check's pass over the rows;
     /// an out-parameter so that the view is built where the caller wants it,
-    /// not moved through a tuple: about 30 instructions a lookup's part).
+    /// not moved through a tuple).
     #[inline(always)]
     fn read_part(
         &self,
