@@ -26,7 +26,7 @@
 
 use crate::dfa::Walker;
 use crate::format::{
-    checksum, Check, CrawlTable, GroupHead, GroupView, Header, HeaderError, MetaProblem, OriginRecord, PartView,
+    checksum, Check, CrawlTable, Fault, GroupHead, GroupView, Header, HeaderError, MetaProblem, OriginRecord, PartView,
     PreferenceTable, SectionEntry, ShardSetProblem, Slot, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START, MAX_SECTIONS,
     NO_RULE,
 };
@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
-pub use crate::format::{Damage, GroupDamage, ListProblem, PartProblem, VersionMismatch, Versioned};
+pub use crate::format::{Damage, DamageKind, GroupDamage, PartProblem, VersionMismatch, Versioned};
 pub use crate::format::{FetchInfo, FetchKind, Section, BYTE_ORDER_MARK, FORMAT_VERSION, MAGIC, SEMANTICS_VERSION};
 
 /// Why an artifact could not be opened.
@@ -224,8 +224,8 @@ impl fmt::Display for UnknownAgent {
 
 impl std::error::Error for UnknownAgent {}
 
-fn invalid<T>(damage: Damage) -> Result<T, ArtifactError> {
-    Err(ArtifactError::Invalid { path: None, damage })
+fn invalid<T>(damage: impl Into<Damage>) -> Result<T, ArtifactError> {
+    Err(ArtifactError::Invalid { path: None, damage: damage.into() })
 }
 
 /// The metadata of an artifact (the META section).
@@ -593,16 +593,16 @@ impl Artifact {
             HeaderError::Invalid(damage) => ArtifactError::Invalid { path: None, damage },
         })?;
         if header.file_len != bytes.len() as u64 {
-            return invalid(Damage::Truncated { stored: header.file_len, actual: bytes.len() });
+            return invalid(Fault::Truncated { stored: header.file_len, actual: bytes.len() });
         }
         let count = header.sections as usize;
         let table_end = GROUPS_START;
         if count > MAX_SECTIONS || table_end > bytes.len() {
-            return invalid(Damage::SectionTable { count });
+            return invalid(Fault::SectionTable { count });
         }
         let computed = Header::checksum_of(&bytes[..table_end]);
         if header.checksum != computed {
-            return invalid(Damage::HeaderChecksum { stored: header.checksum, computed });
+            return invalid(Fault::HeaderChecksum { stored: header.checksum, computed });
         }
         let mut sections: SectionTable = [(0, 0); Section::ALL.len()];
         let mut seen = [false; Section::ALL.len()];
@@ -615,22 +615,22 @@ impl Artifact {
             let (off, len, section) = (entry.offset, entry.len, entry.section);
             let end = off.checked_add(len);
             if off % 8 != 0 || (off as usize) < table_end || end.is_none_or(|end| end > bytes.len() as u64) {
-                return invalid(Damage::SectionBounds { section, offset: off, len });
+                return invalid(Fault::SectionBounds { section, offset: off, len });
             }
             let range = off as usize..(off + len) as usize;
             // GROUPS' blobs carry their own checksums; CRAWL is checked on first use.
             if entry.section == Section::Crawl {
                 crawl_checksum = entry.checksum;
             } else if entry.section != Section::Groups && checksum(&bytes[range]) != entry.checksum {
-                return invalid(Damage::SectionChecksum { section });
+                return invalid(Fault::SectionChecksum { section });
             }
             if std::mem::replace(&mut seen[entry.section.index()], true) {
-                return invalid(Damage::SectionTwice { section });
+                return invalid(Fault::SectionTwice { section });
             }
             sections[entry.section.index()] = (off as usize, len as usize);
         }
         if let Some(missing) = Section::ALL.iter().find(|s| s.is_required() && !seen[s.index()]) {
-            return invalid(Damage::SectionMissing { section: *missing });
+            return invalid(Fault::SectionMissing { section: *missing });
         }
         // The sections tile the file, with zero padding of under 8 bytes between.
         let mut tiles: Vec<(usize, usize)> =
@@ -639,7 +639,7 @@ impl Artifact {
         let mut at = table_end;
         for &(off, len) in tiles.iter().chain([&(bytes.len(), 0)]) {
             if off < at || off - at >= 8 || bytes[at..off].iter().any(|&b| b != 0) {
-                return invalid(Damage::SectionGap { from: at, to: off });
+                return invalid(Fault::SectionGap { from: at, to: off });
             }
             at = off + len;
         }
@@ -647,7 +647,7 @@ impl Artifact {
             let (off, len) = sections[s.index()];
             &bytes[off..off + len]
         };
-        let meta_damage = |problem| ArtifactError::Invalid { path: None, damage: Damage::Meta { problem } };
+        let meta_damage = |problem| ArtifactError::Invalid { path: None, damage: Fault::Meta { problem }.into() };
         let meta_text =
             std::str::from_utf8(section(Section::Meta)).map_err(|e| meta_damage(MetaProblem::NotUtf8(e)))?;
         let meta = Meta::from_json(meta_text).map_err(meta_damage)?;
@@ -656,7 +656,7 @@ impl Artifact {
 
         let records = section(Section::Origins);
         if records.len() % record_len != 0 {
-            return invalid(Damage::OriginRecords);
+            return invalid(Fault::OriginRecords);
         }
         let origins = records.len() / record_len;
         // The group index: blobs in id order, each at least a head long, from
@@ -670,25 +670,25 @@ impl Artifact {
         for (g, &off) in index.iter().enumerate() {
             let first_ok = g > 0 || off == groups_off as u64;
             if off % 8 != 0 || off < next_at_least || !first_ok || off >= groups_end {
-                return invalid(Damage::GroupOrder { group: g });
+                return invalid(Fault::GroupOrder { group: g });
             }
             next_at_least = off + GroupHead::LEN as u64;
         }
         if (groups == 0 && groups_len != 0) || next_at_least > groups_end {
-            return invalid(Damage::GroupsEnd);
+            return invalid(Fault::GroupsEnd);
         }
         let keys_len = section(Section::Keys).len() as u64;
         for (o, record) in records.chunks_exact(record_len).enumerate() {
             let (key_off, key_len) = OriginRecord::key_range(record);
             if key_off.checked_add(u64::from(key_len)).is_none_or(|end| end > keys_len) {
-                return invalid(Damage::OriginKey { origin: o });
+                return invalid(Fault::OriginKey { origin: o });
             }
             let info = OriginRecord::info(record);
             if FetchInfo::unpack(info).is_none() {
-                return invalid(Damage::OriginFetchKind { origin: o, kind: info >> 16 });
+                return invalid(Fault::OriginFetchKind { origin: o, kind: info >> 16 });
             }
             if let Some(g) = (0..agents).map(|a| OriginRecord::group(record, a)).find(|&g| g as usize >= groups) {
-                return invalid(Damage::OriginGroup { origin: o, group: g, groups });
+                return invalid(Fault::OriginGroup { origin: o, group: g, groups });
             }
         }
         if seen[Section::Preferences.index()] {
@@ -699,19 +699,19 @@ impl Artifact {
         let slots = section(Section::Slots);
         let slot_count = slots.len() / Slot::LEN;
         if slots.len() % Slot::LEN != 0 || !slot_count.is_power_of_two() || slot_count < origins {
-            return invalid(Damage::SlotCount);
+            return invalid(Fault::SlotCount);
         }
         let mut filled = 0usize;
         for slot in slots.chunks_exact(Slot::LEN).map(Slot::decode) {
             if slot.origin != EMPTY_SLOT {
                 if slot.origin as usize >= origins {
-                    return invalid(Damage::SlotOrigin { origin: slot.origin, origins });
+                    return invalid(Fault::SlotOrigin { origin: slot.origin, origins });
                 }
                 filled += 1;
             }
         }
         if filled != origins {
-            return invalid(Damage::SlotsFilled { filled, origins });
+            return invalid(Fault::SlotsFilled { filled, origins });
         }
         Ok(Artifact {
             slot_bits: slot_count.trailing_zeros(),
@@ -741,7 +741,7 @@ impl Artifact {
             let key = self.origin_key(o);
             if self.find_origin(key, robotsieve_core::url::origin_hash(key)) != Some(o) {
                 let key = String::from_utf8_lossy(key).into_owned();
-                return Err(self.invalid(Damage::OriginNotIndexed { origin: o, key }));
+                return Err(self.invalid(Fault::OriginNotIndexed { origin: o, key }));
             }
         }
         for g in 0..self.groups {
@@ -785,9 +785,9 @@ impl Artifact {
 
     /// The error for `damage` found after opening, naming the file.
     #[cold]
-    fn invalid(&self, damage: Damage) -> ArtifactError {
+    fn invalid(&self, damage: impl Into<Damage>) -> ArtifactError {
         let path = Some(self.path.clone()).filter(|p| !p.as_os_str().is_empty());
-        ArtifactError::Invalid { path, damage }
+        ArtifactError::Invalid { path, damage: damage.into() }
     }
 
     /// The error for damaged group `g`, naming an origin that uses it.
@@ -880,7 +880,7 @@ impl Artifact {
         let bytes = self.section(Section::Crawl);
         let checked = self.crawl_checked.get_or_init(|| {
             if checksum(bytes) != self.crawl_checksum {
-                return Err(Damage::SectionChecksum { section: Section::Crawl });
+                return Err(Fault::SectionChecksum { section: Section::Crawl }.into());
             }
             CrawlTable::parse(bytes, self.origins, self.agents).map(|_| ())
         });
@@ -1285,5 +1285,5 @@ pub struct GroupStats {
 
 fn cast<T: bytemuck::Pod>(bytes: &[u8], s: Section) -> Result<&[T], ArtifactError> {
     bytemuck::try_cast_slice(bytes)
-        .map_err(|_| ArtifactError::Invalid { path: None, damage: Damage::SectionMisaligned { section: s } })
+        .map_err(|_| ArtifactError::Invalid { path: None, damage: Fault::SectionMisaligned { section: s }.into() })
 }

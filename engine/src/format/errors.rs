@@ -81,11 +81,144 @@ impl fmt::Display for VersionMismatch {
 /// and [`crate::artifact::Artifact`]'s checks return it, and
 /// [`crate::artifact::ArtifactError::Invalid`] carries it with the file, so
 /// that code can tell damage from a version mismatch
-/// ([`HeaderError::Version`]) and see where the damage is. Its `Display` is
-/// the message robotsieve prints after the file's name.
+/// ([`HeaderError::Version`]). It is opaque, as regex-automata's
+/// `DeserializeError` is, so that a new check is no breaking change:
+/// [`Damage::kind`] says what kind it is, [`Damage::section`] where, and its
+/// `Display` is the message robotsieve prints after the file's name.
 #[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Damage(Fault);
+
+impl Damage {
+    /// What kind of damage this is.
+    pub fn kind(&self) -> DamageKind {
+        match &self.0 {
+            Fault::ShortFile { .. } => DamageKind::ShortFile,
+            Fault::NotAnArtifact => DamageKind::NotAnArtifact,
+            Fault::OtherByteOrder => DamageKind::OtherByteOrder,
+            Fault::UnknownFlags { .. } => DamageKind::UnknownFlags,
+            Fault::Truncated { .. } => DamageKind::Truncated,
+            Fault::SectionTable { .. } => DamageKind::SectionTable,
+            Fault::HeaderChecksum { .. } => DamageKind::HeaderChecksum,
+            Fault::UnknownSection { .. } => DamageKind::UnknownSection,
+            Fault::SectionBounds { .. } => DamageKind::SectionBounds,
+            Fault::SectionChecksum { .. } => DamageKind::SectionChecksum,
+            Fault::SectionTwice { .. } => DamageKind::SectionTwice,
+            Fault::SectionMissing { .. } => DamageKind::SectionMissing,
+            Fault::SectionGap { .. } => DamageKind::SectionGap,
+            Fault::SectionMisaligned { .. } => DamageKind::SectionMisaligned,
+            Fault::Meta { .. } => DamageKind::Meta,
+            Fault::OriginRecords => DamageKind::OriginRecords,
+            Fault::GroupOrder { .. } => DamageKind::GroupOrder,
+            Fault::GroupsEnd => DamageKind::GroupsEnd,
+            Fault::OriginKey { .. } => DamageKind::OriginKey,
+            Fault::OriginFetchKind { .. } => DamageKind::OriginFetchKind,
+            Fault::OriginGroup { .. } => DamageKind::OriginGroup,
+            Fault::SlotCount => DamageKind::SlotCount,
+            Fault::SlotOrigin { .. } => DamageKind::SlotOrigin,
+            Fault::SlotsFilled { .. } => DamageKind::SlotsFilled,
+            Fault::OriginNotIndexed { .. } => DamageKind::OriginNotIndexed,
+            Fault::List { .. } => DamageKind::List,
+        }
+    }
+
+    /// The section the damage is in, when it is confined to one.
+    pub fn section(&self) -> Option<Section> {
+        match &self.0 {
+            Fault::SectionBounds { section, .. }
+            | Fault::SectionChecksum { section }
+            | Fault::SectionTwice { section }
+            | Fault::SectionMissing { section }
+            | Fault::SectionMisaligned { section }
+            | Fault::List { section, .. } => Some(*section),
+            Fault::Meta { .. } => Some(Section::Meta),
+            Fault::OriginRecords
+            | Fault::OriginKey { .. }
+            | Fault::OriginFetchKind { .. }
+            | Fault::OriginGroup { .. } => Some(Section::Origins),
+            Fault::GroupOrder { .. } | Fault::GroupsEnd => Some(Section::GroupIndex),
+            Fault::SlotCount | Fault::SlotOrigin { .. } | Fault::SlotsFilled { .. } => Some(Section::Slots),
+            _ => None,
+        }
+    }
+}
+
+impl From<Fault> for Damage {
+    fn from(fault: Fault) -> Damage {
+        Damage(fault)
+    }
+}
+
+impl fmt::Display for Damage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for Damage {}
+
+/// What kind of damage a [`Damage`] is ([`Damage::kind`]), for code that
+/// reacts to some kinds; the message says the rest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub enum Damage {
+pub enum DamageKind {
+    /// The file is shorter than a header.
+    ShortFile,
+    /// The first 8 bytes are not [`MAGIC`](super::MAGIC): not an artifact.
+    NotAnArtifact,
+    /// Written on a machine of the other byte order.
+    OtherByteOrder,
+    /// The header sets flags this build does not know.
+    UnknownFlags,
+    /// The header's file length is not the file's.
+    Truncated,
+    /// The section table has too many entries, or does not fit the file.
+    SectionTable,
+    /// The header and section table do not match their checksum.
+    HeaderChecksum,
+    /// An entry of the section table names no section this build knows.
+    UnknownSection,
+    /// A section lies outside the file or is not 8-byte aligned.
+    SectionBounds,
+    /// A section's bytes do not match their checksum.
+    SectionChecksum,
+    /// A section appears twice in the table.
+    SectionTwice,
+    /// A required section is missing.
+    SectionMissing,
+    /// Bytes between sections that are no padding.
+    SectionGap,
+    /// A section's length does not fit its items' size.
+    SectionMisaligned,
+    /// The META section is not the JSON this build writes.
+    Meta,
+    /// The origin records do not divide their section.
+    OriginRecords,
+    /// The group index does not lay a group after the one before.
+    GroupOrder,
+    /// The groups section does not end with its last group.
+    GroupsEnd,
+    /// An origin's key lies outside the keys section.
+    OriginKey,
+    /// An origin's fetch kind is unknown.
+    OriginFetchKind,
+    /// An origin refers to a group the artifact does not have.
+    OriginGroup,
+    /// The origin index's size is not a power of two at least the number of origins.
+    SlotCount,
+    /// An origin index slot names an origin the artifact does not have.
+    SlotOrigin,
+    /// The origin index does not hold every origin once.
+    SlotsFilled,
+    /// An origin is not found through the index under its own key ([`crate::artifact::Artifact::verify`]).
+    OriginNotIndexed,
+    /// A list section (PREFERENCES or CRAWL) is damaged.
+    List,
+}
+
+/// A [`Damage`] with what it names (which section, offset, origin, group):
+/// what the checks build and the message is made from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Fault {
     /// The file is shorter than a header.
     ShortFile {
         /// The file's length.
@@ -227,54 +360,54 @@ pub enum Damage {
     },
 }
 
-impl fmt::Display for Damage {
+impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Damage::ShortFile { len } => write!(f, "{len} bytes is shorter than the {}-byte header", Header::LEN),
-            Damage::NotAnArtifact => f.write_str("wrong magic bytes: this is not a robotsieve artifact"),
-            Damage::OtherByteOrder => f.write_str("written on a machine of the other byte order"),
-            Damage::UnknownFlags { flags } => write!(f, "unknown flags {flags:#x}: written by a newer robotsieve?"),
-            Damage::Truncated { stored, actual } => {
+            Fault::ShortFile { len } => write!(f, "{len} bytes is shorter than the {}-byte header", Header::LEN),
+            Fault::NotAnArtifact => f.write_str("wrong magic bytes: this is not a robotsieve artifact"),
+            Fault::OtherByteOrder => f.write_str("written on a machine of the other byte order"),
+            Fault::UnknownFlags { flags } => write!(f, "unknown flags {flags:#x}: written by a newer robotsieve?"),
+            Fault::Truncated { stored, actual } => {
                 write!(f, "header says {stored} bytes but the file has {actual} (truncated?)")
             }
-            Damage::SectionTable { count } => write!(f, "section table of {count} entries does not fit"),
-            Damage::HeaderChecksum { stored, computed } => write!(
+            Fault::SectionTable { count } => write!(f, "section table of {count} entries does not fit"),
+            Fault::HeaderChecksum { stored, computed } => write!(
                 f,
                 "header checksum mismatch (stored {stored:016x}, computed {computed:016x}): the file is damaged"
             ),
-            Damage::UnknownSection { kind } => write!(f, "unknown section kind {kind}"),
-            Damage::SectionBounds { section, offset, len } => {
+            Fault::UnknownSection { kind } => write!(f, "unknown section kind {kind}"),
+            Fault::SectionBounds { section, offset, len } => {
                 write!(f, "section {} at {offset}+{len} is out of bounds or misaligned", section.name())
             }
-            Damage::SectionChecksum { section } => {
+            Fault::SectionChecksum { section } => {
                 write!(f, "section {}: checksum mismatch: the file is damaged", section.name())
             }
-            Damage::SectionTwice { section } => write!(f, "section {} appears twice", section.name()),
-            Damage::SectionMissing { section } => write!(f, "section {} is missing", section.name()),
-            Damage::SectionGap { from, to } => {
+            Fault::SectionTwice { section } => write!(f, "section {} appears twice", section.name()),
+            Fault::SectionMissing { section } => write!(f, "section {} is missing", section.name()),
+            Fault::SectionGap { from, to } => {
                 write!(f, "the sections do not follow one another (bytes {from} to {to})")
             }
-            Damage::SectionMisaligned { section } => write!(f, "section {} is misaligned", section.name()),
-            Damage::Meta { problem } => write!(f, "meta: {problem}"),
-            Damage::OriginRecords => f.write_str("origin records do not divide their section"),
-            Damage::GroupOrder { group } => {
+            Fault::SectionMisaligned { section } => write!(f, "section {} is misaligned", section.name()),
+            Fault::Meta { problem } => write!(f, "meta: {problem}"),
+            Fault::OriginRecords => f.write_str("origin records do not divide their section"),
+            Fault::GroupOrder { group } => {
                 write!(f, "group {group} does not follow group {} in the groups section", group.wrapping_sub(1))
             }
-            Damage::GroupsEnd => f.write_str("the groups section does not end with its last group"),
-            Damage::OriginKey { origin } => write!(f, "origin {origin}: key out of range"),
-            Damage::OriginFetchKind { origin, kind } => write!(f, "origin {origin}: unknown fetch kind {kind}"),
-            Damage::OriginGroup { origin, group, groups } => {
+            Fault::GroupsEnd => f.write_str("the groups section does not end with its last group"),
+            Fault::OriginKey { origin } => write!(f, "origin {origin}: key out of range"),
+            Fault::OriginFetchKind { origin, kind } => write!(f, "origin {origin}: unknown fetch kind {kind}"),
+            Fault::OriginGroup { origin, group, groups } => {
                 write!(f, "origin {origin} refers to group {group} of {groups}")
             }
-            Damage::SlotCount => f.write_str("origin index size is not a power of two at least the number of origins"),
-            Damage::SlotOrigin { origin, origins } => {
+            Fault::SlotCount => f.write_str("origin index size is not a power of two at least the number of origins"),
+            Fault::SlotOrigin { origin, origins } => {
                 write!(f, "origin index points at origin {origin} of {origins}")
             }
-            Damage::SlotsFilled { filled, origins } => write!(f, "origin index holds {filled} origins of {origins}"),
-            Damage::OriginNotIndexed { origin, key } => {
+            Fault::SlotsFilled { filled, origins } => write!(f, "origin index holds {filled} origins of {origins}"),
+            Fault::OriginNotIndexed { origin, key } => {
                 write!(f, "origin {origin} ({key}) is not found through the index")
             }
-            Damage::List { section, problem } => {
+            Fault::List { section, problem } => {
                 let (list, record) = ListSection::of(*section).terms;
                 let name = section.name();
                 match problem {
@@ -307,12 +440,10 @@ impl fmt::Display for Damage {
     }
 }
 
-impl std::error::Error for Damage {}
-
-/// What is wrong with a list section ([`Damage::List`]).
+/// What is wrong with a list section ([`DamageKind::List`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum ListProblem {
+pub(crate) enum ListProblem {
     /// The section is shorter than its header.
     ShorterThanHeader,
     /// Its header counts other origins or agents than the artifact's.

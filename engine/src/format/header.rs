@@ -2,7 +2,7 @@
 //! every artifact, what they hold and how they are sealed.
 
 use super::{
-    checksum, ne32, ne64, put32, put64, Checksum, Damage, GroupHead, HeaderError, VersionMismatch, Versioned,
+    checksum, ne32, ne64, put32, put64, Checksum, Damage, Fault, GroupHead, HeaderError, VersionMismatch, Versioned,
     BYTE_ORDER_MARK, FLAG_EXPLAIN, FORMAT_VERSION, GROUPS_START, MAGIC, MAX_SECTIONS, SEMANTICS_VERSION,
 };
 
@@ -42,15 +42,15 @@ impl Header {
     /// Decodes and checks magic, byte order, versions and flags; an older
     /// or newer file is a [`HeaderError::Version`], named by its version.
     pub fn decode(b: &[u8]) -> Result<Header, HeaderError> {
-        let damaged = |damage: Damage| Err(HeaderError::Invalid(damage));
+        let damaged = |fault: Fault| Err(HeaderError::Invalid(fault.into()));
         if b.len() < Header::LEN {
-            return damaged(Damage::ShortFile { len: b.len() });
+            return damaged(Fault::ShortFile { len: b.len() });
         }
         if b[..8] != MAGIC {
-            return damaged(Damage::NotAnArtifact);
+            return damaged(Fault::NotAnArtifact);
         }
         if ne32(b, 16) != BYTE_ORDER_MARK {
-            return damaged(Damage::OtherByteOrder);
+            return damaged(Fault::OtherByteOrder);
         }
         let (format, semantics) = (ne32(b, 8), ne32(b, 12));
         if format != FORMAT_VERSION {
@@ -67,7 +67,7 @@ impl Header {
         }
         let flags = ne32(b, 20);
         if flags & !FLAG_EXPLAIN != 0 {
-            return damaged(Damage::UnknownFlags { flags });
+            return damaged(Fault::UnknownFlags { flags });
         }
         Ok(Header { flags, file_len: ne64(b, 24), checksum: ne64(b, 32), sections: ne32(b, 40) })
     }
@@ -202,7 +202,7 @@ impl SectionEntry {
     /// Decodes an entry; an unknown kind is an error.
     pub fn decode(b: &[u8]) -> Result<SectionEntry, Damage> {
         let kind = ne32(b, 0);
-        let section = Section::from_u32(kind).ok_or(Damage::UnknownSection { kind })?;
+        let section = Section::from_u32(kind).ok_or(Fault::UnknownSection { kind })?;
         Ok(SectionEntry { section, offset: ne64(b, 8), len: ne64(b, 16), checksum: ne64(b, 24) })
     }
 }

@@ -30,7 +30,7 @@
 //!
 //! All integers are in the artifact's (native) byte order.
 
-use super::{ne32, ne64, put32, put64, Damage, EncodeError, ListProblem, Section};
+use super::{ne32, ne64, put32, put64, Damage, EncodeError, Fault, ListProblem, Section};
 use robotsieve_core::preference::{Entry, PreferenceField, PreferenceLine};
 
 /// The shape the two optional list sections share (PREFERENCES, CRAWL),
@@ -116,7 +116,7 @@ impl ListSection {
 
     /// The damage `problem` in this section.
     fn damage(&self, problem: ListProblem) -> Damage {
-        Damage::List { section: self.section, problem }
+        Fault::List { section: self.section, problem }.into()
     }
 
     /// Both sections' headers are four u32 counts and the length of TEXT

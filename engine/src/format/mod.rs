@@ -73,9 +73,10 @@ mod origins;
 
 pub use checksum::{checksum, Checksum};
 pub use errors::{
-    Damage, GroupDamage, GroupTable, HeaderError, ListProblem, MetaProblem, PartProblem, ShardSetProblem,
+    Damage, DamageKind, GroupDamage, GroupTable, HeaderError, MetaProblem, PartProblem, ShardSetProblem,
     VersionMismatch, Versioned,
 };
+pub(crate) use errors::{Fault, ListProblem};
 pub use groups::{encode_group, EncodeError, RuleText};
 pub use header::{Header, Section, SectionEntry};
 pub use lists::{CrawlRefs, PreferenceTable, Selection};
