@@ -107,8 +107,6 @@ pub enum ArtifactError {
         index: u32,
         /// Its file.
         path: PathBuf,
-        /// The file name of the shard the URL belongs to, in the set's naming.
-        shard_file: String,
     },
     /// A group blob failed its check when a lookup first reached it (or
     /// when [`Artifact::verify`] read it): the file was damaged after it was
@@ -168,10 +166,11 @@ impl fmt::Display for ArtifactError {
                 "{}: not a shard (its header has no shard information), not shard {index} of {count} as asked",
                 path.display()
             ),
-            ArtifactError::Misrouted { url, shard, count, index, path, shard_file } => write!(
+            ArtifactError::Misrouted { url, shard, count, index, path } => write!(
                 f,
-                "{url}: belongs to shard {shard} of {count} ({shard_file}), not to shard {index} ({}): the URL list \
+                "{url}: belongs to shard {shard} of {count} ({}), not to shard {index} ({}): the URL list \
                  was split by another function or shard count",
+                shard_file_name(*shard, *count),
                 path.display()
             ),
             ArtifactError::DamagedGroup { path, group, origin, problem } => {
@@ -250,6 +249,11 @@ pub struct ShardInfo {
     pub count: u32,
     /// The name of the shard function ([`crate::shards::SHARD_SCHEME`]).
     pub scheme: String,
+}
+
+/// The file name of shard `index` of `count` in a set's directory.
+pub fn shard_file_name(index: u32, count: u32) -> String {
+    format!("{index:05}-of-{count:05}.rsv")
 }
 
 impl Meta {

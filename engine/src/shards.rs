@@ -23,6 +23,7 @@
 //! The shard holds only its own origins (checked at open), so only a URL
 //! whose origin is not found needs the check: found origins cost nothing more.
 
+pub use crate::artifact::shard_file_name;
 use crate::artifact::{
     Artifact, ArtifactError, ExplainedRule, FetchInfo, GroupOutcome, GroupStats, Meta, UnknownAgent,
 };
@@ -46,11 +47,6 @@ pub fn shard_of_hash(hash: u64, count: u32) -> u32 {
 pub fn shard_of_url(url: &str, count: u32) -> Result<u32, UrlError> {
     let key = OriginKey::of_url(url)?;
     Ok(shard_of_hash(key.hash64(), count))
-}
-
-/// The file name of shard `index` of `count` in a set's directory.
-pub fn shard_file_name(index: u32, count: u32) -> String {
-    format!("{index:05}-of-{count:05}.rsv")
 }
 
 /// One artifact, or a directory of shards, opened and checked.
@@ -254,7 +250,6 @@ impl ShardSet {
             count: lone.count,
             index: lone.index,
             path: self.paths[0].clone(),
-            shard_file: shard_file_name(shard, lone.count),
         })
     }
 
