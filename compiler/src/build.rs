@@ -25,10 +25,10 @@
 use crate::automaton::{self, BuildGate, BuildOptions, LargeBuilds};
 use rayon::prelude::*;
 use robotsieve_core::preference::PreferenceLine;
-use robotsieve_engine::artifact::{FetchInfo, FetchKind};
 use robotsieve_engine::format::{encode_group, CrawlRefs, RuleText, Selection};
-use robotsieve_engine::shards::shard_of_hash;
-use robotsieve_engine::writer::{ArtifactWriter, WriteError, DEFAULT_MEMORY};
+use robotsieve_engine::shard_of_hash;
+use robotsieve_engine::{ArtifactWriter, WriteError, DEFAULT_MEMORY};
+use robotsieve_engine::{FetchInfo, FetchKind};
 use robotsieve_robotstxt::group::{Agent, Group, Rule, Source, Verb};
 use robotsieve_robotstxt::parse::RobotsTxt;
 use robotsieve_sources::corpus::{OriginRobots, Robots};
@@ -516,7 +516,7 @@ fn dedup_form(mut group: Group, explain: bool) -> Group {
 mod tests {
     use super::*;
     use robotsieve_core::url::{OriginKey, PathMode};
-    use robotsieve_engine::artifact::Artifact;
+    use robotsieve_engine::Artifact;
 
     /// Resolves one fetch record per origin, as `compile --corpus` would.
     pub(crate) fn resolve(records: &[(&str, u16, &str)]) -> Vec<robotsieve_sources::corpus::Governing> {

@@ -3,12 +3,12 @@
 
 use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build_bytes, BuildPlan};
-use robotsieve_engine::artifact::{
+use robotsieve_engine::format::{Header, GROUPS_START};
+use robotsieve_engine::testing::{GroupHead, PART_COMB16};
+use robotsieve_engine::{
     Artifact, ArtifactError, DamageKind, GroupDamage, Section, VersionMismatch, Versioned, FORMAT_VERSION,
     SEMANTICS_VERSION,
 };
-use robotsieve_engine::format::{Header, GROUPS_START};
-use robotsieve_engine::testing::{GroupHead, PART_COMB16};
 use robotsieve_robotstxt::Agent;
 use robotsieve_sources::corpus::{Corpus, Governing};
 use robotsieve_testkit::conformance::{check_verdict_file, conformance_file, read_origin_cases};
@@ -451,10 +451,10 @@ fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
 #[test]
 fn a_shard_holding_another_shards_origin_is_refused() {
     use robotsieve_compiler::build::build;
-    use robotsieve_engine::artifact::ShardInfo;
     use robotsieve_engine::format::ShardSetProblem;
-    use robotsieve_engine::shards::{shard_file_name, ShardSet, SHARD_SCHEME};
-    use robotsieve_engine::writer::ArtifactWriter;
+    use robotsieve_engine::ArtifactWriter;
+    use robotsieve_engine::ShardInfo;
+    use robotsieve_engine::{shard_file_name, ShardSet, SHARD_SCHEME};
     let dir = tempfile::tempdir().unwrap();
     let records: Vec<_> = (0..20)
         .map(|i| (format!("https://site{i}.example/robots.txt"), b"user-agent: *\ndisallow: /x\n".to_vec()))
@@ -486,8 +486,8 @@ fn a_shard_holding_another_shards_origin_is_refused() {
 /// that says what was expected where, with the message of old.
 #[test]
 fn a_damaged_meta_section_says_what_was_expected_where() {
-    use robotsieve_engine::artifact::Meta;
     use robotsieve_engine::format::MetaProblem;
+    use robotsieve_engine::Meta;
     let cases: [(&str, MetaProblem, &str); 4] = [
         (r#"{"agents":[1]}"#, MetaProblem::Expected { expected: b'"', at: 11 }, r#"expected '"' at byte 11"#),
         (
@@ -513,7 +513,7 @@ fn a_damaged_meta_section_says_what_was_expected_where() {
 /// no body has a line.
 #[test]
 fn preferences_through_the_artifact_equal_group_selection() {
-    use robotsieve_engine::artifact::Section;
+    use robotsieve_engine::Section;
     use robotsieve_robotstxt::{Group, RobotsTxt};
     let bodies = [
         "User-Agent: *\nContent-Signal: ai-train=no, search=yes, ai-input=yes\nAllow: /\n",
@@ -563,7 +563,7 @@ fn preferences_through_the_artifact_equal_group_selection() {
 /// artifact of files without any has no such section.
 #[test]
 fn sitemaps_and_crawl_delays_through_the_artifact_equal_the_file() {
-    use robotsieve_engine::artifact::Section;
+    use robotsieve_engine::Section;
     use robotsieve_robotstxt::{Group, RobotsTxt};
     let bodies = [
         "User-agent: *\nCrawl-delay: 10\nDisallow: /x\nSitemap: https://a.example/sitemap.xml\n",
@@ -630,8 +630,8 @@ fn sitemaps_and_crawl_delays_through_the_artifact_equal_the_file() {
 /// checksum, and by the section's own checks when the checksums are made to match).
 #[test]
 fn damaged_preferences_are_refused() {
-    use robotsieve_engine::artifact::Section;
     use robotsieve_engine::format::{checksum, SectionEntry, GROUPS_START};
+    use robotsieve_engine::Section;
     let records = vec![(
         "https://a.example/robots.txt".to_string(),
         b"User-agent: *\nContent-Usage: /d train-ai=n\nDisallow: /x\n".to_vec(),

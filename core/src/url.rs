@@ -4,6 +4,7 @@
 //! crate) reads them, so that the robots.txt robotsieve answers from is that
 //! of the site the fetcher will request.
 
+use crate::arch::Avx2;
 use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
@@ -423,21 +424,20 @@ impl KeyBuf {
 
     /// [`KeyBuf::locate`] for a caller compiled with AVX2 enabled
     /// (`#[target_feature(enable = "avx2")]`), into which the AVX2 scans
-    /// are then inlined, with no check of the CPU per URL.
-    ///
-    /// # Safety
-    ///
-    /// The CPU must have AVX2 ([`KeyBuf::scans_avx2`]).
+    /// are then inlined, with no check of the CPU per URL: `avx2` (from
+    /// [`KeyBuf::avx2`]) is the proof that the CPU has it. Called from
+    /// another caller it answers the same, only without the inlining.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    pub unsafe fn locate_avx2(&mut self, url: &[u8]) -> Result<Spans, UrlError> {
+    pub fn locate_avx2(&mut self, avx2: Avx2, url: &[u8]) -> Result<Spans, UrlError> {
+        let _ = avx2;
         self.locate_with(url, Vectors { avx2: true, inline: true })
     }
 
-    /// Whether this buffer's scans run with AVX2 (the CPU has it): then
-    /// [`KeyBuf::locate_avx2`] may be called.
-    pub fn scans_avx2(&self) -> bool {
-        self.vectors.avx2
+    /// The AVX2 token when this buffer's scans run with AVX2 (the CPU has
+    /// it), for [`KeyBuf::locate_avx2`].
+    pub fn avx2(&self) -> Option<Avx2> {
+        Avx2::detect().filter(|_| self.vectors.avx2)
     }
 
     /// [`KeyBuf::locate`] with the scans of `vectors`.

@@ -41,8 +41,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
-pub use crate::format::{Damage, DamageKind, GroupDamage, PartProblem, VersionMismatch, Versioned};
-pub use crate::format::{FetchInfo, FetchKind, Section, BYTE_ORDER_MARK, FORMAT_VERSION, MAGIC, SEMANTICS_VERSION};
+use crate::format::{Damage, FetchInfo, FetchKind, GroupDamage, Section, VersionMismatch};
 
 /// Why an artifact could not be opened.
 #[derive(Debug)]
@@ -235,7 +234,7 @@ pub struct Meta {
     /// Free-form build information (tool version, sources, options), as JSON
     /// key/value string pairs.
     pub build: Vec<(String, String)>,
-    /// Which shard of a set this artifact is (see [`crate::shards`]); `None`
+    /// Which shard of a set this artifact is (see [`crate::ShardSet`]); `None`
     /// for a whole artifact.
     pub shard: Option<ShardInfo>,
 }
@@ -987,7 +986,7 @@ impl Artifact {
     }
 
     /// Every origin in the index with the hash it is stored under, in slot
-    /// order: what lookups can reach (see [`crate::shards`]'s membership check).
+    /// order: what lookups can reach (see [`crate::ShardSet`]'s membership check).
     pub fn indexed_origins(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
         let slots: &[u64] = bytemuck::cast_slice(self.section(Section::Slots));
         slots.chunks_exact(2).filter(|s| s[1] != EMPTY_SLOT).map(|s| (s[1] as usize, s[0]))

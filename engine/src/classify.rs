@@ -9,8 +9,10 @@
 //! run of its URLs, and takes the short runs through each step side by side,
 //! so that their cache misses overlap.
 
-use crate::artifact::{ArtifactError, ExplainedRule, FetchInfo, FetchKind, GroupOutcome};
+use crate::artifact::{ArtifactError, ExplainedRule, GroupOutcome};
+use crate::format::{FetchInfo, FetchKind};
 use crate::shards::ShardSet;
+use robotsieve_core::arch::Avx2;
 use robotsieve_core::preference::{applicable, describe, Applied, PreferenceField};
 use robotsieve_core::url::{origin_hash, origin_hash_of_prefix, KeyBuf, Origin, PathMode, UrlError};
 use robotsieve_core::Verdict;
@@ -478,11 +480,11 @@ impl<'a> AgentClassifier<'a> {
         runs: &mut Vec<usize>,
     ) {
         #[cfg(target_arch = "x86_64")]
-        if key.scans_avx2() {
-            // SAFETY: the CPU has AVX2.
-            return unsafe { self.take_apart_avx2(urls, verdicts, key, keys, paths, lanes, runs) };
+        if let Some(avx2) = key.avx2() {
+            // SAFETY: the token says that the CPU has AVX2.
+            return unsafe { self.take_apart_avx2(avx2, urls, verdicts, key, keys, paths, lanes, runs) };
         }
-        self.take_apart_with::<false>(urls, verdicts, key, keys, paths, lanes, runs);
+        self.take_apart_with::<false>(None, urls, verdicts, key, keys, paths, lanes, runs);
     }
 
     /// [`AgentClassifier::take_apart`] compiled for AVX2, the URL parser's
@@ -494,6 +496,7 @@ impl<'a> AgentClassifier<'a> {
     #[allow(clippy::too_many_arguments, reason = "the scratch buffers, borrowed apart")]
     fn take_apart_avx2(
         &self,
+        avx2: Avx2,
         urls: &[&[u8]],
         verdicts: &mut [Verdict],
         key: &mut KeyBuf,
@@ -502,15 +505,16 @@ impl<'a> AgentClassifier<'a> {
         lanes: &mut Vec<GroupedLane>,
         runs: &mut Vec<usize>,
     ) {
-        self.take_apart_with::<true>(urls, verdicts, key, keys, paths, lanes, runs);
+        self.take_apart_with::<true>(Some(avx2), urls, verdicts, key, keys, paths, lanes, runs);
     }
 
     /// [`AgentClassifier::take_apart`]; `AVX2`: the CPU has AVX2 and the
-    /// caller is compiled for it.
+    /// caller is compiled for it, and then `avx2` is its token.
     #[inline(always)]
     #[allow(clippy::too_many_arguments, reason = "the scratch buffers, borrowed apart")]
     fn take_apart_with<const AVX2: bool>(
         &self,
+        avx2: Option<Avx2>,
         urls: &[&[u8]],
         verdicts: &mut [Verdict],
         key: &mut KeyBuf,
@@ -522,7 +526,7 @@ impl<'a> AgentClassifier<'a> {
         // The key before and its hash.
         let mut last: Option<(LastKey<'_>, u64)> = None;
         for (i, (&url, verdict)) in urls.iter().zip(verdicts.iter_mut()).enumerate() {
-            let Some((key_at, path)) = self.place::<AVX2>(url, key, keys, paths) else {
+            let Some((key_at, path)) = self.place(avx2, url, key, keys, paths) else {
                 *verdict = Verdict::Invalid;
                 continue;
             };
@@ -546,12 +550,14 @@ impl<'a> AgentClassifier<'a> {
     /// they are not bytes of the URL); `None` for a URL that is not one. In
     /// the default mode the parser says where the two are
     /// ([`KeyBuf::locate`]), with no [`Origin`] built and taken apart again;
-    /// `--raw-urls` reads its path from the [`Origin`]. `AVX2`: see
-    /// [`AgentClassifier::take_apart_with`]. Always inlined: as
+    /// `--raw-urls` reads its path from the [`Origin`]. With `avx2`, the
+    /// caller is compiled for AVX2 ([`AgentClassifier::take_apart_avx2`]),
+    /// whose scans are then inlined here. Always inlined: as
     /// a call of its own, its two places come back through memory.
     #[inline(always)]
-    fn place<const AVX2: bool>(
+    fn place(
         &self,
+        avx2: Option<Avx2>,
         url: &[u8],
         key: &mut KeyBuf,
         keys: &mut Vec<u8>,
@@ -563,14 +569,15 @@ impl<'a> AgentClassifier<'a> {
             return Some((at, BytesAt::prepare(self.mode, &origin, url, paths)));
         }
         #[cfg(target_arch = "x86_64")]
-        let spans = if AVX2 {
-            // SAFETY: `AVX2` says that the CPU has AVX2.
-            unsafe { key.locate_avx2(url) }
-        } else {
-            key.locate(url)
+        let spans = match avx2 {
+            Some(avx2) => key.locate_avx2(avx2, url),
+            None => key.locate(url),
         };
         #[cfg(not(target_arch = "x86_64"))]
-        let spans = key.locate(url);
+        let spans = {
+            let _ = avx2;
+            key.locate(url)
+        };
         let spans = spans.ok()?;
         let at = match spans.key {
             Some(range) => BytesAt::Url(range),

@@ -23,11 +23,10 @@
 //! The shard holds only its own origins (checked at open), so only a URL
 //! whose origin is not found needs the check: found origins cost nothing more.
 
-pub use crate::artifact::shard_file_name;
 use crate::artifact::{
-    Artifact, ArtifactError, ExplainedRule, FetchInfo, GroupOutcome, GroupStats, Meta, UnknownAgent,
+    shard_file_name, Artifact, ArtifactError, ExplainedRule, GroupOutcome, GroupStats, Meta, UnknownAgent,
 };
-use crate::format::ShardSetProblem;
+use crate::format::{FetchInfo, ShardSetProblem};
 use crate::runtime::CompiledGroup;
 use robotsieve_core::preference::PreferenceLine;
 use robotsieve_core::url::{OriginKey, UrlError};

@@ -554,7 +554,7 @@ impl fmt::Display for GroupTable {
 }
 
 /// Why the META section is not the JSON this build writes
-/// ([`Damage::Meta`]): what the reader of `Meta::to_json`'s output found,
+/// ([`DamageKind::Meta`]): what the reader of `Meta::to_json`'s output found,
 /// and where (`at`: a byte offset in the section).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]

@@ -1,5 +1,5 @@
 //! The artifact's layout: every record type, its encode and its decode side
-//! by side, used by the compiler's writer and by [`crate::artifact`]'s
+//! by side, used by the artifact's writer and by [`crate::Artifact`]'s
 //! reader alike, so that a new part kind or field is one change here.
 //!
 //! # Layout (format version 6)
