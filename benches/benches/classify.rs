@@ -15,8 +15,8 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use robotsieve_core::url::PathMode;
 use robotsieve_core::Verdict;
-use robotsieve_engine::artifact::Artifact;
-use robotsieve_engine::classify::{AgentClassifier, Scratch};
+use robotsieve_engine::Artifact;
+use robotsieve_engine::{AgentClassifier, Scratch};
 use robotsieve_filter::BATCH;
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -40,7 +40,7 @@ fn classify(c: &mut Criterion) {
         }
     };
     let agent = artifact.agent_index("mybot").expect("the peer artifact is compiled for mybot");
-    let set = robotsieve_engine::shards::ShardSet::single(artifact);
+    let set = robotsieve_engine::ShardSet::single(artifact);
     let classifier = AgentClassifier::new(&set, agent, PathMode::Escaped);
     let lines: Vec<&[u8]> = urls.iter().map(|u| u.as_bytes()).collect();
     let mut group = c.benchmark_group("classify_whole_corpus");

@@ -19,7 +19,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use robotsieve_core::Verdict;
-use robotsieve_engine::artifact::ArtifactError;
+use robotsieve_engine::ArtifactError;
 use robotsieve_filter::Outputs;
 use robotsieve_filter::{Classifier, Config, Input, Pipeline};
 use robotsieve_testkit::shared_dir;

@@ -5,7 +5,7 @@ use crate::input::read_all;
 use robotsieve_core::line::{self, LineProblem};
 use robotsieve_core::url::{origin_hash, KeyBuf, PathMode};
 use robotsieve_core::Verdict;
-use robotsieve_engine::classify::{Reason, Scratch};
+use robotsieve_engine::{Reason, Scratch};
 use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
 use std::borrow::Cow;
 use std::io::{BufWriter, Write};

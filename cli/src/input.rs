@@ -3,8 +3,8 @@
 
 use crate::failure::{fail, Context, Failure};
 use robotsieve_core::url::PathMode;
-use robotsieve_engine::classify::AgentClassifier;
-use robotsieve_engine::shards::ShardSet;
+use robotsieve_engine::AgentClassifier;
+use robotsieve_engine::ShardSet;
 use robotsieve_robotstxt::group::UserAgent;
 use robotsieve_robotstxt::Agent;
 use std::io::Read;

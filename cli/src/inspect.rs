@@ -3,8 +3,8 @@
 use crate::failure::{fail, Context, Failure};
 use robotsieve_core::preference::format_entries;
 use robotsieve_core::url::OriginKey;
-use robotsieve_engine::artifact::{Artifact, ArtifactError, FetchKind, GroupStats, Section};
-use robotsieve_engine::shards::ShardSet;
+use robotsieve_engine::ShardSet;
+use robotsieve_engine::{Artifact, ArtifactError, FetchKind, GroupStats, Section};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -136,8 +136,8 @@ fn summary(
     writeln!(
         out,
         "format        version {}, semantics version {}",
-        robotsieve_engine::artifact::FORMAT_VERSION,
-        robotsieve_engine::artifact::SEMANTICS_VERSION
+        robotsieve_engine::FORMAT_VERSION,
+        robotsieve_engine::SEMANTICS_VERSION
     )?;
     writeln!(out, "agents        {}", meta.agents.join("  "))?;
     for (k, v) in &meta.build {
@@ -285,8 +285,8 @@ fn summary_json(artifact: &Artifact, path: &Path, args: &Args) -> Result<serde_j
     Ok(serde_json::json!({
         "artifact": path.display().to_string(),
         "shard": meta.shard.as_ref().map(|s| serde_json::json!({"index": s.index, "count": s.count, "scheme": s.scheme})),
-        "format_version": robotsieve_engine::artifact::FORMAT_VERSION,
-        "semantics_version": robotsieve_engine::artifact::SEMANTICS_VERSION,
+        "format_version": robotsieve_engine::FORMAT_VERSION,
+        "semantics_version": robotsieve_engine::SEMANTICS_VERSION,
         "agents": meta.agents,
         "build": meta.build.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(v.as_str()))).collect::<serde_json::Map<_, _>>(),
         "explain": artifact.explains(),

@@ -77,7 +77,7 @@ enum Command {
 /// format and matching semantics versions it reads and writes, so that a
 /// user can tell whether an artifact will open before trying.
 fn version() -> String {
-    use robotsieve_engine::artifact::{FORMAT_VERSION, SEMANTICS_VERSION};
+    use robotsieve_engine::{FORMAT_VERSION, SEMANTICS_VERSION};
     format!(
         "{} (reads and writes artifact format version {FORMAT_VERSION}, semantics version {SEMANTICS_VERSION})",
         env!("CARGO_PKG_VERSION")

@@ -11,8 +11,8 @@
 
 use crate::failure::{fail, Context, Failure};
 use robotsieve_core::url::{origin_hash, KeyBuf};
-use robotsieve_engine::shards::{shard_file_name, shard_of_hash, shard_of_url};
 use robotsieve_engine::PendingFile;
+use robotsieve_engine::{shard_file_name, shard_of_hash, shard_of_url};
 use robotsieve_sources::runs::{read_or_end, SortedRuns, Spill};
 use std::cmp::Ordering;
 use std::fs::File;

@@ -30,7 +30,7 @@ fn help_names_every_command_and_ends_with_an_example() {
 
 #[test]
 fn version_names_the_artifact_format_and_semantics() {
-    use robotsieve_engine::artifact::{FORMAT_VERSION, SEMANTICS_VERSION};
+    use robotsieve_engine::{FORMAT_VERSION, SEMANTICS_VERSION};
     let version = stdout(&robotsieve(&["--version"]));
     assert!(version.starts_with(&format!("robotsieve {}", env!("CARGO_PKG_VERSION"))), "{version}");
     assert!(version.contains(&format!("artifact format version {FORMAT_VERSION}")), "{version}");

@@ -4,7 +4,7 @@
 //! message naming the file.
 
 use robotsieve_core::url::OriginKey;
-use robotsieve_engine::artifact::Artifact;
+use robotsieve_engine::Artifact;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -238,7 +238,7 @@ fn a_lone_shard_answers_its_urls_as_the_whole_set_and_refuses_others() {
     let mut parts: Vec<(String, String)> = vec![(String::new(), String::new()); 4];
     for (url, row) in std::fs::read_to_string(&urls).unwrap().lines().zip(whole.lines()) {
         assert_eq!(row.split_once('\t').map(|(_, u)| u), Some(url), "{row} is the row of {url}");
-        let k = robotsieve_engine::shards::shard_of_url(url, 4).unwrap() as usize;
+        let k = robotsieve_engine::shard_of_url(url, 4).unwrap() as usize;
         parts[k].0.push_str(&format!("{url}\n"));
         parts[k].1.push_str(&format!("{row}\n"));
     }

@@ -11,7 +11,7 @@
 //! # The automaton
 //!
 //! A direct subset construction over the rules' positions, carrying the best
-//! rank found so far (`shared/DESIGN.md`, "The automaton"). A state is `(best, threads)`
+//! rank found so far (ARCHITECTURE.md, "The automaton"). A state is `(best, threads)`
 //! where a thread is a position inside one pattern's body (the pattern without
 //! its final `$`). On a byte, literal positions advance and `*` positions stay
 //! (and also stand at the position after them). When the body of a pattern
@@ -24,8 +24,8 @@
 //! We chose the direct construction over walking a regex-automata dense DFA:
 //! it needs no regex translation of patterns (escaping `*`, `$`, bytes), no
 //! second automaton in memory, it can prune threads as soon as they are
-//! beaten, it counts its own work exactly (so the budget is exact), and
-//! `shared/DESIGN.md` measured both to give the same minimal automata.
+//! beaten, and it counts its own work exactly (so the budget is exact). The
+//! regex-automata reading in `testkit` stays as an oracle of the verdicts.
 //!
 //! Bytes that no pattern mentions behave alike, so the alphabet is one class
 //! per mentioned byte plus one for the rest. The automaton is then minimised
@@ -105,9 +105,9 @@ impl Default for Budget {
     /// 100,000 states and 5 million work units: a build gives up within about
     /// 0.2 s and 100 MiB. Measured on the 31,899-file real-world corpus
     /// (googlebot): 613 groups (2%) go over and are split; the large prefix-rule
-    /// files (docs.oracle.com, 19,126 rules) fit. Raising it to 40 million
-    /// turned few more groups into automata (tens of thousands of states each,
-    /// for floating-suffix lists like `/jobs/*<city>`) at 7 times the compile time.
+    /// files (docs.oracle.com, 19,126 rules) fit. A larger budget turns few
+    /// more groups into automata (floating-suffix lists like `/jobs/*<city>`)
+    /// at a far longer compile.
     fn default() -> Self {
         Budget { max_states: 100_000, max_work: 5_000_000 }
     }

@@ -25,10 +25,10 @@
 use crate::automaton::{self, BuildGate, BuildOptions, LargeBuilds};
 use rayon::prelude::*;
 use robotsieve_core::preference::PreferenceLine;
-use robotsieve_engine::artifact::{FetchInfo, FetchKind};
 use robotsieve_engine::format::{encode_group, CrawlRefs, RuleText, Selection};
-use robotsieve_engine::shards::shard_of_hash;
-use robotsieve_engine::writer::{ArtifactWriter, WriteError, DEFAULT_MEMORY};
+use robotsieve_engine::shard_of_hash;
+use robotsieve_engine::{ArtifactWriter, WriteError, DEFAULT_MEMORY};
+use robotsieve_engine::{FetchInfo, FetchKind};
 use robotsieve_robotstxt::group::{Agent, Group, Rule, Source, Verb};
 use robotsieve_robotstxt::parse::RobotsTxt;
 use robotsieve_sources::corpus::{OriginRobots, Robots};
@@ -421,9 +421,8 @@ pub fn build_shards(
 /// `malloc_trim`: every free page of every arena, not only the top of the
 /// heap), after a batch that had a large build. Without it, the pages a batch's builds used and freed stay
 /// resident, scattered between live blocks, and the resident size grows
-/// well past what is live: 177 MB resident between batches for 39 MB live
-/// (measured with `compile_scale`'s trace), and the next batch's peak
-/// comes on top of what fragmentation left. Elsewhere a no-op.
+/// well past what is live (`compile_scale`'s trace shows it), and the next
+/// batch's peak comes on top of what fragmentation left. Elsewhere a no-op.
 fn return_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only releases free memory; it may be called at any time.
@@ -517,7 +516,7 @@ fn dedup_form(mut group: Group, explain: bool) -> Group {
 mod tests {
     use super::*;
     use robotsieve_core::url::{OriginKey, PathMode};
-    use robotsieve_engine::artifact::Artifact;
+    use robotsieve_engine::Artifact;
 
     /// Resolves one fetch record per origin, as `compile --corpus` would.
     pub(crate) fn resolve(records: &[(&str, u16, &str)]) -> Vec<robotsieve_sources::corpus::Governing> {

@@ -7,10 +7,10 @@
 
 use crate::automaton::BuildOptions;
 use crate::build::{build, build_shards, BuildPlan, BuildReport};
-use robotsieve_engine::artifact::ShardInfo;
-use robotsieve_engine::shards::{shard_file_name, shard_of_hash, SHARD_SCHEME};
-use robotsieve_engine::writer::{ArtifactWriter, WriteError, DEFAULT_MEMORY};
 use robotsieve_engine::PendingFile;
+use robotsieve_engine::ShardInfo;
+use robotsieve_engine::{shard_file_name, shard_of_hash, SHARD_SCHEME};
+use robotsieve_engine::{ArtifactWriter, WriteError, DEFAULT_MEMORY};
 use robotsieve_robotstxt::Agent;
 use robotsieve_sources::bounded::BoundedCorpus;
 use robotsieve_sources::corpus::CorpusError;

@@ -3,11 +3,12 @@
 
 use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build_bytes, BuildPlan};
-use robotsieve_engine::artifact::{
-    Artifact, ArtifactError, Damage, GroupDamage, Section, VersionMismatch, Versioned, FORMAT_VERSION, PART_COMB16,
+use robotsieve_engine::format::{Header, GROUPS_START};
+use robotsieve_engine::testing::{GroupHead, PART_COMB16};
+use robotsieve_engine::{
+    Artifact, ArtifactError, DamageKind, GroupDamage, Section, VersionMismatch, Versioned, FORMAT_VERSION,
     SEMANTICS_VERSION,
 };
-use robotsieve_engine::format::{GroupHead, Header, GROUPS_START};
 use robotsieve_robotstxt::Agent;
 use robotsieve_sources::corpus::{Corpus, Governing};
 use robotsieve_testkit::conformance::{check_verdict_file, conformance_file, read_origin_cases};
@@ -136,8 +137,11 @@ fn a_version_mismatch_is_told_apart_from_damage() {
     damaged[last] ^= 0x40;
     // The last byte is padding after the last section: the error says where.
     match Artifact::from_bytes(&damaged) {
-        Err(ArtifactError::Invalid { path: None, damage: Damage::SectionGap { from, to } }) => {
-            assert!(from < to && to == damaged.len() && to - from < 8, "{from}..{to} of {}", damaged.len());
+        Err(ArtifactError::Invalid { path: None, damage }) if damage.kind() == DamageKind::SectionGap => {
+            let (len, message) = (damaged.len(), damage.to_string());
+            let from = (len - 7..len).find(|from| message.ends_with(&format!("(bytes {from} to {len})")));
+            assert!(from.is_some(), "{message}, in a file of {len} bytes");
+            assert_eq!(damage.section(), None);
         }
         other => panic!("expected damage in the padding, got {other:?}"),
     }
@@ -145,13 +149,15 @@ fn a_version_mismatch_is_told_apart_from_damage() {
     let at = meta.len() - 16;
     meta[at] ^= 0x40;
     match Artifact::from_bytes(&meta) {
-        Err(ArtifactError::Invalid { damage: Damage::SectionChecksum { section: Section::Meta }, .. }) => {}
+        Err(ArtifactError::Invalid { damage, .. })
+            if damage.kind() == DamageKind::SectionChecksum && damage.section() == Some(Section::Meta) => {}
         other => panic!("expected META's checksum to fail, got {other:?}"),
     }
     let path = dir.path().join("damaged.rsv");
     std::fs::write(&path, &damaged).unwrap();
     match Artifact::open(&path) {
-        Err(e @ ArtifactError::Invalid { path: Some(_), damage: Damage::SectionGap { .. } }) => {
+        Err(e @ ArtifactError::Invalid { path: Some(_), .. }) if matches!(&e, ArtifactError::Invalid { damage, .. } if damage.kind() == DamageKind::SectionGap) =>
+        {
             assert!(
                 e.to_string().starts_with(&format!("not a valid robotsieve artifact: {}: ", path.display())),
                 "{e}"
@@ -162,8 +168,12 @@ fn a_version_mismatch_is_told_apart_from_damage() {
     let mut cut = sample_bytes(false);
     cut.truncate(cut.len() - 8);
     match Artifact::from_bytes(&cut) {
-        Err(ArtifactError::Invalid { damage: Damage::Truncated { stored, actual }, .. }) => {
-            assert_eq!(stored, actual as u64 + 8);
+        Err(ArtifactError::Invalid { damage, .. }) if damage.kind() == DamageKind::Truncated => {
+            let actual = cut.len();
+            assert_eq!(
+                damage.to_string(),
+                format!("header says {} bytes but the file has {actual} (truncated?)", actual + 8)
+            );
         }
         other => panic!("expected a truncated file, got {other:?}"),
     }
@@ -356,7 +366,8 @@ fn long_literal_rules_are_stored_as_a_comb_and_agree_with_the_oracle() {
 /// a lookup panic.
 #[test]
 fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
-    use robotsieve_engine::format::{checksum, GroupHead, PartRecord, GROUPS_START};
+    use robotsieve_engine::format::{checksum, GROUPS_START};
+    use robotsieve_engine::testing::{GroupHead, PartRecord};
     let mut body = String::from("user-agent: *\n");
     for i in 0..200 {
         body.push_str(&format!("disallow: /a/very/long/unique/literal/rule/number/{i:05}/end\n"));
@@ -440,10 +451,10 @@ fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
 #[test]
 fn a_shard_holding_another_shards_origin_is_refused() {
     use robotsieve_compiler::build::build;
-    use robotsieve_engine::artifact::ShardInfo;
     use robotsieve_engine::format::ShardSetProblem;
-    use robotsieve_engine::shards::{shard_file_name, ShardSet, SHARD_SCHEME};
-    use robotsieve_engine::writer::ArtifactWriter;
+    use robotsieve_engine::ArtifactWriter;
+    use robotsieve_engine::ShardInfo;
+    use robotsieve_engine::{shard_file_name, ShardSet, SHARD_SCHEME};
     let dir = tempfile::tempdir().unwrap();
     let records: Vec<_> = (0..20)
         .map(|i| (format!("https://site{i}.example/robots.txt"), b"user-agent: *\ndisallow: /x\n".to_vec()))
@@ -475,8 +486,8 @@ fn a_shard_holding_another_shards_origin_is_refused() {
 /// that says what was expected where, with the message of old.
 #[test]
 fn a_damaged_meta_section_says_what_was_expected_where() {
-    use robotsieve_engine::artifact::Meta;
     use robotsieve_engine::format::MetaProblem;
+    use robotsieve_engine::Meta;
     let cases: [(&str, MetaProblem, &str); 4] = [
         (r#"{"agents":[1]}"#, MetaProblem::Expected { expected: b'"', at: 11 }, r#"expected '"' at byte 11"#),
         (
@@ -502,7 +513,7 @@ fn a_damaged_meta_section_says_what_was_expected_where() {
 /// no body has a line.
 #[test]
 fn preferences_through_the_artifact_equal_group_selection() {
-    use robotsieve_engine::artifact::Section;
+    use robotsieve_engine::Section;
     use robotsieve_robotstxt::{Group, RobotsTxt};
     let bodies = [
         "User-Agent: *\nContent-Signal: ai-train=no, search=yes, ai-input=yes\nAllow: /\n",
@@ -552,7 +563,7 @@ fn preferences_through_the_artifact_equal_group_selection() {
 /// artifact of files without any has no such section.
 #[test]
 fn sitemaps_and_crawl_delays_through_the_artifact_equal_the_file() {
-    use robotsieve_engine::artifact::Section;
+    use robotsieve_engine::Section;
     use robotsieve_robotstxt::{Group, RobotsTxt};
     let bodies = [
         "User-agent: *\nCrawl-delay: 10\nDisallow: /x\nSitemap: https://a.example/sitemap.xml\n",
@@ -619,8 +630,8 @@ fn sitemaps_and_crawl_delays_through_the_artifact_equal_the_file() {
 /// checksum, and by the section's own checks when the checksums are made to match).
 #[test]
 fn damaged_preferences_are_refused() {
-    use robotsieve_engine::artifact::Section;
     use robotsieve_engine::format::{checksum, SectionEntry, GROUPS_START};
+    use robotsieve_engine::Section;
     let records = vec![(
         "https://a.example/robots.txt".to_string(),
         b"User-agent: *\nContent-Usage: /d train-ai=n\nDisallow: /x\n".to_vec(),
@@ -658,7 +669,8 @@ fn damaged_preferences_are_refused() {
 /// in an artifact without explanations).
 #[test]
 fn explanation_tables_out_of_range_are_refused_without_explain_too() {
-    use robotsieve_engine::format::{reseal, GroupHead, GROUPS_START};
+    use robotsieve_engine::format::GROUPS_START;
+    use robotsieve_engine::testing::{reseal, GroupHead};
     let bytes = sample_bytes(false);
     let artifact = Artifact::from_bytes(&bytes).unwrap();
     assert!(!artifact.explains() && artifact.groups() > 0);

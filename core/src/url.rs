@@ -4,6 +4,7 @@
 //! crate) reads them, so that the robots.txt robotsieve answers from is that
 //! of the site the fetcher will request.
 
+use crate::arch::Avx2;
 use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
@@ -423,21 +424,20 @@ impl KeyBuf {
 
     /// [`KeyBuf::locate`] for a caller compiled with AVX2 enabled
     /// (`#[target_feature(enable = "avx2")]`), into which the AVX2 scans
-    /// are then inlined, with no check of the CPU per URL.
-    ///
-    /// # Safety
-    ///
-    /// The CPU must have AVX2 ([`KeyBuf::scans_avx2`]).
+    /// are then inlined, with no check of the CPU per URL: `avx2` (from
+    /// [`KeyBuf::avx2`]) is the proof that the CPU has it. Called from
+    /// another caller it answers the same, only without the inlining.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    pub unsafe fn locate_avx2(&mut self, url: &[u8]) -> Result<Spans, UrlError> {
+    pub fn locate_avx2(&mut self, avx2: Avx2, url: &[u8]) -> Result<Spans, UrlError> {
+        let _ = avx2;
         self.locate_with(url, Vectors { avx2: true, inline: true })
     }
 
-    /// Whether this buffer's scans run with AVX2 (the CPU has it): then
-    /// [`KeyBuf::locate_avx2`] may be called.
-    pub fn scans_avx2(&self) -> bool {
-        self.vectors.avx2
+    /// The AVX2 token when this buffer's scans run with AVX2 (the CPU has
+    /// it), for [`KeyBuf::locate_avx2`].
+    pub fn avx2(&self) -> Option<Avx2> {
+        Avx2::detect().filter(|_| self.vectors.avx2)
     }
 
     /// [`KeyBuf::locate`] with the scans of `vectors`.
@@ -1226,7 +1226,7 @@ fn has_avx2() -> bool {
 /// Which vector forms of the scans ([`plain_path_end`],
 /// [`AuthorityScan::of_block`]) this CPU runs: asked once per [`KeyBuf`]
 /// and carried along, since asking the standard library's cache at each
-/// scan cost 12 instructions a URL (two or three scans each).
+/// scan costs instructions on every URL (two or three scans each).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Vectors {
     /// AVX2: the 32-byte nibble lookups; else SSE2 (on x86_64) or none.
@@ -1234,8 +1234,7 @@ struct Vectors {
     avx2: bool,
     /// With `avx2`: the caller is compiled for AVX2 ([`KeyBuf::locate_avx2`]),
     /// so the authority's scan is inlined into it rather than called (LLVM
-    /// did not inline the call on its own; inlined, crawl2019 took about 25
-    /// instructions a URL fewer). Only [`KeyBuf::locate_avx2`] sets it.
+    /// does not inline the call on its own). Only [`KeyBuf::locate_avx2`] sets it.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "x86_64 only"))]
     inline: bool,
 }
@@ -1402,8 +1401,8 @@ fn path_stops_avx2(url: &[u8], at: usize) -> u32 {
 /// stops at (see [`is_path_stop_byte`]), and a percent-escape in upper case
 /// other than `%2E` (left as it is by the standard and by pattern escaping;
 /// `%2E` may make a dot segment). Its other bytes are no stops. Stepped over
-/// inside the scans, with the block's other stops: a new scan from after
-/// each cost about 35 instructions (a quarter of crawl2019's URLs have one).
+/// inside the scans, with the block's other stops, rather than by a new
+/// scan from after each (a quarter of crawl2019's URLs have one).
 #[inline(always)]
 fn stepped_over(url: &[u8], stop: usize) -> bool {
     match url[stop] {

@@ -26,7 +26,7 @@
 
 use crate::dfa::Walker;
 use crate::format::{
-    checksum, Check, CrawlTable, GroupHead, GroupView, Header, HeaderError, MetaProblem, OriginRecord, PartView,
+    checksum, Check, CrawlTable, Fault, GroupHead, GroupView, Header, HeaderError, MetaProblem, OriginRecord, PartView,
     PreferenceTable, SectionEntry, ShardSetProblem, Slot, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START, MAX_SECTIONS,
     NO_RULE,
 };
@@ -41,11 +41,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
-pub use crate::format::{Damage, GroupDamage, ListProblem, PartProblem, VersionMismatch, Versioned};
-pub use crate::format::{
-    FetchInfo, FetchKind, Section, BYTE_ORDER_MARK, FORMAT_VERSION, MAGIC, PART_COMB, PART_COMB16, PART_DFA16,
-    PART_DFA32, PART_RULES, SEMANTICS_VERSION,
-};
+use crate::format::{Damage, FetchInfo, FetchKind, GroupDamage, Section, VersionMismatch};
 
 /// Why an artifact could not be opened.
 #[derive(Debug)]
@@ -110,8 +106,6 @@ pub enum ArtifactError {
         index: u32,
         /// Its file.
         path: PathBuf,
-        /// The file name of the shard the URL belongs to, in the set's naming.
-        shard_file: String,
     },
     /// A group blob failed its check when a lookup first reached it (or
     /// when [`Artifact::verify`] read it): the file was damaged after it was
@@ -171,10 +165,11 @@ impl fmt::Display for ArtifactError {
                 "{}: not a shard (its header has no shard information), not shard {index} of {count} as asked",
                 path.display()
             ),
-            ArtifactError::Misrouted { url, shard, count, index, path, shard_file } => write!(
+            ArtifactError::Misrouted { url, shard, count, index, path } => write!(
                 f,
-                "{url}: belongs to shard {shard} of {count} ({shard_file}), not to shard {index} ({}): the URL list \
+                "{url}: belongs to shard {shard} of {count} ({}), not to shard {index} ({}): the URL list \
                  was split by another function or shard count",
+                shard_file_name(*shard, *count),
                 path.display()
             ),
             ArtifactError::DamagedGroup { path, group, origin, problem } => {
@@ -227,8 +222,8 @@ impl fmt::Display for UnknownAgent {
 
 impl std::error::Error for UnknownAgent {}
 
-fn invalid<T>(damage: Damage) -> Result<T, ArtifactError> {
-    Err(ArtifactError::Invalid { path: None, damage })
+fn invalid<T>(damage: impl Into<Damage>) -> Result<T, ArtifactError> {
+    Err(ArtifactError::Invalid { path: None, damage: damage.into() })
 }
 
 /// The metadata of an artifact (the META section).
@@ -239,7 +234,7 @@ pub struct Meta {
     /// Free-form build information (tool version, sources, options), as JSON
     /// key/value string pairs.
     pub build: Vec<(String, String)>,
-    /// Which shard of a set this artifact is (see [`crate::shards`]); `None`
+    /// Which shard of a set this artifact is (see [`crate::ShardSet`]); `None`
     /// for a whole artifact.
     pub shard: Option<ShardInfo>,
 }
@@ -253,6 +248,11 @@ pub struct ShardInfo {
     pub count: u32,
     /// The name of the shard function ([`crate::shards::SHARD_SCHEME`]).
     pub scheme: String,
+}
+
+/// The file name of shard `index` of `count` in a set's directory.
+pub fn shard_file_name(index: u32, count: u32) -> String {
+    format!("{index:05}-of-{count:05}.rsv")
 }
 
 impl Meta {
@@ -596,16 +596,16 @@ impl Artifact {
             HeaderError::Invalid(damage) => ArtifactError::Invalid { path: None, damage },
         })?;
         if header.file_len != bytes.len() as u64 {
-            return invalid(Damage::Truncated { stored: header.file_len, actual: bytes.len() });
+            return invalid(Fault::Truncated { stored: header.file_len, actual: bytes.len() });
         }
         let count = header.sections as usize;
         let table_end = GROUPS_START;
         if count > MAX_SECTIONS || table_end > bytes.len() {
-            return invalid(Damage::SectionTable { count });
+            return invalid(Fault::SectionTable { count });
         }
         let computed = Header::checksum_of(&bytes[..table_end]);
         if header.checksum != computed {
-            return invalid(Damage::HeaderChecksum { stored: header.checksum, computed });
+            return invalid(Fault::HeaderChecksum { stored: header.checksum, computed });
         }
         let mut sections: SectionTable = [(0, 0); Section::ALL.len()];
         let mut seen = [false; Section::ALL.len()];
@@ -618,22 +618,22 @@ impl Artifact {
             let (off, len, section) = (entry.offset, entry.len, entry.section);
             let end = off.checked_add(len);
             if off % 8 != 0 || (off as usize) < table_end || end.is_none_or(|end| end > bytes.len() as u64) {
-                return invalid(Damage::SectionBounds { section, offset: off, len });
+                return invalid(Fault::SectionBounds { section, offset: off, len });
             }
             let range = off as usize..(off + len) as usize;
             // GROUPS' blobs carry their own checksums; CRAWL is checked on first use.
             if entry.section == Section::Crawl {
                 crawl_checksum = entry.checksum;
             } else if entry.section != Section::Groups && checksum(&bytes[range]) != entry.checksum {
-                return invalid(Damage::SectionChecksum { section });
+                return invalid(Fault::SectionChecksum { section });
             }
             if std::mem::replace(&mut seen[entry.section.index()], true) {
-                return invalid(Damage::SectionTwice { section });
+                return invalid(Fault::SectionTwice { section });
             }
             sections[entry.section.index()] = (off as usize, len as usize);
         }
         if let Some(missing) = Section::ALL.iter().find(|s| s.is_required() && !seen[s.index()]) {
-            return invalid(Damage::SectionMissing { section: *missing });
+            return invalid(Fault::SectionMissing { section: *missing });
         }
         // The sections tile the file, with zero padding of under 8 bytes between.
         let mut tiles: Vec<(usize, usize)> =
@@ -642,7 +642,7 @@ impl Artifact {
         let mut at = table_end;
         for &(off, len) in tiles.iter().chain([&(bytes.len(), 0)]) {
             if off < at || off - at >= 8 || bytes[at..off].iter().any(|&b| b != 0) {
-                return invalid(Damage::SectionGap { from: at, to: off });
+                return invalid(Fault::SectionGap { from: at, to: off });
             }
             at = off + len;
         }
@@ -650,7 +650,7 @@ impl Artifact {
             let (off, len) = sections[s.index()];
             &bytes[off..off + len]
         };
-        let meta_damage = |problem| ArtifactError::Invalid { path: None, damage: Damage::Meta { problem } };
+        let meta_damage = |problem| ArtifactError::Invalid { path: None, damage: Fault::Meta { problem }.into() };
         let meta_text =
             std::str::from_utf8(section(Section::Meta)).map_err(|e| meta_damage(MetaProblem::NotUtf8(e)))?;
         let meta = Meta::from_json(meta_text).map_err(meta_damage)?;
@@ -659,7 +659,7 @@ impl Artifact {
 
         let records = section(Section::Origins);
         if records.len() % record_len != 0 {
-            return invalid(Damage::OriginRecords);
+            return invalid(Fault::OriginRecords);
         }
         let origins = records.len() / record_len;
         // The group index: blobs in id order, each at least a head long, from
@@ -673,25 +673,25 @@ impl Artifact {
         for (g, &off) in index.iter().enumerate() {
             let first_ok = g > 0 || off == groups_off as u64;
             if off % 8 != 0 || off < next_at_least || !first_ok || off >= groups_end {
-                return invalid(Damage::GroupOrder { group: g });
+                return invalid(Fault::GroupOrder { group: g });
             }
             next_at_least = off + GroupHead::LEN as u64;
         }
         if (groups == 0 && groups_len != 0) || next_at_least > groups_end {
-            return invalid(Damage::GroupsEnd);
+            return invalid(Fault::GroupsEnd);
         }
         let keys_len = section(Section::Keys).len() as u64;
         for (o, record) in records.chunks_exact(record_len).enumerate() {
             let (key_off, key_len) = OriginRecord::key_range(record);
             if key_off.checked_add(u64::from(key_len)).is_none_or(|end| end > keys_len) {
-                return invalid(Damage::OriginKey { origin: o });
+                return invalid(Fault::OriginKey { origin: o });
             }
             let info = OriginRecord::info(record);
             if FetchInfo::unpack(info).is_none() {
-                return invalid(Damage::OriginFetchKind { origin: o, kind: info >> 16 });
+                return invalid(Fault::OriginFetchKind { origin: o, kind: info >> 16 });
             }
             if let Some(g) = (0..agents).map(|a| OriginRecord::group(record, a)).find(|&g| g as usize >= groups) {
-                return invalid(Damage::OriginGroup { origin: o, group: g, groups });
+                return invalid(Fault::OriginGroup { origin: o, group: g, groups });
             }
         }
         if seen[Section::Preferences.index()] {
@@ -702,19 +702,19 @@ impl Artifact {
         let slots = section(Section::Slots);
         let slot_count = slots.len() / Slot::LEN;
         if slots.len() % Slot::LEN != 0 || !slot_count.is_power_of_two() || slot_count < origins {
-            return invalid(Damage::SlotCount);
+            return invalid(Fault::SlotCount);
         }
         let mut filled = 0usize;
         for slot in slots.chunks_exact(Slot::LEN).map(Slot::decode) {
             if slot.origin != EMPTY_SLOT {
                 if slot.origin as usize >= origins {
-                    return invalid(Damage::SlotOrigin { origin: slot.origin, origins });
+                    return invalid(Fault::SlotOrigin { origin: slot.origin, origins });
                 }
                 filled += 1;
             }
         }
         if filled != origins {
-            return invalid(Damage::SlotsFilled { filled, origins });
+            return invalid(Fault::SlotsFilled { filled, origins });
         }
         Ok(Artifact {
             slot_bits: slot_count.trailing_zeros(),
@@ -744,7 +744,7 @@ impl Artifact {
             let key = self.origin_key(o);
             if self.find_origin(key, robotsieve_core::url::origin_hash(key)) != Some(o) {
                 let key = String::from_utf8_lossy(key).into_owned();
-                return Err(self.invalid(Damage::OriginNotIndexed { origin: o, key }));
+                return Err(self.invalid(Fault::OriginNotIndexed { origin: o, key }));
             }
         }
         for g in 0..self.groups {
@@ -788,9 +788,9 @@ impl Artifact {
 
     /// The error for `damage` found after opening, naming the file.
     #[cold]
-    fn invalid(&self, damage: Damage) -> ArtifactError {
+    fn invalid(&self, damage: impl Into<Damage>) -> ArtifactError {
         let path = Some(self.path.clone()).filter(|p| !p.as_os_str().is_empty());
-        ArtifactError::Invalid { path, damage }
+        ArtifactError::Invalid { path, damage: damage.into() }
     }
 
     /// The error for damaged group `g`, naming an origin that uses it.
@@ -883,7 +883,7 @@ impl Artifact {
         let bytes = self.section(Section::Crawl);
         let checked = self.crawl_checked.get_or_init(|| {
             if checksum(bytes) != self.crawl_checksum {
-                return Err(Damage::SectionChecksum { section: Section::Crawl });
+                return Err(Fault::SectionChecksum { section: Section::Crawl }.into());
             }
             CrawlTable::parse(bytes, self.origins, self.agents).map(|_| ())
         });
@@ -986,7 +986,7 @@ impl Artifact {
     }
 
     /// Every origin in the index with the hash it is stored under, in slot
-    /// order: what lookups can reach (see [`crate::shards`]'s membership check).
+    /// order: what lookups can reach (see [`crate::ShardSet`]'s membership check).
     pub fn indexed_origins(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
         let slots: &[u64] = bytemuck::cast_slice(self.section(Section::Slots));
         slots.chunks_exact(2).filter(|s| s[1] != EMPTY_SLOT).map(|s| (s[1] as usize, s[0]))
@@ -1288,5 +1288,5 @@ pub struct GroupStats {
 
 fn cast<T: bytemuck::Pod>(bytes: &[u8], s: Section) -> Result<&[T], ArtifactError> {
     bytemuck::try_cast_slice(bytes)
-        .map_err(|_| ArtifactError::Invalid { path: None, damage: Damage::SectionMisaligned { section: s } })
+        .map_err(|_| ArtifactError::Invalid { path: None, damage: Fault::SectionMisaligned { section: s }.into() })
 }

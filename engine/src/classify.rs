@@ -9,8 +9,10 @@
 //! run of its URLs, and takes the short runs through each step side by side,
 //! so that their cache misses overlap.
 
-use crate::artifact::{ArtifactError, ExplainedRule, FetchInfo, FetchKind, GroupOutcome};
+use crate::artifact::{ArtifactError, ExplainedRule, GroupOutcome};
+use crate::format::{FetchInfo, FetchKind};
 use crate::shards::ShardSet;
+use robotsieve_core::arch::Avx2;
 use robotsieve_core::preference::{applicable, describe, Applied, PreferenceField};
 use robotsieve_core::url::{origin_hash, origin_hash_of_prefix, KeyBuf, Origin, PathMode, UrlError};
 use robotsieve_core::Verdict;
@@ -345,8 +347,8 @@ impl<'a> AgentClassifier<'a> {
 
     /// [`AgentClassifier::verdicts`] of one window of URLs; `GROUPED`: they
     /// come grouped by origin ([`AgentClassifier::grouped_verdicts`]). A
-    /// constant, so that each path is compiled apart (a run-time flag cost
-    /// the windowed path 23 instructions a URL on crawl2019, callgrind).
+    /// constant, so that each path is compiled apart (a run-time flag costs
+    /// the windowed path instructions on every URL).
     fn window_verdicts<const GROUPED: bool>(
         &self,
         urls: &[&[u8]],
@@ -478,22 +480,23 @@ impl<'a> AgentClassifier<'a> {
         runs: &mut Vec<usize>,
     ) {
         #[cfg(target_arch = "x86_64")]
-        if key.scans_avx2() {
-            // SAFETY: the CPU has AVX2.
-            return unsafe { self.take_apart_avx2(urls, verdicts, key, keys, paths, lanes, runs) };
+        if let Some(avx2) = key.avx2() {
+            // SAFETY: the token says that the CPU has AVX2.
+            return unsafe { self.take_apart_avx2(avx2, urls, verdicts, key, keys, paths, lanes, runs) };
         }
-        self.take_apart_with::<false>(urls, verdicts, key, keys, paths, lanes, runs);
+        self.take_apart_with::<false>(None, urls, verdicts, key, keys, paths, lanes, runs);
     }
 
     /// [`AgentClassifier::take_apart`] compiled for AVX2, the URL parser's
     /// vector scans ([`KeyBuf::locate_avx2`]) inlined into the loop: as calls
-    /// of their own they spent about 40 instructions a URL on their entry
-    /// and exit and on the scan's answer returned through memory.
+    /// of their own they spend their entry and exit and return the scan's
+    /// answer through memory, on every URL.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     #[allow(clippy::too_many_arguments, reason = "the scratch buffers, borrowed apart")]
     fn take_apart_avx2(
         &self,
+        avx2: Avx2,
         urls: &[&[u8]],
         verdicts: &mut [Verdict],
         key: &mut KeyBuf,
@@ -502,15 +505,16 @@ impl<'a> AgentClassifier<'a> {
         lanes: &mut Vec<GroupedLane>,
         runs: &mut Vec<usize>,
     ) {
-        self.take_apart_with::<true>(urls, verdicts, key, keys, paths, lanes, runs);
+        self.take_apart_with::<true>(Some(avx2), urls, verdicts, key, keys, paths, lanes, runs);
     }
 
     /// [`AgentClassifier::take_apart`]; `AVX2`: the CPU has AVX2 and the
-    /// caller is compiled for it.
+    /// caller is compiled for it, and then `avx2` is its token.
     #[inline(always)]
     #[allow(clippy::too_many_arguments, reason = "the scratch buffers, borrowed apart")]
     fn take_apart_with<const AVX2: bool>(
         &self,
+        avx2: Option<Avx2>,
         urls: &[&[u8]],
         verdicts: &mut [Verdict],
         key: &mut KeyBuf,
@@ -522,7 +526,7 @@ impl<'a> AgentClassifier<'a> {
         // The key before and its hash.
         let mut last: Option<(LastKey<'_>, u64)> = None;
         for (i, (&url, verdict)) in urls.iter().zip(verdicts.iter_mut()).enumerate() {
-            let Some((key_at, path)) = self.place::<AVX2>(url, key, keys, paths) else {
+            let Some((key_at, path)) = self.place(avx2, url, key, keys, paths) else {
                 *verdict = Verdict::Invalid;
                 continue;
             };
@@ -546,13 +550,14 @@ impl<'a> AgentClassifier<'a> {
     /// they are not bytes of the URL); `None` for a URL that is not one. In
     /// the default mode the parser says where the two are
     /// ([`KeyBuf::locate`]), with no [`Origin`] built and taken apart again;
-    /// `--raw-urls` reads its path from the [`Origin`]. `AVX2`: see
-    /// [`AgentClassifier::take_apart_with`]. Always inlined: as
-    /// a call of its own, its two places came back through memory (+70
-    /// instructions a URL on the synthetic list, callgrind).
+    /// `--raw-urls` reads its path from the [`Origin`]. With `avx2`, the
+    /// caller is compiled for AVX2 ([`AgentClassifier::take_apart_avx2`]),
+    /// whose scans are then inlined here. Always inlined: as
+    /// a call of its own, its two places come back through memory.
     #[inline(always)]
-    fn place<const AVX2: bool>(
+    fn place(
         &self,
+        avx2: Option<Avx2>,
         url: &[u8],
         key: &mut KeyBuf,
         keys: &mut Vec<u8>,
@@ -564,14 +569,15 @@ impl<'a> AgentClassifier<'a> {
             return Some((at, BytesAt::prepare(self.mode, &origin, url, paths)));
         }
         #[cfg(target_arch = "x86_64")]
-        let spans = if AVX2 {
-            // SAFETY: `AVX2` says that the CPU has AVX2.
-            unsafe { key.locate_avx2(url) }
-        } else {
-            key.locate(url)
+        let spans = match avx2 {
+            Some(avx2) => key.locate_avx2(avx2, url),
+            None => key.locate(url),
         };
         #[cfg(not(target_arch = "x86_64"))]
-        let spans = key.locate(url);
+        let spans = {
+            let _ = avx2;
+            key.locate(url)
+        };
         let spans = spans.ok()?;
         let at = match spans.key {
             Some(range) => BytesAt::Url(range),
@@ -686,8 +692,8 @@ fn locate(
 /// How many URLs [`AgentClassifier::verdicts`] groups by origin at once:
 /// few enough that a window's lanes, keys and URLs stay in the L2 cache
 /// while they are visited in hash order (with a whole 1 MiB chunk, those
-/// visits missed the cache and a random frontier ran 10% to 25% slower, CPU
-/// seconds), many enough that the URLs of a popular origin form a run.
+/// visits miss the cache), many enough that the URLs of a popular origin
+/// form a run.
 const GROUP_WINDOW: usize = 2048;
 
 /// How many runs of one origin [`AgentClassifier::verdicts`] looks up side
@@ -793,9 +799,9 @@ impl<'u> LastKey<'u> {
     /// Whether the two keys are equal, given the keys buffer. `AVX2`: the
     /// CPU has AVX2 and the caller is compiled for it; then two keys of at
     /// most 32 bytes, each followed by enough of its URL, are compared as
-    /// one 32-byte block each (about 8 instructions instead of about 25
-    /// for the word loop and its bounds checks: the run detection compares
-    /// every URL's key with the one before's).
+    /// one 32-byte block each, rather than by a word loop with its bounds
+    /// checks: the run detection compares every URL's key with the one
+    /// before's.
     #[inline(always)]
     fn same<const AVX2: bool>(&self, other: &LastKey<'_>, buffer: &[u8]) -> bool {
         #[cfg(target_arch = "x86_64")]

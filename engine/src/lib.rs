@@ -6,24 +6,27 @@
 //! and no pipeline (`robotsieve-filter`); URL splitting and the other shared
 //! vocabulary come from `robotsieve-core`.
 //!
+//! The types a user needs are at the root: [`ShardSet`] and [`Artifact`]
+//! (a set of shard files, or one artifact, opened and checked, with
+//! [`ArtifactError`] when it cannot be used), [`AgentClassifier`] and
+//! [`MatrixClassifier`] (URL verdicts, one at a time with reasons or a batch
+//! with every step interleaved), [`ArtifactWriter`] (laying compiled groups
+//! and origins out as one artifact file), [`PendingFile`] (output files that
+//! appear only when a run succeeds, and are removed on a signal once the
+//! binary asks for it), and the shard functions ([`shard_of_url`],
+//! [`shard_file_name`]).
+//!
+//! The modules a user reaches into:
+//!
 //! - [`dfa`]: the automaton runtime: one scan of a path gives the winning rank.
 //! - [`comb`]: the same automaton with its transition table row-displaced,
 //!   for trie-like automata whose dense rows are almost all one target.
-//! - `walk` (internal): walking a path through either table layout, once or
-//!   many walks interleaved so that their cache misses overlap.
 //! - [`rules`]: the per-rule fallback for rules no automaton can hold cheaply.
 //! - [`compiled`]: a compiled group's owned tables, as the builder makes them.
 //! - [`matcher`]: a compiled group checked and run (through [`runtime`]): its parts, combined by rank.
 //! - [`runtime`]: an artifact's group with its parts read once, for a run of paths.
-//! - [`artifact`]: the memory-mappable file of every origin's compiled rules.
-//! - [`mod@format`]: the artifact's layout, each record's encode and decode side by side.
-//! - [`writer`]: laying compiled groups and origins out as one artifact file.
-//! - [`shards`]: shard sets: origins split by a published hash over N artifacts.
-//! - [`classify`]: URL verdicts from an artifact (origin, group, automaton),
-//!   one at a time with reasons, or a batch with every step interleaved.
-//! - [`pending`]: output files that appear only when a run succeeds (and are
-//!   removed on a signal once the binary asks for it).
-//! - `mapped` (internal): giving back the pages of mapped files read once.
+//! - [`mod@format`]: the artifact's layout and its version history, the
+//!   header as a remote reader checks it, and the errors of a damaged file.
 //!
 //! # Example
 //!
@@ -32,8 +35,7 @@
 //!
 //! ```
 //! use robotsieve_core::{PathMode, Verdict};
-//! use robotsieve_engine::classify::{AgentClassifier, Scratch};
-//! use robotsieve_engine::ShardSet;
+//! use robotsieve_engine::{AgentClassifier, Scratch, ShardSet};
 //! # use robotsieve_compiler::{compile_corpus, CompileOptions, Outputs};
 //! # let records = br#"{"url": "https://example.com/robots.txt", "status": 200, "body": "User-agent: *\nDisallow: /private\n"}"#;
 //! # let mut corpus = robotsieve_sources::bounded::BoundedCorpus::new(64 << 20);
@@ -55,27 +57,33 @@
 //! ```
 #![warn(missing_docs)]
 
-pub mod artifact;
-pub mod classify;
+mod artifact;
+mod classify;
 pub mod comb;
 pub mod compiled;
 pub mod dfa;
 pub mod format;
 mod mapped;
-pub use mapped::release as release_mapped;
 pub mod matcher;
-pub mod pending;
+mod pending;
 pub mod rules;
 pub mod runtime;
-pub mod shards;
+mod shards;
 mod walk;
-pub mod writer;
+mod writer;
 
-pub use artifact::{Artifact, ArtifactError, Meta, ShardInfo};
-pub use classify::{AgentClassifier, MatrixClassifier, MatrixScratch, Scratch};
+pub use artifact::{
+    shard_file_name, Artifact, ArtifactError, ExplainedRule, GroupOutcome, GroupStats, Meta, ShardInfo, UnknownAgent,
+};
+pub use classify::{AgentClassifier, Answer, FetchClass, MatrixClassifier, MatrixScratch, Reason, Scratch};
+pub use format::{
+    Damage, DamageKind, FetchInfo, FetchKind, GroupDamage, GroupTable, MetaProblem, PartProblem, Section,
+    ShardSetProblem, VersionMismatch, Versioned, FORMAT_VERSION, SEMANTICS_VERSION,
+};
+pub use mapped::release as release_mapped;
 pub use pending::{install_signal_cleanup, remove_pending_files, OutputError, PendingFile};
-pub use shards::{shard_file_name, shard_of_hash, shard_of_url, ShardSet, SHARD_SCHEME};
-pub use writer::{write_atomically, ArtifactWriter, WriteError};
+pub use shards::{shard_of_hash, shard_of_url, LoneShard, ShardSet, SHARD_SCHEME};
+pub use writer::{write_atomically, ArtifactWriter, WriteError, DEFAULT_MEMORY};
 
 /// What tests, fuzz targets and benchmarks need of the engine's internals:
 /// not part of the API, and free to change with them.
@@ -83,4 +91,8 @@ pub use writer::{write_atomically, ArtifactWriter, WriteError};
 pub mod testing {
     /// How many bytes a direct-write buffer of a [`crate::PendingFile`] holds.
     pub const DIRECT_BUFFER: usize = crate::pending::DIRECT_BUFFER;
+    pub use crate::format::groups::{
+        GroupHead, PartRecord, PART_COMB, PART_COMB16, PART_DFA16, PART_DFA32, PART_RULES,
+    };
+    pub use crate::format::header::reseal;
 }

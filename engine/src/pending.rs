@@ -80,7 +80,7 @@ pub struct PendingFile {
 
 /// The block size of writes past the page cache: what
 /// [`PendingFile::write_placed`] aligns buffers to.
-pub const BLOCK: usize = direct::ALIGN;
+const BLOCK: usize = direct::ALIGN;
 
 /// How many written bytes a [`PendingFile`] lets accumulate before it starts
 /// their writeback: large enough that the hint costs nothing per chunk,
@@ -169,13 +169,17 @@ impl PendingFile {
         }
     }
 
+    /// The block of a file written past the page cache: [`PendingFile::lead`]
+    /// and [`PendingFile::write_placed`] place bytes within blocks of this size.
+    pub const BLOCK: usize = BLOCK;
+
     /// Whether writes bypass the page cache ([`PendingFile::write_direct`]).
     pub fn is_direct(&self) -> bool {
         self.direct.is_some()
     }
 
     /// For a writer that can choose where its bytes lie in memory (see
-    /// [`PendingFile::write_placed`]): where in a block of [`BLOCK`] bytes
+    /// [`PendingFile::write_placed`]): where in a block of [`PendingFile::BLOCK`] bytes
     /// the next byte written lands, when the file is written past the page
     /// cache; `None` otherwise (then placement gains nothing).
     pub fn lead(&self) -> Option<usize> {
@@ -185,7 +189,7 @@ impl PendingFile {
     /// Writes `buf[start..]`, as `write_all` would, without copying it when
     /// it is placed: when the file is written past the page cache, the
     /// [`PendingFile::lead`] bytes before `start` are free (their content
-    /// is not written) and `start - lead` is a multiple of [`BLOCK`] in
+    /// is not written) and `start - lead` is a multiple of [`PendingFile::BLOCK`] in
     /// memory, `buf` itself goes to the file's writer thread and is
     /// replaced by an empty buffer (one written earlier, its memory kept,
     /// or a new one). Otherwise `buf[start..]` is copied and `buf` stays.

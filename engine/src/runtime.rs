@@ -4,7 +4,7 @@
 //! group and each of its parts, then walks the queries side by side: right
 //! for a batch of unrelated queries, and wasted work when many paths go
 //! through the same group one after the other. The filter groups the URLs of
-//! a chunk by origin (see [`crate::classify`]), so each group is used for a
+//! a chunk by origin (see [`crate::AgentClassifier`]), so each group is used for a
 //! run of paths; a [`CompiledGroup`] reads the group's head, its part records
 //! and its rank tables once for the run, and [`CompiledGroup::rank`] is then
 //! a scan per part, with the tables hot in the cache after the first path.

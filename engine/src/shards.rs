@@ -24,9 +24,9 @@
 //! whose origin is not found needs the check: found origins cost nothing more.
 
 use crate::artifact::{
-    Artifact, ArtifactError, ExplainedRule, FetchInfo, GroupOutcome, GroupStats, Meta, UnknownAgent,
+    shard_file_name, Artifact, ArtifactError, ExplainedRule, GroupOutcome, GroupStats, Meta, UnknownAgent,
 };
-use crate::format::ShardSetProblem;
+use crate::format::{FetchInfo, ShardSetProblem};
 use crate::runtime::CompiledGroup;
 use robotsieve_core::preference::PreferenceLine;
 use robotsieve_core::url::{OriginKey, UrlError};
@@ -46,11 +46,6 @@ pub fn shard_of_hash(hash: u64, count: u32) -> u32 {
 pub fn shard_of_url(url: &str, count: u32) -> Result<u32, UrlError> {
     let key = OriginKey::of_url(url)?;
     Ok(shard_of_hash(key.hash64(), count))
-}
-
-/// The file name of shard `index` of `count` in a set's directory.
-pub fn shard_file_name(index: u32, count: u32) -> String {
-    format!("{index:05}-of-{count:05}.rsv")
 }
 
 /// One artifact, or a directory of shards, opened and checked.
@@ -254,7 +249,6 @@ impl ShardSet {
             count: lone.count,
             index: lone.index,
             path: self.paths[0].clone(),
-            shard_file: shard_file_name(shard, lone.count),
         })
     }
 

@@ -162,7 +162,7 @@ pub(crate) fn prefetch<T>(item: &T) {
 /// [`prefetch`] of `table[index]`, with no bounds check: an index past the
 /// table (a damaged or inconsistent one) only prefetches some other line,
 /// and the read that follows checks its own bounds. A walk's step prefetches
-/// twice, and the two checks were about 5 of its 65 instructions.
+/// twice, so the checks would be a noticeable part of each step.
 #[inline(always)]
 pub(crate) fn prefetch_item<T>(table: &[T], index: usize) {
     // `wrapping_add`: the address is computed, never dereferenced.

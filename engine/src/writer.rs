@@ -38,13 +38,13 @@ use std::path::{Path, PathBuf};
 pub const DEFAULT_MEMORY: usize = 1 << 30;
 
 /// Bytes of the origin index kept in memory per origin before spilling.
-pub const INDEX_BYTES_PER_ORIGIN: usize = 16;
+const INDEX_BYTES_PER_ORIGIN: usize = 16;
 
 /// Most origin-index pairs held in memory (4 MiB) before they are sorted and
 /// spilled as a run: a fixed amount, so that memory stays flat from a
 /// hundred thousand origins to a billion (a run per 262,144 origins, merged
 /// at the end through a read buffer each).
-pub const INDEX_RUN_PAIRS: usize = 1 << 18;
+const INDEX_RUN_PAIRS: usize = 1 << 18;
 
 /// Why an artifact could not be written: a caller's mistake (an origin that
 /// does not match what was added), a limit of the format, or the output.
@@ -373,7 +373,7 @@ impl ArtifactWriter {
     /// A writer of the artifact at `path` for these crawlers (each
     /// `TOKEN[,TOKEN...]`). With `explain`, group blobs carry their rules.
     /// The origin index spills to temporary files (beside `path`) beyond
-    /// [`INDEX_RUN_PAIRS`] origins or a quarter of `memory` bytes.
+    /// 2^18 origins or a quarter of `memory` bytes.
     pub fn create(
         path: &Path,
         agents: Vec<String>,
@@ -824,7 +824,8 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::artifact::{Artifact, FetchKind};
+    use crate::artifact::Artifact;
+    use crate::format::FetchKind;
 
     /// The blob of a group without rules (what an empty robots.txt compiles to).
     fn automaton_free_group() -> Vec<u8> {

@@ -16,7 +16,9 @@
 use crate::pipeline::{ChunkSink, Config, FilterError, Format, Sink};
 use robotsieve_core::line::LineProblem;
 use robotsieve_core::Verdict;
-use robotsieve_engine::pending::{PendingFile, BLOCK};
+use robotsieve_engine::PendingFile;
+
+const BLOCK: usize = PendingFile::BLOCK;
 use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -70,7 +72,7 @@ impl Output<'_> {
 ///   everything between the first and (with reasons) the last tab.
 /// - The rows output ([`Outputs::rows`]) receives `URL<TAB>ROW` for every
 ///   URL, where ROW is the classifier's reason as given, tabs kept (line ends
-///   become spaces): a [`robotsieve_engine::classify::MatrixClassifier`] gives one
+///   become spaces): a [`robotsieve_engine::MatrixClassifier`] gives one
 ///   verdict per crawler, so that each line is a row of the matrix.
 ///
 /// Each may be any writer, or a [`PendingFile`] (`list_file` and so on):
@@ -402,8 +404,7 @@ impl Format for TsvFormat {
 /// check for room, in fixed 16-byte copies (the field whole, then cut; the
 /// URL's last copy overlapping the one before), instead of a copy of
 /// `bytes.len()` (a `memcpy` call, whose call and size dispatch cost more
-/// than the copy on URLs: callgrind, about 35 instructions a URL) and a check
-/// for room per piece. URLs shorter than 16 bytes are appended piece by piece.
+/// than the copy on URLs) and a check for room per piece. URLs shorter than 16 bytes are appended piece by piece.
 #[inline(always)]
 fn push_line(out: &mut Vec<u8>, field: &[u8; 16], field_len: usize, bytes: &[u8], newline: bool) {
     let len = bytes.len();

@@ -1584,8 +1584,7 @@ impl<'a> Iterator for Lines<'a> {
 /// or a byte above 0x7F, which [`line::problem`] must then look at.
 ///
 /// URLs are short (tens of bytes), so a search call per line spends most of
-/// its time starting up: `memchr_iter` cost 60% of a run with a trivial
-/// classifier. This finds the newlines and the odd bytes of 64 bytes at a
+/// its time starting up. This finds the newlines and the odd bytes of 64 bytes at a
 /// time as bit masks and walks the newline bits, a few instructions per line.
 struct Newlines<'a> {
     data: &'a [u8],

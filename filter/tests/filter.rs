@@ -8,7 +8,7 @@
 use proptest::prelude::*;
 use robotsieve_core::line::{self, MAX_LINE};
 use robotsieve_core::Verdict;
-use robotsieve_engine::artifact::ArtifactError;
+use robotsieve_engine::ArtifactError;
 use robotsieve_engine::PendingFile;
 use robotsieve_filter::testing::{PARTITION_MIN_CHUNKS, PARTITION_MIN_ORIGINS};
 use robotsieve_filter::Outputs;

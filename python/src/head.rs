@@ -7,8 +7,8 @@
 
 use crate::ArtifactError;
 use pyo3::prelude::*;
-use robotsieve_engine::artifact::Meta;
 use robotsieve_engine::format::{checksum, Header, HeaderError, Section, SectionEntry, GROUPS_START};
+use robotsieve_engine::Meta;
 
 /// How many bytes of a file's start [`artifact_head`] needs.
 pub const HEAD_LEN: usize = GROUPS_START;

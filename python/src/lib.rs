@@ -15,9 +15,9 @@ use robotsieve_core::url::OriginKey;
 use robotsieve_core::url::PathMode;
 use robotsieve_core::url::{origin_hash, KeyBuf};
 use robotsieve_core::Verdict;
-use robotsieve_engine::classify::{AgentClassifier, Reason, Scratch};
-use robotsieve_engine::shards::{shard_file_name, shard_of_hash, ShardSet, SHARD_SCHEME};
-use robotsieve_engine::writer::{WriteError, DEFAULT_MEMORY};
+use robotsieve_engine::{shard_file_name, shard_of_hash, ShardSet, SHARD_SCHEME};
+use robotsieve_engine::{AgentClassifier, Reason, Scratch};
+use robotsieve_engine::{WriteError, DEFAULT_MEMORY};
 use robotsieve_filter::BATCH;
 use robotsieve_robotstxt::group::UserAgent;
 use robotsieve_robotstxt::parse::Field;
@@ -131,7 +131,7 @@ impl Columns {
         classifier: &AgentClassifier<'_>,
         urls: &[Option<&[u8]>],
         explain: bool,
-    ) -> Result<Columns, robotsieve_engine::artifact::ArtifactError> {
+    ) -> Result<Columns, robotsieve_engine::ArtifactError> {
         let mut out = Columns::default();
         let mut scratch = Scratch::default();
         let mut batch: Vec<&[u8]> = Vec::with_capacity(BATCH);
@@ -413,14 +413,14 @@ fn agent_names(agents: Vec<String>) -> PyResult<Vec<String>> {
 }
 
 /// The shard (0..count) of the origin of `url`: the engine's shard function
-/// ([`shard_of_url`](robotsieve_engine::shards::shard_of_url)), as
+/// ([`shard_of_url`](robotsieve_engine::shard_of_url)), as
 /// `robotsieve shard-of` prints it.
 #[pyfunction(name = "shard_of_url")]
 fn py_shard_of_url(url: &str, count: u32) -> PyResult<u32> {
     if count == 0 {
         return Err(pyo3::exceptions::PyValueError::new_err("a shard set has at least one shard"));
     }
-    robotsieve_engine::shards::shard_of_url(url, count)
+    robotsieve_engine::shard_of_url(url, count)
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("{url}: {e}")))
 }
 

@@ -6,7 +6,8 @@
 //! Google's fetch-status rules and says, for each origin, what governs it
 //! ([`Robots`]) and why ([`Provenance`]).
 //!
-//! The rules, as read from `shared/DESIGN.md` and `shared/conformance/status.jsonl`:
+//! The rules, as docs/semantics.md ("Fetch results") gives them and the
+//! conformance cases (`shared/conformance/status.jsonl`) check them:
 //!
 //! - 2xx: the body is the robots.txt ([`Robots::Body`]).
 //! - 3xx: `location` is followed through the corpus (to any URL, on any host)
@@ -30,7 +31,7 @@
 //! the site blocked; more than 30 days falls back to that last reachable
 //! fetch (its body, or no restrictions for a 4xx). With no reachable fetch at
 //! all, failures spanning more than 30 days (oldest to newest) mean no
-//! restrictions, as `shared/DESIGN.md` says for "no last good copy"; otherwise blocked.
+//! restrictions, as docs/semantics.md says for "no last good copy"; otherwise blocked.
 //!
 //! Problems that leave the rest usable are [`Warning`]s returned to the
 //! caller (file and line or record); a source that cannot be read as what it

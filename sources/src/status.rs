@@ -1,7 +1,8 @@
 //! Google's fetch-status policy: what an HTTP status means for a robots.txt
 //! fetch, and which of an origin's fetches governs it.
 //!
-//! The rules, as read from `shared/DESIGN.md` and `shared/conformance/status.jsonl`:
+//! The rules, as docs/semantics.md ("Fetch results") gives them and the
+//! conformance cases (`shared/conformance/status.jsonl`) check them:
 //!
 //! - 2xx: the body is the robots.txt.
 //! - 3xx: `location` is followed for up to [`MAX_REDIRECTS`] hops; the

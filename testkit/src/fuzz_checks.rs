@@ -18,10 +18,10 @@ use robotsieve_compiler::automaton::{compile, Budget, BuildOptions};
 use robotsieve_compiler::build::{build_bytes, BuildPlan};
 use robotsieve_core::url::{KeyBuf, OriginKey, PathMode};
 use robotsieve_core::Verdict;
-use robotsieve_engine::artifact::Artifact;
-use robotsieve_engine::classify::{AgentClassifier, Scratch};
-use robotsieve_engine::format::reseal;
-use robotsieve_engine::shards::ShardSet;
+use robotsieve_engine::testing::reseal;
+use robotsieve_engine::Artifact;
+use robotsieve_engine::ShardSet;
+use robotsieve_engine::{AgentClassifier, Scratch};
 use robotsieve_lint::{lint, Options};
 use robotsieve_page::{parse_date, parse_directives, parse_x_robots_tag, scan_head, Field, PageRules};
 use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
@@ -355,7 +355,7 @@ fn mutate(file: &mut Vec<u8>, op: &[u8]) {
 /// The `artifact` target: one of [`base_artifacts`] (flag byte, low bits),
 /// mutated by the rest of the input (4 bytes a mutation: flip, set,
 /// truncate, insert, delete a byte, or set or shift an aligned u32), with
-/// every checksum (`format::reseal`; and, if asked, the length) rewritten unless
+/// every checksum (`testing::reseal`; and, if asked, the length) rewritten unless
 /// [`artifact_flags::KEEP_CHECKSUM`]. Whatever opens must answer every
 /// lookup with an answer or a typed error, never a panic ([`exercise`]).
 /// A changed file whose checksums were kept may open (opening checks only
@@ -409,7 +409,7 @@ fn base_transcripts() -> &'static [Transcript] {
 }
 
 /// The `artifact_file` target: the input is the whole file. Opened as it
-/// is, then with its checksums recomputed (`format::reseal`), so that
+/// is, then with its checksums recomputed (`testing::reseal`), so that
 /// the fuzzer gets past the checksum to the structure; whatever is accepted
 /// must answer every lookup with an answer or a typed error, never a panic.
 pub fn artifact_file(data: &[u8]) {

@@ -11,9 +11,9 @@
 use proptest::prelude::*;
 use robotsieve_core::url::PathMode;
 use robotsieve_core::Verdict;
-use robotsieve_engine::artifact::Artifact;
-use robotsieve_engine::classify::{AgentClassifier, Scratch};
-use robotsieve_engine::shards::ShardSet;
+use robotsieve_engine::Artifact;
+use robotsieve_engine::ShardSet;
+use robotsieve_engine::{AgentClassifier, Scratch};
 use robotsieve_testkit::fuzz_checks::base_artifacts;
 
 /// Origins as written in URLs: those of the base artifacts in several

@@ -30,7 +30,7 @@
 
 use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build, BuildPlan};
-use robotsieve_engine::writer::{ArtifactWriter, DEFAULT_MEMORY};
+use robotsieve_engine::{ArtifactWriter, DEFAULT_MEMORY};
 use robotsieve_robotstxt::Agent;
 use robotsieve_sources::corpus::{Corpus, FetchRecord, Place, SourceRef};
 use robotsieve_testkit::shared_dir;

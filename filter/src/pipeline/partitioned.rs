@@ -38,10 +38,8 @@
 //! [`super::Format::writes_lines`]) skips pass 3, and pass 1 writes no
 //! cursors or line records for it: the verdict file's bytes are counted
 //! instead ([`count_verdicts`]), and the lines that are no URL were counted
-//! in pass 1. Measured on the frontier x20 (6 M URLs, `--stats` only, 1
-//! thread): 1,868 instructions a URL against 1,917 (callgrind, the first
-//! 1 M lines) and about 5,700 page faults (the input mapped a second time)
-//! fewer.
+//! in pass 1, which saves instructions a URL and the page faults of
+//! mapping the input a second time.
 //!
 //! Memory stays flat in the input size: the passes stream, the partitions
 //! are read a block at a time, the mapped input, cursors, order and
@@ -84,12 +82,9 @@ const _: () = assert!(MAX_PARTITIONS <= 1 << 16);
 
 /// The fewest origins a partition should hold on average: the bound of a
 /// list of unknown size ([`partitions_for`]), whose partitions are then
-/// as large as its origins make them. Before pass 2 grouped each batch by
-/// origin, this was the count that kept a partition's tables in a core's L2
-/// cache (measured on the synthetic frontier x20 over the whole-corpus
-/// artifact, 1 thread, CPU seconds of pass 2 at 256, 1,024, 2,048, 4,096 and
-/// 8,192 partitions: 0.94, 0.84, 0.73 to 0.84, 0.75, 0.74 to 0.81); lists
-/// of a known size now take fewer, larger partitions ([`MIN_PARTITION_BYTES`]).
+/// as large as its origins make them: the count that keeps a partition's
+/// tables in a core's L2 cache. Lists of a known size take fewer, larger
+/// partitions ([`MIN_PARTITION_BYTES`]).
 const ORIGINS_PER_PARTITION: usize = 16;
 
 /// Bytes of a partition handed to the classifier at once (whole lines):
@@ -108,19 +103,9 @@ const RELEASE_EVERY: u64 = 64;
 /// 1's blocks small ([`block_size`]: 4 KiB from 2,048 partitions) and its
 /// per-partition work per chunk large, and pass 2 reads each block with a
 /// `pread` of its own. Large ones make pass 2's batch (the records and
-/// about 40 bytes a URL of its vectors) outgrow a core's L2 cache. The
-/// frontier x20 (320 MB, 63,796 origins) now gets 512 partitions (blocks
-/// of 16 KiB) instead of 4,096 (4 KiB); `filter_scale.sh`'s 3 M URLs (98
-/// MB) 128 instead of 2,048. Measured, 1 thread, `--stats`, alternating
-/// runs, user + system CPU seconds: frontier x20 at 4,096 / 512 / 256 /
-/// 128 partitions 1.16-1.20 / 1.05-1.11 / 1.03-1.06 / 1.04-1.07 (load 2;
-/// at load 11, 512 and 256 both 1.08-1.14); the 4x list at 2,048 / 512 /
-/// 256 / 128 / 64 0.83-0.84 / 0.80-0.82 / 0.80-0.85 / 0.83-0.86 /
-/// 0.86-0.95 (load 11; 64 partitions of 46,000 URLs also take 3,100 more
-/// page faults). Before the grouping, pass 2 gained from partitions of
-/// about 16 origins, and a 4x artifact's 8,192 partitions of 366 URLs paid
-/// a fixed cost per partition (callgrind: 1,955 against 1,859 instructions
-/// a URL at 2,048).
+/// about 40 bytes a URL of its vectors) outgrow a core's L2 cache. 1 MiB
+/// lies between the two (the frontier x20, 320 MB, gets 512 partitions of
+/// 16 KiB blocks).
 const MIN_PARTITION_BYTES: usize = 1 << 20;
 // The average partition (at most this much list, plus its records' and
 // segments' headers, about 8%) fits one batch of pass 2 with room for
@@ -149,8 +134,7 @@ const SAMPLE_LINES: usize = 2048;
 /// quarter of the URLs have an origin of their own. A list sorted or
 /// clustered by host repeats each origin within a window, which the
 /// windowed path then groups (runs of 4 URLs or more scan their group
-/// once); partitioning it would only add its passes (measured: 1.91 CPU s
-/// partitioned against 0.94 windowed on the sorted frontier x20).
+/// once); partitioning it would only add its passes.
 pub(super) fn is_scattered(data: &[u8]) -> bool {
     let mut hashes = Vec::with_capacity(SAMPLE_LINES);
     let (mut urls, mut distinct) = (0, 0);
@@ -203,8 +187,8 @@ fn partition_of_hash(hash: u64, partitions: usize) -> usize {
 /// `https://` start (whose first colon is the scheme's) skips the colon
 /// search, the authority's end is found 16 bytes at a time
 /// ([`authority_len`]), and the hash reads the bytes after the authority
-/// instead of gathering its tail ([`origin_hash_of_prefix`]). Two `memchr`
-/// calls cost 120 instructions a URL on the frontier x20 (callgrind).
+/// instead of gathering its tail ([`origin_hash_of_prefix`]): two `memchr`
+/// calls a URL would cost more than the rest of the hash.
 #[inline(always)]
 fn authority_hash(url: &[u8]) -> u64 {
     let start = if url.starts_with(b"https://") {
@@ -492,11 +476,10 @@ struct SplitShared<'a> {
     /// The blocks files, and how many bytes of each are taken (written or
     /// being written): a block set writes its full blocks to the next bytes
     /// of its own file ([`BlockSet::file`]; sets beyond the files' count
-    /// share them). One file for all sets made the workers' `pwritev`s wait
+    /// share them). One file for all sets makes the workers' `pwritev`s wait
     /// for each other: a buffered write holds the file's inode lock
     /// (`i_rwsem`) while it copies its MiB into the page cache, and the
-    /// other worker spun on it (`rwsem_spin_on_owner`, 56 ms of 1.6 CPU s
-    /// over the frontier x20 at 2 threads, `perf record`).
+    /// other worker spins on it.
     files: &'a [File],
     file_lens: Vec<AtomicU64>,
     /// Block sets made so far: a new set's file is the next one.
@@ -705,11 +688,8 @@ struct Placed {
 /// ([`copy_fixed`]): a URL of at most that many bytes (four in five on the
 /// frontier x20) is copied with the bytes after it, which spill into the
 /// next record's place or its partition's slack; a longer one by a
-/// `memcpy` call. A loop over blocks of 16 bytes, which this replaces, was
-/// turned back into a `memcpy` call per URL by the compiler (35
-/// instructions a URL, callgrind over 1 M lines of the frontier x20); now
-/// 27 for the calls of the longer URLs and a few for the moves. A second
-/// tier of 128-byte moves cost 7 more (measured, not kept).
+/// `memcpy` call. (A loop over blocks of 16 bytes is turned back into a
+/// `memcpy` call per URL by the compiler.)
 const COPY: usize = 64;
 
 /// Copies the first `N` bytes of `from` to `to` in 16-byte moves. Not
@@ -740,9 +720,8 @@ impl SplitChunk {
     /// gives them): each URL's partition, record header and place in
     /// `data`, its partition's bytes and count, and with `REPLAYED` each
     /// line's record for pass 3 ([`IRREGULAR`]). Compiled apart for a run
-    /// that only counts, which writes no line records: pass 1 338.1 -> 302.3
-    /// instructions a URL (callgrind, 1 M lines of the frontier x20); a run
-    /// with pass 3 went 338.1 -> 341.6 (not explained: the same loop).
+    /// that only counts, which writes no line records, so that its loop
+    /// carries no test for them.
     #[inline(always)]
     fn place<const REPLAYED: bool>(
         &mut self,
@@ -1199,12 +1178,10 @@ impl PartitionBlock {
     /// `verdicts` at byte `start` plus its URL's number.
     ///
     /// The blocks are copied out with `pread`, not read in place from a
-    /// mapping of the file: measured on the frontier x20 (1 thread, 256 and
-    /// 4,096 partitions, the mapping's pages released every 8 MiB of blocks
-    /// read), the mapping saved about 0.03 s of system time but cost 0.1 s
-    /// more user time (the classifier's reads spread over pages of the whole
-    /// file instead of one reused buffer) and peak RSS 274 MB instead of 119
-    /// (the fault-around maps the file's neighbouring pages too).
+    /// mapping of the file: with a mapping the classifier's reads spread
+    /// over pages of the whole file instead of one reused buffer, and the
+    /// fault-around maps the file's neighbouring pages too, which costs
+    /// more user time and memory than the copy's system time.
     fn classify<C: Classifier>(
         &mut self,
         classifier: &C,
