@@ -34,10 +34,10 @@
 //! an automaton-only group allocates nothing and matching never allocates.
 //! Making a view reads every answer once (to check each part's best answer
 //! against the rank tables), which costs less than the transition check of
-//! [`Dfa::new`] that a view needs anyway.
+//! [`crate::dfa::Dfa::new`] that an automaton had to pass.
 
 pub use crate::compiled::{MatcherBuf, PartBuf};
-use crate::dfa::{Dfa, DfaError};
+use crate::dfa::DfaRef;
 use crate::format::PartView;
 use crate::rules::{LazyPrefilter, RuleList, RuleListError};
 use crate::runtime::{CompiledGroup, RunnerPart};
@@ -59,7 +59,7 @@ impl MatcherBuf {
         }
         for (n, (slot, part)) in parts.iter_mut().zip(&self.parts).enumerate() {
             *slot = Some(match part {
-                PartBuf::Dfa(dfa) => Part::Dfa(dfa.as_dfa().map_err(|error| MatcherError::Dfa { part: n, error })?),
+                PartBuf::Dfa(dfa) => Part::Dfa(dfa.as_ref()),
                 PartBuf::Rules(rules) => {
                     Part::Rules(rules.as_rule_list().map_err(|error| MatcherError::Rules { part: n, error })?)
                 }
@@ -73,7 +73,7 @@ impl MatcherBuf {
 #[derive(Clone, Debug)]
 pub enum Part<'a> {
     /// An automaton: one scan gives the part's rank.
-    Dfa(Dfa<'a>),
+    Dfa(DfaRef<'a>),
     /// Rules matched one by one behind a prefilter.
     Rules(RuleList<'a>),
 }
@@ -127,13 +127,6 @@ pub enum MatcherError {
         /// The number of ranks in the tables.
         ranks: usize,
     },
-    /// An automaton part is invalid.
-    Dfa {
-        /// The part's index.
-        part: usize,
-        /// What is wrong with it.
-        error: DfaError,
-    },
     /// A rule-list part is invalid.
     Rules {
         /// The part's index.
@@ -153,7 +146,6 @@ impl fmt::Display for MatcherError {
             MatcherError::RankOutOfRange { part, rank, ranks } => {
                 write!(f, "part {part} answers rank {rank} but there are {ranks} ranks")
             }
-            MatcherError::Dfa { part, error } => write!(f, "part {part}: {error}"),
             MatcherError::Rules { part, error } => write!(f, "part {part}: {error}"),
         }
     }
@@ -162,7 +154,6 @@ impl fmt::Display for MatcherError {
 impl std::error::Error for MatcherError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            MatcherError::Dfa { error, .. } => Some(error),
             MatcherError::Rules { error, .. } => Some(error),
             _ => None,
         }
@@ -254,12 +245,12 @@ impl<'a> Matcher<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dfa::DfaBuf;
+    use crate::dfa::Dfa;
     use crate::rules::RuleListBuf;
 
     /// One state per rank, all sinks: the start state answers `rank`.
-    fn constant(rank: u32) -> DfaBuf {
-        DfaBuf { classes: [0; 256], stride2: 0, transitions: vec![0], answers: vec![rank], start: 0, sinks: 1 }
+    fn constant(rank: u32) -> Dfa {
+        Dfa::new([0; 256], 0, vec![0], vec![rank], 0, 1).unwrap()
     }
 
     #[test]
@@ -312,21 +303,19 @@ mod tests {
         let e = buf(vec![0], vec![u32::MAX], vec![PartBuf::Dfa(constant(0)); 5]).matcher().unwrap_err();
         assert!(matches!(e, MatcherError::TooManyParts { parts: 5 }), "{e}");
         let parts = (0..5).map(|_| constant(0));
-        let dfas: Vec<DfaBuf> = parts.collect();
-        let e = Matcher::new(&[0], &[u32::MAX], dfas.iter().map(|d| Part::Dfa(d.as_dfa().unwrap()))).unwrap_err();
+        let dfas: Vec<Dfa> = parts.collect();
+        let e = Matcher::new(&[0], &[u32::MAX], dfas.iter().map(|d| Part::Dfa(d.as_ref()))).unwrap_err();
         assert!(matches!(e, MatcherError::TooManyParts { parts: 5 }), "{e}");
-        // A damaged part names its index and keeps its own error as the source.
-        let mut damaged = constant(0);
-        damaged.start = 3;
+        // A damaged part names its index and keeps its own error as the source
+        // (an automaton is checked when it is made, a rule list here).
         let rules = PartBuf::Rules(RuleListBuf { patterns: b"/a".to_vec(), ends: vec![2], ranks: vec![0] });
-        let e = buf(vec![0, 1], vec![u32::MAX, 0], vec![PartBuf::Dfa(constant(1)), PartBuf::Dfa(damaged)])
-            .matcher()
-            .unwrap_err();
-        assert!(matches!(e, MatcherError::Dfa { part: 1, error: DfaError::StartNotState { start: 3 } }), "{e}");
-        assert_eq!(e.to_string(), "invalid compiled group: part 1: invalid automaton: start state 3 out of range");
-        let source = std::error::Error::source(&e).expect("the automaton's error");
-        assert_eq!(source.to_string(), "invalid automaton: start state 3 out of range");
-        let e = buf(vec![0, 1], vec![u32::MAX, 0], vec![rules]).matcher().unwrap_err();
-        assert!(matches!(e, MatcherError::Rules { part: 0, error: RuleListError::RankZero { pattern: 0 } }), "{e}");
+        let e = buf(vec![0, 1], vec![u32::MAX, 0], vec![PartBuf::Dfa(constant(1)), rules]).matcher().unwrap_err();
+        assert!(matches!(e, MatcherError::Rules { part: 1, error: RuleListError::RankZero { pattern: 0 } }), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "invalid compiled group: part 1: invalid rule list: pattern 0 has rank 0, which means \"no rule\""
+        );
+        let source = std::error::Error::source(&e).expect("the rule list's error");
+        assert_eq!(source.to_string(), "invalid rule list: pattern 0 has rank 0, which means \"no rule\"");
     }
 }
