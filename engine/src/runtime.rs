@@ -10,7 +10,7 @@
 //! a scan per part, with the tables hot in the cache after the first path.
 
 use crate::format::{GroupHead, PartView};
-use crate::rules::LazyPrefilter;
+use crate::rules::{LazyPrefilter, Prefilter};
 use crate::walk::{self, Automaton, SkipMemo};
 use robotsieve_core::Label;
 use std::sync::Arc;
@@ -50,6 +50,18 @@ impl<'a> RunnerPart<'a> {
     pub(crate) fn new(view: PartView<'a>, prefilter: impl FnOnce(&'a [u8]) -> Arc<LazyPrefilter>) -> RunnerPart<'a> {
         let prefilter = match view {
             PartView::Rules { patterns, .. } => Some(prefilter(patterns)),
+            _ => None,
+        };
+        RunnerPart::with_prefilter(view, prefilter)
+    }
+
+    /// The part `view`, a rule list with its prefilter built now (for a
+    /// group whose tables are not an artifact's, which caches prefilters).
+    pub(crate) fn prefiltered(view: PartView<'a>) -> RunnerPart<'a> {
+        let prefilter = match view {
+            PartView::Rules { patterns, ends, .. } => {
+                Some(Arc::new(LazyPrefilter::built(Prefilter::new(patterns, ends))))
+            }
             _ => None,
         };
         RunnerPart::with_prefilter(view, prefilter)
@@ -202,11 +214,10 @@ mod tests {
         let labels: Vec<u32> = (0..40).collect();
         let part = |rules: bool, i: usize| -> RunnerPart<'_> {
             if rules {
-                let (patterns, ends, ranks, prefilter) = lists[i].as_rule_list().unwrap().into_tables();
-                let prefilter = Some(Arc::new(LazyPrefilter::built(prefilter)));
-                RunnerPart::with_prefilter(PartView::Rules { patterns, ends, ranks }, prefilter)
+                let RuleListBuf { patterns, ends, ranks } = &lists[i];
+                RunnerPart::prefiltered(PartView::Rules { patterns, ends, ranks })
             } else {
-                RunnerPart::with_prefilter(PartView::Dfa(dfas[i].as_ref()), None)
+                RunnerPart::prefiltered(PartView::Dfa(dfas[i].as_ref()))
             }
         };
         for count in 0..=MAX_PARTS + 1 {
