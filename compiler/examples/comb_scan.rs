@@ -37,8 +37,8 @@ fn main() {
         let started = Instant::now();
         let comb = CombDfaBuf::from_dense(dense);
         let packed = started.elapsed();
-        let (d, c) = (dense.as_dfa().expect("valid"), comb.as_comb().expect("valid"));
-        let dense_bytes = dense.transitions.len() * if dense.fits_u16() { 2 } else { 4 };
+        let (d, c) = (dense.as_ref(), comb.as_comb().expect("valid"));
+        let dense_bytes = dense.transitions().len() * if dense.fits_u16() { 2 } else { 4 };
         println!(
             "part {i}: {} states, dense transitions {dense_bytes} bytes, comb tables {} bytes ({} slots), packed in {packed:?}",
             d.states(),

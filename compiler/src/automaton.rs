@@ -43,7 +43,7 @@
 //! whatever the input.
 
 use robotsieve_core::pattern;
-use robotsieve_engine::dfa::DfaBuf;
+use robotsieve_engine::dfa::Dfa;
 use robotsieve_engine::matcher::{MatcherBuf, PartBuf};
 use robotsieve_engine::rules::RuleListBuf;
 use robotsieve_robotstxt::group::Group;
@@ -419,13 +419,13 @@ fn push_dfa(parts: &mut Vec<(PartBuf, u32)>, stats: &mut BuildStats, kind: PartK
     stats.parts.push(PartStats {
         kind,
         patterns,
-        states: built.dfa.answers.len(),
+        states: built.dfa.states(),
         subset_states: built.subset_states,
-        sinks: built.dfa.sinks as usize,
+        sinks: built.dfa.sinks(),
         classes: built.classes,
-        table_bytes: 256 + 4 * (built.dfa.transitions.len() + built.dfa.answers.len()),
+        table_bytes: 256 + 4 * (built.dfa.transitions().len() + built.dfa.states()),
     });
-    let max = built.dfa.answers.iter().copied().max().unwrap_or(0);
+    let max = built.dfa.max_answer();
     parts.push((PartBuf::Dfa(built.dfa), max));
 }
 
@@ -471,7 +471,7 @@ struct Item<'g> {
 struct OverBudget;
 
 struct Built {
-    dfa: DfaBuf,
+    dfa: Dfa,
     subset_states: usize,
     classes: usize,
 }
@@ -710,7 +710,7 @@ fn normalise(positions: &Positions, mut best: u32, threads: &mut Vec<u32>) -> (u
 
 /// Hopcroft's minimisation on the answers, then sinks first, the rest in
 /// breadth-first order, premultiplied.
-fn minimise_and_lay_out(table: &[u32], answers: &[u32], k: usize, classes: [u8; 256]) -> DfaBuf {
+fn minimise_and_lay_out(table: &[u32], answers: &[u32], k: usize, classes: [u8; 256]) -> Dfa {
     let block_of = hopcroft(table, answers, k);
     let blocks = block_of.iter().copied().max().map_or(0, |m| m as usize + 1);
     // One representative per block.
@@ -765,7 +765,11 @@ fn minimise_and_lay_out(table: &[u32], answers: &[u32], k: usize, classes: [u8; 
             transitions[id * stride + c] = (id as u32) << stride2;
         }
     }
-    DfaBuf { classes, stride2, transitions, answers: new_answers, start: new_id[start] << stride2, sinks }
+    // Valid by construction (every target a state, classes below `k`);
+    // checked all the same, one vectorised pass, so that a layout bug stops
+    // here rather than in an artifact that every reader refuses.
+    Dfa::new(classes, stride2, transitions, new_answers, new_id[start] << stride2, sinks)
+        .expect("minimisation lays out a valid automaton")
 }
 
 /// The coarsest partition of the states that respects answers and

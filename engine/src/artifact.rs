@@ -24,7 +24,6 @@
 //! format helps `inspect` and debugging, and a binary serialiser would add a
 //! dependency (bincode, the usual choice, is unmaintained) for no speed gain.
 
-use crate::dfa::Walker;
 use crate::format::{
     checksum, Check, CrawlTable, Fault, GroupHead, GroupView, Header, HeaderError, MetaProblem, OriginRecord, PartView,
     PreferenceTable, SectionEntry, ShardSetProblem, Slot, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START, MAX_SECTIONS,
@@ -1092,10 +1091,8 @@ impl Artifact {
                 match part {
                     PartView::Comb(comb) => combs.add(comb, jobs),
                     PartView::Comb16(comb) => combs16.add(comb, jobs),
-                    PartView::Dfa(dfa) => match dfa.walker() {
-                        Walker::U16(dense) => dense16.add(dense, jobs),
-                        Walker::U32(dense) => dense32.add(dense, jobs),
-                    },
+                    PartView::Dfa16(dfa) => dense16.add(dfa, jobs),
+                    PartView::Dfa(dfa) => dense32.add(dfa, jobs),
                     PartView::Rules { .. } => lists.push((jobs, self.runner_part(group, p, part))),
                 }
             }
@@ -1197,6 +1194,7 @@ impl Artifact {
             // An automaton part: (states, table bytes, stored as a comb).
             let automaton = match view.part(p, Check::Validated) {
                 Ok(PartView::Dfa(dfa)) => Some((dfa.states(), dfa.memory_bytes(), false)),
+                Ok(PartView::Dfa16(dfa)) => Some((dfa.states(), dfa.memory_bytes(), false)),
                 Ok(PartView::Comb(comb)) => Some((comb.states(), comb.memory_bytes(), true)),
                 Ok(PartView::Comb16(comb)) => Some((comb.states(), comb.memory_bytes(), true)),
                 Ok(PartView::Rules { patterns, ends, .. }) => {

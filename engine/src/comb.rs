@@ -36,7 +36,7 @@
 //! [`CombDfa`] answers exactly as the [`crate::dfa::Dfa`] it was made from:
 //! states `0..sinks` are sinks and the scan stops at the first one.
 
-use crate::dfa::{DfaBuf, DfaError};
+use crate::dfa::{Dfa, DfaError};
 use crate::walk::{self, Automaton, LastSkip, Located, SkipMemo};
 use std::fmt;
 
@@ -973,7 +973,7 @@ pub struct CombDfaBuf {
 
 impl CombDfaBuf {
     /// Compresses a dense automaton; the result scans identically.
-    pub fn from_dense(dense: &DfaBuf) -> CombDfaBuf {
+    pub fn from_dense(dense: &Dfa) -> CombDfaBuf {
         CombDfaBuf::from_dense_within(dense, usize::MAX).expect("no size limit")
     }
 
@@ -982,9 +982,9 @@ impl CombDfaBuf {
     /// `max_bytes`: every state needs a row and every non-default transition
     /// a slot, so that bound is known before packing, and a writer that keeps
     /// whichever form is smaller skips packing automata the comb cannot help.
-    pub fn from_dense_within(dense: &DfaBuf, max_bytes: usize) -> Option<CombDfaBuf> {
-        let states = dense.answers.len();
-        let width = usize::from(dense.classes.iter().copied().max().unwrap_or(0)) + 1;
+    pub fn from_dense_within(dense: &Dfa, max_bytes: usize) -> Option<CombDfaBuf> {
+        let states = dense.states();
+        let width = usize::from(dense.classes().iter().copied().max().unwrap_or(0)) + 1;
         let mut defaults = Vec::with_capacity(states);
         // Non-default transitions of all rows, (class, target), row by row.
         let mut entries: Vec<(u8, u32)> = Vec::new();
@@ -992,15 +992,15 @@ impl CombDfaBuf {
         let mut row = Vec::with_capacity(width);
         let mut scratch = Vec::with_capacity(width);
         for s in 0..states {
-            let at = s << dense.stride2;
+            let at = s << dense.stride2();
             row.clear();
-            row.extend(dense.transitions[at..at + width].iter().map(|&t| t >> dense.stride2));
+            row.extend(dense.transitions()[at..at + width].iter().map(|&t| t >> dense.stride2()));
             let default = most_frequent(&row, &mut scratch);
             defaults.push(default);
             entries.extend(row.iter().enumerate().filter(|&(_, &t)| t != default).map(|(c, &t)| (c as u8, t)));
             row_ends.push(entries.len());
         }
-        let narrow = narrow_fits(states, dense.answers.iter().copied().max().unwrap_or(0));
+        let narrow = narrow_fits(states, dense.max_answer());
         let lower_bound = stored_bytes(states, entries.len(), narrow);
         if lower_bound > max_bytes {
             return None;
@@ -1058,13 +1058,13 @@ impl CombDfaBuf {
             bases[state as usize] |= ACCEL;
         }
         Some(CombDfaBuf {
-            classes: dense.classes,
+            classes: *dense.classes(),
             accels,
             rows: defaults.into_iter().zip(bases).map(|(default, base)| [default, base]).collect(),
             slots,
-            answers: dense.answers.clone(),
-            start: dense.start >> dense.stride2,
-            sinks: dense.sinks,
+            answers: dense.answers().to_vec(),
+            start: dense.start_index() as u32,
+            sinks: dense.sinks() as u32,
         })
     }
 
@@ -1123,18 +1123,19 @@ pub struct NarrowTables {
 
 /// The non-sink states of `dense` that loop on all bytes but one to three,
 /// with those bytes (see [`Accel`]).
-fn accelerated_states(dense: &DfaBuf) -> Vec<Accel> {
-    let width = usize::from(dense.classes.iter().copied().max().unwrap_or(0)) + 1;
+fn accelerated_states(dense: &Dfa) -> Vec<Accel> {
+    let width = usize::from(dense.classes().iter().copied().max().unwrap_or(0)) + 1;
     let mut bytes_of: Vec<Vec<u8>> = vec![Vec::new(); width];
     for b in 0..=255u8 {
-        bytes_of[usize::from(dense.classes[usize::from(b)])].push(b);
+        bytes_of[usize::from(dense.class_of(b))].push(b);
     }
     let mut accels = Vec::new();
-    for s in dense.sinks as usize..dense.answers.len() {
-        let row = &dense.transitions[s << dense.stride2..(s << dense.stride2) + width];
+    let stride2 = dense.stride2();
+    for s in dense.sinks()..dense.states() {
+        let row = &dense.transitions()[s << stride2..(s << stride2) + width];
         let mut escapes = Vec::new();
         for (c, &t) in row.iter().enumerate() {
-            if (t >> dense.stride2) as usize != s {
+            if (t >> stride2) as usize != s {
                 escapes.extend_from_slice(&bytes_of[c]);
                 if escapes.len() > 3 {
                     break;
@@ -1277,7 +1278,7 @@ mod tests {
 
     /// A trie over `words`: one state per prefix, every other byte to a
     /// dead sink 0; a complete word reaches the accepting sink 1.
-    fn trie(words: &[&[u8]]) -> DfaBuf {
+    fn trie(words: &[&[u8]]) -> Dfa {
         let mut classes = [0u8; 256];
         let mut k = 1u8;
         for &b in words.iter().flat_map(|w| w.iter()) {
@@ -1306,7 +1307,7 @@ mod tests {
             }
         }
         let transitions = rows.iter().flatten().map(|&t| t << stride2).collect();
-        DfaBuf { classes, stride2, transitions, answers, start: 2 << stride2, sinks: 2 }
+        Dfa::new(classes, stride2, transitions, answers, 2 << stride2, 2).unwrap()
     }
 
     #[test]
@@ -1316,9 +1317,9 @@ mod tests {
         let dense = trie(&refs);
         let comb = CombDfaBuf::from_dense(&dense);
         let view = comb.as_comb().unwrap();
-        let dfa = dense.as_dfa().unwrap();
+        let dfa = &dense;
         assert_eq!(view.states(), dfa.states());
-        assert!(comb.stored_bytes() * 4 < dense.transitions.len() * 4, "{} bytes", comb.stored_bytes());
+        assert!(comb.stored_bytes() * 4 < dense.transitions().len() * 4, "{} bytes", comb.stored_bytes());
         for w in &words {
             assert_eq!(view.scan(w), 7);
             assert_eq!(view.scan(&w[..w.len() - 1]), 0);
@@ -1332,10 +1333,13 @@ mod tests {
 
     #[test]
     fn sinks_stop_the_scan_and_a_sink_start_answers_at_once() {
-        let mut dense = trie(&[b"ab"]);
+        let dense = trie(&[b"ab"]);
         let comb = CombDfaBuf::from_dense(&dense);
         assert_eq!(comb.as_comb().unwrap().scan(b"abzzz"), 7);
-        dense.start = 1 << dense.stride2;
+        let (transitions, answers) = (dense.transitions().to_vec(), dense.answers().to_vec());
+        let sinks = dense.sinks() as u32;
+        let dense =
+            Dfa::new(*dense.classes(), dense.stride2(), transitions, answers, 1 << dense.stride2(), sinks).unwrap();
         let comb = CombDfaBuf::from_dense(&dense);
         assert_eq!(comb.start, 1);
         assert_eq!(comb.as_comb().unwrap().scan(b""), 7);
@@ -1343,14 +1347,14 @@ mod tests {
 
     /// `/*?` as an automaton: start 2 reads `/` to 3, which loops on every
     /// byte but `?`; `?` reaches the accepting sink 1.
-    fn slash_star_question() -> DfaBuf {
+    fn slash_star_question() -> Dfa {
         let mut classes = [0u8; 256];
         classes[usize::from(b'/')] = 1;
         classes[usize::from(b'?')] = 2;
         let stride2 = 2;
         let rows: [[u32; 4]; 4] = [[0; 4], [1; 4], [0, 3, 0, 0], [3, 3, 1, 3]];
         let transitions = rows.iter().flatten().map(|&t| t << stride2).collect();
-        DfaBuf { classes, stride2, transitions, answers: vec![0, 7, 0, 0], start: 2 << stride2, sinks: 2 }
+        Dfa::new(classes, stride2, transitions, vec![0, 7, 0, 0], 2 << stride2, 2).unwrap()
     }
 
     #[test]
@@ -1373,7 +1377,7 @@ mod tests {
         let other = SkipMemo::new();
         other.set(LastSkip { state: 3, escapes: u32::from_le_bytes([b'c', b'c', b'c', 0]) });
         assert_eq!(view.skip(3, b"abc?d", 0, &other), 2);
-        let dfa = dense.as_dfa().unwrap();
+        let dfa = &dense;
         for path in [&b"/abc?d"[..], b"/abcd", b"/?", b"?", b"", b"//x/y?"] {
             assert_eq!(view.scan(path), dfa.scan(path), "{}", String::from_utf8_lossy(path));
         }
@@ -1706,7 +1710,7 @@ mod tests {
         let words: Vec<Vec<u8>> = (0..100).map(|_| (0..400).map(|_| byte()).collect()).collect();
         let refs: Vec<&[u8]> = words.iter().map(|w| w.as_slice()).collect();
         let dense = trie(&refs);
-        assert!(dense.answers.len() > 30_000);
+        assert!(dense.states() > 30_000);
         let started = std::time::Instant::now();
         let comb = CombDfaBuf::from_dense(&dense);
         let took = started.elapsed();
@@ -1728,7 +1732,7 @@ mod tests {
     /// With `sparse` classes, every byte but those of `/abc?` is in class 0
     /// and states often default to themselves: states that loop on all bytes
     /// but a few, which the comb accelerates.
-    fn random_dense() -> impl Strategy<Value = DfaBuf> {
+    fn random_dense() -> impl Strategy<Value = Dfa> {
         (1usize..40, 0u32..5, any::<bool>(), any::<bool>(), any::<u64>()).prop_map(
             |(states, stride2, dense_rows, sparse, seed)| {
                 let mut rng = seed | 1;
@@ -1756,7 +1760,7 @@ mod tests {
                 let answers = (0..states).map(|_| rand(10) as u32).collect();
                 let start = (rand(states) << stride2) as u32;
                 let sinks = rand(states + 1) as u32;
-                DfaBuf { classes, stride2, transitions, answers, start, sinks }
+                Dfa::new(classes, stride2, transitions, answers, start, sinks).unwrap()
             },
         )
     }
@@ -1817,7 +1821,7 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(500))]
         #[test]
         fn comb_scans_like_dense(dense in random_dense(), paths in random_paths()) {
-            let dfa = dense.as_dfa().unwrap();
+            let dfa = dense.as_ref();
             let comb = CombDfaBuf::from_dense(&dense);
             let view = comb.as_comb().unwrap();
             prop_assert_eq!(view.states(), dfa.states());
@@ -1841,19 +1845,13 @@ mod tests {
             // on the paths as they are and with a `/` in front (the start
             // state a sink, accelerated or neither, as the tables make it).
             let (wide_slash, narrow_slash) = (walk::after_slash(&view), walk::after_slash(&narrow));
-            let dense_slash = match dfa.walker() {
-                crate::dfa::Walker::U16(d) => walk::after_slash(&d),
-                crate::dfa::Walker::U32(d) => walk::after_slash(&d),
-            };
+            let dense_slash = walk::after_slash(&dfa);
             let dense_last = SkipMemo::new();
             for path in paths.iter().flat_map(|p| [p.clone(), [&b"/"[..], p].concat()]) {
                 let want = dfa.scan(&path);
                 prop_assert_eq!(walk::scan_after_slash(&view, &path, wide_slash, &wide_last), want);
                 prop_assert_eq!(walk::scan_after_slash(&narrow, &path, narrow_slash, &narrow_last), want);
-                let dense = match dfa.walker() {
-                    crate::dfa::Walker::U16(d) => walk::scan_after_slash(&d, &path, dense_slash, &dense_last),
-                    crate::dfa::Walker::U32(d) => walk::scan_after_slash(&d, &path, dense_slash, &dense_last),
-                };
+                let dense = walk::scan_after_slash(&dfa, &path, dense_slash, &dense_last);
                 prop_assert_eq!(dense, want);
             }
         }
@@ -1880,7 +1878,7 @@ mod tests {
                 runs.push(first..jobs.len());
             }
             let want: Vec<Option<u32>> =
-                jobs.iter().map(|&(a, path)| Some(automata[a].0.as_dfa().unwrap().scan(path))).collect();
+                jobs.iter().map(|&(a, path)| Some(automata[a].0.scan(path))).collect();
             fn walked<A: Automaton>(walks: &walk::Walks<A>, jobs: &[(usize, &[u8])]) -> Vec<Option<u32>> {
                 let mut got = vec![None; jobs.len()];
                 walk::interleave(walks, |job| jobs[job as usize].1, |job, answer| {
@@ -1891,13 +1889,19 @@ mod tests {
             let (mut wide, mut narrow) = (walk::Walks::with_capacity(0, 0), walk::Walks::with_capacity(0, 0));
             let mut dense = walk::Walks::with_capacity(0, 0);
             let mut dense32 = walk::Walks::with_capacity(0, 0);
+            // Every other automaton's dense walks in 16-bit ids, as an artifact stores them.
+            let narrow_ids: Vec<Vec<u16>> =
+                automata.iter().map(|(d, _)| d.transitions().iter().map(|&id| id as u16).collect()).collect();
             for (a, run) in runs.iter().enumerate() {
                 wide.add(combs[a].as_comb().unwrap(), run.clone());
                 let NarrowTables { rows, slots } = &narrows[a];
                 narrow.add(CombDfa::new(combs[a].tables(rows, slots, &[])).unwrap(), run.clone());
-                match automata[a].0.as_dfa().unwrap().walker() {
-                    crate::dfa::Walker::U16(d) => dense.add(d, run.clone()),
-                    crate::dfa::Walker::U32(d) => dense32.add(d, run.clone()),
+                let d = &automata[a].0;
+                if a % 2 == 0 {
+                    let (ids, sinks) = (narrow_ids[a].as_slice(), d.sinks() as u32);
+                    dense.add(Dfa::new(d.classes(), d.stride2(), ids, d.answers(), d.start(), sinks).unwrap(), run.clone());
+                } else {
+                    dense32.add(d.as_ref(), run.clone());
                 }
             }
             prop_assert_eq!(&walked(&wide, &jobs), &want);

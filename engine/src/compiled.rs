@@ -7,17 +7,17 @@
 //! (matcher -> runtime -> format -> compiled, no circle). Their paths under
 //! `matcher` stay (`matcher::{MatcherBuf, PartBuf}` re-exports them).
 
-use crate::dfa::DfaBuf;
+use crate::dfa::Dfa;
 use crate::rules::RuleListBuf;
 
 /// The stored form of one part.
-// A group has at most three parts and the artifact writer reads `DfaBuf` in
+// A group has at most three parts and the artifact writer reads `Dfa` in
 // place, so the automaton stays unboxed despite its 256-byte class map.
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum PartBuf {
     /// An automaton.
-    Dfa(DfaBuf),
+    Dfa(Dfa),
     /// Rules matched one by one.
     Rules(RuleListBuf),
 }

@@ -6,6 +6,12 @@
 //! ends in that state. Because the best rank so far is part of the state,
 //! precedence costs nothing at match time.
 //!
+//! One type serves both forms, generic over where its tables live (as
+//! regex-automata's `dense::DFA<T>`): the builder's owned automaton, a
+//! [`Dfa`] of `Vec`s, and a view of an artifact's tables read in place, a
+//! [`DfaRef`] of borrowed slices in the width the artifact stores. Both are
+//! checked by the same [`Dfa::new`] and scan through the same code.
+//!
 //! # Representation (what the artifact stores)
 //!
 //! - `classes`: 256 bytes mapping each input byte to its equivalence class.
@@ -28,49 +34,52 @@
 //! class is below `1 << stride2`, and `sinks <= answers.len()`.
 
 use crate::walk::{self, Automaton, Located, SkipMemo};
+use std::borrow::Borrow;
 use std::fmt;
 
-/// The transition table of a [`Dfa`], in the narrowest width that fits.
-#[derive(Clone, Copy, Debug)]
-pub enum Transitions<'a> {
-    /// Premultiplied ids below 65,536.
-    U16(&'a [u16]),
-    /// Premultiplied ids of any size.
-    U32(&'a [u32]),
+/// A premultiplied state id as a dense transition table stores it: `u16`
+/// when every id fits (half the table), else `u32`.
+pub trait StateId: Copy + Default + Ord + std::ops::BitOr<Output = Self> + Into<u32> + fmt::Debug + 'static {}
+
+impl StateId for u16 {}
+impl StateId for u32 {}
+
+/// Where a [`Dfa`]'s transition table lives: a `Vec` or a slice of
+/// [`StateId`]s, which fixes the width a step loads.
+pub trait TransitionTable: AsRef<[Self::Id]> {
+    /// The width of an entry.
+    type Id: StateId;
 }
 
-impl Transitions<'_> {
-    /// Number of entries.
-    pub fn len(&self) -> usize {
-        match self {
-            Transitions::U16(t) => t.len(),
-            Transitions::U32(t) => t.len(),
-        }
-    }
-
-    /// Whether the table is empty (never true for a valid automaton).
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    fn get(&self, i: usize) -> u32 {
-        match self {
-            Transitions::U16(t) => u32::from(t[i]),
-            Transitions::U32(t) => t[i],
-        }
-    }
+impl<I: StateId> TransitionTable for Vec<I> {
+    type Id = I;
 }
 
-/// A borrowed, validated automaton (from an artifact or a [`DfaBuf`]).
-#[derive(Clone, Copy, Debug)]
-pub struct Dfa<'a> {
-    classes: &'a [u8; 256],
+impl<I: StateId> TransitionTable for &[I] {
+    type Id = I;
+}
+
+/// A deterministic automaton whose states carry answers (see the module
+/// documentation), generic over its tables' storage: the transitions `T`
+/// (a [`TransitionTable`]), the answers `A` and the byte classes `C`.
+///
+/// The default, all owned, is what the builder makes and the artifact
+/// writer stores; [`DfaRef`] borrows, as an artifact's tables are read in
+/// place. Every value was checked by [`Dfa::new`] (or is a view of tables
+/// that were, [`Dfa::validated`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Dfa<T = Vec<u32>, A = Vec<u32>, C = [u8; 256]> {
+    classes: C,
     stride2: u32,
-    transitions: Transitions<'a>,
-    answers: &'a [u32],
+    transitions: T,
+    answers: A,
     start: u32,
     sink_limit: u32,
 }
+
+/// A [`Dfa`] over borrowed tables (an artifact's, or an owned automaton's
+/// through [`Dfa::as_ref`]), its transitions of width `I`: what a walk runs.
+pub type DfaRef<'a, I = u32> = Dfa<&'a [I], &'a [u32], &'a [u8; 256]>;
 
 /// Why a set of tables is not a valid automaton, dense ([`Dfa::new`]) or
 /// comb ([`crate::comb::CombDfa::new`]): which invariant is broken, and where.
@@ -269,10 +278,7 @@ impl std::error::Error for DfaError {}
 
 /// The bitwise OR and the maximum of `ids`, 16 lanes at a time (a form
 /// the compiler turns into vector ORs and maxima).
-fn ids_union_max<T>(ids: &[T]) -> (u32, u32)
-where
-    T: Copy + Default + Ord + std::ops::BitOr<Output = T> + Into<u32>,
-{
+fn ids_union_max<T: StateId>(ids: &[T]) -> (u32, u32) {
     const LANES: usize = 16;
     let (mut union, mut max) = ([T::default(); LANES], [T::default(); LANES]);
     let mut chunks = ids.chunks_exact(LANES);
@@ -287,31 +293,26 @@ where
     lanes.chain(tail).fold((0, 0), |(u, m), (lane_union, lane_max)| (u | lane_union.into(), m.max(lane_max.into())))
 }
 
-impl<'a> Dfa<'a> {
-    /// Checks the invariants (see the module documentation) and makes a view.
-    pub fn new(
-        classes: &'a [u8; 256],
-        stride2: u32,
-        transitions: Transitions<'a>,
-        answers: &'a [u32],
-        start: u32,
-        sinks: u32,
-    ) -> Result<Dfa<'a>, DfaError> {
+impl<T: TransitionTable, A: AsRef<[u32]>, C: Borrow<[u8; 256]>> Dfa<T, A, C> {
+    /// Checks the invariants (see the module documentation) and makes the
+    /// automaton.
+    pub fn new(classes: C, stride2: u32, transitions: T, answers: A, start: u32, sinks: u32) -> Result<Self, DfaError> {
+        let table = transitions.as_ref();
         if stride2 > 9 {
             return Err(DfaError::StrideTooLarge { stride2 });
         }
         let stride = 1usize << stride2;
-        let states = answers.len();
+        let states = answers.as_ref().len();
         if states == 0 {
             return Err(DfaError::NoStates);
         }
-        if states.checked_mul(stride) != Some(transitions.len()) {
-            return Err(DfaError::TransitionCount { transitions: transitions.len(), states, stride });
+        if states.checked_mul(stride) != Some(table.len()) {
+            return Err(DfaError::TransitionCount { transitions: table.len(), states, stride });
         }
-        if let Some(&class) = classes.iter().find(|&&c| usize::from(c) >= stride) {
+        if let Some(&class) = classes.borrow().iter().find(|&&c| usize::from(c) >= stride) {
             return Err(DfaError::ClassPastStride { class, stride });
         }
-        let valid = |id: u32| (id as usize) < transitions.len() && (id as usize) % stride == 0;
+        let valid = |id: u32| (id as usize) < table.len() && (id as usize) % stride == 0;
         if !valid(start) {
             return Err(DfaError::StartNotState { start });
         }
@@ -322,54 +323,41 @@ impl<'a> Dfa<'a> {
         // stride and their maximum is below the table's end: one pass of
         // ORs and maxima, which vectorises (a search for the first bad id
         // was five instructions an entry), then the search only to name it.
-        let (union, max) = match transitions {
-            Transitions::U16(t) => ids_union_max(t),
-            Transitions::U32(t) => ids_union_max(t),
-        };
-        if union as usize % stride != 0 || max as usize >= transitions.len() {
-            let bad = match transitions {
-                Transitions::U16(t) => t.iter().position(|&id| !valid(u32::from(id))),
-                Transitions::U32(t) => t.iter().position(|&id| !valid(id)),
-            };
-            let index = bad.expect("an id off the stride or past the end");
-            return Err(DfaError::TransitionNotState { index, target: transitions.get(index) });
+        let (union, max) = ids_union_max(table);
+        if union as usize % stride != 0 || max as usize >= table.len() {
+            let index = table.iter().position(|&id| !valid(id.into())).expect("an id off the stride or past the end");
+            return Err(DfaError::TransitionNotState { index, target: table[index].into() });
         }
-        Ok(Dfa { classes, stride2, transitions, answers, start, sink_limit: sinks << stride2 })
+        Ok(Dfa::validated(classes, stride2, transitions, answers, start, sinks))
     }
 
-    /// Makes a view of tables that [`Dfa::new`] has already accepted, without
-    /// re-checking every transition (which costs the table's size): for
-    /// lookups in an artifact whose tables were all checked when it was opened.
-    /// Given tables that were never checked, [`Dfa::scan`] may panic on an
-    /// out-of-range index, but never reads out of bounds.
-    pub fn validated(
-        classes: &'a [u8; 256],
-        stride2: u32,
-        transitions: Transitions<'a>,
-        answers: &'a [u32],
-        start: u32,
-        sinks: u32,
-    ) -> Dfa<'a> {
+    /// Makes an automaton of tables that [`Dfa::new`] has already accepted,
+    /// without re-checking every transition (which costs the table's size):
+    /// for lookups in an artifact whose tables were all checked when it was
+    /// opened. Given tables that were never checked, [`Dfa::scan`] may panic
+    /// on an out-of-range index, but never reads out of bounds.
+    #[inline]
+    pub fn validated(classes: C, stride2: u32, transitions: T, answers: A, start: u32, sinks: u32) -> Self {
         Dfa { classes, stride2, transitions, answers, start, sink_limit: sinks << stride2 }
+    }
+
+    /// This automaton over borrowed tables: what a walk runs (no check, no copy).
+    #[inline]
+    pub fn as_ref(&self) -> DfaRef<'_, T::Id> {
+        Dfa {
+            classes: self.classes.borrow(),
+            stride2: self.stride2,
+            transitions: self.transitions.as_ref(),
+            answers: self.answers.as_ref(),
+            start: self.start,
+            sink_limit: self.sink_limit,
+        }
     }
 
     /// The answer (a rank) for a whole path: the best rule that matches it.
     #[inline]
     pub fn scan(&self, path: &[u8]) -> u32 {
-        match self.walker() {
-            Walker::U16(dense) => walk::scan(&dense, path),
-            Walker::U32(dense) => walk::scan(&dense, path),
-        }
-    }
-
-    /// This automaton with its table width fixed, for walking.
-    #[inline]
-    pub(crate) fn walker(&self) -> Walker<'a> {
-        let Dfa { classes, stride2, transitions, answers, start, sink_limit } = *self;
-        match transitions {
-            Transitions::U16(table) => Walker::U16(Dense { classes, table, answers, stride2, start, sink_limit }),
-            Transitions::U32(table) => Walker::U32(Dense { classes, table, answers, stride2, start, sink_limit }),
-        }
+        walk::scan(&self.as_ref(), path)
     }
 
     /// The state a scan starts in, as a state index (states are numbered
@@ -387,70 +375,72 @@ impl<'a> Dfa<'a> {
     pub fn next_index(&self, state: usize, byte: u8) -> usize {
         assert!(state < self.states(), "state {state} of an automaton of {} states", self.states());
         let id = (state as u32) << self.stride2;
-        let next = match self.walker() {
-            Walker::U16(dense) => dense.step(id, byte),
-            Walker::U32(dense) => dense.step(id, byte),
-        };
-        (next >> self.stride2) as usize
+        (self.as_ref().step(id, byte) >> self.stride2) as usize
     }
 
     /// The answer (a rank) if the input ends in state index `state`.
     pub fn answer_at(&self, state: usize) -> u32 {
-        self.answers[state]
+        self.answers.as_ref()[state]
     }
 
     /// The class of `byte`: bytes of one class lead every state to the same
     /// target, so one byte of each class stands for all of them.
     pub fn class_of(&self, byte: u8) -> u8 {
-        self.classes[usize::from(byte)]
+        self.classes.borrow()[usize::from(byte)]
     }
 
     /// Number of states.
     pub fn states(&self) -> usize {
-        self.answers.len()
+        self.answers.as_ref().len()
     }
 
-    /// Number of sink states.
+    /// Number of sink states (states `0..sinks()`).
     pub fn sinks(&self) -> usize {
         (self.sink_limit >> self.stride2) as usize
     }
 
     /// The largest answer any state gives: no path scores above it.
     pub fn max_answer(&self) -> u32 {
-        self.answers.iter().copied().max().unwrap_or(0)
+        self.answers.as_ref().iter().copied().max().unwrap_or(0)
     }
 
     /// Bytes of the tables (classes, transitions, answers).
     pub fn memory_bytes(&self) -> usize {
-        let width = match self.transitions {
-            Transitions::U16(_) => 2,
-            Transitions::U32(_) => 4,
-        };
-        256 + self.transitions.len() * width + self.answers.len() * 4
+        256 + std::mem::size_of_val(self.transitions.as_ref()) + std::mem::size_of_val(self.answers.as_ref())
+    }
+
+    /// Byte to class.
+    pub fn classes(&self) -> &[u8; 256] {
+        self.classes.borrow()
+    }
+
+    /// log2 of the row width.
+    pub fn stride2(&self) -> u32 {
+        self.stride2
+    }
+
+    /// The premultiplied transitions, [`Dfa::states`] rows of `1 << stride2` entries.
+    pub fn transitions(&self) -> &[T::Id] {
+        self.transitions.as_ref()
+    }
+
+    /// The answer per state.
+    pub fn answers(&self) -> &[u32] {
+        self.answers.as_ref()
+    }
+
+    /// The premultiplied start state.
+    pub fn start(&self) -> u32 {
+        self.start
+    }
+
+    /// Whether every transition fits in 16 bits (the artifact then stores u16).
+    pub fn fits_u16(&self) -> bool {
+        self.transitions.as_ref().len() <= usize::from(u16::MAX) + 1
     }
 }
 
-/// A [`Dfa`] whose table width is known, so that a step is one indexed load.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Dense<'a, T> {
-    classes: &'a [u8; 256],
-    table: &'a [T],
-    answers: &'a [u32],
-    stride2: u32,
-    start: u32,
-    sink_limit: u32,
-}
-
-/// A [`Dfa`] ready to walk, by table width.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Walker<'a> {
-    /// 16-bit transitions.
-    U16(Dense<'a, u16>),
-    /// 32-bit transitions.
-    U32(Dense<'a, u32>),
-}
-
-impl<T: Copy + Into<u32>> Automaton for Dense<'_, T> {
+impl<I: StateId> Automaton for DfaRef<'_, I> {
     #[inline(always)]
     fn start(&self) -> u32 {
         self.start
@@ -468,7 +458,7 @@ impl<T: Copy + Into<u32>> Automaton for Dense<'_, T> {
 
     #[inline(always)]
     fn follow(&self, _: u32, at: Located) -> u32 {
-        self.table[at.index].into()
+        self.transitions[at.index].into()
     }
 
     #[inline(always)]
@@ -491,43 +481,7 @@ impl<T: Copy + Into<u32>> Automaton for Dense<'_, T> {
 
     #[inline(always)]
     fn prefetch_transition(&self, at: Located) {
-        walk::prefetch_item(self.table, at.index);
-    }
-}
-
-/// An owned automaton, as the builder makes it and the artifact writer stores it.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct DfaBuf {
-    /// Byte to class.
-    pub classes: [u8; 256],
-    /// log2 of the row width.
-    pub stride2: u32,
-    /// Premultiplied transitions, `answers.len() << stride2` entries.
-    pub transitions: Vec<u32>,
-    /// The answer per state.
-    pub answers: Vec<u32>,
-    /// The premultiplied start state.
-    pub start: u32,
-    /// States `0..sinks` are sinks.
-    pub sinks: u32,
-}
-
-impl DfaBuf {
-    /// Whether every transition fits in 16 bits (the artifact then stores u16).
-    pub fn fits_u16(&self) -> bool {
-        self.transitions.len() <= usize::from(u16::MAX) + 1
-    }
-
-    /// A view for matching; fails if the builder broke an invariant.
-    pub fn as_dfa(&self) -> Result<Dfa<'_>, DfaError> {
-        Dfa::new(
-            &self.classes,
-            self.stride2,
-            Transitions::U32(&self.transitions),
-            &self.answers,
-            self.start,
-            self.sinks,
-        )
+        walk::prefetch_item(self.transitions, at.index);
     }
 }
 
@@ -535,8 +489,26 @@ impl DfaBuf {
 mod tests {
     use super::*;
 
+    /// An automaton's tables, to break one at a time before [`Dfa::new`] sees them.
+    #[derive(Clone)]
+    struct Tables {
+        classes: [u8; 256],
+        stride2: u32,
+        transitions: Vec<u32>,
+        answers: Vec<u32>,
+        start: u32,
+        sinks: u32,
+    }
+
+    impl Tables {
+        /// The owned automaton of these tables, if they are valid.
+        fn dfa(self) -> Result<Dfa, DfaError> {
+            Dfa::new(self.classes, self.stride2, self.transitions, self.answers, self.start, self.sinks)
+        }
+    }
+
     /// Hand-made: "/a" scores 5 (and is final), anything else 0.
-    fn tiny() -> DfaBuf {
+    fn tiny() -> Tables {
         // states: 0 = sink answer 0, 1 = sink answer 5, 2 = start, 3 = after '/'.
         let mut classes = [0u8; 256];
         classes[usize::from(b'/')] = 1;
@@ -560,13 +532,19 @@ mod tests {
             s(1),
             s(0), // after '/'
         ];
-        DfaBuf { classes, stride2: 2, transitions, answers: vec![0, 5, 0, 0], start: s(2), sinks: 2 }
+        Tables { classes, stride2: 2, transitions, answers: vec![0, 5, 0, 0], start: s(2), sinks: 2 }
     }
 
     #[test]
     fn scans() {
-        let buf = tiny();
-        let dfa = buf.as_dfa().unwrap();
+        let owned = tiny().dfa().unwrap();
+        // The owned automaton and its borrowed view scan alike.
+        let view: DfaRef<'_> = owned.as_ref();
+        for path in [b"/a".as_slice(), b"/abc", b"/b", b"/", b""] {
+            assert_eq!(owned.scan(path), view.scan(path));
+        }
+        let narrow: Vec<u16> = owned.transitions().iter().map(|&id| id as u16).collect();
+        let dfa = Dfa::new(owned.classes(), 2, narrow.as_slice(), owned.answers(), owned.start(), 2).unwrap();
         assert_eq!(dfa.scan(b"/a"), 5);
         assert_eq!(dfa.scan(b"/abc"), 5);
         assert_eq!(dfa.scan(b"/b"), 0);
@@ -578,10 +556,10 @@ mod tests {
 
     #[test]
     fn rejects_broken_tables_naming_the_problem() {
-        let broken = |break_it: fn(&mut DfaBuf)| {
-            let mut buf = tiny();
-            break_it(&mut buf);
-            buf.as_dfa().expect_err("broken tables were accepted")
+        let broken = |break_it: fn(&mut Tables)| {
+            let mut tables = tiny();
+            break_it(&mut tables);
+            tables.dfa().expect_err("broken tables were accepted")
         };
         assert_eq!(broken(|b| b.transitions[5] = 3), DfaError::TransitionNotState { index: 5, target: 3 });
         assert_eq!(broken(|b| b.transitions[5] = 64), DfaError::TransitionNotState { index: 5, target: 64 });
@@ -640,14 +618,14 @@ mod tests {
             let classes = [0u8; 256];
             let answers = vec![0u32; states];
             let narrow: Vec<u16> = table.iter().map(|&id| id as u16).collect();
-            let (transitions, checked) = if wide {
-                (Transitions::U32(&table), table.clone())
-            } else {
-                (Transitions::U16(&narrow), narrow.iter().map(|&id| u32::from(id)).collect())
-            };
+            let checked: Vec<u32> = if wide { table.clone() } else { narrow.iter().map(|&id| u32::from(id)).collect() };
             let expected = first_bad_transition(&checked, stride)
                 .map(|index| DfaError::TransitionNotState { index, target: checked[index] });
-            let got = Dfa::new(&classes, stride2, transitions, &answers, 0, 0).err();
+            let got = if wide {
+                Dfa::new(&classes, stride2, table.as_slice(), answers.as_slice(), 0, 0).err()
+            } else {
+                Dfa::new(&classes, stride2, narrow.as_slice(), answers.as_slice(), 0, 0).err()
+            };
             proptest::prop_assert_eq!(got, expected);
         }
     }

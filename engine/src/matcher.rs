@@ -34,16 +34,14 @@
 //! an automaton-only group allocates nothing and matching never allocates.
 //! Making a view reads every answer once (to check each part's best answer
 //! against the rank tables), which costs less than the transition check of
-//! [`Dfa::new`] that a view needs anyway.
+//! [`crate::dfa::Dfa::new`] that an automaton had to pass.
 
 pub use crate::compiled::{MatcherBuf, PartBuf};
-use crate::dfa::{Dfa, DfaError};
 use crate::format::PartView;
-use crate::rules::{LazyPrefilter, RuleList, RuleListError};
+use crate::rules::{RuleList, RuleListError};
 use crate::runtime::{CompiledGroup, RunnerPart};
 use robotsieve_core::Label;
 use std::fmt;
-use std::sync::Arc;
 
 /// The most parts a group is split into.
 pub const MAX_PARTS: usize = 3;
@@ -53,51 +51,27 @@ pub const MAX_PARTS: usize = 3;
 impl MatcherBuf {
     /// A validated view for matching.
     pub fn matcher(&self) -> Result<Matcher<'_>, MatcherError> {
-        let mut parts: [Option<Part<'_>>; MAX_PARTS] = Default::default();
-        if self.parts.len() > MAX_PARTS {
-            return Err(MatcherError::TooManyParts { parts: self.parts.len() });
-        }
-        for (n, (slot, part)) in parts.iter_mut().zip(&self.parts).enumerate() {
-            *slot = Some(match part {
-                PartBuf::Dfa(dfa) => Part::Dfa(dfa.as_dfa().map_err(|error| MatcherError::Dfa { part: n, error })?),
-                PartBuf::Rules(rules) => {
-                    Part::Rules(rules.as_rule_list().map_err(|error| MatcherError::Rules { part: n, error })?)
-                }
-            });
-        }
-        Matcher::new(&self.labels, &self.rules, parts.into_iter().flatten())
+        let parts = self.parts.iter().map(|part| match part {
+            PartBuf::Dfa(dfa) => PartView::Dfa(dfa.as_ref()),
+            PartBuf::Rules(list) => PartView::Rules { patterns: &list.patterns, ends: &list.ends, ranks: &list.ranks },
+        });
+        Matcher::new(&self.labels, &self.rules, parts)
     }
 }
 
-/// One part of a view.
-#[derive(Clone, Debug)]
-pub enum Part<'a> {
-    /// An automaton: one scan gives the part's rank.
-    Dfa(Dfa<'a>),
-    /// Rules matched one by one behind a prefilter.
-    Rules(RuleList<'a>),
-}
-
-impl<'a> Part<'a> {
-    /// The highest rank this part can answer.
-    pub fn max_answer(&self) -> u32 {
-        match self {
-            Part::Dfa(dfa) => dfa.max_answer(),
-            Part::Rules(rules) => rules.max_answer(),
+/// The highest rank `part` can answer; a rule list's tables are checked
+/// first (an automaton was checked when its view was made).
+fn checked_max_answer(part: &PartView<'_>) -> Result<u32, RuleListError> {
+    Ok(match *part {
+        PartView::Dfa(dfa) => dfa.max_answer(),
+        PartView::Dfa16(dfa) => dfa.max_answer(),
+        PartView::Comb(comb) => comb.max_answer(),
+        PartView::Comb16(comb) => comb.max_answer(),
+        PartView::Rules { patterns, ends, ranks } => {
+            RuleList::check(patterns, ends, ranks)?;
+            ranks.first().copied().unwrap_or(0)
         }
-    }
-
-    /// This part as the runtime walks it.
-    fn into_runner(self) -> RunnerPart<'a> {
-        match self {
-            Part::Dfa(dfa) => RunnerPart::with_prefilter(PartView::Dfa(dfa), None),
-            Part::Rules(rules) => {
-                let (patterns, ends, ranks, prefilter) = rules.into_tables();
-                let prefilter = Some(Arc::new(LazyPrefilter::built(prefilter)));
-                RunnerPart::with_prefilter(PartView::Rules { patterns, ends, ranks }, prefilter)
-            }
-        }
-    }
+    })
 }
 
 /// Why tables are not a valid compiled group.
@@ -127,13 +101,6 @@ pub enum MatcherError {
         /// The number of ranks in the tables.
         ranks: usize,
     },
-    /// An automaton part is invalid.
-    Dfa {
-        /// The part's index.
-        part: usize,
-        /// What is wrong with it.
-        error: DfaError,
-    },
     /// A rule-list part is invalid.
     Rules {
         /// The part's index.
@@ -153,7 +120,6 @@ impl fmt::Display for MatcherError {
             MatcherError::RankOutOfRange { part, rank, ranks } => {
                 write!(f, "part {part} answers rank {rank} but there are {ranks} ranks")
             }
-            MatcherError::Dfa { part, error } => write!(f, "part {part}: {error}"),
             MatcherError::Rules { part, error } => write!(f, "part {part}: {error}"),
         }
     }
@@ -162,7 +128,6 @@ impl fmt::Display for MatcherError {
 impl std::error::Error for MatcherError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            MatcherError::Dfa { error, .. } => Some(error),
             MatcherError::Rules { error, .. } => Some(error),
             _ => None,
         }
@@ -197,14 +162,16 @@ pub struct Matcher<'a> {
 }
 
 impl<'a> Matcher<'a> {
-    /// Makes a view over the rank tables and up to [`MAX_PARTS`] parts (in any order).
+    /// Makes a view over the rank tables and up to [`MAX_PARTS`] parts (in
+    /// any order), each of a kind an artifact stores ([`PartView`]).
     ///
     /// Checks that the two tables have one entry per rank, that rank 0 is
-    /// "no rule", and that no part answers a rank outside the tables.
+    /// "no rule", that each rule list's tables are valid, and that no part
+    /// answers a rank outside the tables; builds each rule list's prefilter.
     pub fn new(
         labels: &'a [u32],
         rules: &'a [u32],
-        parts: impl IntoIterator<Item = Part<'a>>,
+        parts: impl IntoIterator<Item = PartView<'a>>,
     ) -> Result<Matcher<'a>, MatcherError> {
         if labels.len() != rules.len() {
             return Err(MatcherError::RankTablesDiffer { labels: labels.len(), rules: rules.len() });
@@ -218,11 +185,11 @@ impl<'a> Matcher<'a> {
             if n == MAX_PARTS {
                 return Err(MatcherError::TooManyParts { parts: n + 1 + parts.count() });
             }
-            let max = part.max_answer();
+            let max = checked_max_answer(&part).map_err(|error| MatcherError::Rules { part: n, error })?;
             if max as usize >= labels.len() {
                 return Err(MatcherError::RankOutOfRange { part: n, rank: max, ranks: labels.len() });
             }
-            group.push(part.into_runner());
+            group.push(RunnerPart::prefiltered(part));
         }
         Ok(Matcher { rules, group })
     }
@@ -254,12 +221,12 @@ impl<'a> Matcher<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dfa::DfaBuf;
+    use crate::dfa::Dfa;
     use crate::rules::RuleListBuf;
 
     /// One state per rank, all sinks: the start state answers `rank`.
-    fn constant(rank: u32) -> DfaBuf {
-        DfaBuf { classes: [0; 256], stride2: 0, transitions: vec![0], answers: vec![rank], start: 0, sinks: 1 }
+    fn constant(rank: u32) -> Dfa {
+        Dfa::new([0; 256], 0, vec![0], vec![rank], 0, 1).unwrap()
     }
 
     #[test]
@@ -312,21 +279,19 @@ mod tests {
         let e = buf(vec![0], vec![u32::MAX], vec![PartBuf::Dfa(constant(0)); 5]).matcher().unwrap_err();
         assert!(matches!(e, MatcherError::TooManyParts { parts: 5 }), "{e}");
         let parts = (0..5).map(|_| constant(0));
-        let dfas: Vec<DfaBuf> = parts.collect();
-        let e = Matcher::new(&[0], &[u32::MAX], dfas.iter().map(|d| Part::Dfa(d.as_dfa().unwrap()))).unwrap_err();
+        let dfas: Vec<Dfa> = parts.collect();
+        let e = Matcher::new(&[0], &[u32::MAX], dfas.iter().map(|d| PartView::Dfa(d.as_ref()))).unwrap_err();
         assert!(matches!(e, MatcherError::TooManyParts { parts: 5 }), "{e}");
-        // A damaged part names its index and keeps its own error as the source.
-        let mut damaged = constant(0);
-        damaged.start = 3;
+        // A damaged part names its index and keeps its own error as the source
+        // (an automaton is checked when it is made, a rule list here).
         let rules = PartBuf::Rules(RuleListBuf { patterns: b"/a".to_vec(), ends: vec![2], ranks: vec![0] });
-        let e = buf(vec![0, 1], vec![u32::MAX, 0], vec![PartBuf::Dfa(constant(1)), PartBuf::Dfa(damaged)])
-            .matcher()
-            .unwrap_err();
-        assert!(matches!(e, MatcherError::Dfa { part: 1, error: DfaError::StartNotState { start: 3 } }), "{e}");
-        assert_eq!(e.to_string(), "invalid compiled group: part 1: invalid automaton: start state 3 out of range");
-        let source = std::error::Error::source(&e).expect("the automaton's error");
-        assert_eq!(source.to_string(), "invalid automaton: start state 3 out of range");
-        let e = buf(vec![0, 1], vec![u32::MAX, 0], vec![rules]).matcher().unwrap_err();
-        assert!(matches!(e, MatcherError::Rules { part: 0, error: RuleListError::RankZero { pattern: 0 } }), "{e}");
+        let e = buf(vec![0, 1], vec![u32::MAX, 0], vec![PartBuf::Dfa(constant(1)), rules]).matcher().unwrap_err();
+        assert!(matches!(e, MatcherError::Rules { part: 1, error: RuleListError::RankZero { pattern: 0 } }), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "invalid compiled group: part 1: invalid rule list: pattern 0 has rank 0, which means \"no rule\""
+        );
+        let source = std::error::Error::source(&e).expect("the rule list's error");
+        assert_eq!(source.to_string(), "invalid rule list: pattern 0 has rank 0, which means \"no rule\"");
     }
 }

@@ -804,13 +804,6 @@ impl<'a> RuleList<'a> {
         Ok(())
     }
 
-    /// The three tables and the prefilter, taken apart for a part that keeps
-    /// the prefilter shared ([`crate::runtime::CompiledGroup`]'s rule-list
-    /// part, which the artifact also fills from its cache).
-    pub(crate) fn into_tables(self) -> (&'a [u8], &'a [u32], &'a [u32], Prefilter) {
-        (self.patterns, self.ends, self.ranks, self.prefilter.into_owned())
-    }
-
     /// Number of rules.
     pub fn len(&self) -> usize {
         self.ends.len()

@@ -9,9 +9,8 @@
 //! and its rank tables once for the run, and [`CompiledGroup::rank`] is then
 //! a scan per part, with the tables hot in the cache after the first path.
 
-use crate::dfa::Walker;
 use crate::format::{GroupHead, PartView};
-use crate::rules::LazyPrefilter;
+use crate::rules::{LazyPrefilter, Prefilter};
 use crate::walk::{self, Automaton, SkipMemo};
 use robotsieve_core::Label;
 use std::sync::Arc;
@@ -56,13 +55,23 @@ impl<'a> RunnerPart<'a> {
         RunnerPart::with_prefilter(view, prefilter)
     }
 
+    /// The part `view`, a rule list with its prefilter built now (for a
+    /// group whose tables are not an artifact's, which caches prefilters).
+    pub(crate) fn prefiltered(view: PartView<'a>) -> RunnerPart<'a> {
+        let prefilter = match view {
+            PartView::Rules { patterns, ends, .. } => {
+                Some(Arc::new(LazyPrefilter::built(Prefilter::new(patterns, ends))))
+            }
+            _ => None,
+        };
+        RunnerPart::with_prefilter(view, prefilter)
+    }
+
     /// The part `view` with its prefilter (`None` for an automaton).
     pub(crate) fn with_prefilter(view: PartView<'a>, prefilter: Option<Arc<LazyPrefilter>>) -> RunnerPart<'a> {
         let slash = match &view {
-            PartView::Dfa(dfa) => match dfa.walker() {
-                Walker::U16(dense) => walk::after_slash(&dense),
-                Walker::U32(dense) => walk::after_slash(&dense),
-            },
+            PartView::Dfa(dfa) => walk::after_slash(dfa),
+            PartView::Dfa16(dfa) => walk::after_slash(dfa),
             PartView::Comb(comb) => walk::after_slash(comb),
             PartView::Comb16(comb) => walk::after_slash(comb),
             PartView::Rules { .. } => 0,
@@ -79,10 +88,8 @@ impl<'a> RunnerPart<'a> {
     #[inline]
     pub(crate) fn rank(&self, path: &[u8], floor: u32) -> u32 {
         match &self.view {
-            PartView::Dfa(dfa) => match dfa.walker() {
-                Walker::U16(dense) => scan_automaton(&dense, path, self.slash, &self.last_skip),
-                Walker::U32(dense) => scan_automaton(&dense, path, self.slash, &self.last_skip),
-            },
+            PartView::Dfa(dfa) => scan_automaton(dfa, path, self.slash, &self.last_skip),
+            PartView::Dfa16(dfa) => scan_automaton(dfa, path, self.slash, &self.last_skip),
             PartView::Comb(comb) => scan_automaton(comb, path, self.slash, &self.last_skip),
             PartView::Comb16(comb) => scan_automaton(comb, path, self.slash, &self.last_skip),
             PartView::Rules { patterns, ends, ranks } => match &self.prefilter {
@@ -195,31 +202,22 @@ mod tests {
     /// [`MAX_PARTS`], and ranks a path by the best of its parts.
     #[test]
     fn automata_walk_first_in_order_and_the_rank_is_the_best_part() {
-        use crate::dfa::DfaBuf;
+        use crate::dfa::Dfa;
         use crate::rules::RuleListBuf;
         // Automaton `i` answers `i + 1` on every path; rule list `i` answers
         // `20 + i` on `/r<i>` and nothing else.
-        let dfas: Vec<DfaBuf> = (0..=MAX_PARTS as u32)
-            .map(|i| DfaBuf {
-                classes: [0; 256],
-                stride2: 0,
-                transitions: vec![0],
-                answers: vec![i + 1],
-                start: 0,
-                sinks: 1,
-            })
-            .collect();
+        let dfas: Vec<Dfa> =
+            (0..=MAX_PARTS as u32).map(|i| Dfa::new([0; 256], 0, vec![0], vec![i + 1], 0, 1).unwrap()).collect();
         let patterns: Vec<Vec<u8>> = (0..=MAX_PARTS).map(|i| format!("/r{i}").into_bytes()).collect();
         let lists: Vec<RuleListBuf> =
             (0..=MAX_PARTS).map(|i| RuleListBuf::new([(patterns[i].as_slice(), 20 + i as u32)])).collect();
         let labels: Vec<u32> = (0..40).collect();
         let part = |rules: bool, i: usize| -> RunnerPart<'_> {
             if rules {
-                let (patterns, ends, ranks, prefilter) = lists[i].as_rule_list().unwrap().into_tables();
-                let prefilter = Some(Arc::new(LazyPrefilter::built(prefilter)));
-                RunnerPart::with_prefilter(PartView::Rules { patterns, ends, ranks }, prefilter)
+                let RuleListBuf { patterns, ends, ranks } = &lists[i];
+                RunnerPart::prefiltered(PartView::Rules { patterns, ends, ranks })
             } else {
-                RunnerPart::with_prefilter(PartView::Dfa(dfas[i].as_dfa().unwrap()), None)
+                RunnerPart::prefiltered(PartView::Dfa(dfas[i].as_ref()))
             }
         };
         for count in 0..=MAX_PARTS + 1 {

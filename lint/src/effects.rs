@@ -2,7 +2,7 @@
 //! the group's automata, and the cache that shares it between files.
 
 use crate::walk::{walk_product, Parts, Reach};
-use crate::{pattern, Dfa, Label};
+use crate::{pattern, DfaRef, Label};
 use robotsieve_compiler::automaton::{self, Budget, BuildOptions};
 use robotsieve_robotstxt::group::{Group, Rule, Verb};
 use std::collections::HashMap;
@@ -289,7 +289,7 @@ fn effect_without(local: &Group, line: std::ops::Range<usize>, steps: &mut u64) 
         return Effect::Unknown;
     }
     let split = full.dfas.len();
-    let dfas: Vec<Dfa<'_>> = full.dfas.iter().chain(&without_parts.dfas).copied().collect();
+    let dfas: Vec<DfaRef<'_>> = full.dfas.iter().chain(&without_parts.dfas).copied().collect();
     let (mut changes, mut covered) = (false, false);
     let walked = walk_product(&dfas, steps, |states| {
         if ranks.contains(&full.answer(&states[..split], 0)) {

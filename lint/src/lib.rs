@@ -45,7 +45,7 @@ mod walk;
 use robotsieve_core::pattern;
 use robotsieve_core::preference::PreferenceField;
 use robotsieve_core::Label;
-use robotsieve_engine::dfa::Dfa;
+use robotsieve_engine::dfa::DfaRef;
 use robotsieve_engine::matcher::{MatcherBuf, PartBuf};
 
 // Every finding code is a constant at the root, as its documentation lists it.

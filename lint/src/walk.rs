@@ -2,7 +2,7 @@
 //! path, and the product of several automata.
 
 use crate::effects::PRODUCT_STATE_LIMIT;
-use crate::{Dfa, MatcherBuf, PartBuf};
+use crate::{DfaRef, MatcherBuf, PartBuf};
 use std::collections::{BTreeMap, HashSet};
 
 /// Which ranks of a compiled group win on some path, and (for a group that
@@ -80,19 +80,17 @@ impl Reach {
 /// a state as a scan does), and the best rank of its per-rule fallback part
 /// (0 when there is none).
 pub(crate) struct Parts<'m> {
-    pub(crate) dfas: Vec<Dfa<'m>>,
+    pub(crate) dfas: Vec<DfaRef<'m>>,
     pub(crate) fallback_max: u32,
 }
 
 impl<'m> Parts<'m> {
-    /// `None` when the group has only a fallback part (nothing to walk), or
-    /// an automaton the builder made is not valid (never expected: the
-    /// group is then left unanalysed rather than walked out of bounds).
+    /// `None` when the group has only a fallback part (nothing to walk).
     pub(crate) fn of(matcher: &'m MatcherBuf) -> Option<Parts<'m>> {
         let mut parts = Parts { dfas: Vec::new(), fallback_max: 0 };
         for part in &matcher.parts {
             match part {
-                PartBuf::Dfa(dfa) => parts.dfas.push(dfa.as_dfa().ok()?),
+                PartBuf::Dfa(dfa) => parts.dfas.push(dfa.as_ref()),
                 PartBuf::Rules(list) => {
                     parts.fallback_max = parts.fallback_max.max(list.ranks.iter().copied().max().unwrap_or(0))
                 }
@@ -112,7 +110,7 @@ impl<'m> Parts<'m> {
 /// returns false to stop. Each state's transitions are taken from `steps`.
 /// Returns false when stopped, out of steps or past [`PRODUCT_STATE_LIMIT`]
 /// combinations.
-pub(crate) fn walk_product(dfas: &[Dfa<'_>], steps: &mut u64, mut visit: impl FnMut(&[usize]) -> bool) -> bool {
+pub(crate) fn walk_product(dfas: &[DfaRef<'_>], steps: &mut u64, mut visit: impl FnMut(&[usize]) -> bool) -> bool {
     if dfas.is_empty() {
         return visit(&[]);
     }

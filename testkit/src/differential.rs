@@ -109,7 +109,7 @@ pub fn disagreements(group: &Group, compiled: &Compiled, explain: bool, paths: &
         let narrow = narrow
             .as_ref()
             .map(|n| CombDfa::new(comb.tables(&n.rows, &n.slots, &[])).expect("narrow tables are valid"));
-        let (dense, comb) = (dense.as_dfa().unwrap(), comb.as_comb().expect("from_dense makes valid tables"));
+        let comb = comb.as_comb().expect("from_dense makes valid tables");
         for path in paths {
             let want = dense.scan(path);
             if comb.scan(path) != want || narrow.is_some_and(|n| n.scan(path) != want) {

@@ -4,7 +4,7 @@
 use super::{align8, checksum, ne32, ne64, put32, put64, GroupDamage, GroupTable, PartProblem, NO_RULE};
 use crate::comb::{Accel, CombDfa, CombDfaBuf, CombTables, NarrowTables, SlotId};
 use crate::compiled::{MatcherBuf, PartBuf};
-use crate::dfa::{Dfa, DfaBuf, Transitions};
+use crate::dfa::{Dfa, DfaRef, StateId};
 use crate::rules::RuleList;
 
 /// The head of a group blob.
@@ -258,15 +258,16 @@ pub fn encode_group(matcher: &MatcherBuf, explain: bool, rules: &[RuleText<'_>])
             PartBuf::Dfa(dfa) => match smaller_comb(dfa) {
                 Some((comb, narrow)) => encode_comb(&mut t, dfa, &comb, narrow)?,
                 None => {
-                    let a = t.bytes(&dfa.classes)?;
+                    let a = t.bytes(dfa.classes())?;
                     let (kind, b) = if dfa.fits_u16() {
-                        let narrow: Vec<u16> = dfa.transitions.iter().map(|&t| t as u16).collect();
+                        let narrow: Vec<u16> = dfa.transitions().iter().map(|&t| t as u16).collect();
                         (PART_DFA16, t.bytes(bytemuck::cast_slice(&narrow))?)
                     } else {
-                        (PART_DFA32, t.u32s(&dfa.transitions)?)
+                        (PART_DFA32, t.u32s(dfa.transitions())?)
                     };
-                    let c = t.u32s(&dfa.answers)?;
-                    let (stride2, count, sinks, start) = (dfa.stride2, dfa.answers.len() as u32, dfa.sinks, dfa.start);
+                    let c = t.u32s(dfa.answers())?;
+                    let (stride2, count, sinks, start) =
+                        (dfa.stride2(), dfa.states() as u32, dfa.sinks() as u32, dfa.start());
                     PartRecord { kind, stride2, count, sinks, start, slots: 0, a, b, c }
                 }
             },
@@ -311,8 +312,8 @@ pub fn encode_group(matcher: &MatcherBuf, explain: bool, rules: &[RuleText<'_>])
 /// smaller than the dense transitions and answers. Trie-like automata from
 /// long literal rules shrink many times; small or dense automata stay dense
 /// and scan a little faster.
-fn smaller_comb(dfa: &DfaBuf) -> Option<(CombDfaBuf, Option<NarrowTables>)> {
-    let dense_bytes = dfa.transitions.len() * if dfa.fits_u16() { 2 } else { 4 } + 4 * dfa.answers.len();
+fn smaller_comb(dfa: &Dfa) -> Option<(CombDfaBuf, Option<NarrowTables>)> {
+    let dense_bytes = dfa.transitions().len() * if dfa.fits_u16() { 2 } else { 4 } + 4 * dfa.states();
     let comb = CombDfaBuf::from_dense_within(dfa, dense_bytes)?;
     u32::try_from(comb.slots.len()).ok()?;
     if comb.stored_bytes() >= dense_bytes {
@@ -324,11 +325,11 @@ fn smaller_comb(dfa: &DfaBuf) -> Option<(CombDfaBuf, Option<NarrowTables>)> {
 
 fn encode_comb(
     t: &mut BlobTables,
-    dfa: &DfaBuf,
+    dfa: &Dfa,
     comb: &CombDfaBuf,
     narrow: Option<NarrowTables>,
 ) -> Result<PartRecord, EncodeError> {
-    let a = t.bytes(&dfa.classes)?;
+    let a = t.bytes(dfa.classes())?;
     let cast = |words: &[u32]| bytemuck::cast_slice::<u32, u8>(words).to_vec();
     let accels = cast(comb.accels.as_flattened());
     let (kind, tables, answers) = match narrow {
@@ -381,8 +382,10 @@ pub(crate) struct GroupView<'a> {
 /// group stores (the runtime wraps it, see `runtime::RunnerPart`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum PartView<'a> {
-    /// A dense automaton.
-    Dfa(Dfa<'a>),
+    /// A dense automaton of u32 ids.
+    Dfa(DfaRef<'a>),
+    /// A dense automaton of u16 ids.
+    Dfa16(DfaRef<'a, u16>),
     /// A comb of u32 ids.
     Comb(CombDfa<'a>),
     /// A comb of u16 ids.
@@ -444,6 +447,7 @@ impl<'a> GroupView<'a> {
             let max_answer = match (part, comb_max_answer) {
                 (_, Some(max)) => max,
                 (PartView::Dfa(dfa), None) => dfa.max_answer(),
+                (PartView::Dfa16(dfa), None) => dfa.max_answer(),
                 (PartView::Comb(comb), None) => comb.max_answer(),
                 (PartView::Comb16(comb), None) => comb.max_answer(),
                 (PartView::Rules { ends, ranks, patterns }, None) => {
@@ -549,26 +553,8 @@ impl<'a> GroupView<'a> {
         let part = self.part_record(p).ok_or(out_of_range(GroupTable::PartRecord))?;
         let count = part.count as usize;
         match part.kind {
-            PART_DFA16 | PART_DFA32 => {
-                let classes = self.classes(part.a)?;
-                let entries = count
-                    .checked_shl(part.stride2)
-                    .filter(|_| part.stride2 <= 9)
-                    .ok_or(GroupDamage::BadStride { part: p })?;
-                let transitions = if part.kind == PART_DFA16 {
-                    Transitions::U16(self.table(part.b, entries).ok_or(out_of_range(GroupTable::Transitions))?)
-                } else {
-                    Transitions::U32(self.table(part.b, entries).ok_or(out_of_range(GroupTable::Transitions))?)
-                };
-                let answers = self.table(part.c, count).ok_or(out_of_range(GroupTable::Answers))?;
-                let dfa = match check {
-                    Check::Full => Dfa::new(classes, part.stride2, transitions, answers, part.start, part.sinks),
-                    Check::Validated => {
-                        Ok(Dfa::validated(classes, part.stride2, transitions, answers, part.start, part.sinks))
-                    }
-                };
-                dfa.map(PartView::Dfa).map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Automaton(e) })
-            }
+            PART_DFA16 => self.dense(p, &part, check).map(PartView::Dfa16),
+            PART_DFA32 => self.dense(p, &part, check).map(PartView::Dfa),
             PART_COMB => self.comb(p, &part, check, comb_max_answer).map(PartView::Comb),
             PART_COMB16 => self.comb(p, &part, check, comb_max_answer).map(PartView::Comb16),
             PART_RULES => {
@@ -586,6 +572,28 @@ impl<'a> GroupView<'a> {
         self.bytes_at(off, 256)
             .and_then(|b| b.try_into().ok())
             .ok_or(GroupDamage::OutOfRange { table: GroupTable::ByteClasses })
+    }
+
+    /// A dense part's tables: `count` rows of `1 << stride2` ids of type `I`.
+    #[inline(always)]
+    fn dense<I: StateId + bytemuck::Pod>(
+        &self,
+        p: usize,
+        part: &PartRecord,
+        check: Check,
+    ) -> Result<DfaRef<'a, I>, GroupDamage> {
+        let out_of_range = |table| GroupDamage::OutOfRange { table };
+        let count = part.count as usize;
+        let classes = self.classes(part.a)?;
+        let entries =
+            count.checked_shl(part.stride2).filter(|_| part.stride2 <= 9).ok_or(GroupDamage::BadStride { part: p })?;
+        let transitions: &[I] = self.table(part.b, entries).ok_or(out_of_range(GroupTable::Transitions))?;
+        let answers: &[u32] = self.table(part.c, count).ok_or(out_of_range(GroupTable::Answers))?;
+        match check {
+            Check::Full => Dfa::new(classes, part.stride2, transitions, answers, part.start, part.sinks)
+                .map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Automaton(e) }),
+            Check::Validated => Ok(Dfa::validated(classes, part.stride2, transitions, answers, part.start, part.sinks)),
+        }
     }
 
     /// A comb part's tables: `count` rows, then `slots` slots of `T` ids;
