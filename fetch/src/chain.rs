@@ -6,6 +6,7 @@
 use crate::body::Decoded;
 use crate::cache_headers;
 use crate::dns::Resolver;
+use crate::ftp::{self, FtpLimits};
 use crate::http::{ClientSettings, Connection};
 use crate::politeness::{IpPermit, Place};
 use crate::record::{ErrorClass, FetchError, Record};
@@ -70,6 +71,13 @@ impl ChainContext {
         let mut target = first.clone();
         loop {
             let started = Instant::now();
+            if target.scheme == TargetScheme::Ftp {
+                let mut record = self.ftp(&target, place, deadline).await;
+                record.fetched_at = Some(now().0);
+                record.elapsed_ms = started.elapsed().as_millis() as u64;
+                records.push(record);
+                return records;
+            }
             let result = self.hop(&target, &mut connection, place, deadline).await;
             let (fetched_at, now_unix) = now();
             let mut record = match result {
@@ -113,6 +121,40 @@ impl ChainContext {
         }
     }
 
+    /// An `ftp://` target's one record (FTP has no redirects): the address
+    /// rule on the control connection's address, the per-IP limits, then
+    /// [`ftp::retrieve`].
+    async fn ftp(&self, target: &Target, place: &mut Place, deadline: Instant) -> Record {
+        let addrs = match tokio::time::timeout_at(deadline, self.resolver.resolve(&target.host, target.port)).await {
+            Err(_) => {
+                Err(FetchError::new(ErrorClass::Dns, format!("{}: no answer before the total deadline", target.host)))
+            }
+            Ok(resolved) => resolved,
+        };
+        let addrs = match addrs {
+            Ok(addrs) => addrs,
+            Err(error) => return Record::failed(&target.url, &error),
+        };
+        let _permit = place.use_ip(addrs[0].ip()).await;
+        let limits = FtpLimits {
+            connect_timeout: self.client.connect_timeout,
+            response_timeout: self.client.response_timeout,
+            deadline,
+            cap: self.max_body,
+        };
+        match ftp::retrieve(&target.path, &addrs, limits).await {
+            Ok(answer) => Record {
+                url: target.url.clone(),
+                status: answer.status,
+                body: answer.body.bytes,
+                truncated: answer.body.truncated,
+                ftp_reply: Some(answer.reply),
+                ..Record::default()
+            },
+            Err(failure) => Record { ftp_reply: failure.reply, ..Record::failed(&target.url, &failure.error) },
+        }
+    }
+
     /// One request: the address rule, a connection (reused when it serves
     /// this target), the answer.
     async fn hop(
@@ -122,9 +164,6 @@ impl ChainContext {
         place: &mut Place,
         deadline: Instant,
     ) -> Result<(u16, http::HeaderMap, Decoded), FetchError> {
-        if target.scheme == TargetScheme::Ftp {
-            return Err(FetchError::new(ErrorClass::Protocol, "ftp:// is not fetched by this build"));
-        }
         let reusable = connection.as_ref().is_some_and(|(c, _)| c.serves(target));
         if !reusable {
             *connection = None;

@@ -48,6 +48,7 @@ pub mod body;
 pub mod cache_headers;
 pub mod chain;
 pub mod dns;
+pub mod ftp;
 pub mod http;
 pub mod output;
 pub mod politeness;

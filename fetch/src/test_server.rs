@@ -399,3 +399,121 @@ impl DnsServer {
         DnsServer { addr, _runtime: runtime }
     }
 }
+
+/// What an [`FtpServer`] does with a client.
+#[derive(Clone, Debug)]
+pub enum FtpBehaviour {
+    /// Anonymous login accepted; `RETR /robots.txt` sends these bytes.
+    Serve(Vec<u8>),
+    /// Anonymous login accepted; `RETR` answers `550`.
+    NoFile,
+    /// `PASS` answers `530 Login incorrect`.
+    RefuseLogin,
+    /// The greeting is `421 Too many users, try later`.
+    Unavailable,
+}
+
+/// A minimal FTP server on 127.0.0.1, written by hand on tokio: greeting,
+/// `USER`/`PASS`, `TYPE`, `EPSV` (when enabled, else `502`), `PASV` (whose
+/// reply names the address 10.255.255.1, which a client must not use: the
+/// data listener is on 127.0.0.1), `RETR`, `QUIT`.
+pub struct FtpServer {
+    /// The control port.
+    pub port: u16,
+    /// Every command received, in order (`PASS` included).
+    pub commands: Arc<Mutex<Vec<String>>>,
+    /// Data connections accepted.
+    pub data_connections: Arc<AtomicU64>,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl FtpServer {
+    /// Starts a server that behaves as `behaviour`; `epsv` false answers
+    /// `EPSV` with `502`, so that the client falls back to `PASV`.
+    pub fn start(behaviour: FtpBehaviour, epsv: bool) -> FtpServer {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let commands = Arc::new(Mutex::new(Vec::new()));
+        let data_connections = Arc::new(AtomicU64::new(0));
+        let (seen, data_count) = (commands.clone(), data_connections.clone());
+        runtime.spawn(async move {
+            loop {
+                let Ok((tcp, _)) = listener.accept().await else { continue };
+                tokio::spawn(serve_ftp(tcp, behaviour.clone(), epsv, seen.clone(), data_count.clone()));
+            }
+        });
+        FtpServer { port, commands, data_connections, _runtime: runtime }
+    }
+}
+
+async fn serve_ftp(
+    tcp: TcpStream,
+    behaviour: FtpBehaviour,
+    epsv: bool,
+    seen: Arc<Mutex<Vec<String>>>,
+    data_count: Arc<AtomicU64>,
+) {
+    use tokio::io::AsyncBufReadExt;
+    let (read, mut write) = tcp.into_split();
+    let mut lines = tokio::io::BufReader::new(read).lines();
+    if matches!(behaviour, FtpBehaviour::Unavailable) {
+        let _ = write.write_all(b"421 Too many users, try later\r\n").await;
+        return;
+    }
+    let _ = write.write_all(b"220-robotsieve test FTP\r\n220 ready\r\n").await;
+    let mut passive: Option<TcpListener> = None;
+    while let Ok(Some(line)) = lines.next_line().await {
+        seen.lock().unwrap().push(line.clone());
+        let (verb, argument) = line.split_once(' ').unwrap_or((line.as_str(), ""));
+        let reply: String = match verb.to_ascii_uppercase().as_str() {
+            "USER" => "331 Send your address as the password".into(),
+            "PASS" if matches!(behaviour, FtpBehaviour::RefuseLogin) => "530 Login incorrect".into(),
+            "PASS" => "230 Logged in".into(),
+            "TYPE" => "200 Type set".into(),
+            "EPSV" if !epsv => "502 Not implemented".into(),
+            "EPSV" | "PASV" => {
+                let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let port = listener.local_addr().unwrap().port();
+                passive = Some(listener);
+                match verb.eq_ignore_ascii_case("EPSV") {
+                    true => format!("229 Entering Extended Passive Mode (|||{port}|)"),
+                    false => format!("227 Entering Passive Mode (10,255,255,1,{},{})", port >> 8, port & 0xff),
+                }
+            }
+            "RETR" => {
+                let file = match (&behaviour, argument) {
+                    (FtpBehaviour::Serve(bytes), "/robots.txt") => Some(bytes.clone()),
+                    _ => None,
+                };
+                match (file, passive.take()) {
+                    (None, _) => "550 No such file".into(),
+                    (Some(_), None) => "425 Use PASV first".into(),
+                    (Some(bytes), Some(listener)) => {
+                        let accepted = tokio::time::timeout(Duration::from_secs(5), listener.accept()).await;
+                        let Ok(Ok((mut data, _))) = accepted else {
+                            let _ = write.write_all(b"425 No data connection\r\n").await;
+                            continue;
+                        };
+                        data_count.fetch_add(1, Ordering::Relaxed);
+                        let _ = write.write_all(b"150 Opening BINARY mode data connection\r\n").await;
+                        let sent = data.write_all(&bytes).await;
+                        drop(data);
+                        match sent {
+                            Ok(()) => "226 Transfer complete".into(),
+                            Err(_) => "426 Connection closed; transfer aborted".into(),
+                        }
+                    }
+                }
+            }
+            "QUIT" => {
+                let _ = write.write_all(b"221 Goodbye\r\n").await;
+                return;
+            }
+            _ => "502 Not implemented".into(),
+        };
+        if write.write_all(format!("{reply}\r\n").as_bytes()).await.is_err() {
+            return;
+        }
+    }
+}
