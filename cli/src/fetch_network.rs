@@ -4,6 +4,7 @@
 
 use crate::failure::{status, Failure};
 use crate::progress_line::with_progress_line;
+use robotsieve_fetch::proxy::Proxy;
 use robotsieve_fetch::{DnsOptions, Ending, FetchOptions, Progress, ResolveOverride, RunPaths};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -77,6 +78,12 @@ pub struct NetworkArgs {
     /// and reserved addresses too (for private networks).
     #[arg(long)]
     pub allow_private: bool,
+    /// An HTTP proxy, as curl's -x: http://[user:password@]host[:port]
+    /// (port 1080 by default). The proxy resolves names, so the address
+    /// rule then applies to IP literals only; ftp:// URLs get an error
+    /// record.
+    #[arg(long, value_name = "URL")]
+    pub proxy: Option<Proxy>,
 }
 
 fn seconds(flag: &str, value: f64) -> Result<Duration, Failure> {
@@ -117,6 +124,7 @@ pub fn run(args: NetworkArgs, output: Option<PathBuf>) -> Result<ExitCode, Failu
         timeout: seconds("--dns-timeout", args.dns_timeout)?,
         allow_private: args.allow_private,
     };
+    options.proxy = args.proxy;
     let paths = RunPaths { inputs: args.urls, output, resume: args.resume };
     let progress = Arc::new(Progress::default());
     let message = |elapsed: Duration| {

@@ -12,6 +12,7 @@ use crate::politeness::{IpPermit, Place};
 use crate::record::{ErrorClass, FetchError, Record};
 use crate::target::{Target, TargetScheme};
 use robotsieve_sources::Timestamp;
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::time::SystemTime;
 use tokio::time::{sleep, Duration, Instant};
 
@@ -34,6 +35,18 @@ pub struct ChainContext {
     pub backoff: Duration,
     /// The longest `Retry-After` honoured within the run.
     pub retry_after_cap: Duration,
+    /// `--proxy`: the proxy's addresses; every http(s) hop connects there.
+    pub proxy_addrs: Option<Vec<SocketAddr>>,
+}
+
+/// Through a proxy the fetcher never learns a target's address, so the
+/// per-IP limits apply per host name: this is the name's key in the
+/// politeness table, an address in `fd00::/8` made from a hash of the
+/// name (never connected to; two names share a key with a chance of one
+/// in 2^64 a pair).
+fn proxied_host_key(host: &str) -> IpAddr {
+    let hash = robotsieve_core::url::origin_hash(host.as_bytes());
+    IpAddr::V6(Ipv6Addr::from((0xfd00_u128 << 112) | u128::from(hash)))
 }
 
 fn now() -> (Timestamp, i64) {
@@ -125,6 +138,10 @@ impl ChainContext {
     /// rule on the control connection's address, the per-IP limits, then
     /// [`ftp::retrieve`].
     async fn ftp(&self, target: &Target, place: &mut Place, deadline: Instant) -> Record {
+        if self.proxy_addrs.is_some() {
+            let error = FetchError::new(ErrorClass::Protocol, "ftp:// is not fetched through an HTTP proxy (--proxy)");
+            return Record::failed(&target.url, &error);
+        }
         let addrs = match tokio::time::timeout_at(deadline, self.resolver.resolve(&target.host, target.port)).await {
             Err(_) => {
                 Err(FetchError::new(ErrorClass::Dns, format!("{}: no answer before the total deadline", target.host)))
@@ -167,12 +184,25 @@ impl ChainContext {
         let reusable = connection.as_ref().is_some_and(|(c, _)| c.serves(target));
         if !reusable {
             *connection = None;
-            let addrs = tokio::time::timeout_at(deadline, self.resolver.resolve(&target.host, target.port))
-                .await
-                .map_err(|_| {
-                    FetchError::new(ErrorClass::Dns, format!("{}: no answer before the total deadline", target.host))
-                })??;
-            let permit = place.use_ip(addrs[0].ip()).await;
+            let (addrs, politeness_key) = match &self.proxy_addrs {
+                Some(proxy_addrs) => {
+                    self.resolver.check_for_proxy(&target.host, target.port)?;
+                    (proxy_addrs.clone(), proxied_host_key(&target.host))
+                }
+                None => {
+                    let addrs = tokio::time::timeout_at(deadline, self.resolver.resolve(&target.host, target.port))
+                        .await
+                        .map_err(|_| {
+                            FetchError::new(
+                                ErrorClass::Dns,
+                                format!("{}: no answer before the total deadline", target.host),
+                            )
+                        })??;
+                    let ip = addrs[0].ip();
+                    (addrs, ip)
+                }
+            };
+            let permit = place.use_ip(politeness_key).await;
             let opened = Connection::open(target, &addrs, &self.client, deadline).await?;
             *connection = Some((opened, permit));
         }

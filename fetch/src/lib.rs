@@ -52,6 +52,7 @@ pub mod ftp;
 pub mod http;
 pub mod output;
 pub mod politeness;
+pub mod proxy;
 pub mod record;
 pub mod run;
 pub mod safety;

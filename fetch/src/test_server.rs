@@ -517,3 +517,142 @@ async fn serve_ftp(
         }
     }
 }
+
+/// A request an [`HttpProxy`] received.
+#[derive(Clone, Debug)]
+pub struct ProxySeen {
+    /// The request line: `GET http://host:port/path HTTP/1.1` or
+    /// `CONNECT host:port HTTP/1.1`.
+    pub line: String,
+    /// Its `Proxy-Authorization`, if any.
+    pub authorization: Option<String>,
+}
+
+/// An HTTP proxy on 127.0.0.1 for the tests: `CONNECT` tunnels and
+/// absolute-form requests, each forwarded to 127.0.0.1 at the port its
+/// target names (the proxy's own resolver: every name is loopback), with
+/// `Proxy-Authorization` dropped. Answers are relayed by their
+/// `Content-Length` (or until the origin closes).
+pub struct HttpProxy {
+    /// Its port.
+    pub port: u16,
+    /// Every request received, in order.
+    pub seen: Arc<Mutex<Vec<ProxySeen>>>,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl HttpProxy {
+    /// Starts the proxy.
+    pub fn start() -> HttpProxy {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        runtime.spawn(async move {
+            loop {
+                let Ok((tcp, _)) = listener.accept().await else { continue };
+                tokio::spawn(serve_proxy(tcp, log.clone()));
+            }
+        });
+        HttpProxy { port, seen, _runtime: runtime }
+    }
+}
+
+/// Reads up to the end of a head (`\r\n\r\n`) into `buf`; the head's
+/// length, or `None` when the stream ends first.
+async fn read_head<S: AsyncRead + Unpin>(stream: &mut S, buf: &mut Vec<u8>) -> Option<usize> {
+    loop {
+        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            return Some(p + 4);
+        }
+        let mut chunk = [0u8; 4096];
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+/// The port of `host:port` or `[v6]:port` (`default` when none is written).
+fn port_of(authority: &str, default: u16) -> u16 {
+    match authority.rsplit_once(':') {
+        Some((host, port)) if !host.ends_with(':') => port.parse().unwrap_or(default),
+        _ => default,
+    }
+}
+
+async fn serve_proxy(mut client: TcpStream, seen: Arc<Mutex<Vec<ProxySeen>>>) {
+    let mut buf = Vec::new();
+    loop {
+        let Some(head_end) = read_head(&mut client, &mut buf).await else { return };
+        let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+        buf.drain(..head_end);
+        let mut lines = head.split("\r\n");
+        let line = lines.next().unwrap_or("").to_owned();
+        let headers: Vec<&str> = lines.filter(|l| !l.is_empty()).collect();
+        let authorization = headers
+            .iter()
+            .find_map(|h| h.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("proxy-authorization")))
+            .map(|(_, v)| v.trim().to_owned());
+        seen.lock().unwrap().push(ProxySeen { line: line.clone(), authorization });
+        let mut words = line.split(' ');
+        let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+        if method == "CONNECT" {
+            let Ok(mut upstream) = TcpStream::connect(("127.0.0.1", port_of(target, 443))).await else {
+                let _ = client.write_all(b"HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\n\r\n").await;
+                return;
+            };
+            if client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n").await.is_err()
+                || upstream.write_all(&buf).await.is_err()
+            {
+                return;
+            }
+            let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+            return;
+        }
+        let Some(rest) = target.strip_prefix("http://") else {
+            let _ = client.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n").await;
+            return;
+        };
+        let (authority, path) = rest.find('/').map_or((rest, "/"), |p| (&rest[..p], &rest[p..]));
+        let mut forwarded = format!("{method} {path} HTTP/1.1\r\n");
+        for header in headers.iter().filter(|h| !h.to_ascii_lowercase().starts_with("proxy-authorization:")) {
+            forwarded.push_str(header);
+            forwarded.push_str("\r\n");
+        }
+        forwarded.push_str("\r\n");
+        let Ok(mut upstream) = TcpStream::connect(("127.0.0.1", port_of(authority, 80))).await else {
+            let _ = client.write_all(b"HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\n\r\n").await;
+            continue;
+        };
+        if upstream.write_all(forwarded.as_bytes()).await.is_err() {
+            return;
+        }
+        let mut answer = Vec::new();
+        let Some(answer_head) = read_head(&mut upstream, &mut answer).await else { return };
+        let length = String::from_utf8_lossy(&answer[..answer_head]).split("\r\n").find_map(|h| {
+            let (k, v) = h.split_once(':')?;
+            k.eq_ignore_ascii_case("content-length").then(|| v.trim().parse::<usize>().ok()).flatten()
+        });
+        match length {
+            Some(length) => {
+                while answer.len() < answer_head + length {
+                    let mut chunk = [0u8; 16384];
+                    match upstream.read(&mut chunk).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => answer.extend_from_slice(&chunk[..n]),
+                    }
+                }
+                if client.write_all(&answer).await.is_err() {
+                    return;
+                }
+            }
+            None => {
+                let _ = client.write_all(&answer).await;
+                let _ = tokio::io::copy(&mut upstream, &mut client).await;
+                return;
+            }
+        }
+    }
+}

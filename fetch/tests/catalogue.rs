@@ -2,7 +2,7 @@
 //! on loopback and fetched, and the record Google's rules need checked.
 
 use flate2::write::GzEncoder;
-use robotsieve_fetch::test_server::{DnsServer, FtpBehaviour, FtpServer, Pki, Ports, Reply, TestServer};
+use robotsieve_fetch::test_server::{DnsServer, FtpBehaviour, FtpServer, HttpProxy, Pki, Ports, Reply, TestServer};
 use robotsieve_fetch::{run, DnsOptions, Ending, FetchOptions, ResolveOverride, RunPaths};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -137,6 +137,7 @@ const HOSTS: &[&str] = &[
     "chain-1.test",
     "chain-5.test",
     "chain-6.test",
+    "chain-4.test",
 ];
 
 struct World {
@@ -565,4 +566,77 @@ fn ftp_keeps_the_address_rule() {
     assert!(error_of(&r).starts_with("blocked: 127.0.0.1 is 127.0.0.1, a loopback address"), "{r}");
     assert!(r.get("ftp_reply").is_none());
     assert_eq!(server.commands.lock().unwrap().len(), before);
+}
+
+/// Records without what differs from run to run (when, how long).
+fn comparable(mut records: Vec<Value>) -> Vec<String> {
+    for r in &mut records {
+        let r = r.as_object_mut().unwrap();
+        r.remove("fetched_at");
+        r.remove("elapsed_ms");
+    }
+    let mut lines: Vec<String> = records.iter().map(|r| r.to_string()).collect();
+    lines.sort();
+    lines
+}
+
+#[test]
+fn a_proxy_carries_every_hop_and_the_records_equal_the_direct_fetch() {
+    let proxy = HttpProxy::start();
+    let p = world().server.ports;
+    let urls = [http("real.test"), https("real.test"), http("chain-4.test"), http("cross.test")];
+    let direct = fetch_with(&urls, &options());
+    let mut o = options();
+    o.proxy = Some(format!("http://alice:s3cret@127.0.0.1:{}", proxy.port).parse().unwrap());
+    let before = world().server.seen.lock().unwrap().len();
+    let proxied = fetch_with(&urls, &o);
+    assert_eq!(proxied.len(), 1 + 1 + 5 + 2, "{proxied:#?}");
+    assert_eq!(comparable(proxied), comparable(direct));
+
+    // Every hop went through the proxy: http in absolute form, https
+    // through a tunnel, each with the proxy's credentials.
+    let seen = proxy.seen.lock().unwrap().clone();
+    let mut lines: Vec<&str> = seen.iter().map(|s| s.line.as_str()).collect();
+    lines.sort();
+    let mut want = vec![
+        format!("GET http://real.test:{}/robots.txt HTTP/1.1", p.http),
+        format!("CONNECT real.test:{} HTTP/1.1", p.https),
+        format!("GET http://chain-4.test:{}/robots.txt HTTP/1.1", p.http),
+        format!("GET http://cross.test:{}/robots.txt HTTP/1.1", p.http),
+        format!("CONNECT real.test:{} HTTP/1.1", p.https),
+    ];
+    want.extend((1..=4).map(|n| format!("GET http://chain-4.test:{}/hop{n} HTTP/1.1", p.http)));
+    want.sort();
+    assert_eq!(lines, want);
+    // base64("alice:s3cret")
+    assert!(seen.iter().all(|s| s.authorization.as_deref() == Some("Basic YWxpY2U6czNjcmV0")), "{seen:?}");
+    // The origin never saw the credentials.
+    let at_origin = world().server.seen.lock().unwrap()[before..].to_vec();
+    assert!(at_origin.iter().all(|s| s.headers.iter().all(|(k, _)| k != "proxy-authorization")), "{at_origin:?}");
+}
+
+#[test]
+fn through_a_proxy_ip_literals_keep_the_address_rule_and_ftp_is_refused() {
+    let proxy = HttpProxy::start();
+    let mut o = options();
+    o.proxy = Some(format!("127.0.0.1:{}", proxy.port).parse().unwrap());
+    let records = fetch_with(
+        &[
+            format!("http://127.0.0.1:{}/robots.txt", world().server.ports.http),
+            http("to-metadata.test"),
+            "ftp://ftp-file.test/".to_owned(),
+        ],
+        &o,
+    );
+    let by_url = |url: &str| records.iter().find(|r| r["url"] == url).unwrap_or_else(|| panic!("{url}: {records:#?}"));
+    let r = by_url(&format!("http://127.0.0.1:{}/robots.txt", world().server.ports.http));
+    assert!(error_of(r).starts_with("blocked: 127.0.0.1 is 127.0.0.1, a loopback address"), "{r}");
+    let r = by_url("http://169.254.169.254/latest/meta-data/");
+    assert!(error_of(r).starts_with("blocked: 169.254.169.254"), "{r}");
+    let r = by_url("ftp://ftp-file.test/robots.txt");
+    assert_eq!(error_of(r), "protocol: ftp:// is not fetched through an HTTP proxy (--proxy)");
+    // Only the redirecting origin reached the proxy.
+    let seen = proxy.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(seen[0].line.starts_with("GET http://to-metadata.test:"), "{seen:?}");
 }
