@@ -4,8 +4,7 @@
 
 use crate::failure::{status, Failure};
 use crate::progress_line::with_progress_line;
-use robotsieve_fetch::proxy::Proxy;
-use robotsieve_fetch::{DnsOptions, Ending, FetchOptions, Progress, ResolveOverride, RunPaths};
+use robotsieve_fetch::{DnsOptions, Ending, FetchOptions, Progress, Proxy, ResolveOverride, RunPaths};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -154,7 +153,7 @@ pub fn run(args: NetworkArgs, output: Option<PathBuf>) -> Result<ExitCode, Failu
         Ending::Interrupted(signal) => {
             eprintln!(
                 "robotsieve: interrupted by signal {signal}; {} kept (continue it with --resume)",
-                robotsieve_fetch::output::partial_path(&paths.output).display()
+                robotsieve_fetch::partial_path(&paths.output).display()
             );
             Ok(ExitCode::from((status::SIGNALLED + signal) as u8))
         }

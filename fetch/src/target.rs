@@ -32,7 +32,7 @@ pub enum TargetScheme {
     Http,
     /// HTTP over TLS.
     Https,
-    /// FTP (an anonymous `RETR`, see [`crate::ftp`]).
+    /// FTP (an anonymous `RETR /robots.txt` in passive mode).
     Ftp,
 }
 
