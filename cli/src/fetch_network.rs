@@ -4,7 +4,7 @@
 
 use crate::failure::{status, Failure};
 use crate::progress_line::with_progress_line;
-use robotsieve_fetch::{DnsOptions, Ending, FetchOptions, Progress, ResolveOverride, RunPaths};
+use robotsieve_fetch::{DnsOptions, Ending, FetchOptions, Progress, Proxy, ResolveOverride, RunPaths};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -77,6 +77,12 @@ pub struct NetworkArgs {
     /// and reserved addresses too (for private networks).
     #[arg(long)]
     pub allow_private: bool,
+    /// An HTTP proxy, as curl's -x: http://[user:password@]host[:port]
+    /// (port 1080 by default). The proxy resolves names, so the address
+    /// rule then applies to IP literals only; ftp:// URLs get an error
+    /// record.
+    #[arg(long, value_name = "URL")]
+    pub proxy: Option<Proxy>,
 }
 
 fn seconds(flag: &str, value: f64) -> Result<Duration, Failure> {
@@ -117,6 +123,7 @@ pub fn run(args: NetworkArgs, output: Option<PathBuf>) -> Result<ExitCode, Failu
         timeout: seconds("--dns-timeout", args.dns_timeout)?,
         allow_private: args.allow_private,
     };
+    options.proxy = args.proxy;
     let paths = RunPaths { inputs: args.urls, output, resume: args.resume };
     let progress = Arc::new(Progress::default());
     let message = |elapsed: Duration| {
@@ -146,7 +153,7 @@ pub fn run(args: NetworkArgs, output: Option<PathBuf>) -> Result<ExitCode, Failu
         Ending::Interrupted(signal) => {
             eprintln!(
                 "robotsieve: interrupted by signal {signal}; {} kept (continue it with --resume)",
-                robotsieve_fetch::output::partial_path(&paths.output).display()
+                robotsieve_fetch::partial_path(&paths.output).display()
             );
             Ok(ExitCode::from((status::SIGNALLED + signal) as u8))
         }

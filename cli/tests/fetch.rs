@@ -282,3 +282,56 @@ fn a_signal_keeps_the_partial_output_and_bad_flags_exit_2() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing.txt"), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!d.join("x.jsonl").exists());
 }
+
+#[test]
+fn ftp_records_compile_as_http_ones_a_file_its_rules_a_550_no_restrictions() {
+    use robotsieve_fetch::test_server::{FtpBehaviour, FtpServer};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let with_file = FtpServer::start(FtpBehaviour::Serve(b"User-agent: *\nDisallow: /private\n".to_vec()), true);
+    let no_file = FtpServer::start(FtpBehaviour::NoFile, true);
+    let (a, b) = (format!("ftp://ftp-a.test:{}", with_file.port), format!("ftp://ftp-b.test:{}", no_file.port));
+    std::fs::write(d.join("hosts"), "127.0.0.1 ftp-a.test ftp-b.test\n").unwrap();
+    std::fs::write(d.join("origins.txt"), format!("{a}/\n{b}/robots.txt\n")).unwrap();
+    let mut args = LOCAL_FETCH.to_vec();
+    args.extend(["-o", "fetched.jsonl"]);
+    robotsieve(d, &args);
+    let records: Vec<serde_json::Value> = std::fs::read_to_string(d.join("fetched.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let status = |url: String| records.iter().find(|r| r["url"] == url).map(|r| r["status"].as_u64().unwrap());
+    assert_eq!(status(format!("{a}/robots.txt")), Some(200), "{records:#?}");
+    assert_eq!(status(format!("{b}/robots.txt")), Some(404), "{records:#?}");
+
+    robotsieve(d, &["compile", "--agent", "googlebot", "--corpus", "fetched.jsonl", "-o", "rules.rsv"]);
+    let urls = [format!("{a}/private/x"), format!("{a}/public"), format!("{b}/private/x")];
+    std::fs::write(d.join("urls.txt"), urls.join("\n") + "\n").unwrap();
+    robotsieve(
+        d,
+        &["filter", "--rules", "rules.rsv", "--agent", "googlebot", "--urls", "urls.txt", "--verdicts", "v.txt"],
+    );
+    let verdicts: Vec<String> = std::fs::read_to_string(d.join("v.txt"))
+        .unwrap()
+        .lines()
+        .map(|l| l.split('\t').take(2).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [format!("disallowed {}", urls[0]), format!("allowed {}", urls[1]), format!("allowed {}", urls[2])]
+    );
+
+    // A proxy URL that is no http:// URL is a flag error.
+    let out = Command::new(env!("CARGO_BIN_EXE_robotsieve"))
+        .current_dir(d)
+        .args(["fetch", "--user-agent", "t", "--urls", "origins.txt", "-o", "x.jsonl", "--proxy", "socks5://p:1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("only http:// proxies"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -6,11 +6,13 @@
 use crate::body::Decoded;
 use crate::cache_headers;
 use crate::dns::Resolver;
+use crate::ftp::{self, FtpLimits};
 use crate::http::{ClientSettings, Connection};
 use crate::politeness::{IpPermit, Place};
 use crate::record::{ErrorClass, FetchError, Record};
 use crate::target::{Target, TargetScheme};
 use robotsieve_sources::Timestamp;
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::time::SystemTime;
 use tokio::time::{sleep, Duration, Instant};
 
@@ -33,6 +35,18 @@ pub struct ChainContext {
     pub backoff: Duration,
     /// The longest `Retry-After` honoured within the run.
     pub retry_after_cap: Duration,
+    /// `--proxy`: the proxy's addresses; every http(s) hop connects there.
+    pub proxy_addrs: Option<Vec<SocketAddr>>,
+}
+
+/// Through a proxy the fetcher never learns a target's address, so the
+/// per-IP limits apply per host name: this is the name's key in the
+/// politeness table, an address in `fd00::/8` made from a hash of the
+/// name (never connected to; two names share a key with a chance of one
+/// in 2^64 a pair).
+fn proxied_host_key(host: &str) -> IpAddr {
+    let hash = robotsieve_core::url::origin_hash(host.as_bytes());
+    IpAddr::V6(Ipv6Addr::from((0xfd00_u128 << 112) | u128::from(hash)))
 }
 
 fn now() -> (Timestamp, i64) {
@@ -70,6 +84,13 @@ impl ChainContext {
         let mut target = first.clone();
         loop {
             let started = Instant::now();
+            if target.scheme == TargetScheme::Ftp {
+                let mut record = self.ftp(&target, place, deadline).await;
+                record.fetched_at = Some(now().0);
+                record.elapsed_ms = started.elapsed().as_millis() as u64;
+                records.push(record);
+                return records;
+            }
             let result = self.hop(&target, &mut connection, place, deadline).await;
             let (fetched_at, now_unix) = now();
             let mut record = match result {
@@ -113,6 +134,44 @@ impl ChainContext {
         }
     }
 
+    /// An `ftp://` target's one record (FTP has no redirects): the address
+    /// rule on the control connection's address, the per-IP limits, then
+    /// [`ftp::retrieve`].
+    async fn ftp(&self, target: &Target, place: &mut Place, deadline: Instant) -> Record {
+        if self.proxy_addrs.is_some() {
+            let error = FetchError::new(ErrorClass::Protocol, "ftp:// is not fetched through an HTTP proxy (--proxy)");
+            return Record::failed(&target.url, &error);
+        }
+        let addrs = match tokio::time::timeout_at(deadline, self.resolver.resolve(&target.host, target.port)).await {
+            Err(_) => {
+                Err(FetchError::new(ErrorClass::Dns, format!("{}: no answer before the total deadline", target.host)))
+            }
+            Ok(resolved) => resolved,
+        };
+        let addrs = match addrs {
+            Ok(addrs) => addrs,
+            Err(error) => return Record::failed(&target.url, &error),
+        };
+        let _permit = place.use_ip(addrs[0].ip()).await;
+        let limits = FtpLimits {
+            connect_timeout: self.client.connect_timeout,
+            response_timeout: self.client.response_timeout,
+            deadline,
+            cap: self.max_body,
+        };
+        match ftp::retrieve(&target.path, &addrs, limits).await {
+            Ok(answer) => Record {
+                url: target.url.clone(),
+                status: answer.status,
+                body: answer.body.bytes,
+                truncated: answer.body.truncated,
+                ftp_reply: Some(answer.reply),
+                ..Record::default()
+            },
+            Err(failure) => Record { ftp_reply: failure.reply, ..Record::failed(&target.url, &failure.error) },
+        }
+    }
+
     /// One request: the address rule, a connection (reused when it serves
     /// this target), the answer.
     async fn hop(
@@ -122,18 +181,28 @@ impl ChainContext {
         place: &mut Place,
         deadline: Instant,
     ) -> Result<(u16, http::HeaderMap, Decoded), FetchError> {
-        if target.scheme == TargetScheme::Ftp {
-            return Err(FetchError::new(ErrorClass::Protocol, "ftp:// is not fetched by this build"));
-        }
         let reusable = connection.as_ref().is_some_and(|(c, _)| c.serves(target));
         if !reusable {
             *connection = None;
-            let addrs = tokio::time::timeout_at(deadline, self.resolver.resolve(&target.host, target.port))
-                .await
-                .map_err(|_| {
-                    FetchError::new(ErrorClass::Dns, format!("{}: no answer before the total deadline", target.host))
-                })??;
-            let permit = place.use_ip(addrs[0].ip()).await;
+            let (addrs, politeness_key) = match &self.proxy_addrs {
+                Some(proxy_addrs) => {
+                    self.resolver.check_for_proxy(&target.host, target.port)?;
+                    (proxy_addrs.clone(), proxied_host_key(&target.host))
+                }
+                None => {
+                    let addrs = tokio::time::timeout_at(deadline, self.resolver.resolve(&target.host, target.port))
+                        .await
+                        .map_err(|_| {
+                            FetchError::new(
+                                ErrorClass::Dns,
+                                format!("{}: no answer before the total deadline", target.host),
+                            )
+                        })??;
+                    let ip = addrs[0].ip();
+                    (addrs, ip)
+                }
+            };
+            let permit = place.use_ip(politeness_key).await;
             let opened = Connection::open(target, &addrs, &self.client, deadline).await?;
             *connection = Some((opened, permit));
         }

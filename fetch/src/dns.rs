@@ -144,6 +144,18 @@ impl Resolver {
         Ok(addrs.into_iter().map(|ip| SocketAddr::new(ip, port)).collect())
     }
 
+    /// Through a proxy, which resolves names itself: `host` may be
+    /// connected to unless it is an IP literal that the address rule
+    /// refuses (and no override names it, and `--allow-private` is off).
+    pub fn check_for_proxy(&self, host: &str, port: u16) -> Result<(), FetchError> {
+        let named = self.options.overrides.iter().any(|o| o.host == host && o.port == port)
+            || self.options.hosts.contains_key(host);
+        match host.parse::<IpAddr>() {
+            Ok(ip) if !named => self.check(host, &[ip]),
+            _ => Ok(()),
+        }
+    }
+
     /// The address rule over an answer: any non-public address blocks the
     /// name (a name that resolves to an internal address among public ones
     /// is as suspect as one that resolves to it alone).

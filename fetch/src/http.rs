@@ -5,6 +5,7 @@
 //! `Content-Encoding` with a cap counted after decoding.
 
 use crate::body::{BodyDecoder, Decoded};
+use crate::proxy::Proxy;
 use crate::record::{ErrorClass, FetchError};
 use crate::target::{Target, TargetScheme};
 use bytes::Bytes;
@@ -70,6 +71,9 @@ enum Sender {
 pub struct Connection {
     /// `scheme://host:port` it was opened for: what may reuse it.
     key: String,
+    /// Through a proxy to a plain-http target: requests in absolute form
+    /// with the proxy's `Proxy-Authorization`.
+    via_proxy: Option<Arc<Proxy>>,
     sender: Sender,
     driver: JoinHandle<()>,
 }
@@ -91,6 +95,9 @@ pub struct ClientSettings {
     pub connect_timeout: Duration,
     /// Deadline for the response headers after the request is sent.
     pub response_timeout: Duration,
+    /// `--proxy`: every connection goes to the proxy (the addresses given
+    /// to [`Connection::open`] are the proxy's).
+    pub proxy: Option<Arc<Proxy>>,
 }
 
 /// The answer to one request: status, headers, decoded body.
@@ -101,6 +108,14 @@ pub struct Answer {
     pub headers: http::HeaderMap,
     /// The body, decoded and capped.
     pub body: Decoded,
+}
+
+/// The host as an authority spells it (IPv6 literals in brackets).
+fn authority_host(target: &Target) -> String {
+    match target.host.contains(':') {
+        true => format!("[{}]", target.host),
+        false => target.host.clone(),
+    }
 }
 
 fn connection_key(target: &Target) -> String {
@@ -157,7 +172,17 @@ impl Connection {
             };
             FetchError::new(class, format!("{addr}: {e}"))
         })?;
+        let mut tcp = tcp;
         let _ = tcp.set_nodelay(true);
+        let mut via_proxy = None;
+        if let Some(proxy) = &settings.proxy {
+            match target.scheme {
+                TargetScheme::Https => {
+                    proxy.tunnel(&mut tcp, &format!("{}:{}", authority_host(target), target.port)).await?
+                }
+                _ => via_proxy = Some(proxy.clone()),
+            }
+        }
         let (io, h2): (Box<dyn Io>, bool) = match target.scheme {
             TargetScheme::Https => {
                 let name = ServerName::try_from(target.host.clone())
@@ -180,7 +205,7 @@ impl Connection {
             let (sender, conn) = http1::Builder::new().handshake(io).await.map_err(protocol)?;
             (Sender::Http1(sender), tokio::spawn(async move { drop(conn.await) }))
         };
-        Ok(Connection { key: connection_key(target), sender, driver })
+        Ok(Connection { key: connection_key(target), via_proxy, sender, driver })
     }
 
     /// Sends `GET target` and reads the answer, at most `cap` bytes of body
@@ -192,13 +217,15 @@ impl Connection {
         cap: usize,
         deadline: Instant,
     ) -> Result<Answer, FetchError> {
-        let builder = http::Request::get(match self.sender {
-            Sender::Http1(_) => target.path.clone(),
-            Sender::Http2(_) => target.url.clone(),
-        });
+        let absolute = matches!(self.sender, Sender::Http2(_)) || self.via_proxy.is_some();
+        let builder = http::Request::get(if absolute { target.url.clone() } else { target.path.clone() });
         let builder = match self.sender {
             Sender::Http1(_) => builder.header(http::header::HOST, &target.authority),
             Sender::Http2(_) => builder,
+        };
+        let builder = match self.via_proxy.as_ref().and_then(|p| p.authorization()) {
+            Some(authorization) => builder.header(http::header::PROXY_AUTHORIZATION, authorization),
+            None => builder,
         };
         let request = builder
             .header(http::header::USER_AGENT, &settings.user_agent)

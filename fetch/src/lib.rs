@@ -4,16 +4,24 @@
 //! corpus format `compile --corpus` reads. tokio and the HTTP stack (hyper,
 //! rustls, hickory) live in this crate and nowhere else.
 //!
-//! - [`run()`]: a whole run (input lines in, `OUT.partial` out, renamed to
-//!   `OUT` at the end; signals; `--resume`).
-//! - [`target`]: input lines and redirect targets as URLs (the one module
-//!   that uses the engine's URL parser).
-//! - [`chain`]: one origin's redirect chain, deadlines, retries.
-//! - [`http`]: one request on a connection robotsieve opens itself.
-//! - [`body`]: Content-Encoding undone under the size cap.
-//! - [`dns`] and [`safety`]: names to addresses, and the address rule.
-//! - [`politeness`]: limits in flight and per IP address.
-//! - [`record`], [`cache_headers`], [`output`], [`summary`]: what is written.
+//! The root is the whole API: [`run()`] with its [`FetchOptions`] and
+//! [`RunPaths`] runs a fetch (input lines in, `OUT.partial` out, renamed to
+//! `OUT` at the end; signals; `--resume`) and says how it ended
+//! ([`Ending`], [`Summary`], [`RunError`]); [`Record`] is one fetch as
+//! written ([`ErrorClass`] and [`FetchError`] for failures with no HTTP
+//! answer); [`DnsOptions`], [`ResolveOverride`] and [`read_hosts_file`]
+//! say where names lead; [`Proxy`] is `--proxy`; [`targets_of_line`] reads
+//! an input line as the run does; [`Progress`] is read while a run goes on.
+//!
+//! Inside, one module a job: input lines and redirect targets as URLs
+//! (`target`, the one module that uses the engine's URL parser), one
+//! origin's redirect chain with its deadline and retries (`chain`), one
+//! HTTP request on a connection robotsieve opens itself (`http`, through
+//! `proxy` when there is one), FTP (`ftp`), Content-Encoding undone under
+//! the size cap (`body`), names to addresses and the address rule (`dns`,
+//! `safety`), the limits in flight and per IP address (`politeness`), and
+//! what is written (`record`, `cache_headers`, `output`, `summary`).
+//! `test_server` (feature `test-server`) is the tests' server on loopback.
 //!
 //! # Example
 //!
@@ -44,26 +52,30 @@
 //! ```
 #![warn(missing_docs)]
 
-pub mod body;
-pub mod cache_headers;
-pub mod chain;
-pub mod dns;
-pub mod http;
-pub mod output;
-pub mod politeness;
-pub mod record;
-pub mod run;
-pub mod safety;
-pub mod summary;
-pub mod target;
+mod body;
+mod cache_headers;
+mod chain;
+mod dns;
+mod ftp;
+mod http;
+mod output;
+mod politeness;
+mod proxy;
+mod record;
+mod run;
+mod safety;
+mod summary;
+mod target;
 #[cfg(feature = "test-server")]
 pub mod test_server;
 
 pub use dns::{read_hosts_file, DnsOptions, ResolveOverride};
+pub use output::partial_path;
+pub use proxy::Proxy;
 pub use record::{ErrorClass, FetchError, Record};
 pub use run::{run, Ending, FetchOptions, RunError, RunPaths};
 pub use summary::{Progress, ProgressReading, Summary};
-pub use target::{targets_of_line, Target};
+pub use target::{targets_of_line, Target, TargetScheme};
 
 /// Body bytes kept, counted after Content-Encoding is undone: the 500 KiB
 /// Google reads (RFC 9309 asks for at least 500 kibibytes).

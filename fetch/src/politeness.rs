@@ -33,15 +33,7 @@ pub struct Place {
 
 /// The right to use one IP address: held while connected to it.
 pub struct IpPermit {
-    ip: IpAddr,
     _permit: OwnedSemaphorePermit,
-}
-
-impl IpPermit {
-    /// The address this permit is for.
-    pub fn ip(&self) -> IpAddr {
-        self.ip
-    }
 }
 
 impl Politeness {
@@ -128,6 +120,6 @@ impl Place {
             sleep_until(start).await;
             self.resume().await;
         }
-        IpPermit { ip, _permit: permit }
+        IpPermit { _permit: permit }
     }
 }

@@ -2,10 +2,10 @@
 //! fields the cache needs (`max_age`, `retry_after`, `attempts`,
 //! `elapsed_ms`).
 
-use base64::Engine as _;
+use robotsieve_sources::corpus::{FetchDetails, FetchRecord, Place, SourceRef};
 use robotsieve_sources::Timestamp;
-use serde::Serialize;
 use std::fmt;
+use std::sync::Arc;
 
 /// What failed when there was no HTTP answer: the word before `: ` in a
 /// record's `error`.
@@ -115,63 +115,44 @@ pub struct Record {
     pub ftp_reply: Option<String>,
 }
 
-#[derive(Serialize)]
-struct JsonRecord<'a> {
-    url: &'a str,
-    status: u16,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    body: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    body_b64: Option<String>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    truncated: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    fetched_at: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    location: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    max_age: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    retry_after: Option<u64>,
-    attempts: u32,
-    elapsed_ms: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    ftp_reply: Option<&'a str>,
-}
-
 impl Record {
     /// A status-0 record of a failure.
     pub fn failed(url: &str, error: &FetchError) -> Record {
         Record { url: url.to_owned(), error: Some(error.to_string()), attempts: 1, ..Record::default() }
     }
 
-    /// Appends the record as one JSON line (`body` when the body is UTF-8,
-    /// else `body_b64`; no body field when it is empty).
-    pub fn write_json_line(&self, out: &mut Vec<u8>) {
-        let (body, body_b64) = match std::str::from_utf8(&self.body) {
-            _ if self.body.is_empty() => (None, None),
-            Ok(text) => (Some(text), None),
-            Err(_) => (None, Some(base64::engine::general_purpose::STANDARD.encode(&self.body))),
-        };
-        let json = JsonRecord {
-            url: &self.url,
+    /// The record in the corpus format's own type, as
+    /// `robotsieve-sources` reads and writes it: the fields every record
+    /// has, and the fetch's own figures (`attempts`, `elapsed_ms`, and
+    /// `truncated`, `max_age`, `retry_after`, `ftp_reply` where present) as
+    /// its [`FetchDetails`]. Its source names the fetcher, since the record
+    /// was never read from a file.
+    pub fn to_corpus_record(&self) -> FetchRecord {
+        FetchRecord {
+            url: self.url.clone(),
             status: self.status,
-            body,
-            body_b64,
-            truncated: self.truncated,
-            fetched_at: self.fetched_at.map(|t| t.to_string()),
-            location: self.location.as_deref(),
-            error: self.error.as_deref(),
-            max_age: self.max_age,
-            retry_after: self.retry_after,
-            attempts: self.attempts,
-            elapsed_ms: self.elapsed_ms,
-            ftp_reply: self.ftp_reply.as_deref(),
-        };
-        serde_json::to_writer(&mut *out, &json).expect("a record serialises");
-        out.push(b'\n');
+            body: Arc::from(self.body.as_slice()),
+            fetched_at: self.fetched_at,
+            location: self.location.clone(),
+            error: self.error.clone(),
+            details: Some(Box::new(FetchDetails {
+                max_age: self.max_age,
+                retry_after: self.retry_after,
+                failures_in_a_row: None,
+                attempts: Some(self.attempts),
+                elapsed_ms: Some(self.elapsed_ms),
+                truncated: self.truncated.then_some(true),
+                ftp_reply: self.ftp_reply.clone(),
+            })),
+            source: SourceRef { file: Arc::from("robotsieve fetch"), place: Place::File },
+        }
+    }
+
+    /// Appends the record as one line of the corpus format, written by the
+    /// one writer of that format ([`FetchRecord::write_jsonl`]): `body` when
+    /// the body is UTF-8, else `body_b64`, no body field when it is empty.
+    pub fn write_json_line(&self, out: &mut Vec<u8>) {
+        self.to_corpus_record().write_jsonl(out).expect("writing to memory cannot fail");
     }
 
     /// Whether this result is retried: a 5xx, a 429, or no HTTP answer
@@ -182,5 +163,65 @@ impl Record {
             429 | 500..=599 => true,
             _ => false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use robotsieve_sources::Corpus;
+
+    fn read_back(line: &[u8]) -> FetchRecord {
+        let mut corpus = Corpus::new();
+        corpus.add_jsonl_from(Arc::from("line"), line).unwrap();
+        corpus.into_records().remove(0)
+    }
+
+    #[test]
+    fn records_are_written_by_the_corpus_writer_and_read_back_whole() {
+        let fetched_at = Some(Timestamp::parse_rfc3339("2026-12-06T00:00:00Z").unwrap());
+        let ok = Record {
+            url: "https://a.test/robots.txt".into(),
+            status: 200,
+            body: b"User-agent: *\nDisallow: /x\n".to_vec(),
+            truncated: true,
+            fetched_at,
+            max_age: Some(600),
+            attempts: 1,
+            elapsed_ms: 12,
+            ..Record::default()
+        };
+        let mut line = Vec::new();
+        ok.write_json_line(&mut line);
+        assert_eq!(
+            String::from_utf8(line.clone()).unwrap(),
+            concat!(
+                r#"{"url":"https://a.test/robots.txt","status":200,"body":"User-agent: *\nDisallow: /x\n","#,
+                r#""fetched_at":"2026-12-06T00:00:00Z","max_age":600,"attempts":1,"elapsed_ms":12,"truncated":true}"#,
+                "\n"
+            )
+        );
+        let back = read_back(&line);
+        assert_eq!(FetchRecord { source: back.source.clone(), ..ok.to_corpus_record() }, back);
+
+        // Binary bodies go as base64; an FTP reply and an error are kept; no
+        // `truncated` when the body was whole.
+        let ftp = Record {
+            url: "ftp://a.test/robots.txt".into(),
+            body: vec![0xff, 0x00, 0x01],
+            ftp_reply: Some("421 Service not available".into()),
+            error: Some("protocol: x".into()),
+            attempts: 3,
+            fetched_at,
+            ..Record::default()
+        };
+        let mut line = Vec::new();
+        ftp.write_json_line(&mut line);
+        let text = String::from_utf8(line.clone()).unwrap();
+        assert!(text.contains(r#""body_b64":"/wAB""#) && !text.contains("truncated"), "{text}");
+        let back = read_back(&line);
+        assert_eq!(back.details().ftp_reply.as_deref(), Some("421 Service not available"));
+        assert_eq!((back.details().attempts, back.details().truncated), (Some(3), None));
+        assert_eq!(&*back.body, &[0xff, 0x00, 0x01]);
     }
 }

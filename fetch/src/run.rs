@@ -6,6 +6,7 @@ use crate::dns::{DnsOptions, Resolver};
 use crate::http::{tls_config, ClientSettings};
 use crate::output::{self, RecordWriter};
 use crate::politeness::Politeness;
+use crate::proxy::Proxy;
 use crate::record::{ErrorClass, FetchError, Record};
 use crate::summary::{Progress, Summary};
 use crate::target::targets_of_line;
@@ -51,6 +52,9 @@ pub struct FetchOptions {
     pub ca_certs: Vec<PathBuf>,
     /// Name resolution and the address rule.
     pub dns: DnsOptions,
+    /// `--proxy`: an HTTP proxy every http(s) request goes through (none
+    /// by default).
+    pub proxy: Option<Proxy>,
 }
 
 impl FetchOptions {
@@ -71,6 +75,7 @@ impl FetchOptions {
             max_body: crate::MAX_BODY,
             ca_certs: Vec::new(),
             dns: DnsOptions { timeout: Duration::from_secs(5), ..DnsOptions::default() },
+            proxy: None,
         }
     }
 }
@@ -205,6 +210,10 @@ async fn run_async(
     }
     let tls = tls_config(&options.ca_certs).map_err(|e| RunError(format!("--ca-cert {e}")))?;
     let resolver = Resolver::new(options.dns.clone()).map_err(RunError)?;
+    let proxy_addrs = match &options.proxy {
+        Some(proxy) => Some(proxy.addresses().await.map_err(RunError)?),
+        None => None,
+    };
     let context = Arc::new(ChainContext {
         resolver,
         client: ClientSettings {
@@ -212,12 +221,14 @@ async fn run_async(
             user_agent: options.user_agent.clone(),
             connect_timeout: options.connect_timeout,
             response_timeout: options.response_timeout,
+            proxy: options.proxy.clone().map(Arc::new),
         },
         total_timeout: options.total_timeout,
         max_body: options.max_body,
         retries: options.retries,
         backoff: options.retry_backoff,
         retry_after_cap: options.retry_after_cap,
+        proxy_addrs,
     });
     let politeness =
         Politeness::new(options.concurrency, options.max_waiting, options.per_ip_connections, options.per_ip_interval);

@@ -32,7 +32,7 @@ pub enum TargetScheme {
     Http,
     /// HTTP over TLS.
     Https,
-    /// FTP (no fetcher for it yet: such targets get an error record).
+    /// FTP (an anonymous `RETR /robots.txt` in passive mode).
     Ftp,
 }
 

@@ -399,3 +399,260 @@ impl DnsServer {
         DnsServer { addr, _runtime: runtime }
     }
 }
+
+/// What an [`FtpServer`] does with a client.
+#[derive(Clone, Debug)]
+pub enum FtpBehaviour {
+    /// Anonymous login accepted; `RETR /robots.txt` sends these bytes.
+    Serve(Vec<u8>),
+    /// Anonymous login accepted; `RETR` answers `550`.
+    NoFile,
+    /// `PASS` answers `530 Login incorrect`.
+    RefuseLogin,
+    /// The greeting is `421 Too many users, try later`.
+    Unavailable,
+}
+
+/// A minimal FTP server on 127.0.0.1, written by hand on tokio: greeting,
+/// `USER`/`PASS`, `TYPE`, `EPSV` (when enabled, else `502`), `PASV` (whose
+/// reply names the address 10.255.255.1, which a client must not use: the
+/// data listener is on 127.0.0.1), `RETR`, `QUIT`.
+pub struct FtpServer {
+    /// The control port.
+    pub port: u16,
+    /// Every command received, in order (`PASS` included).
+    pub commands: Arc<Mutex<Vec<String>>>,
+    /// Data connections accepted.
+    pub data_connections: Arc<AtomicU64>,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl FtpServer {
+    /// Starts a server that behaves as `behaviour`; `epsv` false answers
+    /// `EPSV` with `502`, so that the client falls back to `PASV`.
+    pub fn start(behaviour: FtpBehaviour, epsv: bool) -> FtpServer {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let commands = Arc::new(Mutex::new(Vec::new()));
+        let data_connections = Arc::new(AtomicU64::new(0));
+        let (seen, data_count) = (commands.clone(), data_connections.clone());
+        runtime.spawn(async move {
+            loop {
+                let Ok((tcp, _)) = listener.accept().await else { continue };
+                tokio::spawn(serve_ftp(tcp, behaviour.clone(), epsv, seen.clone(), data_count.clone()));
+            }
+        });
+        FtpServer { port, commands, data_connections, _runtime: runtime }
+    }
+}
+
+async fn serve_ftp(
+    tcp: TcpStream,
+    behaviour: FtpBehaviour,
+    epsv: bool,
+    seen: Arc<Mutex<Vec<String>>>,
+    data_count: Arc<AtomicU64>,
+) {
+    use tokio::io::AsyncBufReadExt;
+    let (read, mut write) = tcp.into_split();
+    let mut lines = tokio::io::BufReader::new(read).lines();
+    if matches!(behaviour, FtpBehaviour::Unavailable) {
+        let _ = write.write_all(b"421 Too many users, try later\r\n").await;
+        return;
+    }
+    let _ = write.write_all(b"220-robotsieve test FTP\r\n220 ready\r\n").await;
+    let mut passive: Option<TcpListener> = None;
+    while let Ok(Some(line)) = lines.next_line().await {
+        seen.lock().unwrap().push(line.clone());
+        let (verb, argument) = line.split_once(' ').unwrap_or((line.as_str(), ""));
+        let reply: String = match verb.to_ascii_uppercase().as_str() {
+            "USER" => "331 Send your address as the password".into(),
+            "PASS" if matches!(behaviour, FtpBehaviour::RefuseLogin) => "530 Login incorrect".into(),
+            "PASS" => "230 Logged in".into(),
+            "TYPE" => "200 Type set".into(),
+            "EPSV" if !epsv => "502 Not implemented".into(),
+            "EPSV" | "PASV" => {
+                let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let port = listener.local_addr().unwrap().port();
+                passive = Some(listener);
+                match verb.eq_ignore_ascii_case("EPSV") {
+                    true => format!("229 Entering Extended Passive Mode (|||{port}|)"),
+                    false => format!("227 Entering Passive Mode (10,255,255,1,{},{})", port >> 8, port & 0xff),
+                }
+            }
+            "RETR" => {
+                let file = match (&behaviour, argument) {
+                    (FtpBehaviour::Serve(bytes), "/robots.txt") => Some(bytes.clone()),
+                    _ => None,
+                };
+                match (file, passive.take()) {
+                    (None, _) => "550 No such file".into(),
+                    (Some(_), None) => "425 Use PASV first".into(),
+                    (Some(bytes), Some(listener)) => {
+                        let accepted = tokio::time::timeout(Duration::from_secs(5), listener.accept()).await;
+                        let Ok(Ok((mut data, _))) = accepted else {
+                            let _ = write.write_all(b"425 No data connection\r\n").await;
+                            continue;
+                        };
+                        data_count.fetch_add(1, Ordering::Relaxed);
+                        let _ = write.write_all(b"150 Opening BINARY mode data connection\r\n").await;
+                        let sent = data.write_all(&bytes).await;
+                        drop(data);
+                        match sent {
+                            Ok(()) => "226 Transfer complete".into(),
+                            Err(_) => "426 Connection closed; transfer aborted".into(),
+                        }
+                    }
+                }
+            }
+            "QUIT" => {
+                let _ = write.write_all(b"221 Goodbye\r\n").await;
+                return;
+            }
+            _ => "502 Not implemented".into(),
+        };
+        if write.write_all(format!("{reply}\r\n").as_bytes()).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// A request an [`HttpProxy`] received.
+#[derive(Clone, Debug)]
+pub struct ProxySeen {
+    /// The request line: `GET http://host:port/path HTTP/1.1` or
+    /// `CONNECT host:port HTTP/1.1`.
+    pub line: String,
+    /// Its `Proxy-Authorization`, if any.
+    pub authorization: Option<String>,
+}
+
+/// An HTTP proxy on 127.0.0.1 for the tests: `CONNECT` tunnels and
+/// absolute-form requests, each forwarded to 127.0.0.1 at the port its
+/// target names (the proxy's own resolver: every name is loopback), with
+/// `Proxy-Authorization` dropped. Answers are relayed by their
+/// `Content-Length` (or until the origin closes).
+pub struct HttpProxy {
+    /// Its port.
+    pub port: u16,
+    /// Every request received, in order.
+    pub seen: Arc<Mutex<Vec<ProxySeen>>>,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl HttpProxy {
+    /// Starts the proxy.
+    pub fn start() -> HttpProxy {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        runtime.spawn(async move {
+            loop {
+                let Ok((tcp, _)) = listener.accept().await else { continue };
+                tokio::spawn(serve_proxy(tcp, log.clone()));
+            }
+        });
+        HttpProxy { port, seen, _runtime: runtime }
+    }
+}
+
+/// Reads up to the end of a head (`\r\n\r\n`) into `buf`; the head's
+/// length, or `None` when the stream ends first.
+async fn read_head<S: AsyncRead + Unpin>(stream: &mut S, buf: &mut Vec<u8>) -> Option<usize> {
+    loop {
+        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            return Some(p + 4);
+        }
+        let mut chunk = [0u8; 4096];
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+/// The port of `host:port` or `[v6]:port` (`default` when none is written).
+fn port_of(authority: &str, default: u16) -> u16 {
+    match authority.rsplit_once(':') {
+        Some((host, port)) if !host.ends_with(':') => port.parse().unwrap_or(default),
+        _ => default,
+    }
+}
+
+async fn serve_proxy(mut client: TcpStream, seen: Arc<Mutex<Vec<ProxySeen>>>) {
+    let mut buf = Vec::new();
+    loop {
+        let Some(head_end) = read_head(&mut client, &mut buf).await else { return };
+        let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+        buf.drain(..head_end);
+        let mut lines = head.split("\r\n");
+        let line = lines.next().unwrap_or("").to_owned();
+        let headers: Vec<&str> = lines.filter(|l| !l.is_empty()).collect();
+        let authorization = headers
+            .iter()
+            .find_map(|h| h.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("proxy-authorization")))
+            .map(|(_, v)| v.trim().to_owned());
+        seen.lock().unwrap().push(ProxySeen { line: line.clone(), authorization });
+        let mut words = line.split(' ');
+        let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+        if method == "CONNECT" {
+            let Ok(mut upstream) = TcpStream::connect(("127.0.0.1", port_of(target, 443))).await else {
+                let _ = client.write_all(b"HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\n\r\n").await;
+                return;
+            };
+            if client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n").await.is_err()
+                || upstream.write_all(&buf).await.is_err()
+            {
+                return;
+            }
+            let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+            return;
+        }
+        let Some(rest) = target.strip_prefix("http://") else {
+            let _ = client.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n").await;
+            return;
+        };
+        let (authority, path) = rest.find('/').map_or((rest, "/"), |p| (&rest[..p], &rest[p..]));
+        let mut forwarded = format!("{method} {path} HTTP/1.1\r\n");
+        for header in headers.iter().filter(|h| !h.to_ascii_lowercase().starts_with("proxy-authorization:")) {
+            forwarded.push_str(header);
+            forwarded.push_str("\r\n");
+        }
+        forwarded.push_str("\r\n");
+        let Ok(mut upstream) = TcpStream::connect(("127.0.0.1", port_of(authority, 80))).await else {
+            let _ = client.write_all(b"HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\n\r\n").await;
+            continue;
+        };
+        if upstream.write_all(forwarded.as_bytes()).await.is_err() {
+            return;
+        }
+        let mut answer = Vec::new();
+        let Some(answer_head) = read_head(&mut upstream, &mut answer).await else { return };
+        let length = String::from_utf8_lossy(&answer[..answer_head]).split("\r\n").find_map(|h| {
+            let (k, v) = h.split_once(':')?;
+            k.eq_ignore_ascii_case("content-length").then(|| v.trim().parse::<usize>().ok()).flatten()
+        });
+        match length {
+            Some(length) => {
+                while answer.len() < answer_head + length {
+                    let mut chunk = [0u8; 16384];
+                    match upstream.read(&mut chunk).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => answer.extend_from_slice(&chunk[..n]),
+                    }
+                }
+                if client.write_all(&answer).await.is_err() {
+                    return;
+                }
+            }
+            None => {
+                let _ = client.write_all(&answer).await;
+                let _ = tokio::io::copy(&mut upstream, &mut client).await;
+                return;
+            }
+        }
+    }
+}

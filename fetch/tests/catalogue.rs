@@ -2,7 +2,7 @@
 //! on loopback and fetched, and the record Google's rules need checked.
 
 use flate2::write::GzEncoder;
-use robotsieve_fetch::test_server::{DnsServer, Pki, Ports, Reply, TestServer};
+use robotsieve_fetch::test_server::{DnsServer, FtpBehaviour, FtpServer, HttpProxy, Pki, Ports, Reply, TestServer};
 use robotsieve_fetch::{run, DnsOptions, Ending, FetchOptions, ResolveOverride, RunPaths};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -137,6 +137,7 @@ const HOSTS: &[&str] = &[
     "chain-1.test",
     "chain-5.test",
     "chain-6.test",
+    "chain-4.test",
 ];
 
 struct World {
@@ -458,4 +459,184 @@ fn input_lines_bare_hosts_duplicates_and_garbage() {
             assert!(error_of(r).contains("not an origin"), "{r}");
         }
     }
+}
+
+/// FTP servers on loopback, one per behaviour, and options mapping
+/// `ftp-NAME.test` to each.
+struct FtpWorld {
+    with_file: FtpServer,
+    pasv_only: FtpServer,
+    big: FtpServer,
+    no_file: FtpServer,
+    refused: FtpServer,
+    unavailable: FtpServer,
+}
+
+fn ftp_world() -> &'static FtpWorld {
+    static FTP: OnceLock<FtpWorld> = OnceLock::new();
+    FTP.get_or_init(|| FtpWorld {
+        with_file: FtpServer::start(FtpBehaviour::Serve(real_body()), true),
+        pasv_only: FtpServer::start(FtpBehaviour::Serve(real_body()), false),
+        big: FtpServer::start(FtpBehaviour::Serve(big_body()), true),
+        no_file: FtpServer::start(FtpBehaviour::NoFile, true),
+        refused: FtpServer::start(FtpBehaviour::RefuseLogin, true),
+        unavailable: FtpServer::start(FtpBehaviour::Unavailable, true),
+    })
+}
+
+fn ftp_servers() -> [(&'static str, &'static FtpServer); 6] {
+    let w = ftp_world();
+    [
+        ("ftp-file.test", &w.with_file),
+        ("ftp-pasv.test", &w.pasv_only),
+        ("ftp-big.test", &w.big),
+        ("ftp-none.test", &w.no_file),
+        ("ftp-refused.test", &w.refused),
+        ("ftp-421.test", &w.unavailable),
+    ]
+}
+
+fn ftp_options() -> FetchOptions {
+    let mut o = options();
+    for (host, server) in ftp_servers() {
+        o.dns.overrides.push(ResolveOverride {
+            host: host.into(),
+            port: server.port,
+            addr: "127.0.0.1".parse().unwrap(),
+        });
+    }
+    o
+}
+
+/// The one record of fetching `host`'s FTP origin.
+fn ftp_one(host: &str) -> Value {
+    let (_, server) = ftp_servers().into_iter().find(|(h, _)| *h == host).unwrap();
+    let records = fetch_with(&[format!("ftp://{host}:{}/", server.port)], &ftp_options());
+    assert_eq!(records.len(), 1, "{records:#?}");
+    assert_eq!(records[0]["url"], format!("ftp://{host}:{}/robots.txt", server.port));
+    records.into_iter().next().unwrap()
+}
+
+#[test]
+fn ftp_a_file_is_fetched_with_an_anonymous_login_in_passive_mode() {
+    let r = ftp_one("ftp-file.test");
+    assert_eq!(r["status"], 200, "{r}");
+    assert_eq!(r["body"].as_str().unwrap().as_bytes(), real_body().as_slice());
+    assert_eq!(r["ftp_reply"], "226 Transfer complete");
+    assert!(r.get("error").is_none() && r.get("truncated").is_none(), "{r}");
+    let commands = ftp_world().with_file.commands.lock().unwrap().clone();
+    assert_eq!(commands[..5], ["USER anonymous", "PASS anonymous@", "TYPE I", "EPSV", "RETR /robots.txt"]);
+
+    // No EPSV: PASV, whose reply names 10.255.255.1; the data connection
+    // goes to the control connection's peer (127.0.0.1) all the same.
+    let r = ftp_one("ftp-pasv.test");
+    assert_eq!((r["status"].as_u64(), r["ftp_reply"].as_str()), (Some(200), Some("226 Transfer complete")), "{r}");
+    let commands = ftp_world().pasv_only.commands.lock().unwrap().clone();
+    assert_eq!(&commands[3..6], ["EPSV", "PASV", "RETR /robots.txt"]);
+    assert_eq!(ftp_world().pasv_only.data_connections.load(std::sync::atomic::Ordering::Relaxed), 1);
+
+    // The size cap holds over FTP too.
+    let r = ftp_one("ftp-big.test");
+    let body = r["body"].as_str().unwrap();
+    assert_eq!((r["status"].as_u64(), body.len(), r["truncated"].as_bool()), (Some(200), 512_000, Some(true)));
+    assert!(!body.contains("/past-the-cut"));
+}
+
+#[test]
+fn ftp_no_file_is_404_and_refusals_are_failures_with_the_reply() {
+    let r = ftp_one("ftp-none.test");
+    assert_eq!((r["status"].as_u64(), r["ftp_reply"].as_str()), (Some(404), Some("550 No such file")), "{r}");
+    assert!(r.get("error").is_none() && r.get("body").is_none(), "{r}");
+
+    let r = ftp_one("ftp-refused.test");
+    assert!(error_of(&r).starts_with("protocol: the FTP server answered the anonymous login"), "{r}");
+    assert_eq!(r["ftp_reply"], "530 Login incorrect");
+
+    let r = ftp_one("ftp-421.test");
+    assert!(error_of(&r).starts_with("protocol: "), "{r}");
+    assert_eq!(r["ftp_reply"], "421 Too many users, try later");
+}
+
+#[test]
+fn ftp_keeps_the_address_rule() {
+    // An FTP server at an address nobody named: blocked before any command.
+    let server = &ftp_world().no_file;
+    let before = server.commands.lock().unwrap().len();
+    let r = one(&format!("ftp://127.0.0.1:{}/", server.port));
+    assert!(error_of(&r).starts_with("blocked: 127.0.0.1 is 127.0.0.1, a loopback address"), "{r}");
+    assert!(r.get("ftp_reply").is_none());
+    assert_eq!(server.commands.lock().unwrap().len(), before);
+}
+
+/// Records without what differs from run to run (when, how long).
+fn comparable(mut records: Vec<Value>) -> Vec<String> {
+    for r in &mut records {
+        let r = r.as_object_mut().unwrap();
+        r.remove("fetched_at");
+        r.remove("elapsed_ms");
+    }
+    let mut lines: Vec<String> = records.iter().map(|r| r.to_string()).collect();
+    lines.sort();
+    lines
+}
+
+#[test]
+fn a_proxy_carries_every_hop_and_the_records_equal_the_direct_fetch() {
+    let proxy = HttpProxy::start();
+    let p = world().server.ports;
+    let urls = [http("real.test"), https("real.test"), http("chain-4.test"), http("cross.test")];
+    let direct = fetch_with(&urls, &options());
+    let mut o = options();
+    o.proxy = Some(format!("http://alice:s3cret@127.0.0.1:{}", proxy.port).parse().unwrap());
+    let before = world().server.seen.lock().unwrap().len();
+    let proxied = fetch_with(&urls, &o);
+    assert_eq!(proxied.len(), 1 + 1 + 5 + 2, "{proxied:#?}");
+    assert_eq!(comparable(proxied), comparable(direct));
+
+    // Every hop went through the proxy: http in absolute form, https
+    // through a tunnel, each with the proxy's credentials.
+    let seen = proxy.seen.lock().unwrap().clone();
+    let mut lines: Vec<&str> = seen.iter().map(|s| s.line.as_str()).collect();
+    lines.sort();
+    let mut want = vec![
+        format!("GET http://real.test:{}/robots.txt HTTP/1.1", p.http),
+        format!("CONNECT real.test:{} HTTP/1.1", p.https),
+        format!("GET http://chain-4.test:{}/robots.txt HTTP/1.1", p.http),
+        format!("GET http://cross.test:{}/robots.txt HTTP/1.1", p.http),
+        format!("CONNECT real.test:{} HTTP/1.1", p.https),
+    ];
+    want.extend((1..=4).map(|n| format!("GET http://chain-4.test:{}/hop{n} HTTP/1.1", p.http)));
+    want.sort();
+    assert_eq!(lines, want);
+    // base64("alice:s3cret")
+    assert!(seen.iter().all(|s| s.authorization.as_deref() == Some("Basic YWxpY2U6czNjcmV0")), "{seen:?}");
+    // The origin never saw the credentials.
+    let at_origin = world().server.seen.lock().unwrap()[before..].to_vec();
+    assert!(at_origin.iter().all(|s| s.headers.iter().all(|(k, _)| k != "proxy-authorization")), "{at_origin:?}");
+}
+
+#[test]
+fn through_a_proxy_ip_literals_keep_the_address_rule_and_ftp_is_refused() {
+    let proxy = HttpProxy::start();
+    let mut o = options();
+    o.proxy = Some(format!("127.0.0.1:{}", proxy.port).parse().unwrap());
+    let records = fetch_with(
+        &[
+            format!("http://127.0.0.1:{}/robots.txt", world().server.ports.http),
+            http("to-metadata.test"),
+            "ftp://ftp-file.test/".to_owned(),
+        ],
+        &o,
+    );
+    let by_url = |url: &str| records.iter().find(|r| r["url"] == url).unwrap_or_else(|| panic!("{url}: {records:#?}"));
+    let r = by_url(&format!("http://127.0.0.1:{}/robots.txt", world().server.ports.http));
+    assert!(error_of(r).starts_with("blocked: 127.0.0.1 is 127.0.0.1, a loopback address"), "{r}");
+    let r = by_url("http://169.254.169.254/latest/meta-data/");
+    assert!(error_of(r).starts_with("blocked: 169.254.169.254"), "{r}");
+    let r = by_url("ftp://ftp-file.test/robots.txt");
+    assert_eq!(error_of(r), "protocol: ftp:// is not fetched through an HTTP proxy (--proxy)");
+    // Only the redirecting origin reached the proxy.
+    let seen = proxy.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(seen[0].line.starts_with("GET http://to-metadata.test:"), "{seen:?}");
 }

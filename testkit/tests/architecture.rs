@@ -578,3 +578,33 @@ fn compiler_root() {
         ],
     );
 }
+
+#[test]
+fn fetch_root() {
+    assert_root(
+        "fetch",
+        &[
+            "mod test_server",
+            "const MAX_BODY",
+            "run",
+            "DnsOptions",
+            "Ending",
+            "ErrorClass",
+            "FetchError",
+            "FetchOptions",
+            "partial_path",
+            "Progress",
+            "ProgressReading",
+            "Proxy",
+            "read_hosts_file",
+            "Record",
+            "ResolveOverride",
+            "RunError",
+            "RunPaths",
+            "Summary",
+            "Target",
+            "TargetScheme",
+            "targets_of_line",
+        ],
+    );
+}
