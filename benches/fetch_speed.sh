@@ -8,8 +8,8 @@
 #                connection, no redirects or timeouts), fetched R times
 #                (default 3) by each client in turn. curl: `curl -Z
 #                --parallel-max 256`, bodies to /dev/null, the list in parts
-#                of 5,000 (a config file each, with a `resolve` line per
-#                name), one curl process per core (xargs -P). fetch: the
+#                of 5,000 (a config file each, a `resolve` line and the CA
+#                with each URL), one curl process per core (xargs -P). fetch: the
 #                server's hosts file, its CA, as many in flight as the curl
 #                processes together, one attempt per URL (--retries 0, as
 #                curl), the per-IP limits opened (curl has none), records
@@ -28,10 +28,11 @@
 # both clients did the same work. The load average is printed beside each
 # run: on a shared machine compare the ratios of one run, not figures
 # across runs. fetch_server is built with the profiling profile when it is
-# not beside BIN.
+# not beside BIN. It listens on ports $FETCH_HTTP_PORT and $FETCH_HTTPS_PORT
+# (default 18080 and 18443) of 127.1.0.1 to 127.1.3.232.
 set -euo pipefail
 
-script=fetch_speed.sh usage_lines=2,32 n=100000 repeat=3
+script=fetch_speed.sh usage_lines=2,34 n=100000 repeat=3
 workloads="http https rss"
 takes="--robotsieve --data --shared --repeat --n --workloads"
 source "$(dirname "$0")/scripts/bench_args.sh"
@@ -64,7 +65,8 @@ start_server() {
     stop_server
     rm -rf "$dir"
     mkdir -p "$dir"
-    "$server_bin" --dir "$dir" --origins "$@" >"$out/server.log" 2>&1 &
+    "$server_bin" --dir "$dir" --http-port "${FETCH_HTTP_PORT:-18080}" --https-port "${FETCH_HTTPS_PORT:-18443}" \
+        --origins "$@" >"$out/server.log" 2>&1 &
     server_pid=$!
     while [ ! -s "$dir/ready" ]; do
         kill -0 "$server_pid" 2>/dev/null || { echo "$script: fetch_server failed:" >&2; cat "$out/server.log" >&2; exit 2; }
@@ -86,7 +88,9 @@ timed() {
     before=$(server_ticks)
     /usr/bin/time -f '%e %U %S %M' -o "$out/time" "$@" >"$out/$name.out" 2>"$out/$name.err" || true
     after=$(server_ticks)
-    read -r wall user sys rss < "$out/time"
+    # The last line: before it, time says when the command exited non-zero
+    # (curl does when a transfer failed, as the refused ones do).
+    read -r wall user sys rss < <(tail -n 1 "$out/time")
     cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
     server_cpu=$(awk -v a="$before" -v b="$after" -v t="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / t }')
 }
@@ -122,8 +126,8 @@ speed() {
             --hosts-file "$dir/hosts" --ca-cert "$dir/ca.pem" --concurrency "$in_flight" --per-ip-connections "$in_flight"
         [ -s "$out/fetched.jsonl" ] || { echo "$script: fetch wrote nothing:" >&2; cat "$out/fetch.err" >&2; exit 2; }
         row robotsieve "$mode" "$(fetch_outcomes "$out/fetched.jsonl")" "$origins"
-        timed curl bash -c 'ls "$1"/curl-"$2"-*.cfg | xargs -P "$3" -n 1 curl -s -Z --parallel-max 256 \
-            --cacert "$1/ca.pem" -w "%{http_code}\n" -K' _ "$dir" "$mode" "$cores"
+        timed curl bash -c 'ls "$1"/curl-"$2"-*.cfg | xargs -P "$3" -n 1 curl -s -Z --parallel-max 256 -K' \
+            _ "$dir" "$mode" "$cores"
         row curl "$mode" "$(curl_outcomes "$out/curl.out")" "$origins"
     done
 }
