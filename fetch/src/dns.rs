@@ -91,7 +91,12 @@ impl Resolver {
         let mut opts = ResolverOpts::default();
         opts.timeout = options.timeout;
         opts.attempts = 1;
-        opts.cache_size = 65_536;
+        // Each name is asked for once a fetch: the cache serves a chain's
+        // later hops and a bare host's second scheme, seconds apart, so a
+        // few thousand answers cover what is in flight. A larger cache only
+        // holds memory (about 1 KB an answer: 65,536 of them added 900
+        // bytes per origin between 10,000 and 100,000 origins).
+        opts.cache_size = 4_096;
         opts.ip_strategy = LookupIpStrategy::Ipv4thenIpv6;
         let dns = match options.server {
             Some(server) => {

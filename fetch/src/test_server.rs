@@ -157,8 +157,18 @@ pub struct TestServer {
 
 struct Shared {
     routes: Routes,
-    seen: Arc<Mutex<Vec<Seen>>>,
+    /// Where requests are recorded; `None` records nothing (the benchmark's
+    /// server, which would otherwise grow by every request it answers).
+    seen: Option<Arc<Mutex<Vec<Seen>>>>,
     connections: Arc<AtomicU64>,
+}
+
+impl Shared {
+    fn record(&self, seen: impl FnOnce() -> Seen) {
+        if let Some(log) = &self.seen {
+            log.lock().unwrap().push(seen());
+        }
+    }
 }
 
 impl TestServer {
@@ -168,7 +178,7 @@ impl TestServer {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let connections = Arc::new(AtomicU64::new(0));
         let shared =
-            Arc::new(Shared { routes: Arc::new(routes), seen: seen.clone(), connections: connections.clone() });
+            Arc::new(Shared { routes: Arc::new(routes), seen: Some(seen.clone()), connections: connections.clone() });
         let ports = runtime.block_on(async {
             let listen = |addr: &str, tls: Option<Arc<rustls::ServerConfig>>| {
                 let addr: SocketAddr = addr.parse().unwrap();
@@ -201,6 +211,44 @@ impl TestServer {
     }
 }
 
+/// The benchmark's server (`benches/fetch_speed.sh`): the same HTTP/1.1 and
+/// HTTP/2 serving as [`TestServer`], on many loopback addresses at once
+/// (plain HTTP on some, HTTPS with the test CA's certificate on others),
+/// recording no request, so that it stays small and flat however many
+/// requests it answers.
+pub struct ManyServer {
+    /// Connections accepted.
+    pub connections: Arc<AtomicU64>,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl ManyServer {
+    /// Listens on every address of `plain` (HTTP) and `tls` (HTTPS offering
+    /// h2 and http/1.1), each with the port it names, on a runtime of
+    /// `workers` threads; an address that cannot be bound is an error naming
+    /// it.
+    pub fn start(
+        pki: &Pki,
+        plain: &[SocketAddr],
+        tls: &[SocketAddr],
+        workers: usize,
+        routes: impl Fn(&str, &str) -> Reply + Send + Sync + 'static,
+    ) -> std::io::Result<ManyServer> {
+        let runtime =
+            tokio::runtime::Builder::new_multi_thread().worker_threads(workers.max(1)).enable_all().build()?;
+        let connections = Arc::new(AtomicU64::new(0));
+        let shared = Arc::new(Shared { routes: Arc::new(routes), seen: None, connections: connections.clone() });
+        let both = plain.iter().map(|a| (a, None)).chain(tls.iter().map(|a| (a, Some(pki.good.clone()))));
+        for (&addr, config) in both {
+            let listener = runtime
+                .block_on(TcpListener::bind(addr))
+                .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
+            runtime.spawn(accept(listener, config, shared.clone()));
+        }
+        Ok(ManyServer { connections, _runtime: runtime })
+    }
+}
+
 async fn accept(listener: TcpListener, tls: Option<Arc<rustls::ServerConfig>>, shared: Arc<Shared>) {
     loop {
         let Ok((tcp, _)) = listener.accept().await else { continue };
@@ -229,12 +277,14 @@ async fn serve_http2<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(stream:
         async move {
             let host = request.uri().authority().map(|a| a.to_string()).unwrap_or_default();
             let path = request.uri().path_and_query().map(|p| p.to_string()).unwrap_or_default();
-            let headers =
-                request.headers().iter().map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_owned())).collect();
-            shared.seen.lock().unwrap().push(Seen {
+            shared.record(|| Seen {
                 host: host.clone(),
                 path: path.clone(),
-                headers,
+                headers: request
+                    .headers()
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_owned()))
+                    .collect(),
                 connection: id,
                 version: "HTTP/2",
             });
@@ -279,13 +329,7 @@ async fn serve_http1<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(mut str
             .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
             .collect();
         let host = headers.iter().find(|(k, _)| k == "host").map(|(_, v)| v.clone()).unwrap_or_default();
-        shared.seen.lock().unwrap().push(Seen {
-            host: host.clone(),
-            path: path.clone(),
-            headers,
-            connection: id,
-            version: "HTTP/1.1",
-        });
+        shared.record(|| Seen { host: host.clone(), path: path.clone(), headers, connection: id, version: "HTTP/1.1" });
         let name = if host.starts_with('[') {
             host.split(']').next().unwrap_or("").trim_start_matches('[').to_owned()
         } else {
