@@ -5,7 +5,9 @@
 //! rustls, hickory) live in this crate and nowhere else.
 //!
 //! - [`run()`]: a whole run (input lines in, `OUT.partial` out, renamed to
-//!   `OUT` at the end; signals; `--resume`).
+//!   `OUT` at the end; signals; `--resume`); [`fetch_records()`] and
+//!   [`fetch_to_file()`]: the same run over a caller's lines, into a
+//!   caller's function or a file, watching no signals (the Python package).
 //! - [`target`]: input lines and redirect targets as URLs (the one module
 //!   that uses the engine's URL parser).
 //! - [`chain`]: one origin's redirect chain, deadlines, retries.
@@ -13,6 +15,7 @@
 //! - [`body`]: Content-Encoding undone under the size cap.
 //! - [`dns`] and [`safety`]: names to addresses, and the address rule.
 //! - [`politeness`]: limits in flight and per IP address.
+//! - [`site`]: registrable domains by the Public Suffix List (compiled in).
 //! - [`record`], [`cache_headers`], [`output`], [`summary`]: what is written.
 //!
 //! # Example
@@ -54,6 +57,7 @@ pub mod politeness;
 pub mod record;
 pub mod run;
 pub mod safety;
+pub mod site;
 pub mod summary;
 pub mod target;
 #[cfg(feature = "test-server")]
@@ -61,7 +65,8 @@ pub mod test_server;
 
 pub use dns::{read_hosts_file, DnsOptions, ResolveOverride};
 pub use record::{ErrorClass, FetchError, Record};
-pub use run::{run, Ending, FetchOptions, RunError, RunPaths};
+pub use run::{fetch_records, fetch_to_file, run, Ending, FetchOptions, RunError, RunPaths};
+pub use site::{registrable_domain, site_of_line};
 pub use summary::{Progress, ProgressReading, Summary};
 pub use target::{targets_of_line, Target};
 
