@@ -215,15 +215,20 @@ pub fn run(
     }
     let inputs = paths.inputs.clone();
     let read = move |tx| read_inputs(inputs, tx);
-    let signals = Signals::new().map_err(|e| RunError(format!("cannot watch signals: {e}")))?;
+    let runtime = runtime()?;
+    // Signal streams belong to the runtime they are made in.
+    let signals = {
+        let _inside = runtime.enter();
+        Signals::new().map_err(|e| RunError(format!("cannot watch signals: {e}")))?
+    };
     let target = FileTarget { output: &paths.output, resume: paths.resume, signals: Some(signals) };
-    runtime()?.block_on(into_file(options, read, target, progress.unwrap_or_default()))
+    runtime.block_on(into_file(options, read, target, progress.unwrap_or_default()))
 }
 
 /// Fetches the robots.txt URLs of `lines` (origins, robots.txt URLs or bare
-/// hosts, as [`run`] reads its input lines) into the file `output` as
-/// [`run`] writes it: `OUT.partial` as records complete, renamed to `OUT`
-/// at the end (`-`: standard output). Unlike [`run`] it watches no signals,
+/// hosts, as [`run()`] reads its input lines) into the file `output` as
+/// [`run()`] writes it: `OUT.partial` as records complete, renamed to `OUT`
+/// at the end (`-`: standard output). Unlike [`run()`] it watches no signals,
 /// so that a program embedding it (the Python package) keeps its own.
 /// Blocks until every line is fetched.
 pub fn fetch_to_file<I>(options: &FetchOptions, lines: I, output: &Path) -> Result<Summary, RunError>
@@ -238,7 +243,7 @@ where
     Ok(summary)
 }
 
-/// Fetches the robots.txt URLs of `lines` (as [`fetch_to_file`] reads
+/// Fetches the robots.txt URLs of `lines` (as [`fetch_to_file()`] reads
 /// them) and hands each origin's records to `sink` as its fetch completes:
 /// a redirect chain's hops in order, or the one status-0 record of a line
 /// that names no origin. Each URL is fetched once however often it is
@@ -246,7 +251,7 @@ where
 /// An error from `sink` stops the run (fetches in flight are dropped) and
 /// is returned. Watches no signals; blocks until done.
 ///
-/// This is the run of [`run`] with a caller's sink in place of the output
+/// This is the run of [`run()`] with a caller's sink in place of the output
 /// file: the same limits, politeness, retries and records.
 ///
 /// # Example
