@@ -7,11 +7,15 @@
 //! The root is the whole API: [`run()`] with its [`FetchOptions`] and
 //! [`RunPaths`] runs a fetch (input lines in, `OUT.partial` out, renamed to
 //! `OUT` at the end; signals; `--resume`) and says how it ended
-//! ([`Ending`], [`Summary`], [`RunError`]); [`Record`] is one fetch as
+//! ([`Ending`], [`Summary`], [`RunError`]); [`fetch_records()`] and
+//! [`fetch_to_file()`] are the same run over a caller's lines, into a
+//! caller's function or a file, watching no signals (the Python package); [`Record`] is one fetch as
 //! written ([`ErrorClass`] and [`FetchError`] for failures with no HTTP
 //! answer); [`DnsOptions`], [`ResolveOverride`] and [`read_hosts_file`]
 //! say where names lead; [`Proxy`] is `--proxy`; [`targets_of_line`] reads
-//! an input line as the run does; [`Progress`] is read while a run goes on.
+//! an input line as the run does; [`Progress`] is read while a run goes on;
+//! [`registrable_domain()`] and [`site_of_line()`] group hosts by site with
+//! the Public Suffix List compiled in.
 //!
 //! Inside, one module a job: input lines and redirect targets as URLs
 //! (`target`, the one module that uses the engine's URL parser), one
@@ -19,7 +23,8 @@
 //! HTTP request on a connection robotsieve opens itself (`http`, through
 //! `proxy` when there is one), FTP (`ftp`), Content-Encoding undone under
 //! the size cap (`body`), names to addresses and the address rule (`dns`,
-//! `safety`), the limits in flight and per IP address (`politeness`), and
+//! `safety`), the limits in flight and per IP address (`politeness`),
+//! registrable domains (`site`), and
 //! what is written (`record`, `cache_headers`, `output`, `summary`).
 //! `test_server` (feature `test-server`) is the tests' server on loopback.
 //!
@@ -64,6 +69,7 @@ mod proxy;
 mod record;
 mod run;
 mod safety;
+mod site;
 mod summary;
 mod target;
 #[cfg(feature = "test-server")]
@@ -73,7 +79,8 @@ pub use dns::{read_hosts_file, DnsOptions, ResolveOverride};
 pub use output::partial_path;
 pub use proxy::Proxy;
 pub use record::{ErrorClass, FetchError, Record};
-pub use run::{run, Ending, FetchOptions, RunError, RunPaths};
+pub use run::{fetch_records, fetch_to_file, run, Ending, FetchOptions, RunError, RunPaths};
+pub use site::{registrable_domain, site_of_line};
 pub use summary::{Progress, ProgressReading, Summary};
 pub use target::{targets_of_line, Target, TargetScheme};
 

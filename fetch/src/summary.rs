@@ -31,17 +31,15 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Counts one origin's chain and writes its lines into `lines` (cleared first).
-    pub fn add_chain(&mut self, chain: &[Record], lines: &mut Vec<u8>) {
+    /// Counts one origin's chain.
+    pub fn add_chain(&mut self, chain: &[Record]) {
         self.origins += 1;
-        self.add_records(chain, lines);
+        self.add_records(chain);
     }
 
-    /// Counts records and writes their lines into `lines` (cleared first).
-    pub fn add_records(&mut self, records: &[Record], lines: &mut Vec<u8>) {
-        lines.clear();
+    /// Counts records (a bad line's record, or a chain's).
+    pub fn add_records(&mut self, records: &[Record]) {
         for record in records {
-            record.write_json_line(lines);
             self.records += 1;
             let class = match record.status {
                 0 => "0",

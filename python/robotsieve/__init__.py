@@ -6,6 +6,9 @@ r"""robotsieve: robots.txt at crawl-frontier scale, from Python.
 - :class:`RobotsTxt` is one robots.txt with Protego's method names and
   Google's semantics for the verdicts.
 - :func:`compile` turns fetch records (dicts or an Arrow table) into an artifact.
+- :func:`fetch` and :func:`fetch_iter` get robots.txt files as Google gets
+  them (``robotsieve fetch``), into a file or as dicts while they complete;
+  :func:`registrable_domain` reads the Public Suffix List compiled in.
 
 Every error is a :class:`RobotsieveError` with the engine's message.
 
@@ -61,6 +64,11 @@ __all__ = [
     "VERDICTS",
     "RequestRate",
     "VisitTime",
+    "fetch",
+    "fetch_iter",
+    "FetchRun",
+    "FETCH_DEFAULTS",
+    "registrable_domain",
 ]
 
 #: The verdicts, in the order of the verdict column's dictionary.
@@ -403,3 +411,129 @@ def compile(
         lines.encode("utf-8"), list(agents), os.fspath(output), bool(explain), **native_memory
     )
     return {"origins": origins, "warnings": warnings, "spilled_runs": spilled_runs}
+
+
+#: The limits :func:`fetch` and :func:`fetch_iter` take as keyword
+#: arguments, with their defaults: those of ``robotsieve fetch`` (the flag is
+#: ``--`` and the name with ``-`` for ``_``; seconds as numbers, lists for
+#: the flags given more than once).
+FETCH_DEFAULTS: dict = dict(_native.fetch_defaults())
+
+
+def _fetch_lines(urls: Iterable[str]) -> List[str]:
+    """The input lines, checked: an iterable of strings, not one string."""
+    if isinstance(urls, (str, bytes)):
+        raise ValueError("urls must be an iterable of lines (origins, robots.txt URLs or hosts), not one string")
+    lines = list(urls)
+    for number, line in enumerate(lines, 1):
+        if not isinstance(line, str):
+            raise ValueError(f"urls: item {number} is {type(line).__name__}, not a string")
+    return lines
+
+
+def fetch(urls: Iterable[str], *, user_agent: str, output: Union[str, os.PathLike], **limits: Any) -> dict:
+    """Fetches the robots.txt of each origin in ``urls`` as Google does and
+    writes the fetch records to ``output``, as ``robotsieve fetch --urls ...
+    -o OUTPUT`` does: JSON Lines (``.gz`` or ``.zst`` by the name), written to
+    ``OUTPUT.partial`` as fetches complete and renamed when the run ends, in
+    the corpus format :func:`compile` and ``robotsieve compile --corpus``
+    read.
+
+    ``urls`` holds lines as ``--urls`` reads them: origins
+    (``https://example.com``), robots.txt URLs, or bare hosts (both
+    schemes); a line that names no origin gets a status-0 record. ``limits``
+    are the command line's flags as keywords, with its defaults
+    (:data:`FETCH_DEFAULTS`): ``concurrency``, ``per_ip_connections``,
+    ``per_ip_interval_ms``, ``max_waiting``, ``connect_timeout``,
+    ``response_timeout``, ``total_timeout``, ``retries``,
+    ``retry_backoff``, ``retry_wait_cap``, ``ca_cert``, ``resolve``
+    (``["HOST:PORT:ADDR", ...]`` as curl spells it), ``hosts_file``,
+    ``dns_server`` (``"ADDR:PORT"``), ``dns_timeout``, ``allow_private``.
+    A bad argument raises ``ValueError`` naming it.
+
+    The GIL is released while fetching (other threads run); the call
+    returns when every origin is fetched, with the run's summary, the dict
+    ``--stats`` writes. Unlike the command line it watches no signals: a
+    Ctrl-C is seen when the call returns.
+
+    >>> import os, tempfile, robotsieve
+    >>> out = os.path.join(tempfile.mkdtemp(), "fetched.jsonl")
+    >>> summary = robotsieve.fetch(["not an origin"], user_agent="mybot/1.0", output=out)
+    >>> summary["bad_lines"], summary["records"], summary["by_status"]
+    (1, 1, {'0': 1})
+    >>> robotsieve.fetch(["example.com"], user_agent="mybot/1.0", output=out, retries=-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: retries must be a whole number of at least 0, not -1
+    """
+    lines = _fetch_lines(urls)
+    return json.loads(_native.fetch_to_file(lines, user_agent, os.fspath(output), limits))
+
+
+class FetchRun:
+    """The records of a :func:`fetch_iter` run, as dicts, in the order the
+    fetches complete; :attr:`summary` once all have been read. Dropping the
+    iterator early stops the run."""
+
+    def __init__(self, native: Any):
+        self._native = native
+
+    def __iter__(self) -> "FetchRun":
+        return self
+
+    def __next__(self) -> dict:
+        record = self._native.__next__()
+        if record is None:
+            raise StopIteration
+        return record
+
+    @property
+    def summary(self) -> Optional[dict]:
+        """The run's summary (as :func:`fetch` returns it) once every
+        record has been read, else None."""
+        text = self._native.summary_json
+        return None if text is None else json.loads(text)
+
+
+def fetch_iter(urls: Iterable[str], *, user_agent: str, **limits: Any) -> FetchRun:
+    """Fetches as :func:`fetch` does (the same lines, limits and records),
+    yielding each record as a dict as its fetch completes, in no particular
+    order: a redirect chain's hops together and in order. The fetch runs on
+    a thread of its own with the GIL released; waiting for the next record
+    releases it too (and a Ctrl-C raises ``KeyboardInterrupt`` there).
+
+    A record dict has every field of a record line (``url``, ``status``,
+    ``body``, ``truncated``, ``fetched_at``, ``location``, ``error``,
+    ``max_age``, ``retry_after``, ``attempts``, ``elapsed_ms``,
+    ``ftp_reply``), ``None`` where the line leaves one out, and ``body`` as
+    the bytes fetched (at most 512,000). A list of them is what
+    :func:`compile` takes.
+
+    >>> import robotsieve
+    >>> run = robotsieve.fetch_iter(["not an origin"], user_agent="mybot/1.0")
+    >>> [(r["url"], r["status"], r["error"].split(":")[0]) for r in run]
+    [('not an origin', 0, 'protocol')]
+    >>> run.summary["bad_lines"]
+    1
+    """
+    lines = _fetch_lines(urls)
+    return FetchRun(_native.fetch_iter(lines, user_agent, limits))
+
+
+def registrable_domain(host: str) -> Optional[str]:
+    """The registrable domain of ``host`` by the Public Suffix List compiled
+    into robotsieve: a public suffix and one label more. The host is read as
+    URLs read it (case folded, IDN in punycode); ``None`` for an IP address
+    or a public suffix itself.
+
+    >>> import robotsieve
+    >>> robotsieve.registrable_domain("www.Example.co.uk")
+    'example.co.uk'
+    >>> robotsieve.registrable_domain("alice.github.io")
+    'alice.github.io'
+    >>> robotsieve.registrable_domain("www.bücher.de")
+    'xn--bcher-kva.de'
+    >>> print(robotsieve.registrable_domain("co.uk"))
+    None
+    """
+    return _native.registrable_domain(host)

@@ -21,6 +21,10 @@ target), partitions the records by the engine's shard function and runs one
 task per shard, which compiles shard K of N with the engine's own corpus
 rules (``robotsieve compile --corpus ... --shard K/N``).
 
+:func:`fetch_robots` fetches a DataFrame of origins into a DataFrame of
+fetch records (the columns :func:`compile_corpus` takes), one fetcher per
+task, the origins of one site (registrable domain) in one task.
+
 Executors must run a Python that has robotsieve installed
 (``PYSPARK_PYTHON``, or ``spark.pyspark.python``).
 """
@@ -716,3 +720,133 @@ def compile_corpus(
         "path": output,
         "spilled_runs": sum(runs for _, _, _, runs in done),
     }
+
+
+#: The columns of :func:`fetch_robots`'s records: a record line's fields
+#: (``robotsieve fetch``), ``body`` as the bytes fetched.
+FETCH_RECORD_FIELDS = (
+    ("url", pa.string()),
+    ("status", pa.int32()),
+    ("body", pa.binary()),
+    ("truncated", pa.bool_()),
+    ("fetched_at", pa.string()),
+    ("location", pa.string()),
+    ("error", pa.string()),
+    ("max_age", pa.int64()),
+    ("retry_after", pa.int64()),
+    ("attempts", pa.int32()),
+    ("elapsed_ms", pa.int64()),
+    ("ftp_reply", pa.string()),
+)
+
+#: Records per Arrow batch a fetch task yields.
+FETCH_BATCH = 1024
+
+_SITE = "_robotsieve_site"
+
+
+def _record_batch(records: List[dict]) -> pa.RecordBatch:
+    arrays = [pa.array([r[name] for r in records], type) for name, type in FETCH_RECORD_FIELDS]
+    return pa.RecordBatch.from_arrays(arrays, names=[name for name, _ in FETCH_RECORD_FIELDS])
+
+
+def task_limits(limits: dict, tasks: int) -> dict:
+    """The limits one of ``tasks`` fetch tasks runs with, so that the
+    cluster as a whole keeps the per-IP ``limits``: connections to one
+    address divided among the tasks (at least one each), the interval
+    between request starts to one address multiplied by them. The other
+    limits are each task's own."""
+    limits = dict(limits)
+    defaults = robotsieve.FETCH_DEFAULTS
+    connections = limits.get("per_ip_connections", defaults["per_ip_connections"])
+    interval = limits.get("per_ip_interval_ms", defaults["per_ip_interval_ms"])
+    if isinstance(connections, int) and not isinstance(connections, bool) and connections >= 1:
+        limits["per_ip_connections"] = max(1, connections // tasks)
+    if isinstance(interval, int) and not isinstance(interval, bool) and interval >= 0:
+        limits["per_ip_interval_ms"] = interval * tasks
+    return limits
+
+
+def fetch_robots(origins_df, user_agent: str, column: Optional[str] = None, tasks: Optional[int] = None, **limits):
+    """Fetches the robots.txt of each origin in ``origins_df`` as
+    :func:`robotsieve.fetch` does and returns a DataFrame of the fetch
+    records, one row a record (a redirect chain's hops each a row), with the
+    columns of :data:`FETCH_RECORD_FIELDS`: those :func:`compile_corpus`
+    takes (``url``, ``status``, ``body`` as binary, ``fetched_at`` as RFC
+    3339 text, ``location``, ``error``) and the cache's (``max_age``,
+    ``retry_after``, ``attempts``, ...).
+
+    ``origins_df`` holds input lines as ``robotsieve fetch --urls`` reads
+    them (origins, robots.txt URLs, bare hosts) in ``column`` (default: its
+    only column, e.g. :func:`unknown_origins`'s ``robots_url``). The lines
+    are spread over ``tasks`` partitions (default: the context's default
+    parallelism) by the registrable domain of their host (the Public Suffix
+    List compiled in, :func:`robotsieve.registrable_domain`), so that one
+    site's hosts, which often share addresses, are fetched by one task
+    under one set of per-IP limits. Each task runs one fetcher over all its
+    lines (in ``mapInArrow``), with ``limits`` as :func:`robotsieve.fetch`
+    takes them, but for the per-IP limits divided among the tasks
+    (:func:`task_limits`), so that the cluster as a whole keeps them;
+    ``concurrency`` is each task's. A URL listed twice in one task is
+    fetched once. The limits are checked on the driver (ValueError naming a
+    bad one) before any task starts; the DataFrame is lazy, as Spark's are:
+    the fetch runs when it is first computed, so ``persist`` it (or write
+    it out) before using it more than once.
+    """
+    robotsieve._native.check_fetch_options(user_agent, limits)
+    if column is None:
+        if len(origins_df.columns) != 1:
+            raise ValueError(f"column: origins_df has the columns {', '.join(origins_df.columns)}: name one")
+        column = origins_df.columns[0]
+    elif column not in origins_df.columns:
+        raise ValueError(f"column: origins_df has no column {column!r} (columns: {', '.join(origins_df.columns)})")
+    if tasks is None:
+        tasks = origins_df.sparkSession.sparkContext.defaultParallelism
+    if not isinstance(tasks, int) or isinstance(tasks, bool) or tasks < 1:
+        raise ValueError(f"tasks must be a positive whole number, not {tasks!r}")
+    per_task = task_limits(limits, tasks)
+    robotsieve._native.check_fetch_options(user_agent, per_task)
+
+    from pyspark.sql import functions as F
+
+    lines = origins_df.select(F.col(column).cast("string").alias("line"))
+    sited_schema = _spark_schema(pa.schema([("line", pa.string()), (_SITE, pa.string())]))
+
+    def sites(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            column = batch.column(0).to_pylist()
+            keys = _native.sites_of_lines(column)
+            arrays = [pa.array(column, pa.string()), pa.array(keys, pa.string())]
+            yield pa.RecordBatch.from_arrays(arrays, names=["line", _SITE])
+
+    def fetch_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        task_lines = [line for batch in batches for line in batch.column(0).to_pylist() if line is not None]
+        if not task_lines:
+            return
+        pending = []
+        for record in robotsieve.fetch_iter(task_lines, user_agent=user_agent, **per_task):
+            pending.append(record)
+            if len(pending) >= FETCH_BATCH:
+                yield _record_batch(pending)
+                pending = []
+        if pending:
+            yield _record_batch(pending)
+
+    schema = pa.schema(list(FETCH_RECORD_FIELDS))
+    spark_schema = _spark_schema(schema)
+    sited = lines.mapInArrow(sites, sited_schema).repartition(tasks, _SITE).select("line")
+    return sited.mapInArrow(fetch_task, spark_schema)
+
+
+def _spark_schema(schema: pa.Schema):
+    """The Spark schema of an Arrow schema of strings, binaries, booleans and integers."""
+    from pyspark.sql.types import BinaryType, BooleanType, IntegerType, LongType, StringType, StructField, StructType
+
+    kinds = {
+        pa.string(): StringType(),
+        pa.binary(): BinaryType(),
+        pa.bool_(): BooleanType(),
+        pa.int32(): IntegerType(),
+        pa.int64(): LongType(),
+    }
+    return StructType([StructField(f.name, kinds[f.type], True) for f in schema])

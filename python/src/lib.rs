@@ -1,9 +1,10 @@
-//! `robotsieve._native`: the engine and the compiler as the Python package
-//! sees them. The Python side (`robotsieve/__init__.py`) turns what this
+//! `robotsieve._native`: the engine, the compiler and the fetcher as the
+//! Python package sees them. The Python side (`robotsieve/__init__.py`) turns what this
 //! module returns into pyarrow arrays and Protego's method names; everything
 //! that decides a verdict is the engine's public API, not a copy of it.
 
 mod arrow;
+mod fetch;
 mod head;
 
 use pyo3::create_exception;
@@ -580,6 +581,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py_shard_file_name, m)?)?;
     m.add_function(wrap_pyfunction!(frontier_keys, m)?)?;
     m.add_function(wrap_pyfunction!(head::artifact_head, m)?)?;
+    m.add_function(wrap_pyfunction!(fetch::fetch_to_file, m)?)?;
+    m.add_function(wrap_pyfunction!(fetch::fetch_iter, m)?)?;
+    m.add_function(wrap_pyfunction!(fetch::fetch_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(fetch::check_fetch_options, m)?)?;
+    m.add_function(wrap_pyfunction!(fetch::registrable_domain, m)?)?;
+    m.add_function(wrap_pyfunction!(fetch::sites_of_lines, m)?)?;
+    m.add_class::<fetch::RecordIter>()?;
     m.add_function(wrap_pyfunction!(head::artifact_meta, m)?)?;
     m.add("ARTIFACT_HEAD_LEN", head::HEAD_LEN)?;
     m.add("SHARD_SCHEME", SHARD_SCHEME)?;

@@ -671,3 +671,61 @@ def test_rules_are_checked_on_the_driver(spark, sixteen, tmp_path):
     victim.unlink()
     with pytest.raises(robotsieve.ArtifactError, match="00003-of-00016.rsv of the set of 16 is missing"):
         filter_frontier(df, "url", damaged.as_uri(), AGENT)
+
+
+def test_fetch_robots_gives_the_verdicts_of_the_command_line_path(spark, robots_server, tmp_path):
+    """fetch_robots on the cluster against the loopback test server: one
+    record per hop with the columns compile_corpus takes, one site's hosts
+    in one task, and through compile_corpus the verdicts of robotsieve.fetch
+    + robotsieve.compile (the command line's fetch and compile --corpus) on
+    the same server."""
+    from pyspark.sql import functions as F
+
+    from conftest import RobotsServer
+    from robotsieve.spark import compile_corpus, fetch_robots, task_limits
+
+    limits = {"resolve": robots_server.resolve(), "retries": 0, "per_ip_interval_ms": 5}
+    lines = [robots_server.origin(host) for host in RobotsServer.SITES] + [robots_server.origin("allow.test")]
+    origins = spark.createDataFrame([(line,) for line in lines], "origin string")
+    fetched = fetch_robots(origins, user_agent="mybot/1.0", tasks=4, **limits).withColumn(
+        "task", F.spark_partition_id()
+    )
+    fetched = fetched.persist()
+    try:
+        rows = fetched.collect()
+        assert len(rows) == 6  # five origins, the redirect two hops, the repeated line once
+        port = robots_server.port
+        by_url = {r["url"]: r for r in rows}
+        assert by_url[f"http://allow.test:{port}/robots.txt"]["task"] == by_url[f"http://www.allow.test:{port}/robots.txt"]["task"]
+        assert bytes(by_url[f"http://allow.test:{port}/robots.txt"]["body"]) == b"User-agent: *\nDisallow: /private\n"
+        assert sorted(r["status"] for r in rows) == [200, 200, 200, 301, 404, 503]
+        assert by_url[f"http://moved.test:{port}/robots.txt"]["location"] == "/robots-real.txt"
+
+        shard_set = tmp_path / "set"
+        compile_corpus(fetched.drop("task"), agents=[AGENT], output=str(shard_set), shards=2)
+    finally:
+        fetched.unpersist()
+
+    out = tmp_path / "fetched.jsonl"
+    robotsieve.fetch(lines, user_agent="mybot/1.0", output=out, **limits)
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    robotsieve.compile(records, agents=[AGENT], output=tmp_path / "rules.rsv")
+
+    urls = [f"http://{h}:{port}{p}" for h in RobotsServer.SITES for p in ("/", "/private/x", "/secret", "/robots-real.txt")]
+    urls.append(f"http://elsewhere.test:{port}/")
+    spark_verdicts = robotsieve.Artifact(shard_set).classify(urls, agent=AGENT).column("verdict").to_pylist()
+    cli_verdicts = robotsieve.Artifact(tmp_path / "rules.rsv").classify(urls, agent=AGENT).column("verdict").to_pylist()
+    assert spark_verdicts == cli_verdicts
+    assert collections.Counter(cli_verdicts) == {"allowed": 10, "disallowed": 10, "unknown": 1}
+
+    # The per-IP limits are shared among the tasks; the others are each task's.
+    assert task_limits({"per_ip_connections": 8, "per_ip_interval_ms": 100, "concurrency": 64}, 4) == {
+        "per_ip_connections": 2,
+        "per_ip_interval_ms": 400,
+        "concurrency": 64,
+    }
+    assert task_limits({}, 16)["per_ip_connections"] == 1
+    with pytest.raises(ValueError, match="retries"):
+        fetch_robots(origins, user_agent="mybot/1.0", retries=-1)
+    with pytest.raises(ValueError, match="column"):
+        fetch_robots(origins.withColumn("other", F.lit(1)), user_agent="mybot/1.0")

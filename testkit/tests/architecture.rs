@@ -35,6 +35,7 @@ const APPLICATIONS: &[(&str, &[&str])] = &[
             "robotsieve-compiler",
             "robotsieve-core",
             "robotsieve-engine",
+            "robotsieve-fetch",
             "robotsieve-filter",
             "robotsieve-robotstxt",
             "robotsieve-sources",
@@ -175,6 +176,35 @@ fn lower_crates_pull_in_nothing_they_must_not() {
         let reached: BTreeSet<&str> = seen.iter().map(|id| names[id].as_str()).collect();
         for name in *forbidden {
             assert!(!reached.contains(name), "{krate} depends on {name}, directly or through another crate");
+        }
+    }
+}
+
+/// The packages of the async runtime and the HTTP stack: they belong to the
+/// fetch crate, and to the front ends that link it, and to no other crate.
+const NETWORK_STACK: &[&str] = &["tokio", "hyper", "rustls", "hickory-resolver"];
+
+#[test]
+fn the_network_stack_stays_in_fetch_and_the_front_ends() {
+    let meta = metadata();
+    let (names, edges) = normal_graph(&meta);
+    for krate in drawn_graph().keys().filter(|k| k.as_str() != "robotsieve-fetch") {
+        let start = names.iter().find(|(_, n)| *n == krate).map(|(id, _)| id.clone()).expect(krate);
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![start];
+        while let Some(id) = todo.pop() {
+            for dep in &edges[&id] {
+                if seen.insert(dep.clone()) {
+                    todo.push(dep.clone());
+                }
+            }
+        }
+        for id in &seen {
+            let name = names[id].as_str();
+            assert!(
+                !NETWORK_STACK.contains(&name),
+                "{krate} depends on {name}, which only fetch and the front ends may"
+            );
         }
     }
 }
@@ -592,15 +622,19 @@ fn fetch_root() {
             "ErrorClass",
             "FetchError",
             "FetchOptions",
+            "fetch_records",
+            "fetch_to_file",
             "partial_path",
             "Progress",
             "ProgressReading",
             "Proxy",
             "read_hosts_file",
             "Record",
+            "registrable_domain",
             "ResolveOverride",
             "RunError",
             "RunPaths",
+            "site_of_line",
             "Summary",
             "Target",
             "TargetScheme",
