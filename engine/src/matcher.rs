@@ -168,7 +168,7 @@ impl<'a> Matcher<'a> {
     /// Checks that the two tables have one entry per rank, that rank 0 is
     /// "no rule", that each rule list's tables are valid, and that no part
     /// answers a rank outside the tables; builds each rule list's prefilter.
-    pub fn new(
+    pub(crate) fn new(
         labels: &'a [u32],
         rules: &'a [u32],
         parts: impl IntoIterator<Item = PartView<'a>>,
