@@ -77,10 +77,10 @@ pub struct NetworkArgs {
     /// and reserved addresses too (for private networks).
     #[arg(long)]
     pub allow_private: bool,
-    /// An HTTP proxy, as curl's -x: http://[user:password@]host[:port]
-    /// (port 1080 by default). The proxy resolves names, so the address
-    /// rule then applies to IP literals only; ftp:// URLs get an error
-    /// record.
+    /// An HTTP proxy, as curl's -x: http://user:password@host:port, the
+    /// user, password and port optional (port 1080 by default). The proxy
+    /// resolves names, so the address rule then applies to IP literals
+    /// only; ftp:// URLs get an error record.
     #[arg(long, value_name = "URL")]
     pub proxy: Option<Proxy>,
 }

@@ -201,7 +201,7 @@ impl<'a> Matcher<'a> {
     }
 
     /// What a rank stands for. Ranks come from this group's parts, which
-    /// [`Matcher::new`] checked against the tables.
+    /// `Matcher::new` checked against the tables.
     pub fn outcome(&self, rank: u32) -> Outcome {
         let rule = self.rules[rank as usize];
         Outcome { rank, label: self.group.label(rank), rule: (rule != u32::MAX).then_some(rule) }
