@@ -158,22 +158,32 @@ fn drawn_graph() -> BTreeMap<String, BTreeSet<String>> {
     graph
 }
 
+/// The names of every package `krate` depends on, directly or through
+/// another (in the graph [`normal_graph`] reads).
+fn reached_from<'a>(
+    names: &'a BTreeMap<String, String>,
+    edges: &BTreeMap<String, Vec<String>>,
+    krate: &str,
+) -> BTreeSet<&'a str> {
+    let start = names.iter().find(|(_, n)| *n == krate).map(|(id, _)| id.clone()).expect(krate);
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![start];
+    while let Some(id) = todo.pop() {
+        for dep in &edges[&id] {
+            if seen.insert(dep.clone()) {
+                todo.push(dep.clone());
+            }
+        }
+    }
+    seen.iter().map(|id| names[id].as_str()).collect()
+}
+
 #[test]
 fn lower_crates_pull_in_nothing_they_must_not() {
     let meta = metadata();
     let (names, edges) = normal_graph(&meta);
     for (krate, forbidden) in FORBIDDEN {
-        let start = names.iter().find(|(_, n)| n == krate).map(|(id, _)| id.clone()).expect(krate);
-        let mut seen = BTreeSet::new();
-        let mut todo = vec![start];
-        while let Some(id) = todo.pop() {
-            for dep in &edges[&id] {
-                if seen.insert(dep.clone()) {
-                    todo.push(dep.clone());
-                }
-            }
-        }
-        let reached: BTreeSet<&str> = seen.iter().map(|id| names[id].as_str()).collect();
+        let reached = reached_from(&names, &edges, krate);
         for name in *forbidden {
             assert!(!reached.contains(name), "{krate} depends on {name}, directly or through another crate");
         }
@@ -189,18 +199,7 @@ fn the_network_stack_stays_in_fetch_and_the_front_ends() {
     let meta = metadata();
     let (names, edges) = normal_graph(&meta);
     for krate in drawn_graph().keys().filter(|k| k.as_str() != "robotsieve-fetch") {
-        let start = names.iter().find(|(_, n)| *n == krate).map(|(id, _)| id.clone()).expect(krate);
-        let mut seen = BTreeSet::new();
-        let mut todo = vec![start];
-        while let Some(id) = todo.pop() {
-            for dep in &edges[&id] {
-                if seen.insert(dep.clone()) {
-                    todo.push(dep.clone());
-                }
-            }
-        }
-        for id in &seen {
-            let name = names[id].as_str();
+        for name in reached_from(&names, &edges, krate) {
             assert!(
                 !NETWORK_STACK.contains(&name),
                 "{krate} depends on {name}, which only fetch and the front ends may"
