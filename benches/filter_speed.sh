@@ -8,14 +8,15 @@
 #   crawl2019 x40  the 111,824 crawl2019 URLs repeated 40 times
 #
 # Usage: benches/filter_speed.sh [--robotsieve BIN] [--baseline BIN] [--data DIR] [--repeat R]
-#                                [--workloads "NAME..."]
+#                                [--median] [--workloads "NAME..."]
 #
 # The base lists and corpora are those callgrind.sh caches (run it first;
 # DIR defaults to target/callgrind-data); the lists above are made from them
 # once (scripts/bench_args.sh, speed_lists). The artifacts are compiled by
 # the baseline when given (else BIN), and by BIN itself when it does not
 # read the baseline's format (another format version). Each figure is the
-# fastest of R runs (default 2); CPU is user + system seconds of that run. The load average is
+# fastest of R runs (default 2), or with --median the run of median wall
+# time (R odd); CPU is user + system seconds of that run. The load average is
 # printed first: on a busy machine compare CPU seconds. A binary that has
 # `filter --grouping` runs the random-order frontier twice, windowed and
 # with the default (auto: partitioned, see README "Filter performance").
@@ -31,7 +32,7 @@ set -euo pipefail
 
 script=filter_speed.sh usage_lines=2,29 n=0 repeat=2
 workloads="frontier-x20 frontier-x20-sorted crawl2019-x40"
-takes="--robotsieve --baseline --data --shared --repeat --workloads"
+takes="--robotsieve --baseline --data --shared --repeat --median --workloads"
 source "$(dirname "$0")/scripts/bench_args.sh"
 bench_args "$@"
 require_executables "$bin" $baseline
@@ -41,24 +42,25 @@ lists=$data/speed
 out=$(mktemp -d "$data/speed-out.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 
-# best FILE CMD...: "wall cpu" of the fastest of $repeat runs, FILE (the
-# run's output, or -) removed before each run, outside its time: replacing
-# a file of hundreds of MB frees its blocks inside the rename or unlink
-# (50 to 97 ms on this machine's ext4 with discard, measured with strace -T),
-# a cost of the previous run's file, not of the run.
+# best FILE CMD...: "wall cpu" of the fastest of $repeat runs (with
+# --median, of the run of median wall time), FILE (the run's output, or -)
+# removed before each run, outside its time: replacing a file of hundreds
+# of MB frees its blocks inside the rename or unlink (50 to 97 ms on this
+# machine's ext4 with discard, measured with strace -T), a cost of the
+# previous run's file, not of the run.
 best() {
-    local b= file=$1
+    local file=$1 runs=()
     shift
     for _ in $(seq "$repeat"); do
         [ "$file" = - ] || rm -f "$file"
         /usr/bin/time -f '%e %U %S' -o "$out/time" "$@" >/dev/null 2>"$out/err" ||
             { echo "filter_speed.sh: failed: $*" >&2; cat "$out/err" >&2; exit 2; }
         read -r wall user sys < "$out/time"
-        local line
-        line=$(awk -v w="$wall" -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f %.2f", w, u + s }')
-        if [ -z "$b" ] || awk -v a="${line% *}" -v b="${b% *}" 'BEGIN { exit !(a < b) }'; then b=$line; fi
+        runs+=("$(awk -v w="$wall" -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f %.2f", w, u + s }')")
     done
-    echo "$b"
+    local pick=1
+    [ -z "$median" ] || pick=$(( (repeat + 1) / 2 ))
+    printf '%s\n' "${runs[@]}" | sort -n -k1,1 | sed -n "${pick}p"
 }
 
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores"

@@ -26,6 +26,8 @@
 #   urls      --urls N           (how many URLs a generated list holds)
 #   threads   --threads T        (filter's --threads)
 #   keep      --keep             (a switch, no value: 1 if given, else empty)
+#   median    --median           (a switch: a figure is the median of the
+#                                 --repeat runs instead of the fastest)
 #   agent     --agent NAME       (default mybot)
 #   data      --data DIR         (default target/callgrind-data)
 #   shared    --shared DIR       (default $ROBOTSIEVE_SHARED, else the first
@@ -44,6 +46,7 @@ rounds=${rounds:-1}
 urls=${urls:-0}
 threads=${threads:-1}
 keep=
+median=
 
 bench_args() {
     while [ $# -gt 0 ]; do
@@ -54,6 +57,7 @@ bench_args() {
         case "$1" in
             -h|--help) sed -n "${usage_lines}p" "$0"; exit 0 ;;
             --keep) keep=1; shift; continue ;;
+            --median) median=1; shift; continue ;;
         esac
         [ $# -ge 2 ] || { echo "$script: $1 needs a value" >&2; exit 2; }
         case "$1" in
