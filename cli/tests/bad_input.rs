@@ -588,7 +588,7 @@ fn an_artifact_of_another_format_version_says_which_and_what_to_do() {
 fn a_damaged_group_fails_the_commands_that_reach_it_naming_the_origin() {
     let dir = setup();
     let mut bytes = std::fs::read(dir.path().join("x.rsv")).unwrap();
-    bytes[robotsieve_engine::format::GROUPS_START + 64] ^= 0x40;
+    bytes[robotsieve_engine::testing::GROUPS_START + 64] ^= 0x40;
     std::fs::write(dir.path().join("damaged.rsv"), &bytes).unwrap();
     std::fs::write(dir.path().join("urls.txt"), "https://example.com/private\n").unwrap();
     std::fs::write(dir.path().join("other.txt"), "https://other.example/private\n").unwrap();

@@ -25,8 +25,8 @@
 use crate::automaton::{self, BuildGate, BuildOptions, LargeBuilds};
 use rayon::prelude::*;
 use robotsieve_core::preference::PreferenceLine;
-use robotsieve_engine::format::{encode_group, CrawlRefs, RuleText, Selection};
 use robotsieve_engine::shard_of_hash;
+use robotsieve_engine::{encode_group, CrawlRefs, RuleText, Selection};
 use robotsieve_engine::{ArtifactWriter, WriteError, DEFAULT_MEMORY};
 use robotsieve_engine::{FetchInfo, FetchKind};
 use robotsieve_robotstxt::group::{Agent, Group, Rule, Source, Verb};

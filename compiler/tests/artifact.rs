@@ -3,11 +3,11 @@
 
 use robotsieve_compiler::automaton::BuildOptions;
 use robotsieve_compiler::build::{build_bytes, BuildPlan};
-use robotsieve_engine::format::{Header, GROUPS_START};
 use robotsieve_engine::testing::{GroupHead, PART_COMB16};
+use robotsieve_engine::testing::{Header, GROUPS_START};
 use robotsieve_engine::{
-    Artifact, ArtifactError, DamageKind, GroupDamage, Section, VersionMismatch, Versioned, FORMAT_VERSION,
-    SEMANTICS_VERSION,
+    Artifact, ArtifactError, ArtifactHead, DamageKind, GroupDamage, Section, VersionMismatch, Versioned,
+    FORMAT_VERSION, SEMANTICS_VERSION,
 };
 use robotsieve_robotstxt::Agent;
 use robotsieve_sources::corpus::{Corpus, Governing};
@@ -91,6 +91,41 @@ fn every_flipped_byte_is_detected() {
         at_lookup += 1;
     }
     assert!(at_open > 0 && at_lookup > 0, "{at_open} caught at open, {at_lookup} at lookup");
+}
+
+/// What a reader elsewhere checks from two ranged reads (the head, then
+/// META) refuses what opening refuses there, with the same message: every
+/// flipped byte of the head and of META, and every truncation; on the
+/// intact file it finds the META that opening reads.
+#[test]
+fn the_head_reader_refuses_what_opening_refuses() {
+    let bytes = sample_bytes(true);
+    let read = |bytes: &[u8]| -> Result<_, ArtifactError> {
+        let head = ArtifactHead::read(&bytes[..ArtifactHead::LEN.min(bytes.len())], bytes.len() as u64)?;
+        let range = head.meta_range();
+        head.read_meta(&bytes[range.start as usize..range.end as usize])
+    };
+    assert_eq!(read(&bytes).unwrap(), *Artifact::from_bytes(&bytes).unwrap().meta());
+    let meta = ArtifactHead::read(&bytes[..ArtifactHead::LEN], bytes.len() as u64).unwrap().meta_range();
+    let (mut refused, mut flips) = (0, 0);
+    for i in (0..ArtifactHead::LEN).chain(meta.start as usize..meta.end as usize) {
+        let mut damaged = bytes.clone();
+        damaged[i] ^= 0x40;
+        flips += 1;
+        if let Err(e) = read(&damaged) {
+            refused += 1;
+            let opened = Artifact::from_bytes(&damaged).err().unwrap_or_else(|| panic!("byte {i}: opened, but {e}"));
+            assert_eq!(e.to_string(), opened.to_string(), "byte {i}");
+        }
+    }
+    // A flip in an unused (zero) entry of the table, or in a field opening
+    // reads past the head (a section's checksum), passes the head alone;
+    // every other flip is refused there.
+    assert!(refused * 10 >= flips * 9, "{refused} of {flips} flips refused by the head");
+    for len in [0, 7, HEADER_LEN, ArtifactHead::LEN - 1, ArtifactHead::LEN, bytes.len() / 2, bytes.len() - 1] {
+        let e = read(&bytes[..len]).expect_err("a truncated file");
+        assert_eq!(e.to_string(), Artifact::from_bytes(&bytes[..len]).unwrap_err().to_string(), "{len} bytes");
+    }
 }
 
 #[test]
@@ -366,7 +401,7 @@ fn long_literal_rules_are_stored_as_a_comb_and_agree_with_the_oracle() {
 /// a lookup panic.
 #[test]
 fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
-    use robotsieve_engine::format::{checksum, GROUPS_START};
+    use robotsieve_engine::testing::{checksum, GROUPS_START};
     use robotsieve_engine::testing::{GroupHead, PartRecord};
     let mut body = String::from("user-agent: *\n");
     for i in 0..200 {
@@ -451,9 +486,9 @@ fn damaged_comb_tables_are_refused_even_with_a_valid_checksum() {
 #[test]
 fn a_shard_holding_another_shards_origin_is_refused() {
     use robotsieve_compiler::build::build;
-    use robotsieve_engine::format::ShardSetProblem;
     use robotsieve_engine::ArtifactWriter;
     use robotsieve_engine::ShardInfo;
+    use robotsieve_engine::ShardSetProblem;
     use robotsieve_engine::{shard_file_name, ShardSet, SHARD_SCHEME};
     let dir = tempfile::tempdir().unwrap();
     let records: Vec<_> = (0..20)
@@ -486,8 +521,8 @@ fn a_shard_holding_another_shards_origin_is_refused() {
 /// that says what was expected where, with the message of old.
 #[test]
 fn a_damaged_meta_section_says_what_was_expected_where() {
-    use robotsieve_engine::format::MetaProblem;
     use robotsieve_engine::Meta;
+    use robotsieve_engine::MetaProblem;
     let cases: [(&str, MetaProblem, &str); 4] = [
         (r#"{"agents":[1]}"#, MetaProblem::Expected { expected: b'"', at: 11 }, r#"expected '"' at byte 11"#),
         (
@@ -607,7 +642,7 @@ fn sitemaps_and_crawl_delays_through_the_artifact_equal_the_file() {
     let bytes = build_bytes(resolve(&records), &plan).unwrap().0;
     let header = Header::decode(&bytes).unwrap();
     let entry = (0..header.sections as usize)
-        .map(|i| robotsieve_engine::format::SectionEntry::decode(&bytes[HEADER_LEN + i * 32..]).unwrap())
+        .map(|i| robotsieve_engine::testing::SectionEntry::decode(&bytes[HEADER_LEN + i * 32..]).unwrap())
         .find(|e| e.section == Section::Crawl)
         .unwrap();
     let mut damaged = bytes.clone();
@@ -630,7 +665,7 @@ fn sitemaps_and_crawl_delays_through_the_artifact_equal_the_file() {
 /// checksum, and by the section's own checks when the checksums are made to match).
 #[test]
 fn damaged_preferences_are_refused() {
-    use robotsieve_engine::format::{checksum, SectionEntry, GROUPS_START};
+    use robotsieve_engine::testing::{checksum, SectionEntry, GROUPS_START};
     use robotsieve_engine::Section;
     let records = vec![(
         "https://a.example/robots.txt".to_string(),
@@ -669,7 +704,7 @@ fn damaged_preferences_are_refused() {
 /// in an artifact without explanations).
 #[test]
 fn explanation_tables_out_of_range_are_refused_without_explain_too() {
-    use robotsieve_engine::format::GROUPS_START;
+    use robotsieve_engine::testing::GROUPS_START;
     use robotsieve_engine::testing::{reseal, GroupHead};
     let bytes = sample_bytes(false);
     let artifact = Artifact::from_bytes(&bytes).unwrap();

@@ -137,6 +137,23 @@ pub enum ArtifactError {
     },
 }
 
+impl ArtifactError {
+    /// The same error naming `path` as the damaged or other-version file,
+    /// where it named none (as [`ArtifactHead::read`]'s and
+    /// [`Artifact::from_bytes`]'s errors do); any other error unchanged.
+    pub fn in_file(self, path: &Path) -> ArtifactError {
+        match self {
+            ArtifactError::Invalid { path: None, damage } => {
+                ArtifactError::Invalid { path: Some(path.to_path_buf()), damage }
+            }
+            ArtifactError::Version { path: None, mismatch } => {
+                ArtifactError::Version { path: Some(path.to_path_buf()), mismatch }
+            }
+            other => other,
+        }
+    }
+}
+
 impl fmt::Display for ArtifactError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -552,6 +569,85 @@ struct QueryRun<'a> {
     jobs: std::ops::Range<usize>,
 }
 
+/// An artifact's header and section table, checked: the first
+/// [`ArtifactHead::LEN`] bytes of the file, which opening reads first and
+/// which are all a reader elsewhere (the Spark driver, with a ranged read of
+/// a remote file) needs to refuse a damaged, truncated, foreign or
+/// other-version file and to find its META section. The checks are those of
+/// [`Artifact::open`], so the two cannot disagree.
+#[derive(Clone, Debug)]
+pub struct ArtifactHead {
+    header: Header,
+    /// Each section's entry, indexed by [`Section::index`].
+    entries: [Option<SectionEntry>; Section::ALL.len()],
+}
+
+impl ArtifactHead {
+    /// How many bytes of a file's start [`ArtifactHead::read`] needs.
+    pub const LEN: usize = GROUPS_START;
+
+    /// Checks the start of an artifact file of `file_len` bytes (`head`: at
+    /// least [`ArtifactHead::LEN`] bytes of it, or the whole file if
+    /// shorter): magic, versions, byte order and flags, the stored length
+    /// against `file_len`, the header's checksum, and each section entry (a
+    /// known kind, 8-aligned, past the table and inside the file, none
+    /// twice, every required one present). A file of another format or
+    /// semantics version is [`ArtifactError::Version`]; anything else wrong
+    /// is [`ArtifactError::Invalid`]; neither names a path
+    /// ([`ArtifactError::in_file`] adds it).
+    pub fn read(head: &[u8], file_len: u64) -> Result<ArtifactHead, ArtifactError> {
+        let header = Header::decode(head).map_err(|e| match e {
+            HeaderError::Version(mismatch) => ArtifactError::Version { path: None, mismatch },
+            HeaderError::Invalid(damage) => ArtifactError::Invalid { path: None, damage },
+        })?;
+        if header.file_len != file_len {
+            return invalid(Fault::Truncated { stored: header.file_len, actual: file_len as usize });
+        }
+        let count = header.sections as usize;
+        if count > MAX_SECTIONS || head.len() < GROUPS_START {
+            return invalid(Fault::SectionTable { count });
+        }
+        let computed = Header::checksum_of(&head[..GROUPS_START]);
+        if header.checksum != computed {
+            return invalid(Fault::HeaderChecksum { stored: header.checksum, computed });
+        }
+        let mut entries = [None; Section::ALL.len()];
+        for i in 0..count {
+            let entry = SectionEntry::decode(&head[Header::LEN + i * SectionEntry::LEN..]).or_else(invalid)?;
+            let (offset, len, section) = (entry.offset, entry.len, entry.section);
+            let past_end = offset.checked_add(len).is_none_or(|end| end > file_len);
+            if offset % 8 != 0 || offset < GROUPS_START as u64 || past_end {
+                return invalid(Fault::SectionBounds { section, offset, len });
+            }
+            if entries[section.index()].replace(entry).is_some() {
+                return invalid(Fault::SectionTwice { section });
+            }
+        }
+        if let Some(missing) = Section::ALL.iter().find(|s| s.is_required() && entries[s.index()].is_none()) {
+            return invalid(Fault::SectionMissing { section: *missing });
+        }
+        Ok(ArtifactHead { header, entries })
+    }
+
+    /// Where the META section lies in the file: the range to read and give
+    /// to [`ArtifactHead::read_meta`].
+    pub fn meta_range(&self) -> std::ops::Range<u64> {
+        let entry = self.entries[Section::Meta.index()].expect("read() requires META");
+        entry.offset..entry.offset + entry.len
+    }
+
+    /// Checks the META section's bytes (those of [`ArtifactHead::meta_range`])
+    /// against the checksum the section table holds for them, and parses them.
+    pub fn read_meta(&self, meta: &[u8]) -> Result<Meta, ArtifactError> {
+        if checksum(meta) != self.entries[Section::Meta.index()].expect("read() requires META").checksum {
+            return invalid(Fault::SectionChecksum { section: Section::Meta });
+        }
+        let damaged = |problem| ArtifactError::Invalid { path: None, damage: Fault::Meta { problem }.into() };
+        let text = std::str::from_utf8(meta).map_err(|e| damaged(MetaProblem::NotUtf8(e)))?;
+        Meta::from_json(text).map_err(damaged)
+    }
+}
+
 impl Artifact {
     /// Maps an artifact file and checks its header and index (the groups
     /// are checked on first use; [`Artifact::verify`] checks them all).
@@ -563,15 +659,7 @@ impl Artifact {
         // change under us unless another program modifies the file, which
         // memmap2 cannot rule out and every mmap user accepts.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
-        Artifact::validate(Backing::Mapped(map), path.to_path_buf()).map_err(|e| match e {
-            ArtifactError::Invalid { path: None, damage } => {
-                ArtifactError::Invalid { path: Some(path.to_path_buf()), damage }
-            }
-            ArtifactError::Version { path: None, mismatch } => {
-                ArtifactError::Version { path: Some(path.to_path_buf()), mismatch }
-            }
-            other => other,
-        })
+        Artifact::validate(Backing::Mapped(map), path.to_path_buf()).map_err(|e| e.in_file(path))
     }
 
     /// An artifact held in memory (tests, or bytes from elsewhere), checked
@@ -590,55 +678,28 @@ impl Artifact {
     /// keys, origin records, slots, preferences; no group blob.
     fn validate(backing: Backing, path: PathBuf) -> Result<Artifact, ArtifactError> {
         let bytes = backing.bytes();
-        let header = Header::decode(bytes).map_err(|e| match e {
-            HeaderError::Version(mismatch) => ArtifactError::Version { path: None, mismatch },
-            HeaderError::Invalid(damage) => ArtifactError::Invalid { path: None, damage },
-        })?;
-        if header.file_len != bytes.len() as u64 {
-            return invalid(Fault::Truncated { stored: header.file_len, actual: bytes.len() });
-        }
-        let count = header.sections as usize;
-        let table_end = GROUPS_START;
-        if count > MAX_SECTIONS || table_end > bytes.len() {
-            return invalid(Fault::SectionTable { count });
-        }
-        let computed = Header::checksum_of(&bytes[..table_end]);
-        if header.checksum != computed {
-            return invalid(Fault::HeaderChecksum { stored: header.checksum, computed });
-        }
+        let head = ArtifactHead::read(bytes, bytes.len() as u64)?;
         let mut sections: SectionTable = [(0, 0); Section::ALL.len()];
-        let mut seen = [false; Section::ALL.len()];
         let mut crawl_checksum = 0;
-        for i in 0..count {
-            let entry = match SectionEntry::decode(&bytes[Header::LEN + i * SectionEntry::LEN..]) {
-                Ok(entry) => entry,
-                Err(damage) => return invalid(damage),
-            };
-            let (off, len, section) = (entry.offset, entry.len, entry.section);
-            let end = off.checked_add(len);
-            if off % 8 != 0 || (off as usize) < table_end || end.is_none_or(|end| end > bytes.len() as u64) {
-                return invalid(Fault::SectionBounds { section, offset: off, len });
+        for entry in head.entries.iter().flatten() {
+            let range = entry.offset as usize..(entry.offset + entry.len) as usize;
+            // GROUPS' blobs carry their own checksums; CRAWL is checked on
+            // first use; META when it is read, below.
+            match entry.section {
+                Section::Crawl => crawl_checksum = entry.checksum,
+                Section::Groups | Section::Meta => {}
+                section if checksum(&bytes[range.clone()]) != entry.checksum => {
+                    return invalid(Fault::SectionChecksum { section })
+                }
+                _ => {}
             }
-            let range = off as usize..(off + len) as usize;
-            // GROUPS' blobs carry their own checksums; CRAWL is checked on first use.
-            if entry.section == Section::Crawl {
-                crawl_checksum = entry.checksum;
-            } else if entry.section != Section::Groups && checksum(&bytes[range]) != entry.checksum {
-                return invalid(Fault::SectionChecksum { section });
-            }
-            if std::mem::replace(&mut seen[entry.section.index()], true) {
-                return invalid(Fault::SectionTwice { section });
-            }
-            sections[entry.section.index()] = (off as usize, len as usize);
-        }
-        if let Some(missing) = Section::ALL.iter().find(|s| s.is_required() && !seen[s.index()]) {
-            return invalid(Fault::SectionMissing { section: *missing });
+            sections[entry.section.index()] = (range.start, range.len());
         }
         // The sections tile the file, with zero padding of under 8 bytes between.
         let mut tiles: Vec<(usize, usize)> =
-            Section::ALL.iter().filter(|s| seen[s.index()]).map(|s| sections[s.index()]).collect();
+            head.entries.iter().flatten().map(|e| sections[e.section.index()]).collect();
         tiles.sort_unstable();
-        let mut at = table_end;
+        let mut at = ArtifactHead::LEN;
         for &(off, len) in tiles.iter().chain([&(bytes.len(), 0)]) {
             if off < at || off - at >= 8 || bytes[at..off].iter().any(|&b| b != 0) {
                 return invalid(Fault::SectionGap { from: at, to: off });
@@ -649,10 +710,8 @@ impl Artifact {
             let (off, len) = sections[s.index()];
             &bytes[off..off + len]
         };
-        let meta_damage = |problem| ArtifactError::Invalid { path: None, damage: Fault::Meta { problem }.into() };
-        let meta_text =
-            std::str::from_utf8(section(Section::Meta)).map_err(|e| meta_damage(MetaProblem::NotUtf8(e)))?;
-        let meta = Meta::from_json(meta_text).map_err(meta_damage)?;
+        let seen = |s: Section| head.entries[s.index()].is_some();
+        let meta = head.read_meta(section(Section::Meta))?;
         let agents = meta.agents.len();
         let record_len = OriginRecord::len(agents);
 
@@ -693,7 +752,7 @@ impl Artifact {
                 return invalid(Fault::OriginGroup { origin: o, group: g, groups });
             }
         }
-        if seen[Section::Preferences.index()] {
+        if seen(Section::Preferences) {
             if let Err(damage) = PreferenceTable::parse(section(Section::Preferences), origins, agents) {
                 return invalid(damage);
             }
@@ -720,7 +779,7 @@ impl Artifact {
             slot_mask: slot_count - 1,
             sections,
             meta,
-            flags: header.flags,
+            flags: head.header.flags,
             origins,
             groups,
             agents,

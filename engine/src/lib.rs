@@ -25,8 +25,6 @@
 //! - [`compiled`]: a compiled group's owned tables, as the builder makes them.
 //! - [`matcher`]: a compiled group checked and run (through [`runtime`]): its parts, combined by rank.
 //! - [`runtime`]: an artifact's group with its parts read once, for a run of paths.
-//! - [`mod@format`]: the artifact's layout and its version history, the
-//!   header as a remote reader checks it, and the errors of a damaged file.
 //!
 //! # Example
 //!
@@ -62,7 +60,7 @@ mod classify;
 pub mod comb;
 pub mod compiled;
 pub mod dfa;
-pub mod format;
+mod format;
 mod mapped;
 pub mod matcher;
 mod pending;
@@ -73,12 +71,14 @@ mod walk;
 mod writer;
 
 pub use artifact::{
-    shard_file_name, Artifact, ArtifactError, ExplainedRule, GroupOutcome, GroupStats, Meta, ShardInfo, UnknownAgent,
+    shard_file_name, Artifact, ArtifactError, ArtifactHead, ExplainedRule, GroupOutcome, GroupStats, Meta, ShardInfo,
+    UnknownAgent,
 };
 pub use classify::{AgentClassifier, Answer, FetchClass, MatrixClassifier, MatrixScratch, Reason, Scratch};
 pub use format::{
-    Damage, DamageKind, FetchInfo, FetchKind, GroupDamage, GroupTable, MetaProblem, PartProblem, Section,
-    ShardSetProblem, VersionMismatch, Versioned, FORMAT_VERSION, SEMANTICS_VERSION,
+    encode_group, CrawlRefs, Damage, DamageKind, EncodeError, FetchInfo, FetchKind, GroupDamage, GroupTable,
+    MetaProblem, PartProblem, PreferenceTable, RuleText, Section, Selection, ShardSetProblem, VersionMismatch,
+    Versioned, FORMAT_VERSION, SEMANTICS_VERSION,
 };
 pub use mapped::release as release_mapped;
 pub use pending::{install_signal_cleanup, remove_pending_files, OutputError, PendingFile};
@@ -95,4 +95,5 @@ pub mod testing {
         GroupHead, PartRecord, PART_COMB, PART_COMB16, PART_DFA16, PART_DFA32, PART_RULES,
     };
     pub use crate::format::header::reseal;
+    pub use crate::format::{checksum, Header, SectionEntry, GROUPS_START, MAX_SECTIONS};
 }

@@ -746,7 +746,7 @@ mod tests {
 
     #[test]
     fn a_damaged_group_with_its_old_checksum_opens_errs_on_use_and_never_answers_otherwise() {
-        use robotsieve_engine::format::GROUPS_START;
+        use robotsieve_engine::testing::GROUPS_START;
         for (n, base) in base_artifacts().iter().enumerate() {
             let mut file = base.clone();
             // A byte of the first group's tables (after its head and checksum).

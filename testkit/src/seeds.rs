@@ -9,7 +9,7 @@
 use crate::conformance::{read_origin_cases, read_verdict_cases};
 use crate::fuzz_checks::{artifact_flags, base_artifacts, robots_flags, RobotsInput, SEPARATOR};
 use robotsieve_core::url::path_params_query;
-use robotsieve_engine::format::GROUPS_START;
+use robotsieve_engine::testing::GROUPS_START;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

@@ -288,7 +288,7 @@ fn group_peaks() {
         let mut gate = robotsieve_compiler::automaton::BuildGate::on(&large);
         let compiled = robotsieve_compiler::automaton::compile_gated(&group, &options, &mut gate);
         takes_token.push(gate.holds_token());
-        let blob = robotsieve_engine::format::encode_group(&compiled.matcher, false, &[]).expect("encodes");
+        let blob = robotsieve_engine::encode_group(&compiled.matcher, false, &[]).expect("encodes");
         let peak = LIVE_PEAK.load(Relaxed) - base;
         peaks.push((peak, blob.len(), group.rules.len(), path.file_name().unwrap().to_string_lossy().into()));
     }
