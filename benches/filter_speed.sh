@@ -16,7 +16,10 @@
 # the baseline when given (else BIN), and by BIN itself when it does not
 # read the baseline's format (another format version). Each figure is the
 # fastest of R runs (default 2), or with --median the run of median wall
-# time (R odd); CPU is user + system seconds of that run. The load average is
+# time (R odd); CPU is user + system seconds of that run. With a baseline,
+# each case's runs alternate between the two binaries (baseline, BIN,
+# baseline, ...), so that a change in the machine's speed during the run
+# falls on both alike. The load average is
 # printed first: on a busy machine compare CPU seconds. A binary that has
 # `filter --grouping` runs the random-order frontier twice, windowed and
 # with the default (auto: partitioned, see README "Filter performance").
@@ -42,51 +45,72 @@ lists=$data/speed
 out=$(mktemp -d "$data/speed-out.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 
-# best FILE CMD...: "wall cpu" of the fastest of $repeat runs (with
-# --median, of the run of median wall time), FILE (the run's output, or -)
-# removed before each run, outside its time: replacing a file of hundreds
-# of MB frees its blocks inside the rename or unlink (50 to 97 ms on this
+# once FILE CMD...: "wall cpu" of one run, FILE (the run's output, or -)
+# removed before it, outside its time: replacing a file of hundreds of MB
+# frees its blocks inside the rename or unlink (50 to 97 ms on this
 # machine's ext4 with discard, measured with strace -T), a cost of the
 # previous run's file, not of the run.
-best() {
-    local file=$1 runs=()
+once() {
+    local file=$1
     shift
-    for _ in $(seq "$repeat"); do
-        [ "$file" = - ] || rm -f "$file"
-        /usr/bin/time -f '%e %U %S' -o "$out/time" "$@" >/dev/null 2>"$out/err" ||
-            { echo "filter_speed.sh: failed: $*" >&2; cat "$out/err" >&2; exit 2; }
-        read -r wall user sys < "$out/time"
-        runs+=("$(awk -v w="$wall" -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f %.2f", w, u + s }')")
-    done
-    local pick=1
-    [ -z "$median" ] || pick=$(( (repeat + 1) / 2 ))
-    printf '%s\n' "${runs[@]}" | sort -n -k1,1 | sed -n "${pick}p"
+    [ "$file" = - ] || rm -f "$file"
+    /usr/bin/time -f '%e %U %S' -o "$out/time" "$@" >/dev/null 2>"$out/err" ||
+        { echo "filter_speed.sh: failed: $*" >&2; cat "$out/err" >&2; exit 2; }
+    read -r wall user sys < "$out/time"
+    awk -v w="$wall" -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f %.2f\n", w, u + s }'
+}
+
+# pick FILE: the figure of the runs listed in FILE ("wall cpu" a line): the
+# fastest, or with --median the run of median wall time.
+pick() {
+    local at=1
+    [ -z "$median" ] || at=$(( (repeat + 1) / 2 ))
+    sort -n -k1,1 "$1" | sed -n "${at}p"
 }
 
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores"
 printf '%-24s %-19s %-9s %7s %6s %6s %8s %9s %8s %8s %6s\n' binary workload grouping threads wall cpu "M/s" verd-wall verd-cpu cat+sync target
-for run in $baseline "$bin"; do
-    for workload in $workloads; do
+runs=($baseline "$bin")
+for workload in $workloads; do
+    list=$lists/$workload.txt
+    urls=$(wc -l < "$list")
+    # Each binary's artifact for the workload, and the groupings it runs.
+    artifacts=() groupings=()
+    for run in "${runs[@]}"; do
         case $workload in
-            crawl2019*) artifact=$(artifact_for "$run" "$compiler" "$data/crawl2019") || exit 2 ;;
-            *) artifact=$(artifact_for "$run" "$compiler" "$data/synthetic") || exit 2 ;;
+            crawl2019*) corpus=$data/crawl2019 ;;
+            *) corpus=$data/synthetic ;;
         esac
-        list=$lists/$workload.txt
-        urls=$(wc -l < "$list")
-        groupings=default
+        artifact=$(artifact_for "$run" "$compiler" "$corpus") || exit 2
+        artifacts+=("$artifact")
+        g=default
         if [[ $("$run" filter --help) == *--grouping* ]]; then
-            groupings=auto
-            [ "$workload" = frontier-x20 ] && groupings="windowed auto"
+            g=auto
+            [ "$workload" = frontier-x20 ] && g="windowed auto"
         fi
-        for grouping in $groupings; do
-            flags=()
-            [ "$grouping" = default ] || flags=(--grouping "$grouping")
-            for threads in 1 2; do
-                plain=$(best - "$run" filter --rules "$artifact" --agent mybot --urls "$list" --threads "$threads" "${flags[@]}" --stats "$out/stats.json")
-                verdicts=$(best "$out/verdicts.tsv" "$run" filter --rules "$artifact" --agent mybot --urls "$list" --threads "$threads" "${flags[@]}" --verdicts "$out/verdicts.tsv")
-                copy=$(best "$out/copy.tsv" sh -c "cat '$out/verdicts.tsv' > '$out/copy.tsv' && sync '$out/copy.tsv'")
-                rm -f "$out/copy.tsv"
-                awk -v r="$(basename "$run")" -v w="$workload" -v g="$grouping" -v t="$threads" -v p="$plain" -v v="$verdicts" -v c="$copy" -v n="$urls" 'BEGIN {
+        groupings+=("$g")
+    done
+    for grouping in $(printf '%s\n' ${groupings[@]} | awk '!seen[$0]++'); do
+        for threads in 1 2; do
+            rm -f "$out"/runs.*
+            for _ in $(seq "$repeat"); do
+                for i in "${!runs[@]}"; do
+                    [[ " ${groupings[$i]} " == *" $grouping "* ]] || continue
+                    run=${runs[$i]}
+                    flags=()
+                    [ "$grouping" = default ] || flags=(--grouping "$grouping")
+                    common=(filter --rules "${artifacts[$i]}" --agent mybot --urls "$list" --threads "$threads" "${flags[@]}")
+                    once - "$run" "${common[@]}" --stats "$out/stats.json" >> "$out/runs.$i.plain"
+                    once "$out/verdicts.tsv" "$run" "${common[@]}" --verdicts "$out/verdicts.tsv" >> "$out/runs.$i.verdicts"
+                    once "$out/copy.tsv" sh -c "cat '$out/verdicts.tsv' > '$out/copy.tsv' && sync '$out/copy.tsv'" >> "$out/runs.$i.copy"
+                    rm -f "$out/copy.tsv"
+                done
+            done
+            for i in "${!runs[@]}"; do
+                [ -s "$out/runs.$i.plain" ] || continue
+                awk -v r="$(basename "${runs[$i]}")" -v w="$workload" -v g="$grouping" -v t="$threads" \
+                    -v p="$(pick "$out/runs.$i.plain")" -v v="$(pick "$out/runs.$i.verdicts")" \
+                    -v c="$(pick "$out/runs.$i.copy")" -v n="$urls" 'BEGIN {
                     split(p, a, " "); split(v, b, " "); split(c, d, " ")
                     printf "%-24s %-19s %-9s %7d %6.2f %6.2f %8.2f %9.2f %8.2f %8.2f %6.2f\n", r, w, g, t, a[1], a[2], n / a[1] / 1e6, b[1], b[2], d[1], a[1] + d[1] }'
             done
