@@ -17,13 +17,13 @@ process, whose opening and reading are a small part), and each job's wall
 time, shuffle included (the frontier is read from Parquet and the result
 written to Spark's ``noop`` sink).
 
-The workload is the issue's shape scaled to this machine (2 cores shared):
-origins ``https://h{i}.example`` (i below --origins), origin i serving real
+The workload: origins ``https://h{i}.example`` (i below --origins), origin i serving real
 robots file i mod 31,898 of ../shared/realworld/robots plus one rule of its
 own, compiled into a --shards set; --urls URLs whose origin i is drawn
 Zipf (exponent --zipf) over i, with paths of synth_frontier.py's frontier.
-The issue's full size is ``--urls 10000000 --origins 250000 --shards 64``;
-the defaults run in a few minutes here.
+docs/scale-out.md reports ``--urls 10000000 --origins 250000 --shards 64``
+with release builds (about 5 minutes on 2 cores); the defaults are a fifth
+of that.
 
 Usage: python python/benches/spark_filter.py [--urls N] [--origins N] [--shards N]
          [--bin target/debug/robotsieve] [--work DIR] [--json FILE]
