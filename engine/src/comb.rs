@@ -769,9 +769,7 @@ fn escape_only_classes(
 }
 
 /// The largest class `classes` maps a byte to: eight 32-byte maxima with
-/// AVX2 where the CPU has it (a group's first use takes it once per comb;
-/// the compiler's 16-byte form was about 120 instructions of the 2,200 a
-/// comb's check costs).
+/// AVX2 where the CPU has it (a group's first use takes it once per comb).
 fn max_class(classes: &[u8; 256]) -> u8 {
     #[cfg(target_arch = "x86_64")]
     if robotsieve_core::arch::Avx2::available() {

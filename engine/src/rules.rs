@@ -132,14 +132,9 @@ impl std::error::Error for RuleListError {}
 /// all one byte long are indexed by their rarest byte; rules without any
 /// literal byte (`*`, `$`, `*$`) are always candidates.
 ///
-/// It replaced an index of each rule's longest piece by that piece's first
-/// two bytes, whose first bytes (`/`, common letters) set the table for
-/// most bytes of a path: on crawl2019 a search cost about 1,500
-/// instructions for paths of about 60 bytes, nearly all of them in the
-/// byte steps (the index itself found a candidate in fewer than one search
-/// in ten). Before that, an overlapping aho-corasick NFA over the same
-/// pieces cost about 600,000 instructions to build for a list of a few
-/// hundred rules.
+/// Rarest bytes, because an index keyed by each rule's longest piece's
+/// first bytes (`/`, common letters) stopped on most bytes of a path
+/// (benches/README.md, "Figures behind the code's choices").
 #[derive(Clone, Debug, Default)]
 pub struct Prefilter {
     /// The number of rules it was built for (checked by [`RuleList::with_prefilter`]).
@@ -338,9 +333,7 @@ impl Prefilter {
     /// Pieces are only compared byte by byte when their keys are equal (a
     /// shared piece, or a hash collision, which then gives a piece entry of
     /// its own: a repeated check, never a wrong answer). Every table is
-    /// sized before it is filled. It replaced a sort of `(kind, key, piece,
-    /// offset, rule)` tuples, whose piece comparisons (`memcmp`) and the
-    /// tables' reallocations were about two thirds of a build.
+    /// sized before it is filled.
     pub fn new(patterns: &[u8], ends: &[u32]) -> Prefilter {
         Prefilter::build(patterns, ends, piece_hash)
     }
@@ -661,10 +654,7 @@ fn next_flagged(flags: &[u8; 256], bytes: &[u8]) -> Option<usize> {
 /// A rule list's prefilter, built once the list has proven hot.
 ///
 /// A frontier reaches most origins a few times at most, and a small list
-/// used once is cheaper to scan than to index: with the aho-corasick
-/// automaton this index replaced (hundreds of thousands of instructions to
-/// build for a list of a few hundred rules), builds on each list's first use
-/// were a sixth of a cold frontier's instructions. Until it is built,
+/// used once is cheaper to scan than to index. Until it is built,
 /// [`LazyPrefilter::best`] checks the rules one by one (the same answer, see
 /// [`RuleList::best_by_scan`]) and counts what that cost; once the scans have
 /// cost about what the build would ([`LazyPrefilter::BUILD_COST_PER_BYTE`]
