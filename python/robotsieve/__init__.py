@@ -346,11 +346,19 @@ def _record_line(record: dict, number: int) -> str:
         value = record.get(key)
         if value is not None:
             out[key] = value
+    # A body as str or bytes, or as the corpus format's ``body_b64`` (a
+    # record read back from a fetch file with json.loads): the native reader
+    # checks the base64 and refuses a record with both.
     body = record.get("body")
     if isinstance(body, (bytes, bytearray, memoryview)):
-        out["body_b64"] = base64.b64encode(bytes(body)).decode("ascii")
+        body = base64.b64encode(bytes(body)).decode("ascii")
+        if record.get("body_b64") is not None:
+            raise CorpusError(f"records:{number}: both body and body_b64")
+        out["body_b64"] = body
     elif body is not None:
         out["body"] = body
+    if record.get("body_b64") is not None:
+        out["body_b64"] = record["body_b64"]
     fetched_at = record.get("fetched_at")
     if isinstance(fetched_at, _dt.datetime):
         if fetched_at.tzinfo is None:
@@ -389,7 +397,8 @@ def compile(
     ``records`` is an iterable of dicts or an Arrow table/batch with the
     fields of ``robotsieve compile --corpus``: ``url`` (the robots.txt URL
     fetched) and ``status`` (0: no answer), optionally ``body`` (str or
-    bytes), ``fetched_at`` (RFC 3339 or a datetime), ``location`` and
+    bytes) or ``body_b64`` (how a fetch file holds a body that is not
+    UTF-8), ``fetched_at`` (RFC 3339 or a datetime), ``location`` and
     ``error``. Newest wins per origin and redirects are followed as the
     command line does. ``agents`` lists the crawlers (``"mybot"``,
     ``"mybot-news,mybot"``). The records are resolved as ``robotsieve

@@ -1,6 +1,8 @@
 """The package's API: Arrow in and out, threads, errors, Protego's methods."""
 
+import base64
 import datetime
+import json
 import os
 
 import pyarrow as pa
@@ -153,6 +155,25 @@ def test_compile_from_an_arrow_table_and_its_errors(tmp_path):
             [{"url": "https://e.example/robots.txt", "status": 200}], ["mybot"], tmp_path / "no-such-dir" / "x.rsv"
         )
     assert sorted(os.listdir(tmp_path)) == ["t.rsv"], "no partial file is left"
+
+
+def test_compile_reads_body_b64_as_a_fetch_file_holds_it(tmp_path):
+    """A body that is not UTF-8 reaches a fetch file as ``body_b64``; a
+    record read back with json.loads compiles to the rules of its bytes."""
+    body = b"User-agent: *\nDisallow: /caf\xe9\nDisallow: /private\n"
+    url = "https://latin1.example/robots.txt"
+    as_bytes, as_b64 = tmp_path / "bytes.rsv", tmp_path / "b64.rsv"
+    robotsieve.compile([{"url": url, "status": 200, "body": body}], ["mybot"], as_bytes)
+    line = json.dumps({"url": url, "status": 200, "body_b64": base64.b64encode(body).decode("ascii")})
+    robotsieve.compile([json.loads(line)], ["mybot"], as_b64)
+    urls = ["https://latin1.example/private/x", "https://latin1.example/caf%E9", "https://latin1.example/open"]
+    got = verdicts(robotsieve.Artifact(as_b64).classify(urls, agent="mybot"))
+    assert got == ["disallowed", "disallowed", "allowed"]
+    assert got == verdicts(robotsieve.Artifact(as_bytes).classify(urls, agent="mybot"))
+    with pytest.raises(robotsieve.CorpusError, match=r"records:1: both body and body_b64"):
+        robotsieve.compile([{"url": url, "status": 200, "body": body, "body_b64": "AA=="}], ["mybot"], as_b64)
+    with pytest.raises(robotsieve.CorpusError, match=r"records:1: .*body_b64"):
+        robotsieve.compile([{"url": url, "status": 200, "body_b64": "not base64!"}], ["mybot"], as_b64)
 
 
 def test_robots_txt_protego_methods():
