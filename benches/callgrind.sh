@@ -33,13 +33,11 @@
 # Prints one line per workload; exit status 2 when something is missing.
 set -euo pipefail
 
-script=callgrind.sh usage_lines=2,33 n=20000
+usage_lines=2,33 n=20000
 takes="--robotsieve --baseline --compiler --n --shared --data --agent"
-source "$(dirname "$0")/scripts/bench_args.sh"
-bench_args "$@"
+source "$(dirname "$0")/scripts/bench_args.sh" "$@"
 realworld=$shared/realworld
 [ -d "$realworld" ] || { echo "callgrind.sh: no shared/realworld (give --shared DIR)" >&2; exit 2; }
-require_executables "$bin" $baseline $compiler
 command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind is not installed" >&2; exit 2; }
 mkdir -p "$data"
 data=$(cd "$data" && pwd)

@@ -32,17 +32,16 @@
 # (default 18080 and 18443) of 127.1.0.1 to 127.1.3.232.
 set -euo pipefail
 
-script=fetch_speed.sh usage_lines=2,34 n=100000 repeat=3
+usage_lines=2,34 n=100000 repeat=3
 workloads="http https rss"
 takes="--robotsieve --data --shared --repeat --n --workloads"
-source "$(dirname "$0")/scripts/bench_args.sh"
-bench_args "$@"
+source "$(dirname "$0")/scripts/bench_args.sh" "$@"
 server_bin=$(dirname "$bin")/fetch_server
 if [ ! -x "$server_bin" ]; then
     nice -n 10 cargo build --profile profiling -q -p robotsieve-benches --features fetch-server --bin fetch_server
     server_bin=target/profiling/fetch_server
 fi
-require_executables "$bin" "$server_bin"
+require_executables "$server_bin"
 command -v curl >/dev/null || { echo "$script: curl is not installed" >&2; exit 2; }
 export ROBOTSIEVE_SHARED=$shared
 cores=$(nproc)

@@ -26,14 +26,11 @@
 # whole run (start-up and opening the artifact included) over N.
 set -euo pipefail
 
-script=filter_cache.sh
 usage_lines=2,26
 takes="--robotsieve --baseline --n --data --shared"
 n=600000
-source "$(dirname "$0")/scripts/bench_args.sh"
-bench_args "$@"
+source "$(dirname "$0")/scripts/bench_args.sh" "$@"
 command -v valgrind >/dev/null || { echo "filter_cache.sh: valgrind is not installed" >&2; exit 2; }
-require_executables "$bin" $baseline
 compiler=${baseline:-$bin}
 speed_lists
 scale=$scale_dir

@@ -28,11 +28,9 @@
 # artifact is about 700 MB).
 set -euo pipefail
 
-script=filter_scale.sh usage_lines=2,28 n=0 rounds=1 urls=3000000 threads=1
+usage_lines=2,28 n=0 rounds=1 urls=3000000 threads=1
 takes="--robotsieve --baseline --rounds --urls --threads --keep"
-source "$(dirname "$0")/scripts/bench_args.sh"
-bench_args "$@"
-require_executables $baseline "$bin"
+source "$(dirname "$0")/scripts/bench_args.sh" "$@"
 work=$scale_dir
 mkdir -p "$work"
 [ -n "$keep" ] || trap 'rm -rf "$work"' EXIT

@@ -40,12 +40,10 @@
 #   f, bound           caller CPU / all CPU, and Amdahl's bound from it
 set -euo pipefail
 
-script=filter_serial.sh usage_lines=2,40 n=200000 threads=2
+usage_lines=2,40 n=200000 threads=2
 workloads="crawl2019-x40 frontier-x20"
 takes="--robotsieve --baseline --data --shared --n --threads --repeat --workloads"
-source "$(dirname "$0")/scripts/bench_args.sh"
-bench_args "$@"
-require_executables "$bin" $baseline
+source "$(dirname "$0")/scripts/bench_args.sh" "$@"
 [ "$n" -gt 0 ] || { echo "$script: --n must be at least 1" >&2; exit 2; }
 for tool in valgrind strace python3; do
     command -v "$tool" >/dev/null || { echo "$script: $tool is not installed" >&2; exit 2; }

@@ -33,12 +33,10 @@
 # that.
 set -euo pipefail
 
-script=filter_speed.sh usage_lines=2,29 n=0 repeat=2
+usage_lines=2,29 n=0 repeat=2
 workloads="frontier-x20 frontier-x20-sorted crawl2019-x40"
 takes="--robotsieve --baseline --data --shared --repeat --median --workloads"
-source "$(dirname "$0")/scripts/bench_args.sh"
-bench_args "$@"
-require_executables "$bin" $baseline
+source "$(dirname "$0")/scripts/bench_args.sh" "$@"
 compiler=${baseline:-$bin}
 speed_lists
 lists=$data/speed

@@ -17,12 +17,10 @@
 # status 1 when any differ, 2 when something is missing.
 set -euo pipefail
 
-script=same_verdicts.sh usage_lines=2,17 n=300000
+usage_lines=2,17 n=300000
 takes="--robotsieve --baseline --n --data --shared"
-source "$(dirname "$0")/scripts/bench_args.sh"
-bench_args "$@"
+source "$(dirname "$0")/scripts/bench_args.sh" "$@"
 [ -n "$baseline" ] || { echo "same_verdicts.sh: give --baseline BIN" >&2; exit 2; }
-require_executables "$bin" "$baseline"
 for f in "$data/crawl2019/corpus.jsonl" "$data/synthetic/corpus.jsonl"; do
     [ -s "$f" ] || { echo "same_verdicts.sh: $f is missing (run benches/callgrind.sh first)" >&2; exit 2; }
 done

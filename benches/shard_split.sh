@@ -23,11 +23,9 @@
 # 2 when something is missing.
 set -euo pipefail
 
-script=shard_split.sh usage_lines=2,23 urls=1000000 rounds=10 n=0
+usage_lines=2,23 urls=1000000 rounds=10 n=0
 takes="--robotsieve --urls --rounds --data --shared"
-source "$(dirname "$0")/scripts/bench_args.sh"
-bench_args "$@"
-require_executables "$bin"
+source "$(dirname "$0")/scripts/bench_args.sh" "$@"
 [ -s "$data/synthetic/corpus.jsonl" ] ||
     { echo "$script: $data/synthetic/corpus.jsonl is missing (run benches/callgrind.sh first)" >&2; exit 2; }
 base=$(frontier "$urls") || exit 2

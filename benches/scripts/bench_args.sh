@@ -5,8 +5,8 @@
 # cached inputs they share (the helpers at the end: `frontier`, `compiled`,
 # `artifact_for`, `speed_lists`), made one way.
 #
-# Before sourcing, a script sets
-#   script        its name, for messages
+# A script sets, before it sources this file with its arguments
+# (`source "$(dirname "$0")/scripts/bench_args.sh" "$@"`),
 #   usage_lines   the sed range of its usage comment (for --help), e.g. 2,16
 #   takes         the options it takes, of those below (space separated)
 #   n             its default for --n (if it takes --n)
@@ -14,7 +14,9 @@
 #   workloads     its default for --workloads (if it takes --workloads)
 #   rounds, urls, threads  its defaults for --rounds, --urls, --threads (if
 #                 it takes them; else 1, 0 and 1)
-# and after sourcing calls `bench_args "$@"`, which sets
+# and sourcing parses the arguments (`bench_args`), checks that the
+# binaries named are executables, and sets `script` (the script's name, for
+# messages) and
 #   bin       --robotsieve BIN   (default target/profiling/robotsieve,
 #                                 built first with the profiling profile)
 #   baseline  --baseline BIN     (default none)
@@ -34,6 +36,7 @@
 #                                 of ../shared and /work/shared that exists)
 # An option the script does not take, or an unknown one, exits 2 naming it.
 
+script=$(basename "$0")
 bin=
 baseline=
 compiler=
@@ -60,19 +63,11 @@ bench_args() {
             --median) median=1; shift; continue ;;
         esac
         [ $# -ge 2 ] || { echo "$script: $1 needs a value" >&2; exit 2; }
+        # Each option sets the variable of its name, --robotsieve sets bin.
         case "$1" in
             --robotsieve) bin=$2 ;;
-            --baseline) baseline=$2 ;;
-            --compiler) compiler=$2 ;;
-            --n) n=$2 ;;
-            --agent) agent=$2 ;;
-            --data) data=$2 ;;
-            --shared) shared=$2 ;;
-            --repeat) repeat=$2 ;;
-            --workloads) workloads=$2 ;;
-            --rounds) rounds=$2 ;;
-            --urls) urls=$2 ;;
-            --threads) threads=$2 ;;
+            --baseline|--compiler|--n|--agent|--data|--shared|--repeat|--workloads|--rounds|--urls|--threads)
+                printf -v "${1#--}" '%s' "$2" ;;
         esac
         shift 2
     done
@@ -98,7 +93,7 @@ bench_args() {
     if [ -z "$shared" ]; then
         for d in ../shared /work/shared; do [ -d "$d" ] && { shared=$d; break; }; done
     fi
-    return 0
+    require_executables "$bin" $baseline $compiler
 }
 
 # require_executables BIN...: exits 2 naming the first that is not one.
@@ -205,3 +200,5 @@ scale_artifact() {
     fi
     echo "$artifact"
 }
+
+bench_args "$@"

@@ -8,12 +8,11 @@ use robotsieve_testkit::names_in;
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn robotsieve() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_robotsieve"))
-}
+mod common;
+use common::{compile_example, robotsieve};
 
 const ROBOTS: &str = "User-agent: *\nDisallow: /private\n";
 
@@ -21,14 +20,7 @@ const ROBOTS: &str = "User-agent: *\nDisallow: /private\n";
 /// ROBOTS as https://example.com.
 fn setup() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("robots.txt"), ROBOTS).unwrap();
-    let compiled = robotsieve()
-        .current_dir(dir.path())
-        .args(["compile", "--agent", "mybot", "--robots", "robots.txt", "--origin", "https://example.com"])
-        .args(["--explain", "-o", "x.rsv"])
-        .output()
-        .unwrap();
-    assert!(compiled.status.success(), "{}", stderr(&compiled));
+    compile_example(dir.path(), ROBOTS);
     dir
 }
 

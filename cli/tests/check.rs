@@ -6,18 +6,10 @@ use robotsieve_testkit::conformance::{conformance_file, read_verdict_cases, Verd
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 
-fn robotsieve() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_robotsieve"))
-}
-
-/// Runs a command that must succeed (its stderr shown when it does not).
-fn succeeds(command: &mut Command) -> Output {
-    let out = command.output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    out
-}
+mod common;
+use common::{assert_exit_2, robotsieve, succeeds};
 
 /// Compiles one robots.txt file as https://ex.com's into `rules`, with
 /// `args` (the crawlers, `--explain`) before it.
@@ -246,12 +238,7 @@ fn unreadable_files_and_bad_agents_exit_2() {
         .arg("https://a.example/")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("not a robotsieve artifact"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit_2(&out, "not a robotsieve artifact");
 }
 
 /// `check --rules --json` (compiled with --explain) names the same

@@ -12,6 +12,8 @@ use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod common;
+
 /// `fetch` of `origins.txt` from the test server, named in `hosts`: no
 /// interval between requests to its one address, no retries.
 const LOCAL_FETCH: [&str; 11] = [
@@ -328,10 +330,5 @@ fn ftp_records_compile_as_http_ones_a_file_its_rules_a_550_no_restrictions() {
         .args(["fetch", "--user-agent", "t", "--urls", "origins.txt", "-o", "x.jsonl", "--proxy", "socks5://p:1"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("only http:// proxies"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_exit_2(&out, "only http:// proxies");
 }

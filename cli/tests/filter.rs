@@ -6,9 +6,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-fn robotsieve() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_robotsieve"))
-}
+mod common;
+use common::{compile_example, robotsieve};
 
 const ROBOTS: &str = "User-agent: *\nDisallow: /private\nAllow: /private/ok\nDisallow: /caf%C3%A9\n\n\
                       User-agent: otherbot\nDisallow: /\n";
@@ -30,14 +29,7 @@ const FRONTIER: [(&str, &str); 8] = [
 /// ends, blank lines and no final newline.
 fn setup() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("robots.txt"), ROBOTS).unwrap();
-    let compiled = robotsieve()
-        .current_dir(dir.path())
-        .args(["compile", "--robots", "robots.txt", "--origin", "https://example.com", "--agent", "mybot"])
-        .args(["--explain", "-o", "x.rsv"])
-        .output()
-        .unwrap();
-    assert!(compiled.status.success(), "{}", String::from_utf8_lossy(&compiled.stderr));
+    compile_example(dir.path(), ROBOTS);
     std::fs::write(dir.path().join("urls.txt"), frontier_text()).unwrap();
     dir
 }

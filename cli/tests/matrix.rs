@@ -7,22 +7,15 @@ use robotsieve_testkit::frontier::{corpus_of, Frontier};
 use robotsieve_testkit::shared_dir;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-fn robotsieve() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_robotsieve"))
-}
+mod common;
+use common::{assert_exit_2, robotsieve, succeeds};
 
 const AGENTS: [&str; 5] = ["gptbot", "ccbot", "claudebot", "google-extended", "googlebot"];
 
-fn run(command: &mut Command) {
-    let out = command.output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-}
-
 /// Runs `filter --rules RULES --urls URLS` with `args`, then `out`'s path.
 fn filter(rules: &Path, urls: &Path, args: &[&str], out: &Path) {
-    run(robotsieve().arg("filter").arg("--rules").arg(rules).arg("--urls").arg(urls).args(args).arg(out));
+    succeeds(robotsieve().arg("filter").arg("--rules").arg(rules).arg("--urls").arg(urls).args(args).arg(out));
 }
 
 /// Compiles the fetch records `corpus` (JSON Lines) for AGENTS, and
@@ -36,7 +29,7 @@ fn compile(dir: &Path, corpus: &str) -> PathBuf {
     for agent in AGENTS {
         compile.args(["--agent", agent]);
     }
-    run(&mut compile);
+    succeeds(&mut compile);
     rules
 }
 
@@ -124,10 +117,7 @@ fn matrix_equals_filter_per_crawler_on_crawl2019() {
 
 #[test]
 fn matrix_equals_filter_per_crawler_on_a_synthetic_frontier() {
-    let Some(frontier) = Frontier::generate(20_000, 7) else {
-        eprintln!("skipped: ../shared/realworld is absent");
-        return;
-    };
+    let Some(frontier) = Frontier::generate(20_000, 7) else { return };
     let dir = tempfile::tempdir().unwrap();
     let urls = format!("{}{EXTRA_LINES}", frontier.urls);
     let rules = compile(dir.path(), &frontier.corpus());
@@ -144,12 +134,7 @@ fn repeated_agent_without_matrix_is_an_error() {
         .args(["filter", "--rules", "x.rsv", "--urls", "u.txt", "--agent", "a", "--agent", "b", "--stats", "s.json"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("--agent given 2 times"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit_2(&out, "--agent given 2 times");
     let out = robotsieve()
         .args(["filter", "--rules", "x.rsv", "--urls", "u.txt", "--all-agents", "--stats", "s.json"])
         .output()
@@ -175,7 +160,7 @@ fn matrix_stats_say_which_crawler_they_count() {
         ));
     }
     std::fs::write(dir.path().join("corpus.jsonl"), corpus).unwrap();
-    run(robotsieve().current_dir(dir.path()).args([
+    succeeds(robotsieve().current_dir(dir.path()).args([
         "compile",
         "--corpus",
         "corpus.jsonl",
@@ -190,7 +175,7 @@ fn matrix_stats_say_which_crawler_they_count() {
     std::fs::write(dir.path().join("u.txt"), urls).unwrap();
     let stats = |args: &[&str], out: &str| -> serde_json::Value {
         let base = ["filter", "--rules", "r.rsv", "--urls", "u.txt", "--stats", out];
-        run(robotsieve().current_dir(dir.path()).args(base).args(args));
+        succeeds(robotsieve().current_dir(dir.path()).args(base).args(args));
         serde_json::from_slice(&std::fs::read(dir.path().join(out)).unwrap()).unwrap()
     };
     let single: BTreeMap<&str, serde_json::Value> =

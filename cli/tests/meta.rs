@@ -108,6 +108,11 @@ fn http_response(headers: &str, body: &str) -> Vec<u8> {
     format!("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n{headers}\r\n{body}").into_bytes()
 }
 
+/// `meta --warc WARC --output OUT` for googlebot.
+fn meta_of_warc(warc: &Path, out: &Path) -> Output {
+    robotsieve(&["meta", "--agent", "googlebot", "--warc", warc.to_str().unwrap(), "--output", out.to_str().unwrap()])
+}
+
 #[test]
 fn bulk_warc_lines_in_input_order_with_a_summary() {
     let dir = tempfile::tempdir().unwrap();
@@ -124,15 +129,7 @@ fn bulk_warc_lines_in_input_order_with_a_summary() {
     let warc_path = dir.path().join("crawl.warc");
     std::fs::write(&warc_path, &warc).unwrap();
     let out_path = dir.path().join("verdicts.tsv");
-    let out = robotsieve(&[
-        "meta",
-        "--agent",
-        "googlebot",
-        "--warc",
-        warc_path.to_str().unwrap(),
-        "--output",
-        out_path.to_str().unwrap(),
-    ]);
+    let out = meta_of_warc(&warc_path, &out_path);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let tsv = std::fs::read_to_string(&out_path).unwrap();
     let lines: Vec<&str> = tsv.lines().collect();
@@ -155,15 +152,7 @@ fn bulk_warc_lines_in_input_order_with_a_summary() {
     let truncated = dir.path().join("truncated.warc");
     std::fs::write(&truncated, &warc[..warc.len() - 40]).unwrap();
     let out_path = dir.path().join("partial.tsv");
-    let out = robotsieve(&[
-        "meta",
-        "--agent",
-        "googlebot",
-        "--warc",
-        truncated.to_str().unwrap(),
-        "--output",
-        out_path.to_str().unwrap(),
-    ]);
+    let out = meta_of_warc(&truncated, &out_path);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains("truncated.warc: record 1502"), "{stderr}");

@@ -6,11 +6,10 @@
 use robotsieve_core::url::OriginKey;
 use robotsieve_engine::Artifact;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn robotsieve() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_robotsieve"))
-}
+mod common;
+use common::{robotsieve, succeeds};
 
 fn run(args: &[&str], paths: &[&Path]) -> Output {
     let mut cmd = robotsieve();
@@ -55,10 +54,23 @@ fn urls(dir: &Path) -> PathBuf {
 }
 
 fn compile(corpus: &Path, out: &Path, extra: &[&str]) {
-    let mut cmd = robotsieve();
-    cmd.args(["compile", "--explain", "--agent", "mybot", "--corpus"]).arg(corpus).arg("-o").arg(out).args(extra);
-    let done = cmd.output().unwrap();
-    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    succeeds(
+        robotsieve()
+            .args(["compile", "--explain", "--agent", "mybot", "--corpus"])
+            .arg(corpus)
+            .arg("-o")
+            .arg(out)
+            .args(extra),
+    );
+}
+
+/// The corpus in `dir`, and the set of `shards` shards compiled from it
+/// (`dir/set`).
+fn corpus_and_set(dir: &Path, shards: u32) -> (PathBuf, PathBuf) {
+    let corpus = corpus(dir);
+    let set = dir.join("set");
+    compile(&corpus, &set, &["--shards", &shards.to_string()]);
+    (corpus, set)
 }
 
 fn verdicts(rules: &Path, urls: &Path, dir: &Path) -> String {
@@ -76,8 +88,14 @@ fn verdicts(rules: &Path, urls: &Path, dir: &Path) -> String {
     std::fs::read_to_string(&out).unwrap()
 }
 
+/// `check --rules RULES URL` for mybot.
+fn check(rules: &Path, url: &str) -> Output {
+    robotsieve().args(["check", "--agent", "mybot", "--rules"]).arg(rules).arg(url).output().unwrap()
+}
+
+/// The message of a `check` that must be refused (exit status 2).
 fn refused(rules: &Path, url: &str) -> String {
-    let out = robotsieve().args(["check", "--agent", "mybot", "--rules"]).arg(rules).arg(url).output().unwrap();
+    let out = check(rules, url);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stdout));
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -85,9 +103,7 @@ fn refused(rules: &Path, url: &str) -> String {
 #[test]
 fn shards_compiled_apart_and_copied_together_equal_the_whole_set() {
     let dir = tempfile::tempdir().unwrap();
-    let corpus = corpus(dir.path());
-    let set = dir.path().join("set");
-    compile(&corpus, &set, &["--shards", "7"]);
+    let (corpus, set) = corpus_and_set(dir.path(), 7);
     let parts = dir.path().join("parts");
     for k in 0..7 {
         // Each shard compiled on its own, into a directory of its own, as on other machines.
@@ -117,9 +133,7 @@ fn shards_compiled_apart_and_copied_together_equal_the_whole_set() {
 #[test]
 fn shard_of_names_the_shard_that_holds_the_origin() {
     let dir = tempfile::tempdir().unwrap();
-    let corpus = corpus(dir.path());
-    let set = dir.path().join("set");
-    compile(&corpus, &set, &["--shards", "7"]);
+    let (_, set) = corpus_and_set(dir.path(), 7);
     let urls: Vec<String> = (0..40).map(|i| format!("https://host{i}.example/some/path")).collect();
     let out = robotsieve().args(["shard-of", "--shards", "7"]).args(&urls).output().unwrap();
     assert!(out.status.success());
@@ -147,9 +161,7 @@ fn shard_of_names_the_shard_that_holds_the_origin() {
 #[test]
 fn missing_duplicated_and_foreign_shards_are_refused_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
-    let corpus = corpus(dir.path());
-    let set = dir.path().join("set");
-    compile(&corpus, &set, &["--shards", "7"]);
+    let (corpus, set) = corpus_and_set(dir.path(), 7);
     let copy = |name: &str| {
         let to = dir.path().join(name);
         std::fs::create_dir_all(&to).unwrap();
@@ -199,12 +211,7 @@ fn missing_duplicated_and_foreign_shards_are_refused_naming_the_file() {
     assert!(err.contains(&shard(0)) && err.contains("shard 0 of 7"), "{err}");
 
     // The intact set answers.
-    let ok = robotsieve()
-        .args(["check", "--agent", "mybot", "--rules"])
-        .arg(&set)
-        .arg("https://host1.example/")
-        .output()
-        .unwrap();
+    let ok = check(&set, "https://host1.example/");
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
     let shown = run(&["inspect", "--rules"], &[&set]);
     assert!(shown.status.success());
@@ -229,9 +236,7 @@ fn filter_lone(shard: &Path, k: u32, n: u32, urls: &Path, out: &Path) -> (Option
 #[test]
 fn a_lone_shard_answers_its_urls_as_the_whole_set_and_refuses_others() {
     let dir = tempfile::tempdir().unwrap();
-    let corpus = corpus(dir.path());
-    let set = dir.path().join("set");
-    compile(&corpus, &set, &["--shards", "4"]);
+    let (corpus, set) = corpus_and_set(dir.path(), 4);
     let urls = urls(dir.path());
     let whole = verdicts(&set, &urls, dir.path());
     // Each URL's line of the whole set's verdicts, put in its shard's part.

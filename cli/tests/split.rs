@@ -8,17 +8,10 @@ use robotsieve_core::url::OriginKey;
 use robotsieve_testkit::frontier::Frontier;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn robotsieve() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_robotsieve"))
-}
-
-fn succeed(command: &mut Command) -> Output {
-    let out = command.output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    out
-}
+mod common;
+use common::{robotsieve, succeeds};
 
 /// `shard-of --split DIR --shards N --urls LIST --line-numbers` with `extra` flags.
 fn split(dir: &Path, shards: u32, list: &Path, extra: &[&str]) -> Output {
@@ -31,7 +24,7 @@ fn split(dir: &Path, shards: u32, list: &Path, extra: &[&str]) -> Output {
 fn filter(rules: &Path, urls: &Path, out: &Path, extra: &[&str]) {
     let mut cmd = robotsieve();
     cmd.args(["filter", "--agent", "googlebot", "--rules"]).arg(rules).arg("--urls").arg(urls);
-    succeed(cmd.arg("--verdicts").arg(out).args(extra));
+    succeeds(cmd.arg("--verdicts").arg(out).args(extra));
 }
 
 fn read_lines(path: &Path) -> Vec<String> {
@@ -53,10 +46,7 @@ fn with_odd_lines(urls: &str) -> String {
 
 #[test]
 fn every_part_through_its_shard_alone_gives_the_whole_sets_verdicts() {
-    let Some(frontier) = Frontier::generate(100_000, 11) else {
-        eprintln!("skipped: ../shared/realworld is absent");
-        return;
-    };
+    let Some(frontier) = Frontier::generate(100_000, 11) else { return };
     let dir = tempfile::tempdir().unwrap();
     let corpus = dir.path().join("corpus.jsonl");
     std::fs::write(&corpus, frontier.corpus()).unwrap();
@@ -64,7 +54,7 @@ fn every_part_through_its_shard_alone_gives_the_whole_sets_verdicts() {
     let shards = 8;
     let mut compile = robotsieve();
     compile.args(["compile", "--agent", "googlebot", "--shards", &shards.to_string(), "--corpus"]).arg(&corpus);
-    succeed(compile.arg("-o").arg(&set));
+    succeeds(compile.arg("-o").arg(&set));
     let list = dir.path().join("frontier.txt");
     let text = with_odd_lines(&frontier.urls);
     std::fs::write(&list, &text).unwrap();
@@ -172,7 +162,7 @@ fn bad_input_exits_2_naming_file_and_line_and_writes_no_part() {
     assert!(String::from_utf8_lossy(&done.stderr).contains(&file.display().to_string()));
 
     // The positional form still works; --split wants --urls.
-    let out = succeed(robotsieve().args(["shard-of", "--shards", "4", "https://a.example/"]));
+    let out = succeeds(robotsieve().args(["shard-of", "--shards", "4", "https://a.example/"]));
     assert!(String::from_utf8_lossy(&out.stdout).ends_with("\thttps://a.example/\n"));
     let out = robotsieve().args(["shard-of", "--shards", "4", "--split"]).arg(&parts).output().unwrap();
     assert_eq!(out.status.code(), Some(2));

@@ -3,16 +3,10 @@
 //! the per-crawler counts against `filter --matrix --stats`.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn robotsieve() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_robotsieve"))
-}
-
-fn ok(out: Output) -> Output {
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    out
-}
+mod common;
+use common::{robotsieve, succeeds};
 
 /// a.com: `*` carries preferences and disallows /private; gptbot's own group
 /// disallows everything. b.com: `*` disallows everything. c.com: a group
@@ -35,40 +29,48 @@ fn setup(dir: &Path) {
     .unwrap();
     let urls = "https://a.com/docs/x\nhttps://a.com/private\nhttps://a.com/\nhttps://b.com/\nhttps://c.com/x\nhttps://d.com/\nhttps://zz.com/\nbad\n";
     std::fs::write(dir.join("urls.txt"), urls).unwrap();
-    let out = ok(robotsieve()
-        .current_dir(dir)
-        .args(["compile", "--agents-file", "agents.json", "--corpus", "d.jsonl", "-o", "s.rsv"])
-        .args(["--robots", "a.txt", "--origin", "https://a.com", "--robots", "b.txt", "--origin", "https://b.com"])
-        .args(["--robots", "c.txt", "--origin", "https://c.com"])
-        .output()
-        .unwrap());
+    let out = compile(dir, &["-o", "s.rsv"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     for warned in ["\"AI2Bot\"", "\"Kangaroo Bot\"", "\"Ai2Bot-Dolma\" reads as \"Ai\", already listed"] {
         assert!(stderr.contains(warned), "{warned}: {stderr}");
     }
 }
 
+/// Compiles the files `setup` writes in `dir` (a.com, b.com and c.com's
+/// robots.txt, d.com's 503) for the crawlers of agents.json, with `out`
+/// (where to, and how many shards).
+fn compile(dir: &Path, out: &[&str]) -> Output {
+    succeeds(
+        robotsieve()
+            .current_dir(dir)
+            .args(["compile", "--agents-file", "agents.json", "--corpus", "d.jsonl"])
+            .args(["--robots", "a.txt", "--origin", "https://a.com", "--robots", "b.txt", "--origin", "https://b.com"])
+            .args(["--robots", "c.txt", "--origin", "https://c.com"])
+            .args(out),
+    )
+}
+
 #[test]
 fn figures_of_a_small_frontier() {
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path());
-    let out = ok(robotsieve()
-        .current_dir(dir.path())
-        .args([
-            "survey",
-            "--rules",
-            "s.rsv",
-            "--urls",
-            "urls.txt",
-            "--agents-file",
-            "agents.json",
-            "--json",
-            "-o",
-            "s.json",
-        ])
-        .args(["--plot", "s.svg"])
-        .output()
-        .unwrap());
+    let out = succeeds(
+        robotsieve()
+            .current_dir(dir.path())
+            .args([
+                "survey",
+                "--rules",
+                "s.rsv",
+                "--urls",
+                "urls.txt",
+                "--agents-file",
+                "agents.json",
+                "--json",
+                "-o",
+                "s.json",
+            ])
+            .args(["--plot", "s.svg"]),
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("\"Kangaroo Bot\" is not a product token"));
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("s.json")).unwrap()).unwrap();
     assert_eq!((doc["urls"].as_u64(), doc["urls_with_robots"].as_u64()), (Some(8), Some(6)));
@@ -132,27 +134,23 @@ fn figures_of_a_small_frontier() {
 fn survey_counts_equal_the_matrix() {
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path());
-    ok(robotsieve()
-        .current_dir(dir.path())
-        .args(["survey", "--rules", "s.rsv", "--urls", "urls.txt", "--json", "-o", "s.json"])
-        .output()
-        .unwrap());
-    ok(robotsieve()
-        .current_dir(dir.path())
-        .args([
-            "filter",
-            "--rules",
-            "s.rsv",
-            "--urls",
-            "urls.txt",
-            "--all-agents",
-            "--matrix",
-            "m.tsv",
-            "--stats",
-            "m.json",
-        ])
-        .output()
-        .unwrap());
+    succeeds(
+        robotsieve()
+            .current_dir(dir.path())
+            .args(["survey", "--rules", "s.rsv", "--urls", "urls.txt", "--json", "-o", "s.json"]),
+    );
+    succeeds(robotsieve().current_dir(dir.path()).args([
+        "filter",
+        "--rules",
+        "s.rsv",
+        "--urls",
+        "urls.txt",
+        "--all-agents",
+        "--matrix",
+        "m.tsv",
+        "--stats",
+        "m.json",
+    ]));
     let survey: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("s.json")).unwrap()).unwrap();
     let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("m.json")).unwrap()).unwrap();
     for a in survey["agents"].as_array().unwrap() {
@@ -168,22 +166,16 @@ fn survey_counts_equal_the_matrix() {
 fn a_shard_set_surveys_as_the_one_artifact() {
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path());
-    ok(robotsieve()
-        .current_dir(dir.path())
-        .args(["compile", "--agents-file", "agents.json", "--corpus", "d.jsonl", "--shards", "3", "-o", "set"])
-        .args(["--robots", "a.txt", "--origin", "https://a.com", "--robots", "b.txt", "--origin", "https://b.com"])
-        .args(["--robots", "c.txt", "--origin", "https://c.com"])
-        .output()
-        .unwrap());
+    compile(dir.path(), &["--shards", "3", "-o", "set"]);
     let shards = std::fs::read_dir(dir.path().join("set")).unwrap().count();
     assert_eq!(shards, 3);
     let survey = |rules: &str| {
         let out = format!("{rules}.survey.json");
-        ok(robotsieve()
-            .current_dir(dir.path())
-            .args(["survey", "--rules", rules, "--urls", "urls.txt", "--json", "-o", &out])
-            .output()
-            .unwrap());
+        succeeds(
+            robotsieve()
+                .current_dir(dir.path())
+                .args(["survey", "--rules", rules, "--urls", "urls.txt", "--json", "-o", &out]),
+        );
         serde_json::from_slice::<serde_json::Value>(&std::fs::read(dir.path().join(out)).unwrap()).unwrap()
     };
     let (one, set) = (survey("s.rsv"), survey("set"));
@@ -191,22 +183,32 @@ fn a_shard_set_surveys_as_the_one_artifact() {
     assert_eq!(one, set);
     let matrix = |rules: &str| {
         let out = format!("{rules}.matrix.tsv");
-        ok(robotsieve()
-            .current_dir(dir.path())
-            .args(["filter", "--rules", rules, "--urls", "urls.txt", "--all-agents", "--matrix", &out])
-            .output()
-            .unwrap());
+        succeeds(robotsieve().current_dir(dir.path()).args([
+            "filter",
+            "--rules",
+            rules,
+            "--urls",
+            "urls.txt",
+            "--all-agents",
+            "--matrix",
+            &out,
+        ]));
         std::fs::read_to_string(dir.path().join(out)).unwrap()
     };
     let (one, set) = (matrix("s.rsv"), matrix("set"));
     assert!(one.contains("disallowed"), "{one}");
     assert_eq!(one, set);
     let check = |rules: &str| {
-        let out = ok(robotsieve()
-            .current_dir(dir.path())
-            .args(["check", "--json", "--agent", "gptbot", "--rules", rules, "https://a.com/docs/x", "https://a.com/"])
-            .output()
-            .unwrap());
+        let out = succeeds(robotsieve().current_dir(dir.path()).args([
+            "check",
+            "--json",
+            "--agent",
+            "gptbot",
+            "--rules",
+            rules,
+            "https://a.com/docs/x",
+            "https://a.com/",
+        ]));
         String::from_utf8(out.stdout).unwrap()
     };
     let (one, set) = (check("s.rsv"), check("set"));

@@ -453,11 +453,27 @@ mod tests {
     use super::*;
     use robotsieve_testkit::names_in as names;
 
+    /// A new directory, and a pending `out.tsv` in it.
+    fn pending() -> (tempfile::TempDir, PendingFile) {
+        let dir = tempfile::tempdir().unwrap();
+        let file = PendingFile::create(&dir.path().join("out.tsv")).unwrap();
+        (dir, file)
+    }
+
+    /// Commits `file` (the pending `out.tsv` of `dir`), which must hold
+    /// `expected`, checking that nothing is under the final name before and
+    /// nothing else is left in `dir` after.
+    fn commit_holds(file: PendingFile, dir: &tempfile::TempDir, expected: &[u8]) {
+        let path = dir.path().join("out.tsv");
+        assert!(!path.exists(), "nothing under the final name before the commit");
+        file.commit().unwrap();
+        assert!(std::fs::read(&path).unwrap() == expected, "the committed file holds every byte in order");
+        assert_eq!(names(dir.path()), ["out.tsv"]);
+    }
+
     #[test]
     fn writeback_starts_step_by_step_and_the_commit_keeps_every_byte() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("out.tsv");
-        let mut file = PendingFile::create(&path).unwrap();
+        let (dir, mut file) = pending();
         let mut expected = Vec::new();
         let step = WRITEBACK_STEP as usize;
         // Pieces of a third of a step, by write_all and by write: the writeback
@@ -479,17 +495,12 @@ mod tests {
             assert!(file.writeback_started <= file.written);
         }
         assert_eq!(file.writeback_started, (step / 3 + 1) as u64 * 6, "started after pieces 3 and 6");
-        assert!(!path.exists(), "nothing under the final name before the commit");
-        file.commit().unwrap();
-        assert!(std::fs::read(&path).unwrap() == expected, "the committed file holds every byte in order");
-        assert_eq!(names(dir.path()), ["out.tsv"]);
+        commit_holds(file, &dir, &expected);
     }
 
     #[test]
     fn a_file_dropped_after_its_writeback_started_leaves_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("out.tsv");
-        let mut file = PendingFile::create(&path).unwrap();
+        let (dir, mut file) = pending();
         file.write_all(&robotsieve_testkit::varied_bytes(WRITEBACK_STEP as usize * 2, 7)).unwrap();
         assert_eq!(file.writeback_started, WRITEBACK_STEP * 2);
         drop(file);
@@ -498,9 +509,7 @@ mod tests {
 
     #[test]
     fn direct_writes_keep_every_byte_in_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("out.tsv");
-        let mut file = PendingFile::create(&path).unwrap();
+        let (dir, mut file) = pending();
         file.write_direct();
         let mut expected = Vec::new();
         // Pieces that end a buffer exactly, cross one, span several, and a
@@ -511,17 +520,12 @@ mod tests {
             file.write_all(&piece).unwrap();
             expected.extend_from_slice(&piece);
         }
-        assert!(!path.exists(), "nothing under the final name before the commit");
-        file.commit().unwrap();
-        assert!(std::fs::read(&path).unwrap() == expected, "the committed file holds every byte in order");
-        assert_eq!(names(dir.path()), ["out.tsv"]);
+        commit_holds(file, &dir, &expected);
     }
 
     #[test]
     fn a_direct_file_opened_again_goes_on_at_its_end() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("out.tsv");
-        let mut file = PendingFile::create(&path).unwrap();
+        let (dir, mut file) = pending();
         file.write_direct();
         let first = robotsieve_testkit::varied_bytes(direct::BUFFER + 100, 3);
         file.write_all(&first).unwrap();
@@ -529,14 +533,12 @@ mod tests {
         assert!(!file.is_direct(), "file_mut ends the direct writes");
         file.write_all(b"!").unwrap();
         file.commit().unwrap();
-        assert!(std::fs::read(&path).unwrap() == [&first[..], b"after!"].concat());
+        assert!(std::fs::read(dir.path().join("out.tsv")).unwrap() == [&first[..], b"after!"].concat());
     }
 
     #[test]
     fn a_direct_file_dropped_leaves_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("out.tsv");
-        let mut file = PendingFile::create(&path).unwrap();
+        let (dir, mut file) = pending();
         file.write_direct();
         file.write_all(&robotsieve_testkit::varied_bytes(direct::BUFFER * 3, 5)).unwrap();
         drop(file);

@@ -74,9 +74,14 @@ mod tests {
 
     #[test]
     fn lines_are_kept_together_by_site() {
-        assert_eq!(site_of_line("https://www.example.co.uk/robots.txt"), "example.co.uk");
-        assert_eq!(site_of_line("shop.example.co.uk:8080"), "example.co.uk");
-        assert_eq!(site_of_line("http://127.0.0.1:81/"), "127.0.0.1");
-        assert_eq!(site_of_line("not an origin"), "not an origin");
+        let sites = [
+            ("https://www.example.co.uk/robots.txt", "example.co.uk"),
+            ("shop.example.co.uk:8080", "example.co.uk"),
+            ("http://127.0.0.1:81/", "127.0.0.1"),
+            ("not an origin", "not an origin"),
+        ];
+        for (line, site) in sites {
+            assert_eq!(site_of_line(line), site, "{line}");
+        }
     }
 }

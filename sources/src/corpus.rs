@@ -164,6 +164,13 @@ impl FetchDetails {
 }
 
 impl FetchRecord {
+    /// A fetch of `url` answered with `status` and `body`, read at `source`,
+    /// with nothing else known (no time, no `Location`, no details): what a
+    /// robots.txt file given on its own stands for.
+    pub fn new(url: String, status: u16, body: Arc<[u8]>, source: SourceRef) -> FetchRecord {
+        FetchRecord { url, status, body, fetched_at: None, location: None, error: None, details: None, source }
+    }
+
     /// The record's [`FetchDetails`] (all `None` when it has none).
     pub fn details(&self) -> &FetchDetails {
         self.details.as_deref().unwrap_or(&NO_DETAILS)
@@ -508,16 +515,7 @@ impl<'s, S: RecordSink> CorpusReader<'s, S> {
             problem: CorpusProblem::Origin { url: origin_url.to_owned(), error },
         })?;
         let body = std::fs::read(path).map_err(|e| CorpusError::io(source.clone(), &e))?;
-        self.sink.record(FetchRecord {
-            url: origin.robots_url(),
-            status: 200,
-            body: body.into(),
-            fetched_at: None,
-            location: None,
-            error: None,
-            details: None,
-            source,
-        })?;
+        self.sink.record(FetchRecord::new(origin.robots_url(), 200, body.into(), source))?;
         Ok(origin)
     }
 
@@ -552,16 +550,8 @@ impl<'s, S: RecordSink> CorpusReader<'s, S> {
             let host = host.as_str();
             let body: Arc<[u8]> = std::fs::read(&path).map_err(|e| CorpusError::io(source.clone(), &e))?.into();
             for scheme in ["http", "https"] {
-                self.sink.record(FetchRecord {
-                    url: format!("{scheme}://{host}/robots.txt"),
-                    status: 200,
-                    body: body.clone(),
-                    fetched_at: None,
-                    location: None,
-                    error: None,
-                    details: None,
-                    source: source.clone(),
-                })?;
+                let url = format!("{scheme}://{host}/robots.txt");
+                self.sink.record(FetchRecord::new(url, 200, body.clone(), source.clone()))?;
             }
             used += 1;
         }

@@ -142,12 +142,6 @@ pub fn disagreements(group: &Group, compiled: &Compiled, explain: bool, paths: &
 pub fn assert_agrees(group: &Group, options: &BuildOptions, paths: &[Vec<u8>]) -> Compiled {
     let compiled = compile(group, options);
     let bad = disagreements(group, &compiled, options.explain, paths);
-    assert!(
-        bad.is_empty(),
-        "{} of {} paths disagree ({options:?}):\n{}",
-        bad.len(),
-        paths.len(),
-        bad[..bad.len().min(10)].join("\n")
-    );
+    crate::assert_none_disagree(&bad, paths.len(), 10, format_args!("paths ({options:?})"));
     compiled
 }

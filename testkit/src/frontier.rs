@@ -16,10 +16,14 @@ pub struct Frontier {
 }
 
 impl Frontier {
-    /// `n` URLs of the generator seeded `seed`; `None` (the test skips)
-    /// when `../shared` is absent. Panics when python3 or the generator fails.
+    /// `n` URLs of the generator seeded `seed`; `None` (the test skips,
+    /// and this says so on stderr) when `../shared` is absent. Panics when
+    /// python3 or the generator fails.
     pub fn generate(n: usize, seed: u64) -> Option<Frontier> {
-        let root = crate::shared_path("realworld").filter(|d| d.join("synth_frontier.py").is_file())?;
+        let Some(root) = crate::shared_path("realworld").filter(|d| d.join("synth_frontier.py").is_file()) else {
+            eprintln!("skipped: ../shared/realworld is absent");
+            return None;
+        };
         let made = Command::new("python3")
             .arg(root.join("synth_frontier.py"))
             .arg("--root")

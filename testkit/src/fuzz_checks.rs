@@ -201,16 +201,8 @@ pub fn check_robots(input: &RobotsInput<'_>) {
 
 /// A fetch record of `body` as `origin`'s robots.txt with `status`.
 fn fetched(origin: &str, status: u16, body: &[u8]) -> FetchRecord {
-    FetchRecord {
-        url: format!("{origin}/robots.txt"),
-        status,
-        body: body.into(),
-        fetched_at: None,
-        location: None,
-        error: None,
-        details: None,
-        source: SourceRef { file: Arc::from("fuzz"), place: Place::File },
-    }
+    let source = SourceRef { file: Arc::from("fuzz"), place: Place::File };
+    FetchRecord::new(format!("{origin}/robots.txt"), status, body.into(), source)
 }
 
 /// The bytes of an artifact built from `records` for `agents` with `options`.

@@ -11,6 +11,8 @@
 //!   [`fuzz_checks`] (one check per fuzz target of `fuzz/`), with their
 //!   [`seeds`] made from `shared/`.
 //! - [`names_in`]: the files a test's directory holds, sorted.
+//! - [`assert_none_disagree`]: how a comparison of two readings fails,
+//!   listing its first disagreements.
 //! - [`url_oracle`]: robotsieve's URL parser against the `url` crate, and its
 //!   fast path against its complete parser.
 //! - [`conformance`]: the conformance cases of `shared/conformance`, read one
@@ -52,6 +54,18 @@ pub fn shared_dir() -> Option<PathBuf> {
 /// A path under [`shared_dir`], if both exist; the tests' usual way in.
 pub fn shared_path(relative: &str) -> Option<PathBuf> {
     Some(shared_dir()?.join(relative)).filter(|p| p.exists())
+}
+
+/// Panics when any of `total` cases disagree between two readings:
+/// `failures` describes each disagreement, `what` names the cases (and
+/// under what they were compared), and the first `shown` are listed.
+pub fn assert_none_disagree(failures: &[String], total: usize, shown: usize, what: std::fmt::Arguments<'_>) {
+    assert!(
+        failures.is_empty(),
+        "{} of {total} {what} disagree:\n{}",
+        failures.len(),
+        failures[..failures.len().min(shown)].join("\n")
+    );
 }
 
 /// The robots.txt files of `shared/realworld/robots` (`*.txt`), sorted by

@@ -308,13 +308,7 @@ fn real_urls() {
             Err(e) => *rejected.entry(format!("{e:?}")).or_default() += 1,
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {} real URLs disagree:\n{}",
-        failures.len(),
-        urls.len(),
-        failures[..failures.len().min(20)].join("\n")
-    );
+    robotsieve_testkit::assert_none_disagree(&failures, urls.len(), 20, format_args!("real URLs"));
     assert!(borrowed > urls.len() / 2, "only {borrowed} of {} real URLs have their key as written", urls.len());
     eprintln!(
         "{} real URLs agree with the url crate ({borrowed} keys as written); robotsieve refuses {rejected:?}",

@@ -214,16 +214,7 @@ fn synth_build(args: &[String]) {
                 std::fs::read(path).unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())))
             };
             body.extend_from_slice(unique_rule(i).as_bytes());
-            corpus.push(FetchRecord {
-                url: format!("https://h{i}.example/robots.txt"),
-                status: 200,
-                body: body.into(),
-                fetched_at: None,
-                location: None,
-                error: None,
-                details: None,
-                source: source.clone(),
-            });
+            corpus.push(FetchRecord::new(format!("https://h{i}.example/robots.txt"), 200, body.into(), source.clone()));
         }
         next += CHUNK;
         Some(corpus.resolve().origins.into_values())
