@@ -387,8 +387,8 @@ impl<T: SlotId> SlotTable for &[[T; 2]] {
 ///
 /// The default, all owned with 32-bit slots, is what
 /// [`CombDfa::from_dense`] makes; [`CombDfa::narrow`] gives its 16-bit
-/// form, `CombDfa<Vec<[u16; 2]>>`, which is what the artifact writer stores
-/// when it fits; [`CombDfaRef`] borrows, as an artifact's tables are read
+/// form, a [`NarrowComb`], which is what the artifact writer stores when it
+/// fits; [`CombDfaRef`] borrows, as an artifact's tables are read
 /// in place. Every value was checked by [`CombDfa::new`] or made valid by
 /// construction (or is a view of tables that were, [`CombDfa::validated`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -414,6 +414,11 @@ pub struct CombDfa<S = Vec<[u32; 2]>, R = Vec<[u32; 2]>, A = Vec<u32>, X = Vec<A
 /// through [`CombDfa::as_ref`]), its slots holding state ids of type `T`:
 /// what a walk runs.
 pub type CombDfaRef<'a, T = u32> = CombDfa<&'a [[T; 2]], &'a [[u32; 2]], &'a [u32], &'a [Accel], &'a [u8; 256]>;
+
+/// An owned comb of 16-bit slots whose rows carry the answers (see
+/// [`SlotId`]): what [`CombDfa::narrow`] makes and the artifact stores when
+/// it fits.
+pub type NarrowComb = CombDfa<Vec<[u16; 2]>>;
 
 impl<S: SlotTable, R: AsRef<[[u32; 2]]>, A: AsRef<[u32]>, X: AsRef<[Accel]>, C: Borrow<[u8; 256]>>
     CombDfa<S, R, A, X, C>
@@ -1153,7 +1158,7 @@ impl CombDfa {
     /// The 16-bit form, when every state id, the free mark and every
     /// answer fit: rows carrying their answers, slots of 16-bit ids (see
     /// [`SlotId`]) and no answers table. What the artifact stores then.
-    pub fn narrow(&self) -> Option<CombDfa<Vec<[u16; 2]>>> {
+    pub fn narrow(&self) -> Option<NarrowComb> {
         if !self.narrow_fits() {
             return None;
         }
@@ -1936,7 +1941,7 @@ mod tests {
             repeat in 1..4usize,
         ) {
             let combs: Vec<CombDfa> = automata.iter().map(|(dense, _)| CombDfa::from_dense(dense)).collect();
-            let narrows: Vec<CombDfa<Vec<[u16; 2]>>> = combs.iter().map(|comb| comb.narrow().unwrap()).collect();
+            let narrows: Vec<NarrowComb> = combs.iter().map(|comb| comb.narrow().unwrap()).collect();
             // Jobs: each automaton's paths, `repeat` times over, one run per automaton.
             let mut jobs: Vec<(usize, &[u8])> = Vec::new();
             let mut runs = Vec::new();

@@ -2,7 +2,7 @@
 //! from a compiled group and viewed in place, checked on first use.
 
 use super::{align8, checksum, ne32, ne64, put32, put64, GroupDamage, GroupTable, PartProblem, NO_RULE};
-use crate::comb::{Accel, CombDfa, CombDfaRef, SlotId};
+use crate::comb::{Accel, CombDfa, CombDfaRef, NarrowComb, SlotId};
 use crate::compiled::{MatcherBuf, PartBuf};
 use crate::dfa::{Dfa, DfaRef, StateId};
 use crate::rules::RuleList;
@@ -312,7 +312,7 @@ pub fn encode_group(matcher: &MatcherBuf, explain: bool, rules: &[RuleText<'_>])
 /// smaller than the dense transitions and answers. Trie-like automata from
 /// long literal rules shrink many times; small or dense automata stay dense
 /// and scan a little faster.
-fn smaller_comb(dfa: &Dfa) -> Option<(CombDfa, Option<CombDfa<Vec<[u16; 2]>>>)> {
+fn smaller_comb(dfa: &Dfa) -> Option<(CombDfa, Option<NarrowComb>)> {
     let dense_bytes = dfa.transitions().len() * if dfa.fits_u16() { 2 } else { 4 } + 4 * dfa.states();
     let comb = CombDfa::from_dense_within(dfa, dense_bytes)?;
     u32::try_from(comb.slots().len()).ok()?;
@@ -327,7 +327,7 @@ fn encode_comb(
     t: &mut BlobTables,
     dfa: &Dfa,
     comb: &CombDfa,
-    narrow: Option<CombDfa<Vec<[u16; 2]>>>,
+    narrow: Option<NarrowComb>,
 ) -> Result<PartRecord, EncodeError> {
     let a = t.bytes(dfa.classes())?;
     let cast = |words: &[u32]| bytemuck::cast_slice::<u32, u8>(words).to_vec();
