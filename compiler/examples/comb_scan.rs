@@ -7,7 +7,7 @@
 //! literal rules make a trie-like automaton).
 
 use robotsieve_compiler::automaton::{compile, BuildOptions};
-use robotsieve_engine::comb::CombDfaBuf;
+use robotsieve_engine::comb::CombDfa;
 use robotsieve_engine::matcher::PartBuf;
 use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
 use std::hint::black_box;
@@ -35,15 +35,15 @@ fn main() {
     for (i, part) in compiled.matcher.parts.iter().enumerate() {
         let PartBuf::Dfa(dense) = part else { continue };
         let started = Instant::now();
-        let comb = CombDfaBuf::from_dense(dense);
+        let comb = CombDfa::from_dense(dense);
         let packed = started.elapsed();
-        let (d, c) = (dense.as_ref(), comb.as_comb().expect("valid"));
+        let (d, c) = (dense.as_ref(), comb.as_ref());
         let dense_bytes = dense.transitions().len() * if dense.fits_u16() { 2 } else { 4 };
         println!(
             "part {i}: {} states, dense transitions {dense_bytes} bytes, comb tables {} bytes ({} slots), packed in {packed:?}",
             d.states(),
             comb.stored_bytes(),
-            comb.slots.len()
+            comb.slots().len()
         );
         assert!(paths.iter().all(|p| d.scan(p) == c.scan(p)), "comb and dense disagree");
         let rounds = (5_000_000 / paths.len()).max(1);

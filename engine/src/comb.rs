@@ -35,9 +35,17 @@
 //! State ids here are plain indices (not premultiplied); otherwise a
 //! [`CombDfa`] answers exactly as the [`crate::dfa::Dfa`] it was made from:
 //! states `0..sinks` are sinks and the scan stops at the first one.
+//!
+//! As the dense automaton, one type serves every form, generic over where
+//! its tables live: the writer's owned comb, a [`CombDfa`] of `Vec`s (with
+//! 32-bit slots, or 16-bit ones from [`CombDfa::narrow`]), and a view of an
+//! artifact's tables read in place, a [`CombDfaRef`] of borrowed slices.
+//! All are checked by the same [`CombDfa::new`] and scan through the same
+//! code.
 
 use crate::dfa::{Dfa, DfaError};
 use crate::walk::{self, Automaton, LastSkip, Located, SkipMemo};
+use std::borrow::Borrow;
 use std::fmt;
 
 /// Marks a free slot: the owner of a slot no state uses.
@@ -357,39 +365,64 @@ unsafe fn narrow_rows_over_avx2<const MARKS: bool>(
     Some((RowsPass { fit, marked, answer_bits }, blocks.remainder()))
 }
 
-/// A borrowed, validated comb automaton (from an artifact or a [`CombDfaBuf`]),
-/// its slots holding state ids of type `T`.
-#[derive(Clone, Copy, Debug)]
-pub struct CombDfa<'a, T = u32> {
-    classes: &'a [u8; 256],
-    rows: &'a [[u32; 2]],
-    slots: &'a [[T; 2]],
-    answers: &'a [u32],
-    accels: &'a [Accel],
+/// Where a [`CombDfa`]'s slots live: a `Vec` or a slice of `[owner,
+/// target]` pairs of [`SlotId`]s, which fixes the width a step loads.
+pub trait SlotTable: AsRef<[[Self::Id; 2]]> {
+    /// The width of a state id in a slot.
+    type Id: SlotId;
+}
+
+impl<T: SlotId> SlotTable for Vec<[T; 2]> {
+    type Id = T;
+}
+
+impl<T: SlotId> SlotTable for &[[T; 2]] {
+    type Id = T;
+}
+
+/// A comb automaton (see the module documentation), generic over its
+/// tables' storage: the slots `S` (a [`SlotTable`], which fixes the width of
+/// their ids), the rows `R`, the answers `A`, the accelerated states `X` and
+/// the byte classes `C`.
+///
+/// The default, all owned with 32-bit slots, is what
+/// [`CombDfa::from_dense`] makes; [`CombDfa::narrow`] gives its 16-bit
+/// form, a [`NarrowComb`], which is what the artifact writer stores when it
+/// fits; [`CombDfaRef`] borrows, as an artifact's tables are read
+/// in place. Every value was checked by [`CombDfa::new`] or made valid by
+/// construction (or is a view of tables that were, [`CombDfa::validated`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CombDfa<S = Vec<[u32; 2]>, R = Vec<[u32; 2]>, A = Vec<u32>, X = Vec<Accel>, C = [u8; 256]> {
+    /// Byte to class (as in the dense automaton).
+    classes: C,
+    /// Per state: `[default, base]`, or `[default | answer << 16, base]`
+    /// with 16-bit slots (see the module documentation).
+    rows: R,
+    /// Per slot: the state owning it (or [`SlotId::FREE`]), and its target.
+    slots: S,
+    /// The answer per state, or none when the rows carry them.
+    answers: A,
+    /// The accelerated states (their rows' bases carry [`ACCEL`]), ascending.
+    accels: X,
+    /// The start state (a plain index).
     start: u32,
+    /// States `0..sinks` are sinks.
     sinks: u32,
 }
 
-/// The tables of a comb automaton, borrowed: what [`CombDfa::new`] checks.
-#[derive(Clone, Copy, Debug)]
-pub struct CombTables<'a, T = u32> {
-    /// Byte to class.
-    pub classes: &'a [u8; 256],
-    /// Per state: `[default, base]` (see the module documentation).
-    pub rows: &'a [[u32; 2]],
-    /// Per slot: `[owner, target]`.
-    pub slots: &'a [[T; 2]],
-    /// Per state, or empty when the rows carry the answers.
-    pub answers: &'a [u32],
-    /// The accelerated states, ascending.
-    pub accels: &'a [Accel],
-    /// The start state.
-    pub start: u32,
-    /// States `0..sinks` are sinks.
-    pub sinks: u32,
-}
+/// A [`CombDfa`] over borrowed tables (an artifact's, or an owned comb's
+/// through [`CombDfa::as_ref`]), its slots holding state ids of type `T`:
+/// what a walk runs.
+pub type CombDfaRef<'a, T = u32> = CombDfa<&'a [[T; 2]], &'a [[u32; 2]], &'a [u32], &'a [Accel], &'a [u8; 256]>;
 
-impl<'a, T: SlotId> CombDfa<'a, T> {
+/// An owned comb of 16-bit slots whose rows carry the answers (see
+/// [`SlotId`]): what [`CombDfa::narrow`] makes and the artifact stores when
+/// it fits.
+pub type NarrowComb = CombDfa<Vec<[u16; 2]>>;
+
+impl<S: SlotTable, R: AsRef<[[u32; 2]]>, A: AsRef<[u32]>, X: AsRef<[Accel]>, C: Borrow<[u8; 256]>>
+    CombDfa<S, R, A, X, C>
+{
     /// Checks every invariant a scan relies on, so that no lookup can go out
     /// of bounds and no skip passes a byte the state does not loop on: one
     /// row and one answer per state; every row fits (`base + max class <
@@ -400,16 +433,125 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
     /// The accelerated states are ascending non-sinks, exactly the rows
     /// marked [`ACCEL`], with one to three escape bytes, and loop on every
     /// other byte.
-    pub fn new(tables: CombTables<'a, T>) -> Result<CombDfa<'a, T>, DfaError> {
-        CombDfa::new_with_max_answer(tables).map(|(comb, _)| comb)
+    pub fn new(classes: C, rows: R, slots: S, answers: A, accels: X, start: u32, sinks: u32) -> Result<Self, DfaError> {
+        Self::new_with_max_answer(classes, rows, slots, answers, accels, start, sinks).map(|(comb, _)| comb)
     }
 
     /// [`CombDfa::new`], and the comb's [`CombDfa::max_answer`], taken in the
     /// check's pass over the rows (a 16-bit comb's rows carry the answers):
     /// a group's first use needs both, and reading the interleaved rows a
     /// second time for the answers cost about as much as checking them.
-    pub fn new_with_max_answer(tables: CombTables<'a, T>) -> Result<(CombDfa<'a, T>, u32), DfaError> {
-        let CombDfa { classes, rows, slots, answers, accels, start, sinks } = CombDfa::shaped(tables)?;
+    pub fn new_with_max_answer(
+        classes: C,
+        rows: R,
+        slots: S,
+        answers: A,
+        accels: X,
+        start: u32,
+        sinks: u32,
+    ) -> Result<(Self, u32), DfaError> {
+        let comb = Self::validated(classes, rows, slots, answers, accels, start, sinks);
+        let max_answer = comb.as_ref().check()?;
+        Ok((comb, max_answer))
+    }
+
+    /// Makes a comb of tables that [`CombDfa::new`] has already accepted,
+    /// without re-checking them (which costs the tables' size): for lookups in
+    /// an artifact whose tables were all checked when it was opened. Given
+    /// tables that were never checked, [`CombDfa::scan`] may panic on an
+    /// out-of-range index, but never reads out of bounds.
+    #[inline]
+    pub fn validated(classes: C, rows: R, slots: S, answers: A, accels: X, start: u32, sinks: u32) -> Self {
+        CombDfa { classes, rows, slots, answers, accels, start, sinks }
+    }
+
+    /// This comb over borrowed tables: what a walk runs (no check, no copy).
+    #[inline]
+    pub fn as_ref(&self) -> CombDfaRef<'_, S::Id> {
+        CombDfa {
+            classes: self.classes.borrow(),
+            rows: self.rows.as_ref(),
+            slots: self.slots.as_ref(),
+            answers: self.answers.as_ref(),
+            accels: self.accels.as_ref(),
+            start: self.start,
+            sinks: self.sinks,
+        }
+    }
+
+    /// The answer (a rank) for a whole path, exactly as [`crate::dfa::Dfa::scan`]
+    /// of the dense automaton gives it.
+    #[inline]
+    pub fn scan(&self, path: &[u8]) -> u32 {
+        walk::scan(&self.as_ref(), path)
+    }
+
+    /// Number of states.
+    pub fn states(&self) -> usize {
+        self.rows.as_ref().len()
+    }
+
+    /// Number of sink states (states `0..sinks()`).
+    pub fn sinks(&self) -> usize {
+        self.sinks as usize
+    }
+
+    /// The start state (a plain index).
+    pub fn start(&self) -> u32 {
+        self.start
+    }
+
+    /// Byte to class.
+    pub fn classes(&self) -> &[u8; 256] {
+        self.classes.borrow()
+    }
+
+    /// Per state: `[default, base]`, or `[default | answer << 16, base]`
+    /// with 16-bit slots.
+    pub fn rows(&self) -> &[[u32; 2]] {
+        self.rows.as_ref()
+    }
+
+    /// The slots the rows share: `[owner, target]` each.
+    pub fn slots(&self) -> &[[S::Id; 2]] {
+        self.slots.as_ref()
+    }
+
+    /// The answer per state, or none when the rows carry them
+    /// ([`SlotId::ANSWER_IN_ROW`]).
+    pub fn answers(&self) -> &[u32] {
+        self.answers.as_ref()
+    }
+
+    /// The accelerated states and their escape bytes, ascending.
+    pub fn accels(&self) -> &[Accel] {
+        self.accels.as_ref()
+    }
+
+    /// The largest answer any state gives: no path scores above it.
+    pub fn max_answer(&self) -> u32 {
+        // Over the tables directly (checked on a group's first use: no per-state lookup).
+        if S::Id::ANSWER_IN_ROW {
+            self.rows().iter().map(|row| row[0] >> 16).fold(0, u32::max)
+        } else {
+            self.answers().iter().copied().fold(0, u32::max)
+        }
+    }
+
+    /// Bytes of the tables (classes, rows, slots, answers).
+    pub fn memory_bytes(&self) -> usize {
+        256 + std::mem::size_of_val(self.rows())
+            + std::mem::size_of_val(self.slots())
+            + std::mem::size_of_val(self.answers())
+    }
+}
+
+impl<T: SlotId> CombDfaRef<'_, T> {
+    /// The checks of [`CombDfa::new`], in the order they are documented;
+    /// the comb's largest answer when they pass.
+    fn check(&self) -> Result<u32, DfaError> {
+        self.shaped()?;
+        let CombDfa { classes, rows, slots, accels, .. } = *self;
         let states = rows.len();
         let max_class = max_class(classes);
         // Each table is checked in one branch-free pass the compiler
@@ -431,10 +573,8 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
         if !pass.fit || slots_bad {
             Self::name_table_problem(classes, rows, slots)?;
         }
-        let comb = CombDfa { classes, rows, slots, answers, accels, start, sinks };
-        comb.check_accels(pass.marked, max_class)?;
-        let max_answer = if T::ANSWER_IN_ROW { pass.answer_bits >> 16 } else { comb.max_answer() };
-        Ok((comb, max_answer))
+        self.check_accels(pass.marked, max_class)?;
+        Ok(if T::ANSWER_IN_ROW { pass.answer_bits >> 16 } else { self.max_answer() })
     }
 
     /// The checks of [`CombDfa::new`] that read no row, slot or acceleration
@@ -442,8 +582,8 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
     /// can name, one answer per state (or none, [`SlotId::ANSWER_IN_ROW`]),
     /// `start` a state, `sinks <= states`: what [`CombDfa::new`] checks
     /// before its passes over the tables.
-    fn shaped(tables: CombTables<'a, T>) -> Result<CombDfa<'a, T>, DfaError> {
-        let CombTables { classes, rows, slots, answers, accels, start, sinks } = tables;
+    fn shaped(&self) -> Result<(), DfaError> {
+        let CombDfa { rows, answers, start, sinks, .. } = *self;
         let states = rows.len();
         if states == 0 {
             return Err(DfaError::NoStates);
@@ -461,7 +601,7 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
         if sinks as usize > states {
             return Err(DfaError::TooManySinks { sinks, states });
         }
-        Ok(CombDfa { classes, rows, slots, answers, accels, start, sinks })
+        Ok(())
     }
 
     /// The first problem of rows or slots that [`CombDfa::new`]'s passes
@@ -555,56 +695,9 @@ impl<'a, T: SlotId> CombDfa<'a, T> {
         }
         Ok(())
     }
-
-    /// Makes a view of tables that [`CombDfa::new`] has already accepted,
-    /// without re-checking them (which costs the tables' size): for lookups in
-    /// an artifact whose tables were all checked when it was opened. Given
-    /// tables that were never checked, [`CombDfa::scan`] may panic on an
-    /// out-of-range index, but never reads out of bounds.
-    pub fn validated(tables: CombTables<'a, T>) -> CombDfa<'a, T> {
-        let CombTables { classes, rows, slots, answers, accels, start, sinks } = tables;
-        CombDfa { classes, rows, slots, answers, accels, start, sinks }
-    }
-
-    /// The answer (a rank) for a whole path, exactly as [`crate::dfa::Dfa::scan`]
-    /// of the dense automaton gives it.
-    #[inline]
-    pub fn scan(&self, path: &[u8]) -> u32 {
-        walk::scan(self, path)
-    }
-
-    /// Number of states.
-    pub fn states(&self) -> usize {
-        self.rows.len()
-    }
-
-    /// Number of sink states.
-    pub fn sinks(&self) -> usize {
-        self.sinks as usize
-    }
-
-    /// Number of slots shared by the rows.
-    pub fn slots(&self) -> usize {
-        self.slots.len()
-    }
-
-    /// The largest answer any state gives: no path scores above it.
-    pub fn max_answer(&self) -> u32 {
-        // Over the tables directly (checked on a group's first use: no per-state lookup).
-        if T::ANSWER_IN_ROW {
-            self.rows.iter().map(|row| row[0] >> 16).fold(0, u32::max)
-        } else {
-            self.answers.iter().copied().fold(0, u32::max)
-        }
-    }
-
-    /// Bytes of the tables (classes, rows, slots, answers).
-    pub fn memory_bytes(&self) -> usize {
-        256 + std::mem::size_of_val(self.rows) + std::mem::size_of_val(self.slots) + std::mem::size_of_val(self.answers)
-    }
 }
 
-impl<T: SlotId> Automaton for CombDfa<'_, T> {
+impl<T: SlotId> Automaton for CombDfaRef<'_, T> {
     #[inline(always)]
     fn start(&self) -> u32 {
         self.start
@@ -950,37 +1043,20 @@ fn rows_fit_plain(rows: &[[u32; 2]], default_mask: u32, default_limit: u64, base
     }
 }
 
-/// An owned comb automaton, made from a dense one by [`CombDfaBuf::from_dense`].
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct CombDfaBuf {
-    /// Byte to class (as in the dense automaton).
-    pub classes: [u8; 256],
-    /// Per state: its most frequent target, and where its row starts in `slots`.
-    pub rows: Vec<[u32; 2]>,
-    /// Per slot: the state owning it (or [`FREE_SLOT`]), and its target.
-    pub slots: Vec<[u32; 2]>,
-    /// The answer per state.
-    pub answers: Vec<u32>,
-    /// The accelerated states (their rows' bases carry [`ACCEL`]), ascending.
-    pub accels: Vec<Accel>,
-    /// The start state (a plain index).
-    pub start: u32,
-    /// States `0..sinks` are sinks.
-    pub sinks: u32,
-}
-
-impl CombDfaBuf {
+/// The owned comb with 32-bit slots: what [`CombDfa::from_dense`] makes,
+/// valid by construction.
+impl CombDfa {
     /// Compresses a dense automaton; the result scans identically.
-    pub fn from_dense(dense: &Dfa) -> CombDfaBuf {
-        CombDfaBuf::from_dense_within(dense, usize::MAX).expect("no size limit")
+    pub fn from_dense(dense: &Dfa) -> CombDfa {
+        CombDfa::from_dense_within(dense, usize::MAX).expect("no size limit")
     }
 
     /// Compresses a dense automaton unless its tables (see
-    /// [`CombDfaBuf::stored_bytes`]) would certainly take more than
+    /// [`CombDfa::stored_bytes`]) would certainly take more than
     /// `max_bytes`: every state needs a row and every non-default transition
     /// a slot, so that bound is known before packing, and a writer that keeps
     /// whichever form is smaller skips packing automata the comb cannot help.
-    pub fn from_dense_within(dense: &Dfa, max_bytes: usize) -> Option<CombDfaBuf> {
+    pub fn from_dense_within(dense: &Dfa, max_bytes: usize) -> Option<CombDfa> {
         let states = dense.states();
         let width = usize::from(dense.classes().iter().copied().max().unwrap_or(0)) + 1;
         let mut defaults = Vec::with_capacity(states);
@@ -1055,7 +1131,7 @@ impl CombDfaBuf {
         for &[state, _] in &accels {
             bases[state as usize] |= ACCEL;
         }
-        Some(CombDfaBuf {
+        Some(CombDfa {
             classes: *dense.classes(),
             accels,
             rows: defaults.into_iter().zip(bases).map(|(default, base)| [default, base]).collect(),
@@ -1067,7 +1143,7 @@ impl CombDfaBuf {
     }
 
     /// Bytes of the rows, slots and answers as the artifact stores them,
-    /// 16-bit when they fit (see [`CombDfaBuf::narrow`]): what replaces the
+    /// 16-bit when they fit (see [`CombDfa::narrow`]): what replaces the
     /// dense transitions and answers.
     pub fn stored_bytes(&self) -> usize {
         stored_bytes(self.rows.len(), self.slots.len(), self.narrow_fits()) + 8 * self.accels.len()
@@ -1077,28 +1153,10 @@ impl CombDfaBuf {
         narrow_fits(self.rows.len(), self.answers.iter().copied().max().unwrap_or(0))
     }
 
-    /// A view for matching; fails if an invariant is broken.
-    pub fn as_comb(&self) -> Result<CombDfa<'_>, DfaError> {
-        CombDfa::new(self.tables(&self.rows, &self.slots, &self.answers))
-    }
-
-    /// These tables, or the given replacements (the 16-bit form's), to view.
-    pub fn tables<'a, T>(&'a self, rows: &'a [[u32; 2]], slots: &'a [[T; 2]], answers: &'a [u32]) -> CombTables<'a, T> {
-        CombTables {
-            classes: &self.classes,
-            rows,
-            slots,
-            answers,
-            accels: &self.accels,
-            start: self.start,
-            sinks: self.sinks,
-        }
-    }
-
     /// The 16-bit form, when every state id, the free mark and every
-    /// answer fit: rows carrying their answers, and slots of 16-bit ids
-    /// (see [`SlotId`]). What the artifact stores then.
-    pub fn narrow(&self) -> Option<NarrowTables> {
+    /// answer fit: rows carrying their answers, slots of 16-bit ids (see
+    /// [`SlotId`]) and no answers table. What the artifact stores then.
+    pub fn narrow(&self) -> Option<NarrowComb> {
         if !self.narrow_fits() {
             return None;
         }
@@ -1106,17 +1164,11 @@ impl CombDfaBuf {
             self.rows.iter().zip(&self.answers).map(|(&[default, base], &answer)| [default | answer << 16, base]);
         let id = |id: u32| if id == FREE_SLOT { u16::FREE } else { id as u16 };
         let slots = self.slots.iter().map(|&[owner, target]| [id(owner), id(target)]);
-        Some(NarrowTables { rows: rows.collect(), slots: slots.collect() })
+        let (classes, accels, start, sinks) = (self.classes, self.accels.clone(), self.start, self.sinks);
+        let narrow = CombDfa::validated(classes, rows.collect(), slots.collect(), Vec::new(), accels, start, sinks);
+        debug_assert_eq!(narrow.as_ref().check().map(|_| ()), Ok(()), "the 16-bit form of a valid comb");
+        Some(narrow)
     }
-}
-
-/// The tables of a 16-bit comb (see [`CombDfaBuf::narrow`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NarrowTables {
-    /// Per state: `[default | answer << 16, base]`.
-    pub rows: Vec<[u32; 2]>,
-    /// Per slot: `[owner, target]` as 16-bit ids.
-    pub slots: Vec<[u16; 2]>,
 }
 
 /// The non-sink states of `dense` that loop on all bytes but one to three,
@@ -1274,6 +1326,29 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// A view's tables checked by [`CombDfa::new`] (as an artifact's are on
+    /// a group's first use), and the largest answer the check found.
+    fn recheck<T: SlotId>(view: CombDfaRef<'_, T>) -> Result<(CombDfaRef<'_, T>, u32), DfaError> {
+        let CombDfa { classes, rows, slots, answers, accels, start, sinks } = view;
+        CombDfa::new_with_max_answer(classes, rows, slots, answers, accels, start, sinks)
+    }
+
+    /// `comb`'s tables, checked (see [`recheck`]).
+    fn checked<S: SlotTable>(comb: &CombDfa<S>) -> Result<(CombDfaRef<'_, S::Id>, u32), DfaError> {
+        recheck(comb.as_ref())
+    }
+
+    /// `comb`'s classes, accelerations, start and sinks with these rows,
+    /// slots and answers (the 16-bit form's, or broken ones), unchecked.
+    fn with<'a, T: SlotId>(
+        comb: &'a CombDfa,
+        rows: &'a [[u32; 2]],
+        slots: &'a [[T; 2]],
+        answers: &'a [u32],
+    ) -> CombDfaRef<'a, T> {
+        CombDfa::validated(&comb.classes, rows, slots, answers, &comb.accels[..], comb.start, comb.sinks)
+    }
+
     /// A trie over `words`: one state per prefix, every other byte to a
     /// dead sink 0; a complete word reaches the accepting sink 1.
     fn trie(words: &[&[u8]]) -> Dfa {
@@ -1313,8 +1388,8 @@ mod tests {
         let words: Vec<Vec<u8>> = (0..200).map(|i| format!("/some/long/path/number/{i}/x").into_bytes()).collect();
         let refs: Vec<&[u8]> = words.iter().map(|w| w.as_slice()).collect();
         let dense = trie(&refs);
-        let comb = CombDfaBuf::from_dense(&dense);
-        let view = comb.as_comb().unwrap();
+        let comb = CombDfa::from_dense(&dense);
+        let view = checked(&comb).unwrap().0;
         let dfa = &dense;
         assert_eq!(view.states(), dfa.states());
         assert!(comb.stored_bytes() * 4 < dense.transitions().len() * 4, "{} bytes", comb.stored_bytes());
@@ -1332,15 +1407,15 @@ mod tests {
     #[test]
     fn sinks_stop_the_scan_and_a_sink_start_answers_at_once() {
         let dense = trie(&[b"ab"]);
-        let comb = CombDfaBuf::from_dense(&dense);
-        assert_eq!(comb.as_comb().unwrap().scan(b"abzzz"), 7);
+        let comb = CombDfa::from_dense(&dense);
+        assert_eq!(checked(&comb).unwrap().0.scan(b"abzzz"), 7);
         let (transitions, answers) = (dense.transitions().to_vec(), dense.answers().to_vec());
         let sinks = dense.sinks() as u32;
         let dense =
             Dfa::new(*dense.classes(), dense.stride2(), transitions, answers, 1 << dense.stride2(), sinks).unwrap();
-        let comb = CombDfaBuf::from_dense(&dense);
+        let comb = CombDfa::from_dense(&dense);
         assert_eq!(comb.start, 1);
-        assert_eq!(comb.as_comb().unwrap().scan(b""), 7);
+        assert_eq!(checked(&comb).unwrap().0.scan(b""), 7);
     }
 
     /// `/*?` as an automaton: start 2 reads `/` to 3, which loops on every
@@ -1358,10 +1433,10 @@ mod tests {
     #[test]
     fn a_state_that_waits_for_one_byte_is_accelerated() {
         let dense = slash_star_question();
-        let comb = CombDfaBuf::from_dense(&dense);
+        let comb = CombDfa::from_dense(&dense);
         assert_eq!(comb.accels, vec![[3, u32::from(b'?') | 1 << 24]]);
         assert_ne!(comb.rows[3][1] & ACCEL, 0);
-        let view = comb.as_comb().unwrap();
+        let view = checked(&comb).unwrap().0;
         let last = SkipMemo::new();
         assert_eq!(view.skip(3, b"abc?d", 0, &last), 3);
         let question = u32::from_le_bytes([b'?', b'?', b'?', 0]);
@@ -1380,7 +1455,7 @@ mod tests {
             assert_eq!(view.scan(path), dfa.scan(path), "{}", String::from_utf8_lossy(path));
         }
         let narrow = comb.narrow().unwrap();
-        let narrow = CombDfa::new(comb.tables(&narrow.rows, &narrow.slots, &[])).unwrap();
+        let narrow = checked(&narrow).unwrap().0;
         assert_eq!(narrow.scan(b"/abc?d"), 7);
         assert_eq!(narrow.scan(b"/abcd"), 0);
     }
@@ -1388,7 +1463,7 @@ mod tests {
     /// The checks of [`CombDfa::new`] written plainly, one byte or slot at a
     /// time, as they were before the vector passes: the reference the fast
     /// checks must agree with.
-    fn plain_check<T: SlotId>(t: CombTables<'_, T>) -> Result<(), DfaError> {
+    fn plain_check<T: SlotId>(t: CombDfaRef<'_, T>) -> Result<(), DfaError> {
         let states = t.rows.len();
         if states == 0 || states > T::FREE.into() as usize || t.start as usize >= states || t.sinks as usize > states {
             return Err(DfaError::NoStates);
@@ -1405,13 +1480,12 @@ mod tests {
                 return Err(DfaError::NoStates);
             }
         }
-        let comb = CombDfa::validated(t);
         for &[state, packed] in t.accels {
             let (escapes, count) = escape_bytes(packed);
             if state < t.sinks || state as usize >= states || !(1..=3).contains(&count) {
                 return Err(DfaError::NoStates);
             }
-            if (0..=255u8).any(|b| !escapes[..count].contains(&b) && comb.step(state, b) != state) {
+            if (0..=255u8).any(|b| !escapes[..count].contains(&b) && t.step(state, b) != state) {
                 return Err(DfaError::NoStates);
             }
         }
@@ -1433,10 +1507,10 @@ mod tests {
         ) {
             let paths: Vec<Vec<u8>> = (0..words).map(|i| format!("/p{i}/*?x{}", i * 7).into_bytes()).collect();
             let refs: Vec<&[u8]> = paths.iter().map(|p| p.as_slice()).collect();
-            let mut comb = CombDfaBuf::from_dense(&trie(&refs));
+            let mut comb = CombDfa::from_dense(&trie(&refs));
             if which == 3 {
                 // An accelerated state of its own: `/*?` beside the trie.
-                comb = CombDfaBuf::from_dense(&slash_star_question());
+                comb = CombDfa::from_dense(&slash_star_question());
             }
             // Right at a bound (states, slots) or anything.
             let bound = if which == 1 || at.index(2) == 0 { comb.rows.len() } else { comb.slots.len() } as u32;
@@ -1448,12 +1522,12 @@ mod tests {
                 _ => { let a = at.index(comb.accels.len()); comb.accels[a][1] = value; }
             }
             let marked_right = comb.accels.len() == comb.rows.iter().filter(|r| r[1] & ACCEL != 0).count();
-            let wide = comb.tables(&comb.rows, &comb.slots, &comb.answers);
-            prop_assert_eq!(CombDfa::new(wide).is_ok(), marked_right && plain_check(wide).is_ok());
+            let wide = comb.as_ref();
+            prop_assert_eq!(recheck(wide).is_ok(), marked_right && plain_check(wide).is_ok());
             let rows: Vec<[u32; 2]> = comb.rows.iter().map(|&[d, b]| [d & 0xFFFF, b]).collect();
             let slots: Vec<[u16; 2]> = comb.slots.iter().map(|&[o, t]| [o as u16, t as u16]).collect();
-            let narrow = comb.tables(&rows, &slots, &[]);
-            prop_assert_eq!(CombDfa::new(narrow).is_ok(), marked_right && plain_check(narrow).is_ok());
+            let narrow = with(&comb, &rows, &slots, &[]);
+            prop_assert_eq!(recheck(narrow).is_ok(), marked_right && plain_check(narrow).is_ok());
         }
     }
 
@@ -1570,9 +1644,9 @@ mod tests {
 
     #[test]
     fn broken_accelerations_are_refused_naming_the_problem() {
-        let good = CombDfaBuf::from_dense(&slash_star_question());
+        let good = CombDfa::from_dense(&slash_star_question());
         let waits_for_question = u32::from(b'?') | 1 << 24;
-        type Breakage = Box<dyn Fn(&mut CombDfaBuf)>;
+        type Breakage = Box<dyn Fn(&mut CombDfa)>;
         let cases: Vec<(&str, Breakage, DfaError)> = vec![
             (
                 "an escape byte missing",
@@ -1622,24 +1696,24 @@ mod tests {
         for (what, break_it, expected) in cases {
             let mut buf = good.clone();
             break_it(&mut buf);
-            assert_eq!(buf.as_comb().map(|_| ()), Err(expected), "{what}");
+            assert_eq!(checked(&buf).map(|_| ()), Err(expected), "{what}");
         }
     }
 
     #[test]
     fn a_size_limit_skips_packing() {
         let dense = trie(&[b"abc", b"abd"]);
-        assert!(CombDfaBuf::from_dense_within(&dense, 8).is_none());
-        assert!(CombDfaBuf::from_dense_within(&dense, 1 << 20).is_some());
+        assert!(CombDfa::from_dense_within(&dense, 8).is_none());
+        assert!(CombDfa::from_dense_within(&dense, 1 << 20).is_some());
     }
 
     #[test]
     fn rejects_broken_tables() {
-        let good = CombDfaBuf::from_dense(&trie(&[b"abc", b"abd", b"xy"]));
-        assert!(good.as_comb().is_ok());
+        let good = CombDfa::from_dense(&trie(&[b"abc", b"abd", b"xy"]));
+        assert!(checked(&good).is_ok());
         let states = good.answers.len() as u32;
         let owned = good.slots.iter().position(|&[owner, _]| owner != FREE_SLOT).unwrap();
-        type Breakage = Box<dyn Fn(&mut CombDfaBuf)>;
+        type Breakage = Box<dyn Fn(&mut CombDfa)>;
         let cases: Vec<(&str, Breakage)> = vec![
             ("default", Box::new(move |b| b.rows[2][0] = states)),
             ("target", Box::new(move |b| b.slots[owned][1] = states + 5)),
@@ -1663,20 +1737,20 @@ mod tests {
         for (what, break_it) in cases {
             let mut buf = good.clone();
             break_it(&mut buf);
-            let err = buf.as_comb().expect_err(what);
+            let err = checked(&buf).expect_err(what);
             assert!(err.to_string().starts_with("invalid automaton: "), "{what}: {err}");
         }
         let mut buf = good.clone();
         buf.slots[owned][1] = states + 5;
-        assert_eq!(buf.as_comb().map(|_| ()), Err(DfaError::SlotTargetNotState { slot: owned, target: states + 5 }));
+        assert_eq!(checked(&buf).map(|_| ()), Err(DfaError::SlotTargetNotState { slot: owned, target: states + 5 }));
         let mut buf = good.clone();
         buf.rows[2][0] = states;
-        assert_eq!(buf.as_comb().map(|_| ()), Err(DfaError::DefaultNotState { state: 2, target: states }));
+        assert_eq!(checked(&buf).map(|_| ()), Err(DfaError::DefaultNotState { state: 2, target: states }));
         // The 16-bit form: rows carry the answers. Refused: a default or an
         // owner that is no state, an answers table besides, too many states.
-        let NarrowTables { rows, mut slots } = good.narrow().unwrap();
+        let CombDfa { rows, mut slots, .. } = good.narrow().unwrap();
         let check = |rows: &[[u32; 2]], slots: &[[u16; 2]], answers: &[u32]| {
-            CombDfa::new(good.tables(rows, slots, answers)).map(|_| ()).map_err(|e| e.to_string())
+            recheck(with(&good, rows, slots, answers)).map(|_| ()).map_err(|e| e.to_string())
         };
         assert!(check(&rows, &slots, &[]).is_ok());
         assert!(check(&rows, &slots, &good.answers).unwrap_err().contains("answers for"));
@@ -1710,14 +1784,14 @@ mod tests {
         let dense = trie(&refs);
         assert!(dense.states() > 30_000);
         let started = std::time::Instant::now();
-        let comb = CombDfaBuf::from_dense(&dense);
+        let comb = CombDfa::from_dense(&dense);
         let took = started.elapsed();
         // Generous for unoptimised builds; release packs this in milliseconds.
         assert!(took.as_secs_f64() < 5.0, "{took:?}");
         // Near one slot per non-default transition.
         let entries = comb.slots.iter().filter(|&&[owner, _]| owner != FREE_SLOT).count();
         assert!(comb.slots.len() < entries + 64, "{} slots for {entries} entries", comb.slots.len());
-        let view = comb.as_comb().unwrap();
+        let view = checked(&comb).unwrap().0;
         for w in &words {
             assert_eq!(view.scan(w), 7);
         }
@@ -1820,16 +1894,15 @@ mod tests {
         #[test]
         fn comb_scans_like_dense(dense in random_dense(), paths in random_paths()) {
             let dfa = dense.as_ref();
-            let comb = CombDfaBuf::from_dense(&dense);
-            let view = comb.as_comb().unwrap();
+            let comb = CombDfa::from_dense(&dense);
+            let view = checked(&comb).unwrap().0;
             prop_assert_eq!(view.states(), dfa.states());
             prop_assert_eq!(view.max_answer(), dfa.max_answer());
-            let NarrowTables { rows, slots } = comb.narrow().unwrap();
-            let narrow = CombDfa::new(comb.tables(&rows, &slots, &[])).unwrap();
+            let narrow_comb = comb.narrow().unwrap();
+            let narrow = checked(&narrow_comb).unwrap().0;
             prop_assert_eq!(narrow.max_answer(), dfa.max_answer());
             // The largest answer the check's pass takes is the one the tables give.
-            let (_, wide_max) = CombDfa::new_with_max_answer(comb.tables(&comb.rows, &comb.slots, &comb.answers)).unwrap();
-            let (_, narrow_max) = CombDfa::new_with_max_answer(comb.tables(&rows, &slots, &[])).unwrap();
+            let ((_, wide_max), (_, narrow_max)) = (checked(&comb).unwrap(), checked(&narrow_comb).unwrap());
             prop_assert_eq!((wide_max, narrow_max), (dfa.max_answer(), dfa.max_answer()));
             // And so do walks that keep their last skip from path to path.
             let (wide_last, narrow_last) = (SkipMemo::new(), SkipMemo::new());
@@ -1865,8 +1938,8 @@ mod tests {
             automata in proptest::collection::vec((random_dense(), random_paths()), 1..5),
             repeat in 1..4usize,
         ) {
-            let combs: Vec<CombDfaBuf> = automata.iter().map(|(dense, _)| CombDfaBuf::from_dense(dense)).collect();
-            let narrows: Vec<NarrowTables> = combs.iter().map(|comb| comb.narrow().unwrap()).collect();
+            let combs: Vec<CombDfa> = automata.iter().map(|(dense, _)| CombDfa::from_dense(dense)).collect();
+            let narrows: Vec<NarrowComb> = combs.iter().map(|comb| comb.narrow().unwrap()).collect();
             // Jobs: each automaton's paths, `repeat` times over, one run per automaton.
             let mut jobs: Vec<(usize, &[u8])> = Vec::new();
             let mut runs = Vec::new();
@@ -1891,9 +1964,8 @@ mod tests {
             let narrow_ids: Vec<Vec<u16>> =
                 automata.iter().map(|(d, _)| d.transitions().iter().map(|&id| id as u16).collect()).collect();
             for (a, run) in runs.iter().enumerate() {
-                wide.add(combs[a].as_comb().unwrap(), run.clone());
-                let NarrowTables { rows, slots } = &narrows[a];
-                narrow.add(CombDfa::new(combs[a].tables(rows, slots, &[])).unwrap(), run.clone());
+                wide.add(checked(&combs[a]).unwrap().0, run.clone());
+                narrow.add(checked(&narrows[a]).unwrap().0, run.clone());
                 let d = &automata[a].0;
                 if a % 2 == 0 {
                     let (ids, sinks) = (narrow_ids[a].as_slice(), d.sinks() as u32);

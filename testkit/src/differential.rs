@@ -4,7 +4,7 @@
 
 use robotsieve_compiler::automaton::{compile, Budget, BuildOptions, Compiled};
 use robotsieve_core::pattern;
-use robotsieve_engine::comb::{CombDfa, CombDfaBuf};
+use robotsieve_engine::comb::{CombDfa, CombDfaRef, SlotTable};
 use robotsieve_engine::matcher::PartBuf;
 use robotsieve_robotstxt::Group;
 
@@ -103,13 +103,10 @@ pub fn disagreements(group: &Group, compiled: &Compiled, explain: bool, paths: &
     let mut out = Vec::new();
     for (i, part) in compiled.matcher.parts.iter().enumerate() {
         let PartBuf::Dfa(dense) = part else { continue };
-        let comb = CombDfaBuf::from_dense(dense);
+        let comb = CombDfa::from_dense(dense);
         // The 16-bit form too, when it fits (the artifact stores that one then).
         let narrow = comb.narrow();
-        let narrow = narrow
-            .as_ref()
-            .map(|n| CombDfa::new(comb.tables(&n.rows, &n.slots, &[])).expect("narrow tables are valid"));
-        let comb = comb.as_comb().expect("from_dense makes valid tables");
+        let (comb, narrow) = (checked(&comb), narrow.as_ref().map(checked));
         for path in paths {
             let want = dense.scan(path);
             if comb.scan(path) != want || narrow.is_some_and(|n| n.scan(path) != want) {
@@ -135,6 +132,13 @@ pub fn disagreements(group: &Group, compiled: &Compiled, explain: bool, paths: &
         }
     }
     out
+}
+
+/// A comb's tables checked as an artifact's are on a group's first use.
+fn checked<S: SlotTable>(comb: &CombDfa<S>) -> CombDfaRef<'_, S::Id> {
+    let (rows, slots, answers, accels) = (comb.rows(), comb.slots(), comb.answers(), comb.accels());
+    CombDfa::new(comb.classes(), rows, slots, answers, accels, comb.start(), comb.sinks() as u32)
+        .expect("from_dense and narrow make valid tables")
 }
 
 /// Compiles `group` with `options` and panics, listing up to ten, if any

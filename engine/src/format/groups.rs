@@ -2,7 +2,7 @@
 //! from a compiled group and viewed in place, checked on first use.
 
 use super::{align8, checksum, ne32, ne64, put32, put64, GroupDamage, GroupTable, PartProblem, NO_RULE};
-use crate::comb::{Accel, CombDfa, CombDfaBuf, CombTables, NarrowTables, SlotId};
+use crate::comb::{Accel, CombDfa, CombDfaRef, NarrowComb, SlotId};
 use crate::compiled::{MatcherBuf, PartBuf};
 use crate::dfa::{Dfa, DfaRef, StateId};
 use crate::rules::RuleList;
@@ -312,10 +312,10 @@ pub fn encode_group(matcher: &MatcherBuf, explain: bool, rules: &[RuleText<'_>])
 /// smaller than the dense transitions and answers. Trie-like automata from
 /// long literal rules shrink many times; small or dense automata stay dense
 /// and scan a little faster.
-fn smaller_comb(dfa: &Dfa) -> Option<(CombDfaBuf, Option<NarrowTables>)> {
+fn smaller_comb(dfa: &Dfa) -> Option<(CombDfa, Option<NarrowComb>)> {
     let dense_bytes = dfa.transitions().len() * if dfa.fits_u16() { 2 } else { 4 } + 4 * dfa.states();
-    let comb = CombDfaBuf::from_dense_within(dfa, dense_bytes)?;
-    u32::try_from(comb.slots.len()).ok()?;
+    let comb = CombDfa::from_dense_within(dfa, dense_bytes)?;
+    u32::try_from(comb.slots().len()).ok()?;
     if comb.stored_bytes() >= dense_bytes {
         return None;
     }
@@ -326,19 +326,20 @@ fn smaller_comb(dfa: &Dfa) -> Option<(CombDfaBuf, Option<NarrowTables>)> {
 fn encode_comb(
     t: &mut BlobTables,
     dfa: &Dfa,
-    comb: &CombDfaBuf,
-    narrow: Option<NarrowTables>,
+    comb: &CombDfa,
+    narrow: Option<NarrowComb>,
 ) -> Result<PartRecord, EncodeError> {
     let a = t.bytes(dfa.classes())?;
     let cast = |words: &[u32]| bytemuck::cast_slice::<u32, u8>(words).to_vec();
-    let accels = cast(comb.accels.as_flattened());
+    let accels = cast(comb.accels().as_flattened());
     let (kind, tables, answers) = match narrow {
-        Some(NarrowTables { rows, slots }) => {
-            (PART_COMB16, [cast(rows.as_flattened()), bytemuck::cast_slice(&slots).to_vec(), accels].concat(), None)
+        Some(narrow) => {
+            let slots = bytemuck::cast_slice(narrow.slots()).to_vec();
+            (PART_COMB16, [cast(narrow.rows().as_flattened()), slots, accels].concat(), None)
         }
         None => {
-            let tables = [cast(comb.rows.as_flattened()), cast(comb.slots.as_flattened()), accels].concat();
-            (PART_COMB, tables, Some(&comb.answers))
+            let tables = [cast(comb.rows().as_flattened()), cast(comb.slots().as_flattened()), accels].concat();
+            (PART_COMB, tables, Some(comb.answers()))
         }
     };
     let b = t.bytes(&tables)?;
@@ -348,11 +349,11 @@ fn encode_comb(
     };
     Ok(PartRecord {
         kind,
-        stride2: comb.accels.len() as u32,
-        count: comb.answers.len() as u32,
-        sinks: comb.sinks,
-        start: comb.start,
-        slots: comb.slots.len() as u32,
+        stride2: comb.accels().len() as u32,
+        count: comb.states() as u32,
+        sinks: comb.sinks() as u32,
+        start: comb.start(),
+        slots: comb.slots().len() as u32,
         a,
         b,
         c,
@@ -387,9 +388,9 @@ pub(crate) enum PartView<'a> {
     /// A dense automaton of u16 ids.
     Dfa16(DfaRef<'a, u16>),
     /// A comb of u32 ids.
-    Comb(CombDfa<'a>),
+    Comb(CombDfaRef<'a>),
     /// A comb of u16 ids.
-    Comb16(CombDfa<'a, u16>),
+    Comb16(CombDfaRef<'a, u16>),
     /// Rules one by one.
     Rules {
         /// Concatenated patterns.
@@ -605,7 +606,7 @@ impl<'a> GroupView<'a> {
         part: &PartRecord,
         check: Check,
         max_answer: &mut Option<u32>,
-    ) -> Result<CombDfa<'a, T>, GroupDamage> {
+    ) -> Result<CombDfaRef<'a, T>, GroupDamage> {
         let out_of_range = |table| GroupDamage::OutOfRange { table };
         let count = part.count as usize;
         let classes = self.classes(part.a)?;
@@ -617,18 +618,17 @@ impl<'a> GroupView<'a> {
         let accels: &[Accel] =
             self.table(accels_at, part.stride2 as usize).ok_or(out_of_range(GroupTable::CombAccelerations))?;
         // A 16-bit comb's rows carry the answers.
-        let answers =
+        let answers: &[u32] =
             if T::ANSWER_IN_ROW { &[] } else { self.table(part.c, count).ok_or(out_of_range(GroupTable::Answers))? };
         let (start, sinks) = (part.start, part.sinks);
-        let tables = CombTables { classes, rows, slots, answers, accels, start, sinks };
         match check {
-            Check::Full => CombDfa::new_with_max_answer(tables)
+            Check::Full => CombDfa::new_with_max_answer(classes, rows, slots, answers, accels, start, sinks)
                 .map(|(comb, max)| {
                     *max_answer = Some(max);
                     comb
                 })
                 .map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Automaton(e) }),
-            Check::Validated => Ok(CombDfa::validated(tables)),
+            Check::Validated => Ok(CombDfa::validated(classes, rows, slots, answers, accels, start, sinks)),
         }
     }
 }
