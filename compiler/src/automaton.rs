@@ -39,13 +39,13 @@
 //! which also bounds memory) and gives up past its [`Budget`]. A group over
 //! budget is split: rules without `*` in one automaton, rules with one `*` in
 //! another, rules with several `*` and any part still over budget in a
-//! per-rule list ([`RuleListBuf`]). So a build costs at most three budgets,
+//! per-rule list ([`RuleList`]). So a build costs at most three budgets,
 //! whatever the input.
 
 use robotsieve_core::pattern;
 use robotsieve_engine::dfa::Dfa;
 use robotsieve_engine::matcher::{MatcherBuf, PartBuf};
-use robotsieve_engine::rules::RuleListBuf;
+use robotsieve_engine::rules::RuleList;
 use robotsieve_robotstxt::group::Group;
 use std::collections::HashMap;
 use std::fmt;
@@ -389,8 +389,8 @@ pub fn compile_gated(group: &Group, options: &BuildOptions, gate: &mut BuildGate
                 }
             }
             if !fallback.is_empty() {
-                let list = RuleListBuf::new(fallback.iter().map(|i| (i.pattern, i.rank)));
-                let max = list.ranks.first().copied().unwrap_or(0);
+                let list = RuleList::from_rules(fallback.iter().map(|i| (i.pattern, i.rank)));
+                let max = list.max_answer();
                 stats.fallback_patterns = fallback.len();
                 stats.parts.push(PartStats {
                     kind: PartKind::Fallback,
@@ -399,7 +399,7 @@ pub fn compile_gated(group: &Group, options: &BuildOptions, gate: &mut BuildGate
                     subset_states: 0,
                     sinks: 0,
                     classes: 0,
-                    table_bytes: list.patterns.len() + 4 * (list.ends.len() + list.ranks.len()),
+                    table_bytes: list.patterns().len() + 4 * (list.ends().len() + list.ranks().len()),
                 });
                 parts.push((PartBuf::Rules(list), max));
             }

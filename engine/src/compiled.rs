@@ -8,7 +8,7 @@
 //! `matcher` stay (`matcher::{MatcherBuf, PartBuf}` re-exports them).
 
 use crate::dfa::Dfa;
-use crate::rules::RuleListBuf;
+use crate::rules::RuleList;
 
 /// The stored form of one part.
 // A group has at most three parts and the artifact writer reads `Dfa` in
@@ -19,7 +19,7 @@ pub enum PartBuf {
     /// An automaton.
     Dfa(Dfa),
     /// Rules matched one by one.
-    Rules(RuleListBuf),
+    Rules(RuleList),
 }
 
 /// The stored form of a compiled group.

@@ -38,7 +38,6 @@
 
 pub use crate::compiled::{MatcherBuf, PartBuf};
 use crate::format::PartView;
-use crate::rules::{RuleList, RuleListError};
 use crate::runtime::{CompiledGroup, RunnerPart};
 use robotsieve_core::Label;
 use std::fmt;
@@ -53,25 +52,22 @@ impl MatcherBuf {
     pub fn matcher(&self) -> Result<Matcher<'_>, MatcherError> {
         let parts = self.parts.iter().map(|part| match part {
             PartBuf::Dfa(dfa) => PartView::Dfa(dfa.as_ref()),
-            PartBuf::Rules(list) => PartView::Rules { patterns: &list.patterns, ends: &list.ends, ranks: &list.ranks },
+            PartBuf::Rules(list) => PartView::Rules(list.as_ref()),
         });
         Matcher::new(&self.labels, &self.rules, parts)
     }
 }
 
-/// The highest rank `part` can answer; a rule list's tables are checked
-/// first (an automaton was checked when its view was made).
-fn checked_max_answer(part: &PartView<'_>) -> Result<u32, RuleListError> {
-    Ok(match *part {
+/// The highest rank `part` can answer (every part was checked when its
+/// view was made).
+fn max_answer(part: &PartView<'_>) -> u32 {
+    match *part {
         PartView::Dfa(dfa) => dfa.max_answer(),
         PartView::Dfa16(dfa) => dfa.max_answer(),
         PartView::Comb(comb) => comb.max_answer(),
         PartView::Comb16(comb) => comb.max_answer(),
-        PartView::Rules { patterns, ends, ranks } => {
-            RuleList::check(patterns, ends, ranks)?;
-            ranks.first().copied().unwrap_or(0)
-        }
-    })
+        PartView::Rules(list) => list.max_answer(),
+    }
 }
 
 /// Why tables are not a valid compiled group.
@@ -101,13 +97,6 @@ pub enum MatcherError {
         /// The number of ranks in the tables.
         ranks: usize,
     },
-    /// A rule-list part is invalid.
-    Rules {
-        /// The part's index.
-        part: usize,
-        /// What is wrong with it.
-        error: RuleListError,
-    },
 }
 
 impl fmt::Display for MatcherError {
@@ -120,19 +109,11 @@ impl fmt::Display for MatcherError {
             MatcherError::RankOutOfRange { part, rank, ranks } => {
                 write!(f, "part {part} answers rank {rank} but there are {ranks} ranks")
             }
-            MatcherError::Rules { part, error } => write!(f, "part {part}: {error}"),
         }
     }
 }
 
-impl std::error::Error for MatcherError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            MatcherError::Rules { error, .. } => Some(error),
-            _ => None,
-        }
-    }
-}
+impl std::error::Error for MatcherError {}
 
 /// The result of matching a path against a compiled group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -166,8 +147,8 @@ impl<'a> Matcher<'a> {
     /// any order), each of a kind an artifact stores ([`PartView`]).
     ///
     /// Checks that the two tables have one entry per rank, that rank 0 is
-    /// "no rule", that each rule list's tables are valid, and that no part
-    /// answers a rank outside the tables; builds each rule list's prefilter.
+    /// "no rule", and that no part answers a rank outside the tables;
+    /// builds each rule list's prefilter.
     pub(crate) fn new(
         labels: &'a [u32],
         rules: &'a [u32],
@@ -185,7 +166,7 @@ impl<'a> Matcher<'a> {
             if n == MAX_PARTS {
                 return Err(MatcherError::TooManyParts { parts: n + 1 + parts.count() });
             }
-            let max = checked_max_answer(&part).map_err(|error| MatcherError::Rules { part: n, error })?;
+            let max = max_answer(&part);
             if max as usize >= labels.len() {
                 return Err(MatcherError::RankOutOfRange { part: n, rank: max, ranks: labels.len() });
             }
@@ -222,7 +203,7 @@ impl<'a> Matcher<'a> {
 mod tests {
     use super::*;
     use crate::dfa::Dfa;
-    use crate::rules::RuleListBuf;
+    use crate::rules::RuleList;
 
     /// One state per rank, all sinks: the start state answers `rank`.
     fn constant(rank: u32) -> Dfa {
@@ -236,7 +217,7 @@ mod tests {
             rules: vec![u32::MAX, 3, u32::MAX],
             parts: vec![
                 PartBuf::Dfa(constant(1)),
-                PartBuf::Rules(RuleListBuf::new([(b"/x".as_slice(), 2), (b"/y".as_slice(), 1)])),
+                PartBuf::Rules(RuleList::from_rules([(b"/x".as_slice(), 2), (b"/y".as_slice(), 1)])),
             ],
         };
         let m = buf.matcher().unwrap();
@@ -282,16 +263,9 @@ mod tests {
         let dfas: Vec<Dfa> = parts.collect();
         let e = Matcher::new(&[0], &[u32::MAX], dfas.iter().map(|d| PartView::Dfa(d.as_ref()))).unwrap_err();
         assert!(matches!(e, MatcherError::TooManyParts { parts: 5 }), "{e}");
-        // A damaged part names its index and keeps its own error as the source
-        // (an automaton is checked when it is made, a rule list here).
-        let rules = PartBuf::Rules(RuleListBuf { patterns: b"/a".to_vec(), ends: vec![2], ranks: vec![0] });
+        // A rule list's best rank is checked against the tables as an automaton's is.
+        let rules = PartBuf::Rules(RuleList::from_rules([(b"/a".as_slice(), 2)]));
         let e = buf(vec![0, 1], vec![u32::MAX, 0], vec![PartBuf::Dfa(constant(1)), rules]).matcher().unwrap_err();
-        assert!(matches!(e, MatcherError::Rules { part: 1, error: RuleListError::RankZero { pattern: 0 } }), "{e}");
-        assert_eq!(
-            e.to_string(),
-            "invalid compiled group: part 1: invalid rule list: pattern 0 has rank 0, which means \"no rule\""
-        );
-        let source = std::error::Error::source(&e).expect("the rule list's error");
-        assert_eq!(source.to_string(), "invalid rule list: pattern 0 has rank 0, which means \"no rule\"");
+        assert!(matches!(e, MatcherError::RankOutOfRange { part: 1, rank: 2, ranks: 2 }), "{e}");
     }
 }

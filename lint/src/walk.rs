@@ -91,9 +91,7 @@ impl<'m> Parts<'m> {
         for part in &matcher.parts {
             match part {
                 PartBuf::Dfa(dfa) => parts.dfas.push(dfa.as_ref()),
-                PartBuf::Rules(list) => {
-                    parts.fallback_max = parts.fallback_max.max(list.ranks.iter().copied().max().unwrap_or(0))
-                }
+                PartBuf::Rules(list) => parts.fallback_max = parts.fallback_max.max(list.max_answer()),
             }
         }
         (!parts.dfas.is_empty() || parts.fallback_max == 0).then_some(parts)

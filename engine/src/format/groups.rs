@@ -5,7 +5,7 @@ use super::{align8, checksum, ne32, ne64, put32, put64, GroupDamage, GroupTable,
 use crate::comb::{Accel, CombDfa, CombDfaBuf, CombTables, NarrowTables, SlotId};
 use crate::compiled::{MatcherBuf, PartBuf};
 use crate::dfa::{Dfa, DfaRef, StateId};
-use crate::rules::RuleList;
+use crate::rules::{RuleList, RuleListRef};
 
 /// The head of a group blob.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -273,10 +273,10 @@ pub fn encode_group(matcher: &MatcherBuf, explain: bool, rules: &[RuleText<'_>])
             },
             PartBuf::Rules(list) => PartRecord {
                 kind: PART_RULES,
-                count: list.ends.len() as u32,
-                a: t.bytes(&list.patterns)?,
-                b: t.u32s(&list.ends)?,
-                c: t.u32s(&list.ranks)?,
+                count: list.len() as u32,
+                a: t.bytes(list.patterns())?,
+                b: t.u32s(list.ends())?,
+                c: t.u32s(list.ranks())?,
                 ..PartRecord::default()
             },
         });
@@ -391,14 +391,7 @@ pub(crate) enum PartView<'a> {
     /// A comb of u16 ids.
     Comb16(CombDfa<'a, u16>),
     /// Rules one by one.
-    Rules {
-        /// Concatenated patterns.
-        patterns: &'a [u8],
-        /// End of each pattern.
-        ends: &'a [u32],
-        /// Rank of each pattern.
-        ranks: &'a [u32],
-    },
+    Rules(RuleListRef<'a>),
 }
 
 impl<'a> GroupView<'a> {
@@ -450,11 +443,8 @@ impl<'a> GroupView<'a> {
                 (PartView::Dfa16(dfa), None) => dfa.max_answer(),
                 (PartView::Comb(comb), None) => comb.max_answer(),
                 (PartView::Comb16(comb), None) => comb.max_answer(),
-                (PartView::Rules { ends, ranks, patterns }, None) => {
-                    RuleList::check(patterns, ends, ranks)
-                        .map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Rules(e) })?;
-                    ranks.iter().copied().max().unwrap_or(0)
-                }
+                // Checked by `read_part`, highest rank first.
+                (PartView::Rules(list), None) => list.max_answer(),
             };
             if max_answer >= rec.ranks {
                 return Err(GroupDamage::AnswerBeyondRanks { part: p });
@@ -562,7 +552,12 @@ impl<'a> GroupView<'a> {
                 let ranks: &[u32] = self.table(part.c, count).ok_or(out_of_range(GroupTable::RuleRanks))?;
                 let len = ends.last().copied().unwrap_or(0) as usize;
                 let patterns = self.bytes_at(part.a, len).ok_or(out_of_range(GroupTable::RulePatterns))?;
-                Ok(PartView::Rules { patterns, ends, ranks })
+                match check {
+                    Check::Full => RuleList::new(patterns, ends, ranks)
+                        .map(PartView::Rules)
+                        .map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Rules(e) }),
+                    Check::Validated => Ok(PartView::Rules(RuleList::validated(patterns, ends, ranks))),
+                }
             }
             kind => Err(GroupDamage::UnknownPartKind { part: p, kind }),
         }
