@@ -19,10 +19,11 @@ use std::sync::Arc;
 const MAX_PARTS: usize = GroupHead::MAX_PARTS as usize;
 
 /// One part of a stored group as the walks run it: the decoder's
-/// [`PartView`] (the one list of part kinds, in [`crate::format`]) plus the
-/// runtime state a part needs, a rule list's prefilter. Made by the artifact
-/// both for [`CompiledGroup`] and for the side-by-side walks of
-/// [`crate::artifact::Artifact::decide_many`], and by [`crate::matcher`].
+/// [`PartView`] (the one part enum, [`crate::compiled::Part`], over the
+/// tables it reads in place) plus the runtime state a part needs, a rule
+/// list's prefilter. Made by the artifact both for [`CompiledGroup`] and
+/// for the side-by-side walks of [`crate::artifact::Artifact::decide_many`],
+/// and by [`crate::matcher`].
 #[derive(Clone, Debug)]
 pub(crate) struct RunnerPart<'a> {
     /// The stored part.
@@ -195,7 +196,7 @@ mod tests {
         fn shared<T: Send + Sync>() {}
         shared::<RunnerPart<'static>>();
         shared::<CompiledGroup<'static>>();
-        shared::<crate::matcher::Matcher<'static>>();
+        shared::<crate::matcher::MatcherRef<'static>>();
     }
 
     /// Every way of adding up to [`MAX_PARTS`] + 1 parts, each an automaton
