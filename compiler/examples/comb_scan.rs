@@ -8,7 +8,7 @@
 
 use robotsieve_compiler::automaton::{compile, BuildOptions};
 use robotsieve_engine::comb::CombDfa;
-use robotsieve_engine::matcher::PartBuf;
+use robotsieve_engine::matcher::Part;
 use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
 use std::hint::black_box;
 use std::time::Instant;
@@ -32,8 +32,8 @@ fn main() {
         paths.len(),
         bytes as f64 / paths.len() as f64
     );
-    for (i, part) in compiled.matcher.parts.iter().enumerate() {
-        let PartBuf::Dfa(dense) = part else { continue };
+    for (i, part) in compiled.matcher.parts().iter().enumerate() {
+        let Part::Dfa(dense) = part else { continue };
         let started = Instant::now();
         let comb = CombDfa::from_dense(dense);
         let packed = started.elapsed();

@@ -39,13 +39,13 @@
 //! which also bounds memory) and gives up past its [`Budget`]. A group over
 //! budget is split: rules without `*` in one automaton, rules with one `*` in
 //! another, rules with several `*` and any part still over budget in a
-//! per-rule list ([`RuleListBuf`]). So a build costs at most three budgets,
+//! per-rule list ([`RuleList`]). So a build costs at most three budgets,
 //! whatever the input.
 
 use robotsieve_core::pattern;
 use robotsieve_engine::dfa::Dfa;
-use robotsieve_engine::matcher::{MatcherBuf, PartBuf};
-use robotsieve_engine::rules::RuleListBuf;
+use robotsieve_engine::matcher::{Matcher, Part};
+use robotsieve_engine::rules::RuleList;
 use robotsieve_robotstxt::group::Group;
 use std::collections::HashMap;
 use std::fmt;
@@ -277,7 +277,7 @@ pub struct BuildStats {
     pub rules: usize,
     /// Ranks, including 0.
     pub ranks: usize,
-    /// The parts, in the order of [`MatcherBuf::parts`].
+    /// The parts, in the order of [`Matcher::parts`].
     pub parts: Vec<PartStats>,
     /// Whether the budget forced a split of the group.
     pub split: bool,
@@ -329,7 +329,7 @@ impl fmt::Display for BuildStats {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Compiled {
     /// What the engine runs and the artifact stores.
-    pub matcher: MatcherBuf,
+    pub matcher: Matcher,
     /// Sizes and decisions, for `inspect`.
     pub stats: BuildStats,
 }
@@ -361,7 +361,7 @@ pub fn compile_gated(group: &Group, options: &BuildOptions, gate: &mut BuildGate
         split: false,
         fallback_patterns: 0,
     };
-    let mut parts: Vec<(PartBuf, u32)> = Vec::new();
+    let mut parts: Vec<(Part, u32)> = Vec::new();
     let stars = |item: &Item<'_>| pattern::split_anchor(item.pattern).0.iter().filter(|&&b| b == b'*').count();
     // Rules with several stars usually blow any automaton up: try them with
     // the others on a quarter of the budget only, so a doomed attempt is cheap.
@@ -389,8 +389,8 @@ pub fn compile_gated(group: &Group, options: &BuildOptions, gate: &mut BuildGate
                 }
             }
             if !fallback.is_empty() {
-                let list = RuleListBuf::new(fallback.iter().map(|i| (i.pattern, i.rank)));
-                let max = list.ranks.first().copied().unwrap_or(0);
+                let list = RuleList::from_rules(fallback.iter().map(|i| (i.pattern, i.rank)));
+                let max = list.max_answer();
                 stats.fallback_patterns = fallback.len();
                 stats.parts.push(PartStats {
                     kind: PartKind::Fallback,
@@ -399,9 +399,9 @@ pub fn compile_gated(group: &Group, options: &BuildOptions, gate: &mut BuildGate
                     subset_states: 0,
                     sinks: 0,
                     classes: 0,
-                    table_bytes: list.patterns.len() + 4 * (list.ends.len() + list.ranks.len()),
+                    table_bytes: list.patterns().len() + 4 * (list.ends().len() + list.ranks().len()),
                 });
-                parts.push((PartBuf::Rules(list), max));
+                parts.push((Part::Rules(list), max));
             }
         }
     }
@@ -410,12 +410,13 @@ pub fn compile_gated(group: &Group, options: &BuildOptions, gate: &mut BuildGate
     order.sort_by_key(|&i| std::cmp::Reverse(parts[i].1));
     let part_stats = std::mem::take(&mut stats.parts);
     stats.parts = order.iter().map(|&i| part_stats[i].clone()).collect();
-    let mut slots: Vec<Option<PartBuf>> = parts.into_iter().map(|(p, _)| Some(p)).collect();
+    let mut slots: Vec<Option<Part>> = parts.into_iter().map(|(p, _)| Some(p)).collect();
     let parts = order.iter().map(|&i| slots[i].take().expect("each part once")).collect();
-    Compiled { matcher: MatcherBuf { labels, rules, parts }, stats }
+    let matcher = Matcher::new(labels, rules, parts).expect("ranks from the rank tables, at most three parts");
+    Compiled { matcher, stats }
 }
 
-fn push_dfa(parts: &mut Vec<(PartBuf, u32)>, stats: &mut BuildStats, kind: PartKind, patterns: usize, built: Built) {
+fn push_dfa(parts: &mut Vec<(Part, u32)>, stats: &mut BuildStats, kind: PartKind, patterns: usize, built: Built) {
     stats.parts.push(PartStats {
         kind,
         patterns,
@@ -426,7 +427,7 @@ fn push_dfa(parts: &mut Vec<(PartBuf, u32)>, stats: &mut BuildStats, kind: PartK
         table_bytes: 256 + 4 * (built.dfa.transitions().len() + built.dfa.states()),
     });
     let max = built.dfa.max_answer();
-    parts.push((PartBuf::Dfa(built.dfa), max));
+    parts.push((Part::Dfa(built.dfa), max));
 }
 
 /// `(labels by rank, rule index by rank, rank of each rule)`.

@@ -139,7 +139,7 @@ fn group_of(body: &str, agent: &str) -> Group {
 fn explain_names_the_first_rule_among_equal_labels() {
     let group = group_of("user-agent: *\ndisallow: /a*\ndisallow: /*b\nallow: /*b\nallow: /ab\n", "x");
     let compiled = assert_agrees(&group, &options(true, Budget::default()), &[b"/ab".to_vec(), b"/xb".to_vec()]);
-    let m = compiled.matcher.matcher().unwrap();
+    let m = compiled.matcher.matcher();
     // allow: /*b (rule 2) and allow: /ab (rule 3) tie on label 7; the first in the file decides.
     assert_eq!(m.decide(b"/ab").rule, Some(2));
     assert_eq!(m.decide(b"/xb").rule, Some(2));
@@ -153,7 +153,7 @@ fn empty_and_nothing_groups_allow_everything() {
         let group = group_of(body, "mybot");
         for opts in all_options() {
             let compiled = assert_agrees(&group, &opts, &[b"/".to_vec(), b"/x".to_vec()]);
-            assert!(compiled.matcher.matcher().unwrap().decide(b"/x").allowed());
+            assert!(compiled.matcher.matcher().decide(b"/x").allowed());
         }
     }
 }
@@ -324,7 +324,7 @@ fn conformance(name: &str) {
         check_verdict_file(name, &format!("the automaton ({opts:?})"), |case| {
             let group = Group::select(&RobotsTxt::parse(&case.body), &Agent::from_raw_tokens(&case.agents));
             let matcher = compile(&group, &opts).matcher;
-            move |path: &[u8]| matcher.matcher().unwrap().decide(path).allowed()
+            move |path: &[u8]| matcher.matcher().decide(path).allowed()
         });
     }
 }

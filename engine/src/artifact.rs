@@ -1152,7 +1152,7 @@ impl Artifact {
                     PartView::Comb16(comb) => combs16.add(comb, jobs),
                     PartView::Dfa16(dfa) => dense16.add(dfa, jobs),
                     PartView::Dfa(dfa) => dense32.add(dfa, jobs),
-                    PartView::Rules { .. } => lists.push((jobs, self.runner_part(group, p, part))),
+                    PartView::Rules(_) => lists.push((jobs, self.runner_part(group, p, part))),
                 }
             }
             runs.push(QueryRun { group, labels: view.labels().unwrap_or(&[0]), jobs: start..end });
@@ -1256,9 +1256,9 @@ impl Artifact {
                 Ok(PartView::Dfa16(dfa)) => Some((dfa.states(), dfa.memory_bytes(), false)),
                 Ok(PartView::Comb(comb)) => Some((comb.states(), comb.memory_bytes(), true)),
                 Ok(PartView::Comb16(comb)) => Some((comb.states(), comb.memory_bytes(), true)),
-                Ok(PartView::Rules { patterns, ends, .. }) => {
-                    stats.fallback_rules += ends.len();
-                    stats.bytes += patterns.len() + ends.len() * 8;
+                Ok(PartView::Rules(list)) => {
+                    stats.fallback_rules += list.len();
+                    stats.bytes += list.patterns().len() + list.len() * 8;
                     None
                 }
                 Err(_) => None,

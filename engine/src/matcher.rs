@@ -22,8 +22,9 @@
 //!
 //! # One way to run a group
 //!
-//! [`Matcher`] checks the tables (rank tables against the parts' answers)
-//! and then runs the group through [`CompiledGroup`], the runtime the
+//! [`Matcher::new`] checks the tables (rank tables against the parts'
+//! answers), and its view ([`MatcherRef`], [`Matcher::matcher`]) runs the
+//! group through [`CompiledGroup`], the runtime the
 //! artifact's classifier uses too: automata first, then the rule lists,
 //! whose prefilter skips the rules that cannot beat the rank found so far.
 //! So the compiled tables that tests and benches decide with are walked by
@@ -32,107 +33,10 @@
 //!
 //! Parts sit in a fixed inline array instead of a `Vec`, so making a view of
 //! an automaton-only group allocates nothing and matching never allocates.
-//! Making a view reads every answer once (to check each part's best answer
-//! against the rank tables), which costs less than the transition check of
-//! [`crate::dfa::Dfa::new`] that an automaton had to pass.
 
-pub use crate::compiled::{MatcherBuf, PartBuf};
-use crate::format::PartView;
-use crate::rules::{RuleList, RuleListError};
+pub use crate::compiled::{Matcher, MatcherError, Owned, Part, PartTables, MAX_PARTS};
 use crate::runtime::{CompiledGroup, RunnerPart};
 use robotsieve_core::Label;
-use std::fmt;
-
-/// The most parts a group is split into.
-pub const MAX_PARTS: usize = 3;
-
-// Defined in `compiled` (below `format`, which encodes it, so that the
-// format does not depend on the runtime this module uses); its view is made here.
-impl MatcherBuf {
-    /// A validated view for matching.
-    pub fn matcher(&self) -> Result<Matcher<'_>, MatcherError> {
-        let parts = self.parts.iter().map(|part| match part {
-            PartBuf::Dfa(dfa) => PartView::Dfa(dfa.as_ref()),
-            PartBuf::Rules(list) => PartView::Rules { patterns: &list.patterns, ends: &list.ends, ranks: &list.ranks },
-        });
-        Matcher::new(&self.labels, &self.rules, parts)
-    }
-}
-
-/// The highest rank `part` can answer; a rule list's tables are checked
-/// first (an automaton was checked when its view was made).
-fn checked_max_answer(part: &PartView<'_>) -> Result<u32, RuleListError> {
-    Ok(match *part {
-        PartView::Dfa(dfa) => dfa.max_answer(),
-        PartView::Dfa16(dfa) => dfa.max_answer(),
-        PartView::Comb(comb) => comb.max_answer(),
-        PartView::Comb16(comb) => comb.max_answer(),
-        PartView::Rules { patterns, ends, ranks } => {
-            RuleList::check(patterns, ends, ranks)?;
-            ranks.first().copied().unwrap_or(0)
-        }
-    })
-}
-
-/// Why tables are not a valid compiled group.
-#[non_exhaustive]
-#[derive(Clone, Debug)]
-pub enum MatcherError {
-    /// More parts than a group may have ([`MAX_PARTS`]).
-    TooManyParts {
-        /// The number of parts given.
-        parts: usize,
-    },
-    /// The label and rule-index tables differ in length (one entry per rank each).
-    RankTablesDiffer {
-        /// Entries in the label table.
-        labels: usize,
-        /// Entries in the rule-index table.
-        rules: usize,
-    },
-    /// Rank 0 does not stand for label 0 ("no rule"), or there are no ranks.
-    RankZeroNotNoRule,
-    /// A part can answer a rank past the tables.
-    RankOutOfRange {
-        /// The part's index.
-        part: usize,
-        /// The highest rank it answers.
-        rank: u32,
-        /// The number of ranks in the tables.
-        ranks: usize,
-    },
-    /// A rule-list part is invalid.
-    Rules {
-        /// The part's index.
-        part: usize,
-        /// What is wrong with it.
-        error: RuleListError,
-    },
-}
-
-impl fmt::Display for MatcherError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("invalid compiled group: ")?;
-        match self {
-            MatcherError::TooManyParts { parts } => write!(f, "{parts} parts, at most {MAX_PARTS} allowed"),
-            MatcherError::RankTablesDiffer { labels, rules } => write!(f, "{labels} labels but {rules} rule indexes"),
-            MatcherError::RankZeroNotNoRule => f.write_str("rank 0 must stand for label 0 (no rule)"),
-            MatcherError::RankOutOfRange { part, rank, ranks } => {
-                write!(f, "part {part} answers rank {rank} but there are {ranks} ranks")
-            }
-            MatcherError::Rules { part, error } => write!(f, "part {part}: {error}"),
-        }
-    }
-}
-
-impl std::error::Error for MatcherError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            MatcherError::Rules { error, .. } => Some(error),
-            _ => None,
-        }
-    }
-}
 
 /// The result of matching a path against a compiled group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,68 +57,43 @@ impl Outcome {
     }
 }
 
-/// A validated compiled group, ready to decide paths: the rank tables, and
-/// the parts run by [`CompiledGroup`].
-#[derive(Clone, Debug)]
-pub struct Matcher<'a> {
-    rules: &'a [u32],
-    group: CompiledGroup<'a>,
+/// A checked compiled group ready to decide paths ([`Matcher::matcher`]):
+/// its rank tables borrowed, its parts run by [`CompiledGroup`], each rule
+/// list with its prefilter.
+pub type MatcherRef<'a> = Matcher<&'a [u32], CompiledGroup<'a>>;
+
+impl Matcher {
+    /// The view that decides paths, each rule list's prefilter built now
+    /// (the group itself, which the builder makes and the writer stores,
+    /// never builds one).
+    pub fn matcher(&self) -> MatcherRef<'_> {
+        let mut group = CompiledGroup::new(self.labels());
+        for part in self.parts() {
+            group.push(RunnerPart::prefiltered(part.as_stored()));
+        }
+        Matcher::validated(self.labels(), self.rules(), group)
+    }
 }
 
-impl<'a> Matcher<'a> {
-    /// Makes a view over the rank tables and up to [`MAX_PARTS`] parts (in
-    /// any order), each of a kind an artifact stores ([`PartView`]).
-    ///
-    /// Checks that the two tables have one entry per rank, that rank 0 is
-    /// "no rule", that each rule list's tables are valid, and that no part
-    /// answers a rank outside the tables; builds each rule list's prefilter.
-    pub(crate) fn new(
-        labels: &'a [u32],
-        rules: &'a [u32],
-        parts: impl IntoIterator<Item = PartView<'a>>,
-    ) -> Result<Matcher<'a>, MatcherError> {
-        if labels.len() != rules.len() {
-            return Err(MatcherError::RankTablesDiffer { labels: labels.len(), rules: rules.len() });
-        }
-        if labels.first() != Some(&0) {
-            return Err(MatcherError::RankZeroNotNoRule);
-        }
-        let mut group = CompiledGroup::new(labels);
-        let mut parts = parts.into_iter().enumerate();
-        for (n, part) in parts.by_ref() {
-            if n == MAX_PARTS {
-                return Err(MatcherError::TooManyParts { parts: n + 1 + parts.count() });
-            }
-            let max = checked_max_answer(&part).map_err(|error| MatcherError::Rules { part: n, error })?;
-            if max as usize >= labels.len() {
-                return Err(MatcherError::RankOutOfRange { part: n, rank: max, ranks: labels.len() });
-            }
-            group.push(RunnerPart::prefiltered(part));
-        }
-        Ok(Matcher { rules, group })
+impl<T: AsRef<[u32]>, P> Matcher<T, P> {
+    /// What a rank stands for. Ranks come from this group's parts, which
+    /// [`Matcher::new`] checked against the tables.
+    pub fn outcome(&self, rank: u32) -> Outcome {
+        let rule = self.rules()[rank as usize];
+        Outcome { rank, label: Label(self.labels()[rank as usize]), rule: (rule != u32::MAX).then_some(rule) }
     }
+}
 
+impl<'a> MatcherRef<'a> {
     /// Decides a path (in the form rules are matched against). Allocates nothing.
     #[inline]
     pub fn decide(&self, path: &[u8]) -> Outcome {
-        self.outcome(self.group.rank(path))
-    }
-
-    /// What a rank stands for. Ranks come from this group's parts, which
-    /// `Matcher::new` checked against the tables.
-    pub fn outcome(&self, rank: u32) -> Outcome {
-        let rule = self.rules[rank as usize];
-        Outcome { rank, label: self.group.label(rank), rule: (rule != u32::MAX).then_some(rule) }
-    }
-
-    /// Number of ranks, including 0.
-    pub fn ranks(&self) -> usize {
-        self.rules.len()
+        self.outcome(self.compiled_group().rank(path))
     }
 
     /// The group as the runtime runs it.
     pub fn compiled_group(&self) -> &CompiledGroup<'a> {
-        &self.group
+        self.part_storage()
     }
 }
 
@@ -222,7 +101,7 @@ impl<'a> Matcher<'a> {
 mod tests {
     use super::*;
     use crate::dfa::Dfa;
-    use crate::rules::RuleListBuf;
+    use crate::rules::RuleList;
 
     /// One state per rank, all sinks: the start state answers `rank`.
     fn constant(rank: u32) -> Dfa {
@@ -231,16 +110,18 @@ mod tests {
 
     #[test]
     fn parts_combine_by_max_and_tables_give_meaning() {
-        let buf = MatcherBuf {
-            labels: vec![0, 4, 7],
-            rules: vec![u32::MAX, 3, u32::MAX],
-            parts: vec![
-                PartBuf::Dfa(constant(1)),
-                PartBuf::Rules(RuleListBuf::new([(b"/x".as_slice(), 2), (b"/y".as_slice(), 1)])),
+        let group = Matcher::new(
+            vec![0, 4, 7],
+            vec![u32::MAX, 3, u32::MAX],
+            vec![
+                Part::Dfa(constant(1)),
+                Part::Rules(RuleList::from_rules([(b"/x".as_slice(), 2), (b"/y".as_slice(), 1)])),
             ],
-        };
-        let m = buf.matcher().unwrap();
-        assert_eq!(m.ranks(), 3);
+        )
+        .unwrap();
+        assert_eq!(group.ranks(), 3);
+        let m = group.matcher();
+        assert_eq!((m.ranks(), m.labels(), m.rules()), (3, group.labels(), group.rules()));
         let x = m.decide(b"/x");
         assert_eq!((x.rank, x.label, x.rule), (2, Label(7), None));
         assert!(x.allowed());
@@ -251,47 +132,33 @@ mod tests {
 
     #[test]
     fn rejects_inconsistent_tables() {
-        let buf = |labels: Vec<u32>, rules: Vec<u32>, rank: u32| MatcherBuf {
-            labels,
-            rules,
-            parts: vec![PartBuf::Dfa(constant(rank))],
-        };
-        assert!(buf(vec![0, 2], vec![u32::MAX, 0], 1).matcher().is_ok());
-        assert!(buf(vec![0, 2], vec![u32::MAX, 0], 2).matcher().is_err());
-        assert!(buf(vec![0, 2], vec![u32::MAX], 1).matcher().is_err());
-        assert!(buf(vec![1, 2], vec![u32::MAX, 0], 1).matcher().is_err());
-        let many = MatcherBuf { labels: vec![0], rules: vec![u32::MAX], parts: vec![PartBuf::Dfa(constant(0)); 4] };
-        assert!(many.matcher().is_err());
-        let empty = MatcherBuf { labels: vec![0], rules: vec![u32::MAX], parts: vec![] };
-        assert_eq!(empty.matcher().unwrap().decide(b"/").rank, 0);
+        let group =
+            |labels: Vec<u32>, rules: Vec<u32>, rank: u32| Matcher::new(labels, rules, vec![Part::Dfa(constant(rank))]);
+        assert!(group(vec![0, 2], vec![u32::MAX, 0], 1).is_ok());
+        assert!(group(vec![0, 2], vec![u32::MAX, 0], 2).is_err());
+        assert!(group(vec![0, 2], vec![u32::MAX], 1).is_err());
+        assert!(group(vec![1, 2], vec![u32::MAX, 0], 1).is_err());
+        assert!(Matcher::new(vec![0], vec![u32::MAX], vec![Part::Dfa(constant(0)); 4]).is_err());
+        let empty = Matcher::new(vec![0], vec![u32::MAX], vec![]).unwrap();
+        assert_eq!(empty.matcher().decide(b"/").rank, 0);
     }
 
     #[test]
     fn each_inconsistency_gives_its_own_error() {
-        let buf = |labels: Vec<u32>, rules: Vec<u32>, parts: Vec<PartBuf>| MatcherBuf { labels, rules, parts };
-        let rank = |rank| vec![PartBuf::Dfa(constant(rank))];
-        let e = buf(vec![0, 2], vec![u32::MAX, 0], rank(2)).matcher().unwrap_err();
+        let buf = |labels: Vec<u32>, rules: Vec<u32>, parts: Vec<Part>| Matcher::new(labels, rules, parts);
+        let rank = |rank| vec![Part::Dfa(constant(rank))];
+        let e = buf(vec![0, 2], vec![u32::MAX, 0], rank(2)).unwrap_err();
         assert!(matches!(e, MatcherError::RankOutOfRange { part: 0, rank: 2, ranks: 2 }), "{e}");
-        let e = buf(vec![0, 2], vec![u32::MAX], rank(1)).matcher().unwrap_err();
+        let e = buf(vec![0, 2], vec![u32::MAX], rank(1)).unwrap_err();
         assert!(matches!(e, MatcherError::RankTablesDiffer { labels: 2, rules: 1 }), "{e}");
-        let e = buf(vec![1, 2], vec![u32::MAX, 0], rank(1)).matcher().unwrap_err();
+        let e = buf(vec![1, 2], vec![u32::MAX, 0], rank(1)).unwrap_err();
         assert!(matches!(e, MatcherError::RankZeroNotNoRule), "{e}");
-        let e = buf(vec![0], vec![u32::MAX], vec![PartBuf::Dfa(constant(0)); 5]).matcher().unwrap_err();
+        let e = buf(vec![0], vec![u32::MAX], vec![Part::Dfa(constant(0)); 5]).unwrap_err();
         assert!(matches!(e, MatcherError::TooManyParts { parts: 5 }), "{e}");
-        let parts = (0..5).map(|_| constant(0));
-        let dfas: Vec<Dfa> = parts.collect();
-        let e = Matcher::new(&[0], &[u32::MAX], dfas.iter().map(|d| PartView::Dfa(d.as_ref()))).unwrap_err();
-        assert!(matches!(e, MatcherError::TooManyParts { parts: 5 }), "{e}");
-        // A damaged part names its index and keeps its own error as the source
-        // (an automaton is checked when it is made, a rule list here).
-        let rules = PartBuf::Rules(RuleListBuf { patterns: b"/a".to_vec(), ends: vec![2], ranks: vec![0] });
-        let e = buf(vec![0, 1], vec![u32::MAX, 0], vec![PartBuf::Dfa(constant(1)), rules]).matcher().unwrap_err();
-        assert!(matches!(e, MatcherError::Rules { part: 1, error: RuleListError::RankZero { pattern: 0 } }), "{e}");
-        assert_eq!(
-            e.to_string(),
-            "invalid compiled group: part 1: invalid rule list: pattern 0 has rank 0, which means \"no rule\""
-        );
-        let source = std::error::Error::source(&e).expect("the rule list's error");
-        assert_eq!(source.to_string(), "invalid rule list: pattern 0 has rank 0, which means \"no rule\"");
+        assert_eq!(e.to_string(), "invalid compiled group: 5 parts, at most 3 allowed");
+        // A rule list's best rank is checked against the tables as an automaton's is.
+        let rules = Part::Rules(RuleList::from_rules([(b"/a".as_slice(), 2)]));
+        let e = buf(vec![0, 1], vec![u32::MAX, 0], vec![Part::Dfa(constant(1)), rules]).unwrap_err();
+        assert!(matches!(e, MatcherError::RankOutOfRange { part: 1, rank: 2, ranks: 2 }), "{e}");
     }
 }

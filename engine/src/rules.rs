@@ -8,50 +8,211 @@
 //! path is only checked against rules whose longest piece occurs in it;
 //! rules without any literal piece are always candidates.
 //!
-//! The stored form ([`RuleListBuf`]) is three plain tables, which the artifact
-//! keeps as aligned sections; [`RuleList`] is a validated view over them with
-//! its [`Prefilter`], either owned (built with the view) or borrowed (built
-//! once and cached by whoever keeps the tables, as the artifact does, since a
-//! view over memory-mapped tables cannot own what is built from them).
+//! A [`RuleList`] is three plain tables, which the artifact keeps as
+//! aligned sections, generic over where they live (as [`crate::dfa::Dfa`]
+//! is): the builder's owned list, and a [`RuleListRef`] of an artifact's
+//! tables read in place, both checked by [`RuleList::new`]. Its
+//! [`Prefilter`] is kept beside it, not in it: the builder, which never
+//! matches, never builds one, and a view over memory-mapped tables cannot
+//! own what is built from them, so whoever keeps the tables keeps the
+//! prefilter (an artifact one per part, built once the part is hot, see
+//! [`LazyPrefilter`]).
 
 use robotsieve_core::pattern;
-use std::borrow::Cow;
 use std::fmt;
 
-/// The stored form of a per-rule part: patterns concatenated, sorted by rank,
-/// highest first.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct RuleListBuf {
+/// A per-rule part: every pattern, concatenated and sorted by rank, highest
+/// first, generic over where its tables live: the pattern bytes `P`, and
+/// `E` for the pattern ends and the ranks.
+///
+/// The default, all owned, is what the builder makes
+/// ([`RuleList::from_rules`]) and the artifact writer stores;
+/// [`RuleListRef`] borrows, as an artifact's tables are read in place.
+/// Every value was sorted by [`RuleList::from_rules`] or checked by
+/// [`RuleList::new`] (or is a view of tables that were), so a search never
+/// indexes out of bounds. A search takes the list's [`Prefilter`], which
+/// its keeper holds beside it ([`RuleList::prefilter`] builds it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RuleList<P = Vec<u8>, E = Vec<u32>> {
     /// Every pattern (escaped, as matched, with its `$`), one after the other.
-    pub patterns: Vec<u8>,
+    patterns: P,
     /// `ends[i]`: where pattern `i` ends in `patterns` (it starts where `i - 1` ends).
-    pub ends: Vec<u32>,
+    ends: E,
     /// `ranks[i]`: the rank pattern `i` gives when it matches; non-increasing, at least 1.
-    pub ranks: Vec<u32>,
+    ranks: E,
 }
 
-impl RuleListBuf {
+/// A [`RuleList`] over borrowed tables (an artifact's, or an owned list's
+/// through [`RuleList::as_ref`]), as an artifact's part holds it.
+pub type RuleListRef<'a> = RuleList<&'a [u8], &'a [u32]>;
+
+impl RuleList {
     /// Stores `(pattern, rank)` pairs, sorting them by rank, highest first
     /// (stable, so equal ranks keep their order).
-    pub fn new<'p>(rules: impl IntoIterator<Item = (&'p [u8], u32)>) -> RuleListBuf {
+    ///
+    /// # Panics
+    ///
+    /// When a rank is 0 (which stands for "no rule", and which no rule the
+    /// builder ranks has), or the patterns pass 4 GiB.
+    pub fn from_rules<'p>(rules: impl IntoIterator<Item = (&'p [u8], u32)>) -> RuleList {
         let mut rules: Vec<(&[u8], u32)> = rules.into_iter().collect();
         rules.sort_by_key(|&(_, rank)| std::cmp::Reverse(rank));
-        let mut buf = RuleListBuf::default();
+        let mut list: RuleList = RuleList::default();
         for (pattern, rank) in rules {
-            buf.patterns.extend_from_slice(pattern);
-            buf.ends.push(u32::try_from(buf.patterns.len()).expect("rule list under 4 GiB"));
-            buf.ranks.push(rank);
+            assert!(rank > 0, "a rule of rank 0 (no rule)");
+            list.patterns.extend_from_slice(pattern);
+            list.ends.push(u32::try_from(list.patterns.len()).expect("rule list under 4 GiB"));
+            list.ranks.push(rank);
         }
-        buf
-    }
-
-    /// A validated view (builds the prefilter).
-    pub fn as_rule_list(&self) -> Result<RuleList<'_>, RuleListError> {
-        RuleList::new(&self.patterns, &self.ends, &self.ranks)
+        list
     }
 }
 
-/// Why three tables are not a valid rule list, or a prefilter does not fit them.
+impl<P: AsRef<[u8]>, E: AsRef<[u32]>> RuleList<P, E> {
+    /// Checks the tables: `ends` must be non-decreasing and end within
+    /// `patterns`; `ranks` must have one entry per pattern, be non-increasing
+    /// and at least 1.
+    pub fn new(patterns: P, ends: E, ranks: E) -> Result<RuleList<P, E>, RuleListError> {
+        check(patterns.as_ref(), ends.as_ref(), ranks.as_ref())?;
+        Ok(RuleList { patterns, ends, ranks })
+    }
+
+    /// A list over tables that [`RuleList::new`] accepted before (an
+    /// artifact's group, checked on its first use), not checked again.
+    #[inline(always)]
+    pub(crate) fn validated(patterns: P, ends: E, ranks: E) -> RuleList<P, E> {
+        RuleList { patterns, ends, ranks }
+    }
+
+    /// A view over this list's tables.
+    pub fn as_ref(&self) -> RuleListRef<'_> {
+        RuleList { patterns: self.patterns(), ends: self.ends(), ranks: self.ranks() }
+    }
+
+    /// Every pattern, one after the other.
+    #[inline(always)]
+    pub fn patterns(&self) -> &[u8] {
+        self.patterns.as_ref()
+    }
+
+    /// Where each pattern ends in [`RuleList::patterns`].
+    #[inline(always)]
+    pub fn ends(&self) -> &[u32] {
+        self.ends.as_ref()
+    }
+
+    /// The rank each pattern gives when it matches, highest first.
+    #[inline(always)]
+    pub fn ranks(&self) -> &[u32] {
+        self.ranks.as_ref()
+    }
+
+    /// Number of rules.
+    pub fn len(&self) -> usize {
+        self.ends().len()
+    }
+
+    /// Whether there are no rules.
+    pub fn is_empty(&self) -> bool {
+        self.ends().is_empty()
+    }
+
+    /// Pattern `i` (escaped, with its `$`).
+    pub fn pattern(&self, i: usize) -> &[u8] {
+        pattern_at(self.patterns(), self.ends(), i)
+    }
+
+    /// The highest rank this part can give (0 when empty).
+    pub fn max_answer(&self) -> u32 {
+        self.ranks().first().copied().unwrap_or(0)
+    }
+
+    /// The prefilter of this list, built now (what [`RuleList::best`] takes).
+    pub fn prefilter(&self) -> Prefilter {
+        Prefilter::new(self)
+    }
+
+    /// [`RuleList::best`] without a prefilter: the rules that could beat
+    /// `floor` (a prefix, highest rank first) checked in turn, the first
+    /// match the winner; and how many rules were checked. The same answer
+    /// as with the prefilter, which only skips rules that cannot match.
+    pub fn best_by_scan(&self, path: &[u8], floor: u32) -> (u32, usize) {
+        let (patterns, ends, ranks) = (self.patterns(), self.ends(), self.ranks());
+        let limit = ranks.partition_point(|&r| r > floor).min(ends.len());
+        let mut start = 0usize;
+        for (i, &end) in ends[..limit].iter().enumerate() {
+            let end = end as usize;
+            if let Some(pattern) = patterns.get(start..end) {
+                if pattern::matches(pattern, path) {
+                    return (ranks[i], i + 1);
+                }
+            }
+            start = end;
+        }
+        (0, limit)
+    }
+
+    /// The best rank among the rules matching `path` that is above `floor`
+    /// (0 when none is), with `prefilter` picking the candidates: this
+    /// list's ([`RuleList::prefilter`]). Another list's gives wrong
+    /// candidates, never a panic (a rule it names past this list's is never
+    /// checked). Allocates nothing.
+    pub fn best(&self, prefilter: &Prefilter, path: &[u8], floor: u32) -> u32 {
+        debug_assert_eq!(prefilter.rules, self.len(), "another list's prefilter");
+        let ranks = self.ranks();
+        // Rules that could beat `floor` are a prefix, and the first match wins.
+        let limit = ranks.partition_point(|&r| r > floor);
+        let mut winner = limit;
+        let consider = |rules: &[u32], winner: &mut usize| {
+            for &i in rules {
+                let i = i as usize;
+                if i >= *winner {
+                    break;
+                }
+                if pattern::matches(self.pattern(i), path) {
+                    *winner = i;
+                    break;
+                }
+            }
+        };
+        consider(&prefilter.always, &mut winner);
+        if winner > 0 {
+            prefilter.candidates(path, |rules| {
+                consider(rules, &mut winner);
+                winner > 0
+            });
+        }
+        if winner < limit {
+            ranks[winner]
+        } else {
+            0
+        }
+    }
+}
+
+/// Checks a rule list's tables (see [`RuleList::new`]).
+fn check(patterns: &[u8], ends: &[u32], ranks: &[u32]) -> Result<(), RuleListError> {
+    if ends.len() != ranks.len() {
+        return Err(RuleListError::CountMismatch { ends: ends.len(), ranks: ranks.len() });
+    }
+    let mut start = 0usize;
+    for (pattern, &end) in ends.iter().enumerate() {
+        let end = end as usize;
+        if end < start || end > patterns.len() {
+            return Err(RuleListError::PatternEndOutOfRange { pattern, end, start, pattern_bytes: patterns.len() });
+        }
+        start = end;
+    }
+    if let Some(pattern) = ranks.iter().position(|&r| r == 0) {
+        return Err(RuleListError::RankZero { pattern });
+    }
+    if let Some(i) = ranks.windows(2).position(|w| w[0] < w[1]) {
+        return Err(RuleListError::RanksNotSorted { pattern: i + 1 });
+    }
+    Ok(())
+}
+
+/// Why three tables are not a valid rule list.
 #[non_exhaustive]
 #[derive(Clone, Debug)]
 pub enum RuleListError {
@@ -83,13 +244,6 @@ pub enum RuleListError {
         /// The pattern's index.
         pattern: usize,
     },
-    /// A prefilter built for another number of rules was given.
-    PrefilterSize {
-        /// The number of rules it was built for.
-        built_for: usize,
-        /// The number of rules in the tables.
-        rules: usize,
-    },
 }
 
 impl fmt::Display for RuleListError {
@@ -104,9 +258,6 @@ impl fmt::Display for RuleListError {
             RuleListError::RankZero { pattern } => write!(f, "pattern {pattern} has rank 0, which means \"no rule\""),
             RuleListError::RanksNotSorted { pattern } => {
                 write!(f, "ranks are not sorted highest first at pattern {pattern}")
-            }
-            RuleListError::PrefilterSize { built_for, rules } => {
-                write!(f, "prefilter built for {built_for} rules, tables have {rules}")
             }
         }
     }
@@ -137,10 +288,10 @@ impl std::error::Error for RuleListError {}
 /// (benches/README.md, "Figures behind the code's choices").
 #[derive(Clone, Debug, Default)]
 pub struct Prefilter {
-    /// The number of rules it was built for (checked by [`RuleList::with_prefilter`]).
+    /// The number of rules it was built for.
     rules: usize,
-    /// The index, boxed so that a [`RuleList`] that owns its prefilter stays
-    /// small; `None` when no rule has a literal byte to index.
+    /// The index, boxed so that a prefilter (and a [`LazyPrefilter`] not
+    /// built yet) stays small; `None` when no rule has a literal byte to index.
     tables: Option<Box<PieceTables>>,
     /// Rules without a literal piece (`*`, `$`, `*$`), ascending.
     always: Vec<u32>,
@@ -322,7 +473,7 @@ fn rarest_pair(floating: &[u8]) -> Option<(&[u8], usize)> {
 }
 
 impl Prefilter {
-    /// Builds the prefilter of tables that [`RuleList::check`] accepted.
+    /// Builds the prefilter of a list (as [`RuleList::prefilter`] does).
     ///
     /// Each keyed rule gets one integer sort key, its kind (prefix, pair,
     /// byte), its lookup key (second byte, `pair_slot`, byte), a hash of
@@ -334,8 +485,8 @@ impl Prefilter {
     /// shared piece, or a hash collision, which then gives a piece entry of
     /// its own: a repeated check, never a wrong answer). Every table is
     /// sized before it is filled.
-    pub fn new(patterns: &[u8], ends: &[u32]) -> Prefilter {
-        Prefilter::build(patterns, ends, piece_hash)
+    pub fn new<P: AsRef<[u8]>, E: AsRef<[u32]>>(list: &RuleList<P, E>) -> Prefilter {
+        Prefilter::build(list.patterns(), list.ends(), piece_hash)
     }
 
     /// [`Prefilter::new`] with the hash of pieces given (tests give one
@@ -712,20 +863,18 @@ impl LazyPrefilter {
         self.built.get().is_some()
     }
 
-    /// [`RuleList::best`] of the list these tables (checked by
-    /// [`RuleList::check`]) hold: with the prefilter once it is built, by a
-    /// scan of the rules before, which builds it when the scans have cost
-    /// what the build would.
-    pub fn best(&self, patterns: &[u8], ends: &[u32], ranks: &[u32], path: &[u8], floor: u32) -> u32 {
+    /// [`RuleList::best`] of `list` (the list this prefilter is for): with
+    /// the prefilter once it is built, by a scan of the rules before, which
+    /// builds it when the scans have cost what the build would.
+    pub fn best<P: AsRef<[u8]>, E: AsRef<[u32]>>(&self, list: &RuleList<P, E>, path: &[u8], floor: u32) -> u32 {
         use std::sync::atomic::Ordering;
         if let Some(prefilter) = self.built.get() {
-            return RuleList::with_prefilter(patterns, ends, ranks, prefilter)
-                .map_or(0, |rules| rules.best(path, floor));
+            return list.best(prefilter, path, floor);
         }
-        let (best, checked) = RuleList::best_by_scan(patterns, ends, ranks, path, floor);
+        let (best, checked) = list.best_by_scan(path, floor);
         let cost = checked as u64 * (Self::SCAN_COST_PER_RULE + path.len() as u64 * Self::SCAN_COST_PER_PATH_BYTE);
         if self.scanned.fetch_add(cost, Ordering::Relaxed) + cost >= self.build_cost {
-            self.built.get_or_init(|| Prefilter::new(patterns, ends));
+            self.built.get_or_init(|| Prefilter::new(list));
         }
         best
     }
@@ -736,151 +885,41 @@ fn pattern_at<'p>(patterns: &'p [u8], ends: &[u32], i: usize) -> &'p [u8] {
     &patterns[start..ends[i] as usize]
 }
 
-/// A validated per-rule part with its prefilter.
-#[derive(Clone, Debug)]
-pub struct RuleList<'a> {
-    patterns: &'a [u8],
-    ends: &'a [u32],
-    ranks: &'a [u32],
-    prefilter: Cow<'a, Prefilter>,
-}
-
-impl<'a> RuleList<'a> {
-    /// Checks the tables and builds the prefilter.
-    pub fn new(patterns: &'a [u8], ends: &'a [u32], ranks: &'a [u32]) -> Result<RuleList<'a>, RuleListError> {
-        RuleList::check(patterns, ends, ranks)?;
-        let prefilter = Cow::Owned(Prefilter::new(patterns, ends));
-        Ok(RuleList { patterns, ends, ranks, prefilter })
-    }
-
-    /// A view over tables that [`RuleList::check`] accepted, with a prefilter
-    /// that [`Prefilter::new`] built from the same tables (the caller keeps it).
-    /// A prefilter built for a different number of rules is refused; one built
-    /// from other tables of the same size gives wrong candidates, never a panic
-    /// (every rule index it yields is below the table size).
-    pub fn with_prefilter(
-        patterns: &'a [u8],
-        ends: &'a [u32],
-        ranks: &'a [u32],
-        prefilter: &'a Prefilter,
-    ) -> Result<RuleList<'a>, RuleListError> {
-        if prefilter.rules != ends.len() {
-            return Err(RuleListError::PrefilterSize { built_for: prefilter.rules, rules: ends.len() });
-        }
-        Ok(RuleList { patterns, ends, ranks, prefilter: Cow::Borrowed(prefilter) })
-    }
-
-    /// Checks the tables: `ends` must be non-decreasing and end within
-    /// `patterns`; `ranks` must have one entry per pattern, be non-increasing
-    /// and at least 1.
-    pub fn check(patterns: &[u8], ends: &[u32], ranks: &[u32]) -> Result<(), RuleListError> {
-        if ends.len() != ranks.len() {
-            return Err(RuleListError::CountMismatch { ends: ends.len(), ranks: ranks.len() });
-        }
-        let mut start = 0usize;
-        for (pattern, &end) in ends.iter().enumerate() {
-            let end = end as usize;
-            if end < start || end > patterns.len() {
-                return Err(RuleListError::PatternEndOutOfRange { pattern, end, start, pattern_bytes: patterns.len() });
-            }
-            start = end;
-        }
-        if let Some(pattern) = ranks.iter().position(|&r| r == 0) {
-            return Err(RuleListError::RankZero { pattern });
-        }
-        if let Some(i) = ranks.windows(2).position(|w| w[0] < w[1]) {
-            return Err(RuleListError::RanksNotSorted { pattern: i + 1 });
-        }
-        Ok(())
-    }
-
-    /// Number of rules.
-    pub fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    /// Whether there are no rules.
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
-    /// Pattern `i` (escaped, with its `$`).
-    pub fn pattern(&self, i: usize) -> &'a [u8] {
-        pattern_at(self.patterns, self.ends, i)
-    }
-
-    /// The highest rank this part can give (0 when empty).
-    pub fn max_answer(&self) -> u32 {
-        self.ranks.first().copied().unwrap_or(0)
-    }
-
-    /// [`RuleList::best`] without a prefilter, over tables that
-    /// [`RuleList::check`] accepted: the rules that could beat `floor` (a
-    /// prefix, highest rank first) checked in turn, the first match the
-    /// winner; and how many rules were checked. The same answer as with the
-    /// prefilter, which only skips rules that cannot match.
-    pub fn best_by_scan(patterns: &[u8], ends: &[u32], ranks: &[u32], path: &[u8], floor: u32) -> (u32, usize) {
-        let limit = ranks.partition_point(|&r| r > floor).min(ends.len());
-        let mut start = 0usize;
-        for (i, &end) in ends[..limit].iter().enumerate() {
-            let end = end as usize;
-            if let Some(pattern) = patterns.get(start..end) {
-                if pattern::matches(pattern, path) {
-                    return (ranks[i], i + 1);
-                }
-            }
-            start = end;
-        }
-        (0, limit)
-    }
-
-    /// The best rank among the rules matching `path` that is above `floor`
-    /// (0 when none is). Allocates nothing.
-    pub fn best(&self, path: &[u8], floor: u32) -> u32 {
-        // Rules that could beat `floor` are a prefix, and the first match wins.
-        let limit = self.ranks.partition_point(|&r| r > floor);
-        let mut winner = limit;
-        let consider = |rules: &[u32], winner: &mut usize| {
-            for &i in rules {
-                let i = i as usize;
-                if i >= *winner {
-                    break;
-                }
-                if pattern::matches(self.pattern(i), path) {
-                    *winner = i;
-                    break;
-                }
-            }
-        };
-        let prefilter = &*self.prefilter;
-        consider(&prefilter.always, &mut winner);
-        if winner > 0 {
-            prefilter.candidates(path, |rules| {
-                consider(rules, &mut winner);
-                winner > 0
-            });
-        }
-        if winner < limit {
-            self.ranks[winner]
-        } else {
-            0
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn list(rules: &[(&str, u32)]) -> RuleListBuf {
-        RuleListBuf::new(rules.iter().map(|(p, r)| (p.as_bytes(), *r)))
+    fn list(rules: &[(&str, u32)]) -> RuleList {
+        RuleList::from_rules(rules.iter().map(|(p, r)| (p.as_bytes(), *r)))
+    }
+
+    /// A list with a prefilter beside it, searched as the runtime searches.
+    struct Prefiltered<'a> {
+        list: RuleListRef<'a>,
+        prefilter: Prefilter,
+    }
+
+    impl Prefiltered<'_> {
+        fn best(&self, path: &[u8], floor: u32) -> u32 {
+            self.list.best(&self.prefilter, path, floor)
+        }
+    }
+
+    /// `list` with its own prefilter.
+    fn prefiltered(list: &RuleList) -> Prefiltered<'_> {
+        Prefiltered { list: list.as_ref(), prefilter: list.prefilter() }
+    }
+
+    /// [`RuleList::new`] of borrowed tables.
+    fn tables<'a>(patterns: &'a [u8], ends: &'a [u32], ranks: &'a [u32]) -> Result<RuleListRef<'a>, RuleListError> {
+        RuleList::new(patterns, ends, ranks)
     }
 
     #[test]
     fn best_is_the_highest_matching_rank_above_the_floor() {
         let buf = list(&[("/a*b*c", 3), ("/*x*y", 5), ("*", 1), ("/a$", 4)]);
-        let rules = buf.as_rule_list().unwrap();
-        assert_eq!(rules.max_answer(), 5);
+        assert_eq!(buf.max_answer(), 5);
+        let rules = prefiltered(&buf);
         assert_eq!(rules.best(b"/a1b2c", 0), 3);
         assert_eq!(rules.best(b"/a1b2c/x/y", 0), 5);
         assert_eq!(rules.best(b"/a", 0), 4);
@@ -893,7 +932,7 @@ mod tests {
     #[test]
     fn equal_pieces_share_the_prefilter() {
         let buf = list(&[("/*abc*1", 2), ("/*abc*2", 3), ("/q*abc", 1)]);
-        let rules = buf.as_rule_list().unwrap();
+        let rules = prefiltered(&buf);
         assert_eq!(rules.best(b"/abc1", 0), 2);
         assert_eq!(rules.best(b"/abc12", 0), 3);
         assert_eq!(rules.best(b"/qabc", 0), 1);
@@ -902,20 +941,28 @@ mod tests {
 
     #[test]
     fn rejects_bad_tables() {
-        assert!(RuleList::new(b"/a/b", &[2, 1], &[2, 1]).is_err());
-        assert!(RuleList::new(b"/a/b", &[2, 5], &[2, 1]).is_err());
-        assert!(RuleList::new(b"/a/b", &[2, 4], &[1, 2]).is_err());
-        assert!(RuleList::new(b"/a/b", &[2, 4], &[1, 0]).is_err());
-        assert!(RuleList::new(b"/a/b", &[2, 4], &[1]).is_err());
-        let e = RuleList::new(b"/a/b", &[2, 5], &[2, 1]).unwrap_err();
+        assert!(tables(b"/a/b", &[2, 1], &[2, 1]).is_err());
+        assert!(tables(b"/a/b", &[2, 5], &[2, 1]).is_err());
+        assert!(tables(b"/a/b", &[2, 4], &[1, 2]).is_err());
+        assert!(tables(b"/a/b", &[2, 4], &[1, 0]).is_err());
+        assert!(tables(b"/a/b", &[2, 4], &[1]).is_err());
+        let e = tables(b"/a/b", &[2, 5], &[2, 1]).unwrap_err();
         assert!(e.to_string().contains("pattern 1 ends at 5"), "{e}");
-        assert!(RuleList::new(b"/a/b", &[2, 4], &[2, 2]).is_ok());
-        assert_eq!(RuleList::new(b"", &[], &[]).unwrap().best(b"/x", 0), 0);
+        let ok = tables(b"/a/b", &[2, 4], &[2, 2]).unwrap();
+        assert_eq!((ok.len(), ok.pattern(0), ok.pattern(1), ok.max_answer()), (2, &b"/a"[..], &b"/b"[..], 2));
+        let empty = tables(b"", &[], &[]).unwrap();
+        assert_eq!(empty.best(&empty.prefilter(), b"/x", 0), 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "a rule of rank 0")]
+    fn the_builder_refuses_a_rule_of_rank_zero() {
+        RuleList::from_rules([(b"/a".as_slice(), 1), (b"/b".as_slice(), 0)]);
     }
 
     #[test]
     fn each_broken_table_gives_its_own_error() {
-        let check = |ends: &[u32], ranks: &[u32]| RuleList::check(b"/a/b", ends, ranks).unwrap_err();
+        let check = |ends: &[u32], ranks: &[u32]| tables(b"/a/b", ends, ranks).unwrap_err();
         assert!(matches!(
             check(&[2, 1], &[2, 1]),
             RuleListError::PatternEndOutOfRange { pattern: 1, end: 1, start: 2, pattern_bytes: 4 }
@@ -927,10 +974,6 @@ mod tests {
         assert!(matches!(check(&[2, 4], &[1, 2]), RuleListError::RanksNotSorted { pattern: 1 }));
         assert!(matches!(check(&[2, 4], &[1, 0]), RuleListError::RankZero { pattern: 1 }));
         assert!(matches!(check(&[2, 4], &[1]), RuleListError::CountMismatch { ends: 2, ranks: 1 }));
-        let prefilter = Prefilter::new(b"/a/b", &[2]);
-        let e = RuleList::with_prefilter(b"/a/b", &[2, 4], &[2, 1], &prefilter).unwrap_err();
-        assert!(matches!(e, RuleListError::PrefilterSize { built_for: 1, rules: 2 }), "{e}");
-        assert_eq!(e.to_string(), "invalid rule list: prefilter built for 1 rules, tables have 2");
     }
 
     proptest::proptest! {
@@ -942,14 +985,14 @@ mod tests {
             paths in proptest::collection::vec("/[ab]{0,10}", 1..8),
             floor in 0u32..6,
         ) {
-            let buf = RuleListBuf::new(rules.iter().map(|(p, r)| (p.as_bytes(), *r)));
-            let list = buf.as_rule_list().unwrap();
+            let buf = RuleList::from_rules(rules.iter().map(|(p, r)| (p.as_bytes(), *r)));
+            let list = prefiltered(&buf);
             let lazy = LazyPrefilter::new(0);
             for path in &paths {
                 let want = list.best(path.as_bytes(), floor);
-                let (scanned, _) = RuleList::best_by_scan(&buf.patterns, &buf.ends, &buf.ranks, path.as_bytes(), floor);
+                let (scanned, _) = buf.best_by_scan(path.as_bytes(), floor);
                 proptest::prop_assert_eq!(scanned, want);
-                let lazily = lazy.best(&buf.patterns, &buf.ends, &buf.ranks, path.as_bytes(), floor);
+                let lazily = lazy.best(&buf, path.as_bytes(), floor);
                 proptest::prop_assert_eq!(lazily, want);
             }
         }
@@ -972,18 +1015,18 @@ mod tests {
             paths in proptest::collection::vec(proptest::collection::vec(proptest::sample::select(PIECE_BYTES), 0..14), 1..8),
             floor in 0u32..8,
         ) {
-            let buf = RuleListBuf::new(rules.iter().map(|(p, r)| (p.as_slice(), *r)));
-            let list = buf.as_rule_list().unwrap();
+            let buf = RuleList::from_rules(rules.iter().map(|(p, r)| (p.as_slice(), *r)));
+            let list = prefiltered(&buf);
             for path in &paths {
-                let (want, _) = RuleList::best_by_scan(&buf.patterns, &buf.ends, &buf.ranks, path, floor);
+                let (want, _) = buf.best_by_scan(path, floor);
                 proptest::prop_assert_eq!(list.best(path, floor), want, "path {:?}", String::from_utf8_lossy(path));
             }
         }
     }
 
-    /// `list` answering with its prefilter's portable scan only (no AVX2 tables).
-    fn without_vectors<'a>(list: &RuleList<'a>) -> Prefilter {
-        let mut prefilter = list.prefilter.clone().into_owned();
+    /// `prefilter` with its portable scan only (no AVX2 tables).
+    fn without_vectors(prefilter: &Prefilter) -> Prefilter {
+        let mut prefilter = prefilter.clone();
         #[cfg(target_arch = "x86_64")]
         if let Some(t) = prefilter.tables.as_deref_mut() {
             t.nibbles = None;
@@ -1001,13 +1044,13 @@ mod tests {
     /// Whether each of `lists` answers every path at `floor` as the scan
     /// of every rule of `buf` does.
     fn answer_as_the_scan(
-        buf: &RuleListBuf,
-        lists: &[&RuleList<'_>],
+        buf: &RuleList,
+        lists: &[&Prefiltered<'_>],
         paths: &[Vec<u8>],
         floor: u32,
     ) -> Result<(), proptest::test_runner::TestCaseError> {
         for path in paths {
-            let (want, _) = RuleList::best_by_scan(&buf.patterns, &buf.ends, &buf.ranks, path, floor);
+            let (want, _) = buf.best_by_scan(path, floor);
             for list in lists {
                 proptest::prop_assert_eq!(list.best(path, floor), want, "path {:?}", String::from_utf8_lossy(path));
             }
@@ -1040,10 +1083,9 @@ mod tests {
             paths in long_paths(90),
             floor in 0u32..8,
         ) {
-            let buf = RuleListBuf::new(rules.iter().map(|(p, r)| (p.as_slice(), *r)));
-            let list = buf.as_rule_list().unwrap();
-            let scalar = without_vectors(&list);
-            let portable = RuleList::with_prefilter(&buf.patterns, &buf.ends, &buf.ranks, &scalar).unwrap();
+            let buf = RuleList::from_rules(rules.iter().map(|(p, r)| (p.as_slice(), *r)));
+            let list = prefiltered(&buf);
+            let portable = Prefiltered { list: buf.as_ref(), prefilter: without_vectors(&list.prefilter) };
             answer_as_the_scan(&buf, &[&list, &portable], &paths, floor)?;
         }
     }
@@ -1065,7 +1107,7 @@ mod tests {
         assert!(matches!(rule_key(b"*/*?*$"), RuleKey::Byte(b'?')));
         assert!(matches!(rule_key(b"**$"), RuleKey::Always));
         let buf = list(&[("/c/*price_bucket=*", 3), ("/mpv-*?x*", 2), ("*/*?*$", 1)]);
-        let rules = buf.as_rule_list().unwrap();
+        let rules = prefiltered(&buf);
         assert_eq!(rules.best(b"/c/shoes?price_bucket=2", 0), 3);
         assert_eq!(rules.best(b"/c/shoes?price_bucket", 0), 1);
         assert_eq!(rules.best(b"/mpv-12?x=1", 0), 2);
@@ -1089,15 +1131,15 @@ mod tests {
     fn equal_pieces_get_one_entry_and_colliding_hashes_keep_pieces_apart() {
         // `abc` and `bcd` are both keyed by their pair `bc` (at offsets 1 and 0).
         let buf = list(&[("/*abc*1", 6), ("/*bcd*2", 5), ("/*abc*3", 4), ("/mobile/*a", 2), ("/mobile/*b", 1)]);
-        let hashed = Prefilter::new(&buf.patterns, &buf.ends);
+        let hashed = buf.prefilter();
         // `abc` once, `bcd`, `/mobile/` once.
         assert_eq!(piece_entries(&hashed), 3);
         // Under one hash for all, the rules of `bc` are sorted by rule only:
         // `abc`, `bcd`, `abc` again, an entry each.
-        let colliding = Prefilter::build(&buf.patterns, &buf.ends, |_, _| 0);
+        let colliding = Prefilter::build(buf.patterns(), buf.ends(), |_, _| 0);
         assert_eq!(piece_entries(&colliding), 4);
-        for prefilter in [&hashed, &colliding] {
-            let rules = RuleList::with_prefilter(&buf.patterns, &buf.ends, &buf.ranks, prefilter).unwrap();
+        for prefilter in [hashed, colliding] {
+            let rules = Prefiltered { list: buf.as_ref(), prefilter };
             assert_eq!(rules.best(b"/abc3/abc1", 0), 6);
             assert_eq!(rules.best(b"/abc3", 0), 4);
             assert_eq!(rules.best(b"/bcd2", 0), 5);
@@ -1119,10 +1161,10 @@ mod tests {
             paths in long_paths(60),
             floor in 0u32..8,
         ) {
-            let buf = RuleListBuf::new(rules.iter().map(|(p, r)| (p.as_slice(), *r)));
-            let colliding = Prefilter::build(&buf.patterns, &buf.ends, |_, _| 0);
-            let list = RuleList::with_prefilter(&buf.patterns, &buf.ends, &buf.ranks, &colliding).unwrap();
-            let hashed = buf.as_rule_list().unwrap();
+            let buf = RuleList::from_rules(rules.iter().map(|(p, r)| (p.as_slice(), *r)));
+            let colliding = Prefilter::build(buf.patterns(), buf.ends(), |_, _| 0);
+            let list = Prefiltered { list: buf.as_ref(), prefilter: colliding };
+            let hashed = prefiltered(&buf);
             answer_as_the_scan(&buf, &[&list, &hashed], &paths, floor)?;
         }
     }
@@ -1150,7 +1192,7 @@ mod tests {
     fn colliding_pairs_are_told_apart() {
         assert_eq!(pair_slot(b'a', b'a'), pair_slot(b'c', b'!'));
         let buf = list(&[("/*aa*x", 2), ("/*c!*y", 1)]);
-        let rules = buf.as_rule_list().unwrap();
+        let rules = prefiltered(&buf);
         assert_eq!(rules.best(b"/c!x", 0), 0);
         assert_eq!(rules.best(b"/c!y", 0), 1);
         assert_eq!(rules.best(b"/aay/c!", 0), 0);
@@ -1160,22 +1202,22 @@ mod tests {
     #[test]
     fn the_lazy_prefilter_is_built_once_the_scans_cost_what_the_build_would() {
         let rules: Vec<String> = (0..50).map(|i| format!("/*x{i}*y")).collect();
-        let buf = RuleListBuf::new(rules.iter().map(|p| (p.as_bytes(), 1)));
-        let lazy = LazyPrefilter::new(buf.patterns.len());
+        let buf = RuleList::from_rules(rules.iter().map(|p| (p.as_bytes(), 1)));
+        let lazy = LazyPrefilter::new(buf.patterns().len());
         let path = b"/no";
         // Each use scans all 50 rules; the build is bought once they cost what it would.
         let scan =
             50 * (LazyPrefilter::SCAN_COST_PER_RULE + path.len() as u64 * LazyPrefilter::SCAN_COST_PER_PATH_BYTE);
-        let build = 4096 + buf.patterns.len() as u64 * LazyPrefilter::BUILD_COST_PER_BYTE;
+        let build = 4096 + buf.patterns().len() as u64 * LazyPrefilter::BUILD_COST_PER_BYTE;
         let expected = build.div_ceil(scan);
         assert!(expected > 1, "a list this small would be built on first use");
         let mut uses = 0;
         while !lazy.is_built() {
-            assert_eq!(lazy.best(&buf.patterns, &buf.ends, &buf.ranks, path, 0), 0);
+            assert_eq!(lazy.best(&buf, path, 0), 0);
             uses += 1;
             assert!(uses < 1000, "never built");
         }
         assert_eq!(uses, expected);
-        assert_eq!(lazy.best(&buf.patterns, &buf.ends, &buf.ranks, b"/ax7zy", 0), 1);
+        assert_eq!(lazy.best(&buf, b"/ax7zy", 0), 1);
     }
 }

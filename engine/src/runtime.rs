@@ -10,7 +10,7 @@
 //! a scan per part, with the tables hot in the cache after the first path.
 
 use crate::format::{GroupHead, PartView};
-use crate::rules::{LazyPrefilter, Prefilter};
+use crate::rules::LazyPrefilter;
 use crate::walk::{self, Automaton, SkipMemo};
 use robotsieve_core::Label;
 use std::sync::Arc;
@@ -19,10 +19,11 @@ use std::sync::Arc;
 const MAX_PARTS: usize = GroupHead::MAX_PARTS as usize;
 
 /// One part of a stored group as the walks run it: the decoder's
-/// [`PartView`] (the one list of part kinds, in [`crate::format`]) plus the
-/// runtime state a part needs, a rule list's prefilter. Made by the artifact
-/// both for [`CompiledGroup`] and for the side-by-side walks of
-/// [`crate::artifact::Artifact::decide_many`], and by [`crate::matcher`].
+/// [`PartView`] (the one part enum, [`crate::compiled::Part`], over the
+/// tables it reads in place) plus the runtime state a part needs, a rule
+/// list's prefilter. Made by the artifact both for [`CompiledGroup`] and
+/// for the side-by-side walks of [`crate::artifact::Artifact::decide_many`],
+/// and by [`crate::matcher`].
 #[derive(Clone, Debug)]
 pub(crate) struct RunnerPart<'a> {
     /// The stored part.
@@ -47,9 +48,9 @@ impl<'a> RunnerPart<'a> {
     /// The part `view`; `prefilter` gives a rule list's prefilter (its
     /// patterns in hand) and is not called for an automaton.
     #[inline]
-    pub(crate) fn new(view: PartView<'a>, prefilter: impl FnOnce(&'a [u8]) -> Arc<LazyPrefilter>) -> RunnerPart<'a> {
+    pub(crate) fn new(view: PartView<'a>, prefilter: impl FnOnce(&[u8]) -> Arc<LazyPrefilter>) -> RunnerPart<'a> {
         let prefilter = match view {
-            PartView::Rules { patterns, .. } => Some(prefilter(patterns)),
+            PartView::Rules(list) => Some(prefilter(list.patterns())),
             _ => None,
         };
         RunnerPart::with_prefilter(view, prefilter)
@@ -59,9 +60,7 @@ impl<'a> RunnerPart<'a> {
     /// group whose tables are not an artifact's, which caches prefilters).
     pub(crate) fn prefiltered(view: PartView<'a>) -> RunnerPart<'a> {
         let prefilter = match view {
-            PartView::Rules { patterns, ends, .. } => {
-                Some(Arc::new(LazyPrefilter::built(Prefilter::new(patterns, ends))))
-            }
+            PartView::Rules(list) => Some(Arc::new(LazyPrefilter::built(list.prefilter()))),
             _ => None,
         };
         RunnerPart::with_prefilter(view, prefilter)
@@ -74,13 +73,13 @@ impl<'a> RunnerPart<'a> {
             PartView::Dfa16(dfa) => walk::after_slash(dfa),
             PartView::Comb(comb) => walk::after_slash(comb),
             PartView::Comb16(comb) => walk::after_slash(comb),
-            PartView::Rules { .. } => 0,
+            PartView::Rules(_) => 0,
         };
         RunnerPart { view, prefilter, last_skip: SkipMemo::new(), slash }
     }
 
     fn is_rules(&self) -> bool {
-        matches!(self.view, PartView::Rules { .. })
+        matches!(self.view, PartView::Rules(_))
     }
 
     /// This part's rank for `path`; a rule list may answer 0 when no rule of
@@ -92,8 +91,8 @@ impl<'a> RunnerPart<'a> {
             PartView::Dfa16(dfa) => scan_automaton(dfa, path, self.slash, &self.last_skip),
             PartView::Comb(comb) => scan_automaton(comb, path, self.slash, &self.last_skip),
             PartView::Comb16(comb) => scan_automaton(comb, path, self.slash, &self.last_skip),
-            PartView::Rules { patterns, ends, ranks } => match &self.prefilter {
-                Some(prefilter) => prefilter.best(patterns, ends, ranks, path, floor),
+            PartView::Rules(list) => match &self.prefilter {
+                Some(prefilter) => prefilter.best(list, path, floor),
                 None => 0,
             },
         }
@@ -151,7 +150,11 @@ impl<'a> CompiledGroup<'a> {
     }
 
     /// The winning rank for a prepared path (0: no rule matched).
-    #[inline]
+    ///
+    /// Always inlined: the one-part jump below pays only inside the
+    /// caller's loop over a run of paths, and whether the compiler inlines
+    /// it otherwise turns on the size of the rule-list call beside it.
+    #[inline(always)]
     pub fn rank(&self, path: &[u8]) -> u32 {
         // Most groups are one automaton: its walk is the rank, reached
         // before the loop's registers are set up (on x86-64 a jump into the
@@ -193,7 +196,7 @@ mod tests {
         fn shared<T: Send + Sync>() {}
         shared::<RunnerPart<'static>>();
         shared::<CompiledGroup<'static>>();
-        shared::<crate::matcher::Matcher<'static>>();
+        shared::<crate::matcher::MatcherRef<'static>>();
     }
 
     /// Every way of adding up to [`MAX_PARTS`] + 1 parts, each an automaton
@@ -203,19 +206,18 @@ mod tests {
     #[test]
     fn automata_walk_first_in_order_and_the_rank_is_the_best_part() {
         use crate::dfa::Dfa;
-        use crate::rules::RuleListBuf;
+        use crate::rules::RuleList;
         // Automaton `i` answers `i + 1` on every path; rule list `i` answers
         // `20 + i` on `/r<i>` and nothing else.
         let dfas: Vec<Dfa> =
             (0..=MAX_PARTS as u32).map(|i| Dfa::new([0; 256], 0, vec![0], vec![i + 1], 0, 1).unwrap()).collect();
         let patterns: Vec<Vec<u8>> = (0..=MAX_PARTS).map(|i| format!("/r{i}").into_bytes()).collect();
-        let lists: Vec<RuleListBuf> =
-            (0..=MAX_PARTS).map(|i| RuleListBuf::new([(patterns[i].as_slice(), 20 + i as u32)])).collect();
+        let lists: Vec<RuleList> =
+            (0..=MAX_PARTS).map(|i| RuleList::from_rules([(patterns[i].as_slice(), 20 + i as u32)])).collect();
         let labels: Vec<u32> = (0..40).collect();
         let part = |rules: bool, i: usize| -> RunnerPart<'_> {
             if rules {
-                let RuleListBuf { patterns, ends, ranks } = &lists[i];
-                RunnerPart::prefiltered(PartView::Rules { patterns, ends, ranks })
+                RunnerPart::prefiltered(PartView::Rules(lists[i].as_ref()))
             } else {
                 RunnerPart::prefiltered(PartView::Dfa(dfas[i].as_ref()))
             }
@@ -238,7 +240,7 @@ mod tests {
                     .iter()
                     .map(|p| match &p.as_ref().unwrap().view {
                         PartView::Dfa(dfa) => (false, dfa.max_answer() as usize - 1),
-                        PartView::Rules { ranks, .. } => (true, ranks[0] as usize - 20),
+                        PartView::Rules(list) => (true, list.max_answer() as usize - 20),
                         _ => unreachable!(),
                     })
                     .collect();

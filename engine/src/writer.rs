@@ -829,8 +829,8 @@ mod tests {
 
     /// The blob of a group without rules (what an empty robots.txt compiles to).
     fn automaton_free_group() -> Vec<u8> {
-        let no_rules = crate::compiled::PartBuf::Rules(crate::rules::RuleListBuf::new(std::iter::empty()));
-        let empty = crate::compiled::MatcherBuf { labels: vec![0], rules: vec![u32::MAX], parts: vec![no_rules] };
+        let no_rules = crate::compiled::Part::Rules(crate::rules::RuleList::from_rules(std::iter::empty()));
+        let empty = crate::compiled::Matcher::new(vec![0], vec![u32::MAX], vec![no_rules]).unwrap();
         crate::format::encode_group(&empty, false, &[]).unwrap()
     }
 

@@ -78,12 +78,12 @@ pub fn rule_effects(group: &Group) -> Vec<Effect> {
         return effects;
     };
     let mut steps = WALK_STEP_LIMIT;
-    let Some(reach) = Reach::of(&full_parts, full.rules.len(), &mut steps) else {
+    let Some(reach) = Reach::of(&full_parts, full.rules().len(), &mut steps) else {
         effects.fill(Effect::Unknown);
         return effects;
     };
     let mut rank_of = vec![0u32; n];
-    for (rank, &rule) in full.rules.iter().enumerate() {
+    for (rank, &rule) in full.rules().iter().enumerate() {
         if let Some(r) = rank_of.get_mut(rule as usize) {
             *r = rank as u32;
         }
@@ -277,7 +277,7 @@ fn effect_without(local: &Group, line: std::ops::Range<usize>, steps: &mut u64) 
         return Effect::Unknown;
     }
     let ranks: Vec<u32> =
-        (0..with.rules.len() as u32).filter(|&rank| line.contains(&(with.rules[rank as usize] as usize))).collect();
+        (0..with.rules().len() as u32).filter(|&rank| line.contains(&(with.rules()[rank as usize] as usize))).collect();
     let mut rest = local.clone();
     rest.rules.drain(line);
     let full = &with_parts;
@@ -294,7 +294,7 @@ fn effect_without(local: &Group, line: std::ops::Range<usize>, steps: &mut u64) 
     let walked = walk_product(&dfas, steps, |states| {
         if ranks.contains(&full.answer(&states[..split], 0)) {
             let rank = without_parts.answer(&states[split..], 0) as usize;
-            let label = without.labels.get(rank).copied().unwrap_or(0);
+            let label = without.labels().get(rank).copied().unwrap_or(0);
             covered |= label != 0;
             changes |= Label(label).allows() != allow;
         }

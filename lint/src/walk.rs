@@ -2,7 +2,7 @@
 //! path, and the product of several automata.
 
 use crate::effects::PRODUCT_STATE_LIMIT;
-use crate::{DfaRef, MatcherBuf, PartBuf};
+use crate::{DfaRef, Matcher, Part};
 use std::collections::{BTreeMap, HashSet};
 
 /// Which ranks of a compiled group win on some path, and (for a group that
@@ -86,14 +86,13 @@ pub(crate) struct Parts<'m> {
 
 impl<'m> Parts<'m> {
     /// `None` when the group has only a fallback part (nothing to walk).
-    pub(crate) fn of(matcher: &'m MatcherBuf) -> Option<Parts<'m>> {
+    pub(crate) fn of(matcher: &'m Matcher) -> Option<Parts<'m>> {
         let mut parts = Parts { dfas: Vec::new(), fallback_max: 0 };
-        for part in &matcher.parts {
+        for part in matcher.parts() {
             match part {
-                PartBuf::Dfa(dfa) => parts.dfas.push(dfa.as_ref()),
-                PartBuf::Rules(list) => {
-                    parts.fallback_max = parts.fallback_max.max(list.ranks.iter().copied().max().unwrap_or(0))
-                }
+                Part::Dfa(dfa) => parts.dfas.push(dfa.as_ref()),
+                Part::Rules(list) => parts.fallback_max = parts.fallback_max.max(list.max_answer()),
+                Part::Dfa16(never) | Part::Comb(never) | Part::Comb16(never) => match *never {},
             }
         }
         (!parts.dfas.is_empty() || parts.fallback_max == 0).then_some(parts)

@@ -5,7 +5,7 @@
 use robotsieve_compiler::automaton::{compile, Budget, BuildOptions, Compiled};
 use robotsieve_core::pattern;
 use robotsieve_engine::comb::{CombDfa, CombDfaRef, SlotTable};
-use robotsieve_engine::matcher::PartBuf;
+use robotsieve_engine::matcher::Part;
 use robotsieve_robotstxt::Group;
 
 /// A budget so small that almost every group is split into automata and
@@ -99,10 +99,10 @@ pub fn paths_for_group(group: &Group, per_group: usize, rng: &mut Rng) -> Vec<Ve
 /// automaton part, made into a comb table, 32-bit and 16-bit (as the
 /// artifact writer may store it), scans as the dense table does.
 pub fn disagreements(group: &Group, compiled: &Compiled, explain: bool, paths: &[Vec<u8>]) -> Vec<String> {
-    let matcher = compiled.matcher.matcher().expect("the builder makes valid tables");
+    let matcher = compiled.matcher.matcher();
     let mut out = Vec::new();
-    for (i, part) in compiled.matcher.parts.iter().enumerate() {
-        let PartBuf::Dfa(dense) = part else { continue };
+    for (i, part) in compiled.matcher.parts().iter().enumerate() {
+        let Part::Dfa(dense) = part else { continue };
         let comb = CombDfa::from_dense(dense);
         // The 16-bit form too, when it fits (the artifact stores that one then).
         let narrow = comb.narrow();

@@ -3,7 +3,7 @@
 
 use super::{align8, checksum, ne32, ne64, put32, put64, GroupDamage, GroupTable, PartProblem, NO_RULE};
 use crate::comb::{Accel, CombDfa, CombDfaRef, NarrowComb, SlotId};
-use crate::compiled::{MatcherBuf, PartBuf};
+use crate::compiled::{Matcher, Part, Stored};
 use crate::dfa::{Dfa, DfaRef, StateId};
 use crate::rules::RuleList;
 
@@ -237,25 +237,25 @@ impl BlobTables {
 /// documentation). Each automaton part is stored as a comb when that is
 /// smaller than its dense table. With `explain`, the rank-to-rule table and
 /// `rules` are stored; without, every rank names `NO_RULE`.
-pub fn encode_group(matcher: &MatcherBuf, explain: bool, rules: &[RuleText<'_>]) -> Result<Vec<u8>, EncodeError> {
-    let parts = matcher.parts.len();
+pub fn encode_group(matcher: &Matcher, explain: bool, rules: &[RuleText<'_>]) -> Result<Vec<u8>, EncodeError> {
+    let parts = matcher.parts().len();
     if parts == 0 || parts > GroupHead::MAX_PARTS as usize {
         return Err(EncodeError::PartCount { parts });
     }
     let records_end = GroupHead::LEN + parts * PartRecord::LEN;
     let mut t = BlobTables { data: vec![0; records_end] };
     let mut head = GroupHead {
-        ranks: matcher.labels.len() as u32,
+        ranks: matcher.labels().len() as u32,
         parts: parts as u32,
-        labels_off: t.u32s(&matcher.labels)?,
+        labels_off: t.u32s(matcher.labels())?,
         ..GroupHead::default()
     };
-    let rule_ids = if explain { matcher.rules.clone() } else { vec![NO_RULE; matcher.rules.len()] };
+    let rule_ids = if explain { matcher.rules().to_vec() } else { vec![NO_RULE; matcher.rules().len()] };
     head.rules_off = t.u32s(&rule_ids)?;
     let mut records = Vec::with_capacity(parts);
-    for part in &matcher.parts {
+    for part in matcher.parts() {
         records.push(match part {
-            PartBuf::Dfa(dfa) => match smaller_comb(dfa) {
+            Part::Dfa(dfa) => match smaller_comb(dfa) {
                 Some((comb, narrow)) => encode_comb(&mut t, dfa, &comb, narrow)?,
                 None => {
                     let a = t.bytes(dfa.classes())?;
@@ -271,14 +271,15 @@ pub fn encode_group(matcher: &MatcherBuf, explain: bool, rules: &[RuleText<'_>])
                     PartRecord { kind, stride2, count, sinks, start, slots: 0, a, b, c }
                 }
             },
-            PartBuf::Rules(list) => PartRecord {
+            Part::Rules(list) => PartRecord {
                 kind: PART_RULES,
-                count: list.ends.len() as u32,
-                a: t.bytes(&list.patterns)?,
-                b: t.u32s(&list.ends)?,
-                c: t.u32s(&list.ranks)?,
+                count: list.len() as u32,
+                a: t.bytes(list.patterns())?,
+                b: t.u32s(list.ends())?,
+                c: t.u32s(list.ranks())?,
                 ..PartRecord::default()
             },
+            Part::Dfa16(never) | Part::Comb(never) | Part::Comb16(never) => match *never {},
         });
     }
     if explain && !rules.is_empty() {
@@ -379,28 +380,9 @@ pub(crate) struct GroupView<'a> {
     blob: &'a [u8],
 }
 
-/// A part of a group, read in place: the one list of the part kinds a
-/// group stores (the runtime wraps it, see `runtime::RunnerPart`).
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum PartView<'a> {
-    /// A dense automaton of u32 ids.
-    Dfa(DfaRef<'a>),
-    /// A dense automaton of u16 ids.
-    Dfa16(DfaRef<'a, u16>),
-    /// A comb of u32 ids.
-    Comb(CombDfaRef<'a>),
-    /// A comb of u16 ids.
-    Comb16(CombDfaRef<'a, u16>),
-    /// Rules one by one.
-    Rules {
-        /// Concatenated patterns.
-        patterns: &'a [u8],
-        /// End of each pattern.
-        ends: &'a [u32],
-        /// Rank of each pattern.
-        ranks: &'a [u32],
-    },
-}
+/// A part of a group, read in place (the runtime wraps it, see
+/// `runtime::RunnerPart`).
+pub(crate) type PartView<'a> = Part<Stored<'a>>;
 
 impl<'a> GroupView<'a> {
     /// The blob at the start of `bytes` (which may run past it); checks only
@@ -451,11 +433,8 @@ impl<'a> GroupView<'a> {
                 (PartView::Dfa16(dfa), None) => dfa.max_answer(),
                 (PartView::Comb(comb), None) => comb.max_answer(),
                 (PartView::Comb16(comb), None) => comb.max_answer(),
-                (PartView::Rules { ends, ranks, patterns }, None) => {
-                    RuleList::check(patterns, ends, ranks)
-                        .map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Rules(e) })?;
-                    ranks.iter().copied().max().unwrap_or(0)
-                }
+                // Checked by `read_part`, highest rank first.
+                (PartView::Rules(list), None) => list.max_answer(),
             };
             if max_answer >= rec.ranks {
                 return Err(GroupDamage::AnswerBeyondRanks { part: p });
@@ -563,7 +542,12 @@ impl<'a> GroupView<'a> {
                 let ranks: &[u32] = self.table(part.c, count).ok_or(out_of_range(GroupTable::RuleRanks))?;
                 let len = ends.last().copied().unwrap_or(0) as usize;
                 let patterns = self.bytes_at(part.a, len).ok_or(out_of_range(GroupTable::RulePatterns))?;
-                Ok(PartView::Rules { patterns, ends, ranks })
+                match check {
+                    Check::Full => RuleList::new(patterns, ends, ranks)
+                        .map(PartView::Rules)
+                        .map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Rules(e) }),
+                    Check::Validated => Ok(PartView::Rules(RuleList::validated(patterns, ends, ranks))),
+                }
             }
             kind => Err(GroupDamage::UnknownPartKind { part: p, kind }),
         }
@@ -639,7 +623,7 @@ mod tests {
 
     #[test]
     fn encoding_a_group_without_parts_names_the_count() {
-        let empty = MatcherBuf { labels: vec![0], rules: vec![NO_RULE], parts: vec![] };
+        let empty = Matcher::new(vec![0], vec![NO_RULE], vec![]).unwrap();
         let e = encode_group(&empty, false, &[]).unwrap_err();
         assert_eq!(e, EncodeError::PartCount { parts: 0 });
         assert_eq!(e.to_string(), "a group of 0 parts");
