@@ -7,8 +7,8 @@
 //! literal rules make a trie-like automaton).
 
 use robotsieve_compiler::automaton::{compile, BuildOptions};
-use robotsieve_engine::comb::CombDfa;
-use robotsieve_engine::matcher::Part;
+use robotsieve_engine::CombDfa;
+use robotsieve_engine::Part;
 use robotsieve_robotstxt::{Agent, Group, RobotsTxt};
 use std::hint::black_box;
 use std::time::Instant;

@@ -2,7 +2,7 @@
 //!
 //! # Ranks
 //!
-//! Every rule gets a *rank* (see [`robotsieve_engine::matcher`]): in verdict
+//! Every rule gets a *rank* (see [`robotsieve_engine::Matcher`]): in verdict
 //! mode one rank per distinct label, in label order; in explain mode one rank
 //! per rule, ordered by label and then by rule index *descending*, so that the
 //! largest rank among the matching rules is the largest label and, among equal
@@ -43,9 +43,9 @@
 //! whatever the input.
 
 use robotsieve_core::pattern;
-use robotsieve_engine::dfa::Dfa;
-use robotsieve_engine::matcher::{Matcher, Part};
-use robotsieve_engine::rules::RuleList;
+use robotsieve_engine::Dfa;
+use robotsieve_engine::RuleList;
+use robotsieve_engine::{Matcher, Part};
 use robotsieve_robotstxt::group::Group;
 use std::collections::HashMap;
 use std::fmt;

@@ -1333,7 +1333,7 @@ pub struct GroupStats {
     pub ranks: usize,
     /// Number of automaton parts (dense or comb).
     pub dfas: usize,
-    /// How many of those are stored as comb tables (see [`crate::comb`]).
+    /// How many of those are stored as comb tables (see [`CombDfa`](crate::CombDfa)).
     pub combs: usize,
     /// States over all automaton parts.
     pub states: usize,

@@ -431,7 +431,7 @@ impl<S: SlotTable, R: AsRef<[[u32; 2]]>, A: AsRef<[u32]>, X: AsRef<[Accel]>, C: 
     /// `start` is a state and `sinks <= states`. `answers` has one answer per
     /// state, or is empty when the rows carry them ([`SlotId::ANSWER_IN_ROW`]).
     /// The accelerated states are ascending non-sinks, exactly the rows
-    /// marked [`ACCEL`], with one to three escape bytes, and loop on every
+    /// marked `ACCEL`, with one to three escape bytes, and loop on every
     /// other byte.
     pub fn new(classes: C, rows: R, slots: S, answers: A, accels: X, start: u32, sinks: u32) -> Result<Self, DfaError> {
         Self::new_with_max_answer(classes, rows, slots, answers, accels, start, sinks).map(|(comb, _)| comb)

@@ -112,9 +112,24 @@ impl Part {
 ///
 /// # Ranks
 ///
-/// See [`crate::matcher`]: `labels[rank]` is the label a rank stands for
-/// (`labels[0] == 0`, no rule), `rules[rank]` the index of the deciding
-/// rule in `Group::rules` or `u32::MAX`.
+/// Every part answers a *rank*: 0 means no rule matched, and a larger rank
+/// wins. The group carries two tables indexed by rank: the
+/// [`Label`](robotsieve_core::Label) it stands for and the index of the
+/// deciding rule in the compiler's `Group::rules`
+/// (`u32::MAX` when the rank does not name one rule, as in verdict mode, and
+/// for rank 0). The compiler numbers ranks in one of two ways:
+///
+/// - verdict mode: one rank per distinct label, in label order, so automata
+///   are minimised on the verdict and stay small;
+/// - explain mode: one rank per rule, ordered by label and, among equal
+///   labels, with the earlier rule ranked higher, so the best rank names the
+///   rule Google would report.
+///
+/// # Parts
+///
+/// A group is usually one automaton. A group too large for one is split into
+/// at most [`MAX_PARTS`] parts (a literal-rule automaton, a one-star automaton,
+/// a per-rule list); the answer is the maximum over the parts.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Matcher<T = Vec<u32>, P = Vec<Part>> {
     labels: T,

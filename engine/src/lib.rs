@@ -16,15 +16,16 @@
 //! binary asks for it), and the shard functions ([`shard_of_url`],
 //! [`shard_file_name`]).
 //!
-//! The modules a user reaches into:
-//!
-//! - [`dfa`]: the automaton runtime: one scan of a path gives the winning rank.
-//! - [`comb`]: the same automaton with its transition table row-displaced,
-//!   for trie-like automata whose dense rows are almost all one target.
-//! - [`rules`]: the per-rule fallback for rules no automaton can hold cheaply.
-//! - [`compiled`]: a compiled group's owned tables, as the builder makes them.
-//! - [`matcher`]: a compiled group checked and run (through [`runtime`]): its parts, combined by rank.
-//! - [`runtime`]: an artifact's group with its parts read once, for a run of paths.
+//! And the automata the compiler builds and the artifact holds, each one type
+//! generic over where its tables live (owned as the compiler makes them, or
+//! borrowed from an artifact, read in place): [`Dfa`] (one scan of a path
+//! gives the winning rank), [`CombDfa`] (the same automaton with its
+//! transition table row-displaced, for trie-like automata whose dense rows
+//! are almost all one target), [`RuleList`] (the per-rule fallback for rules
+//! no automaton can hold cheaply, with its [`Prefilter`]), and [`Matcher`]
+//! (a compiled group: its rank tables and up to [`MAX_PARTS`] [`Part`]s,
+//! combined by rank; [`MatcherRef`] decides paths through the runtime an
+//! artifact's [`CompiledGroup`] runs).
 //!
 //! # Example
 //!
@@ -57,15 +58,15 @@
 
 mod artifact;
 mod classify;
-pub mod comb;
-pub mod compiled;
-pub mod dfa;
+mod comb;
+mod compiled;
+mod dfa;
 mod format;
 mod mapped;
-pub mod matcher;
+mod matcher;
 mod pending;
-pub mod rules;
-pub mod runtime;
+mod rules;
+mod runtime;
 mod shards;
 mod walk;
 mod writer;
@@ -75,13 +76,19 @@ pub use artifact::{
     UnknownAgent,
 };
 pub use classify::{AgentClassifier, Answer, FetchClass, MatrixClassifier, MatrixScratch, Reason, Scratch};
+pub use comb::{Accel, CombDfa, CombDfaRef, NarrowComb, SlotId, SlotTable};
+pub use compiled::{Matcher, MatcherError, Owned, Part, PartTables, MAX_PARTS};
+pub use dfa::{Dfa, DfaError, DfaRef, StateId, TransitionTable};
 pub use format::{
     encode_group, CrawlRefs, Damage, DamageKind, EncodeError, FetchInfo, FetchKind, GroupDamage, GroupTable,
     MetaProblem, PartProblem, PreferenceTable, RuleText, Section, Selection, ShardSetProblem, VersionMismatch,
     Versioned, FORMAT_VERSION, SEMANTICS_VERSION,
 };
 pub use mapped::release as release_mapped;
+pub use matcher::{MatcherRef, Outcome};
 pub use pending::{install_signal_cleanup, remove_pending_files, OutputError, PendingFile};
+pub use rules::{Prefilter, RuleList, RuleListError, RuleListRef};
+pub use runtime::CompiledGroup;
 pub use shards::{shard_of_hash, shard_of_url, LoneShard, ShardSet, SHARD_SCHEME};
 pub use writer::{write_atomically, ArtifactWriter, WriteError, DEFAULT_MEMORY};
 

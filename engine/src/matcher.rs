@@ -1,24 +1,6 @@
 //! A compiled group: automaton parts combined by rank.
 //!
-//! # Ranks
-//!
-//! Every part answers a *rank*: 0 means no rule matched, and a larger rank
-//! wins. The group carries two tables indexed by rank: the [`Label`] it stands
-//! for and the index of the deciding rule in the compiler's `Group::rules`
-//! (`u32::MAX` when the rank does not name one rule, as in verdict mode, and
-//! for rank 0). The compiler numbers ranks in one of two ways:
-//!
-//! - verdict mode: one rank per distinct label, in label order, so automata
-//!   are minimised on the verdict and stay small;
-//! - explain mode: one rank per rule, ordered by label and, among equal
-//!   labels, with the earlier rule ranked higher, so the best rank names the
-//!   rule Google would report.
-//!
-//! # Parts
-//!
-//! A group is usually one automaton. A group too large for one is split into
-//! at most [`MAX_PARTS`] parts (a literal-rule automaton, a one-star automaton,
-//! a per-rule list); the answer is the maximum over the parts.
+//! The ranks and parts a group holds are described on [`Matcher`].
 //!
 //! # One way to run a group
 //!
@@ -34,7 +16,7 @@
 //! Parts sit in a fixed inline array instead of a `Vec`, so making a view of
 //! an automaton-only group allocates nothing and matching never allocates.
 
-pub use crate::compiled::{Matcher, MatcherError, Owned, Part, PartTables, MAX_PARTS};
+use crate::compiled::Matcher;
 use crate::runtime::{CompiledGroup, RunnerPart};
 use robotsieve_core::Label;
 
@@ -100,6 +82,7 @@ impl<'a> MatcherRef<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compiled::{MatcherError, Part};
     use crate::dfa::Dfa;
     use crate::rules::RuleList;
 

@@ -859,7 +859,8 @@ impl LazyPrefilter {
     }
 
     /// Whether the prefilter has been built.
-    pub fn is_built(&self) -> bool {
+    #[cfg(test)]
+    fn is_built(&self) -> bool {
         self.built.get().is_some()
     }
 

@@ -23,7 +23,7 @@ const MAX_PARTS: usize = GroupHead::MAX_PARTS as usize;
 /// tables it reads in place) plus the runtime state a part needs, a rule
 /// list's prefilter. Made by the artifact both for [`CompiledGroup`] and
 /// for the side-by-side walks of [`crate::artifact::Artifact::decide_many`],
-/// and by [`crate::matcher`].
+/// and by [`crate::MatcherRef`].
 #[derive(Clone, Debug)]
 pub(crate) struct RunnerPart<'a> {
     /// The stored part.
@@ -196,7 +196,7 @@ mod tests {
         fn shared<T: Send + Sync>() {}
         shared::<RunnerPart<'static>>();
         shared::<CompiledGroup<'static>>();
-        shared::<crate::matcher::MatcherRef<'static>>();
+        shared::<crate::MatcherRef<'static>>();
     }
 
     /// Every way of adding up to [`MAX_PARTS`] + 1 parts, each an automaton

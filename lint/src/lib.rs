@@ -45,8 +45,8 @@ mod walk;
 use robotsieve_core::pattern;
 use robotsieve_core::preference::PreferenceField;
 use robotsieve_core::Label;
-use robotsieve_engine::dfa::DfaRef;
-use robotsieve_engine::matcher::{Matcher, Part};
+use robotsieve_engine::DfaRef;
+use robotsieve_engine::{Matcher, Part};
 
 // Every finding code is a constant at the root, as its documentation lists it.
 pub use codes::*;

@@ -4,8 +4,8 @@
 
 use robotsieve_compiler::automaton::{compile, Budget, BuildOptions, Compiled};
 use robotsieve_core::pattern;
-use robotsieve_engine::comb::{CombDfa, CombDfaRef, SlotTable};
-use robotsieve_engine::matcher::Part;
+use robotsieve_engine::Part;
+use robotsieve_engine::{CombDfa, CombDfaRef, SlotTable};
 use robotsieve_robotstxt::Group;
 
 /// A budget so small that almost every group is split into automata and

@@ -126,7 +126,7 @@ impl Checksum {
     }
 }
 
-/// The [`Checksum`] of `bytes`.
+/// The `Checksum` of `bytes`.
 pub fn checksum(bytes: &[u8]) -> u64 {
     let (whole, tail) = bytes.split_at(bytes.len() - bytes.len() % CHECKSUM_BLOCK);
     checksum_digest(&CHECKSUM_SEED, whole, tail, bytes.len() as u64)

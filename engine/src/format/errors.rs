@@ -81,7 +81,7 @@ impl fmt::Display for VersionMismatch {
 /// and [`crate::artifact::Artifact`]'s checks return it, and
 /// [`crate::artifact::ArtifactError::Invalid`] carries it with the file, so
 /// that code can tell damage from a version mismatch
-/// ([`HeaderError::Version`]). It is opaque, as regex-automata's
+/// (`HeaderError::Version`). It is opaque, as regex-automata's
 /// `DeserializeError` is, so that a new check is no breaking change:
 /// [`Damage::kind`] says what kind it is, [`Damage::section`] where, and its
 /// `Display` is the message robotsieve prints after the file's name.
@@ -163,7 +163,7 @@ impl std::error::Error for Damage {}
 pub enum DamageKind {
     /// The file is shorter than a header.
     ShortFile,
-    /// The first 8 bytes are not [`MAGIC`](super::MAGIC): not an artifact.
+    /// The first 8 bytes are not the magic (`RSIEVE\r\n`): not an artifact.
     NotAnArtifact,
     /// Written on a machine of the other byte order.
     OtherByteOrder,

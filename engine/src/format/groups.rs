@@ -10,7 +10,7 @@ use crate::rules::RuleList;
 /// The head of a group blob.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GroupHead {
-    /// [`checksum`] of the blob's bytes after this field.
+    /// `checksum` of the blob's bytes after this field.
     pub checksum: u64,
     /// Length of the whole blob (a multiple of 8).
     pub len: u64,
@@ -80,7 +80,7 @@ pub const PART_COMB16: u32 = 5;
 ///
 /// A DFA part is stored dense ([`PART_DFA16`], [`PART_DFA32`]: premultiplied
 /// transitions, `count << stride2` of them) or row-displaced ([`PART_COMB`],
-/// see [`crate::comb`]: `count` rows `[default, base]` of u32, then `slots`
+/// see [`CombDfa`](crate::CombDfa): `count` rows `[default, base]` of u32, then `slots`
 /// slots `[owner, target]`, contiguous behind `b`; in a [`PART_COMB16`] part
 /// the slots are u16 pairs and each row is `[default | answer << 16, base]`,
 /// with no answers table at `c`; then `stride2` accelerated states), whichever

@@ -9,7 +9,7 @@ use super::{
 /// The fixed header at the start of every artifact.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Header {
-    /// [`FLAG_EXPLAIN`] or 0.
+    /// `FLAG_EXPLAIN` or 0.
     pub flags: u32,
     /// Length of the whole file.
     pub file_len: u64,
@@ -181,7 +181,7 @@ pub struct SectionEntry {
     pub offset: u64,
     /// Length in bytes.
     pub len: u64,
-    /// [`checksum`] of its bytes (0 for [`Section::Groups`]).
+    /// `checksum` of its bytes (0 for [`Section::Groups`]).
     pub checksum: u64,
 }
 
