@@ -680,6 +680,7 @@ impl Artifact {
         let bytes = backing.bytes();
         let head = ArtifactHead::read(bytes, bytes.len() as u64)?;
         let mut sections: SectionTable = [(0, 0); Section::ALL.len()];
+        let mut tiles: Vec<(usize, usize)> = Vec::with_capacity(Section::ALL.len());
         let mut crawl_checksum = 0;
         for entry in head.entries.iter().flatten() {
             let range = entry.offset as usize..(entry.offset + entry.len) as usize;
@@ -694,10 +695,9 @@ impl Artifact {
                 _ => {}
             }
             sections[entry.section.index()] = (range.start, range.len());
+            tiles.push((range.start, range.len()));
         }
         // The sections tile the file, with zero padding of under 8 bytes between.
-        let mut tiles: Vec<(usize, usize)> =
-            head.entries.iter().flatten().map(|e| sections[e.section.index()]).collect();
         tiles.sort_unstable();
         let mut at = ArtifactHead::LEN;
         for &(off, len) in tiles.iter().chain([&(bytes.len(), 0)]) {
