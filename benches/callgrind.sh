@@ -1,27 +1,36 @@
 #!/usr/bin/env bash
-# Instructions per URL of `robotsieve filter --threads 1`, counted exactly by
-# callgrind, on the two peers workloads (see benches/README.md):
+# Instructions per URL of `robotsieve filter --threads 1 --verdicts`, counted
+# exactly by callgrind, on the peers workloads and the lists filter_speed.sh
+# runs (see benches/README.md):
 #
-#   crawl2019   the URLs of realworld/urls/crawl2019-linkgraph.tsv and the
-#               robots.txt files of the same crawl (an http and an https
-#               record per host, as `peers` builds its corpus);
-#   synthetic   a synth_frontier.py frontier (--seed 1) over every robots.txt
-#               file of realworld/robots/ (the whole-corpus artifact).
+#   crawl2019      the URLs of realworld/urls/crawl2019-linkgraph.tsv (111,824)
+#                  with the robots.txt files of the same crawl (an http and an
+#                  https record per host, as `peers` builds its corpus);
+#   synthetic      a synth_frontier.py frontier of 2N URLs (--seed 1) over every
+#                  robots.txt file of realworld/robots/ (the whole-corpus artifact);
+#   crawl2019-x40  crawl2019's URLs 40 times (4.47 M), crawl2019's artifact;
+#   frontier-x20   a 300,000-URL frontier (--seed 1) 20 times (6 M), the
+#                  whole-corpus artifact; frontier-x20-sorted: the same sorted
+#                  by host (the lists of scripts/bench_args.sh, speed_lists).
 #
 # Each figure is (I(2N) - I(N)) / N: the instructions of a run over the first
-# 2N URLs minus those of a run over the first N, so process start-up and
-# opening the artifact cancel out. The run over no URLs at all gives what
-# start-up plus opening (and fully checking) the artifact costs.
+# 2N URLs of the list minus those of a run over the first N, so process
+# start-up and opening the artifact cancel out. The run over no URLs at all
+# gives what start-up plus opening (and fully checking) the artifact costs.
 #
 # Usage: benches/callgrind.sh [--robotsieve BIN] [--baseline BIN] [--compiler BIN] [--n N]
-#                              [--shared DIR] [--data DIR] [--agent NAME]
+#                              [--workloads "NAME..."] [--shared DIR] [--data DIR] [--agent NAME]
 #   BIN    the binary to measure (default target/profiling/robotsieve, built
 #          with `cargo build --profile profiling -p robotsieve-cli`); --baseline: a
 #          second binary (a previous build, say) measured in the same run on the same
 #          artifacts, its lines printed first; --compiler: the binary that
 #          compiles the artifacts (default the first of --baseline and BIN),
 #          so that both are measured on the very same files
-#   N      URLs of the smaller run (default 20000; crawl2019 has 111,824)
+#   N      URLs of the smaller run (default 20000). Every list must hold 2N
+#          URLs: at N = 100,000 crawl2019 (111,824) is too short, so measure
+#          crawl2019-x40 and frontier-x20 there. A list that is too short, or
+#          an unknown workload, is an error naming it (exit 2) before any run.
+#   NAME   the workloads to run, in order (default "crawl2019 synthetic")
 #   DIR    ../shared (default: $ROBOTSIEVE_SHARED, ../shared, /work/shared);
 #          --data: where inputs are cached (default target/callgrind-data)
 #
@@ -30,11 +39,12 @@
 # binaries run on the compiler's artifact; a binary that does not read its
 # format (`inspect` refuses it: another format version) runs on one it
 # compiles itself (scripts/bench_args.sh, artifact_for).
-# Prints one line per workload; exit status 2 when something is missing.
+# Prints one line per workload and binary; exit status 2 when something is
+# missing or a run fails.
 set -euo pipefail
 
-usage_lines=2,33 n=20000
-takes="--robotsieve --baseline --compiler --n --shared --data --agent"
+usage_lines=2,43 n=20000 workloads="crawl2019 synthetic"
+takes="--robotsieve --baseline --compiler --n --workloads --shared --data --agent"
 source "$(dirname "$0")/scripts/bench_args.sh" "$@"
 realworld=$shared/realworld
 [ -d "$realworld" ] || { echo "callgrind.sh: no shared/realworld (give --shared DIR)" >&2; exit 2; }
@@ -81,7 +91,26 @@ if [ ! -s "$syn/corpus.jsonl" ]; then
         printf '%s\t%s\n' "$(printf '%s' "$h" | tr 'A-Z' 'a-z')" "$f"
     done | corpus_of_hosts > "$syn/corpus.$$.tmp" && mv "$syn/corpus.$$.tmp" "$syn/corpus.jsonl"
 fi
-frontier=$(frontier $((2 * n))) || exit 2
+
+# Each workload's list and corpus directory, checked before any run: an
+# unknown name or a list of fewer than 2N URLs exits 2 naming it.
+lists=() dirs=()
+for workload in $workloads; do
+    case $workload in
+        crawl2019) list=$c19/urls.txt ;;
+        synthetic) list=$(frontier $((2 * n))) || exit 2 ;;
+        crawl2019-x40|frontier-x20|frontier-x20-sorted)
+            speed_lists
+            list=$data/speed/$workload.txt ;;
+        *) echo "callgrind.sh: unknown workload $workload (crawl2019, synthetic, crawl2019-x40, frontier-x20, frontier-x20-sorted)" >&2; exit 2 ;;
+    esac
+    have=$(head -n $((2 * n)) "$list" | wc -l)
+    [ "$have" -eq $((2 * n)) ] ||
+        { echo "callgrind.sh: workload $workload: $list has $have URLs, fewer than 2N = $((2 * n))" >&2; exit 2; }
+    lists+=("$list")
+    case $workload in crawl2019*) dirs+=("$c19") ;; *) dirs+=("$syn") ;; esac
+done
+[ ${#lists[@]} -gt 0 ] || { echo "callgrind.sh: --workloads names no workload" >&2; exit 2; }
 
 # instructions BIN WORKDIR ARTIFACT URLS: the instructions callgrind counts for one filter run.
 instructions() {
@@ -101,15 +130,15 @@ runs=$(mktemp -d "$data/callgrind-run.XXXXXX")
 trap 'rm -rf "$runs"' EXIT
 
 echo "binary $bin${baseline:+, baseline $baseline}; artifacts compiled by $compiler (sha1 $sum), agent $agent, N = $n"
-for workload in crawl2019 synthetic; do
-    dir=$data/$workload
-    if [ "$workload" = crawl2019 ]; then list=$dir/urls.txt; else list=$frontier; fi
+i=0
+for workload in $workloads; do
+    list=${lists[$i]} dir=${dirs[$i]}
+    i=$((i + 1))
     work=$runs/$workload
     mkdir -p "$work"
     head -n "$n" "$list" > "$work/n.txt"
     head -n $((2 * n)) "$list" > "$work/2n.txt"
     : > "$work/none.txt"
-    [ "$(wc -l < "$work/2n.txt")" -eq $((2 * n)) ] || { echo "callgrind.sh: $list has fewer than $((2 * n)) URLs" >&2; exit 2; }
     for run in $baseline "$bin"; do
         artifact=$(artifact_for "$run" "$compiler" "$dir") || exit 2
         [ "$artifact" = "$dir/rules-$sum.rsv" ] ||

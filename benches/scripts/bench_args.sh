@@ -1,5 +1,5 @@
 # Sourced by the benches/*.sh scripts that compare two robotsieve binaries
-# on the callgrind.sh workloads (callgrind.sh, same_verdicts.sh,
+# on the callgrind.sh workloads (callgrind.sh, same_verdicts.sh, damage.sh,
 # filter_speed.sh, filter_serial.sh, filter_cache.sh, filter_scale.sh): the
 # options they share, parsed, defaulted and checked one way, and the
 # cached inputs they share (the helpers at the end: `frontier`, `compiled`,
@@ -14,6 +14,9 @@
 #   workloads     its default for --workloads (if it takes --workloads)
 #   rounds, urls, threads  its defaults for --rounds, --urls, --threads (if
 #                 it takes them; else 1, 0 and 1)
+#   copies, seed  its defaults for --copies and --seed (if it takes them;
+#                 else 1 and 1)
+#   groupings     its default for --groupings (if it takes --groupings)
 # and sourcing parses the arguments (`bench_args`), checks that the
 # binaries named are executables, and sets `script` (the script's name, for
 # messages) and
@@ -27,6 +30,9 @@
 #   rounds    --rounds R         (how many times each case runs)
 #   urls      --urls N           (how many URLs a generated list holds)
 #   threads   --threads T        (filter's --threads)
+#   copies    --copies K         (how many damaged copies of an artifact)
+#   seed      --seed S           (a random generator's seed)
+#   groupings --groupings "G..." (filter's --grouping values to run)
 #   keep      --keep             (a switch, no value: 1 if given, else empty)
 #   median    --median           (a switch: a figure is the median of the
 #                                 --repeat runs instead of the fastest)
@@ -48,6 +54,9 @@ workloads=${workloads:-}
 rounds=${rounds:-1}
 urls=${urls:-0}
 threads=${threads:-1}
+copies=${copies:-1}
+seed=${seed:-1}
+groupings=${groupings:-}
 keep=
 median=
 
@@ -66,7 +75,7 @@ bench_args() {
         # Each option sets the variable of its name, --robotsieve sets bin.
         case "$1" in
             --robotsieve) bin=$2 ;;
-            --baseline|--compiler|--n|--agent|--data|--shared|--repeat|--workloads|--rounds|--urls|--threads)
+            --baseline|--compiler|--n|--agent|--data|--shared|--repeat|--workloads|--rounds|--urls|--threads|--copies|--seed|--groupings)
                 printf -v "${1#--}" '%s' "$2" ;;
         esac
         shift 2
@@ -81,15 +90,18 @@ bench_args() {
         ''|*[!0-9]*) echo "$script: --n takes a whole number, not '$n'" >&2; exit 2 ;;
     esac
     local name value
-    for name in repeat rounds threads; do
+    for name in repeat rounds threads copies; do
         value=${!name}
         case "$value" in
             ''|0|*[!0-9]*) echo "$script: --$name takes a whole number from 1, not '$value'" >&2; exit 2 ;;
         esac
     done
-    case "$urls" in
-        ''|*[!0-9]*) echo "$script: --urls takes a whole number, not '$urls'" >&2; exit 2 ;;
-    esac
+    for name in urls seed; do
+        value=${!name}
+        case "$value" in
+            ''|*[!0-9]*) echo "$script: --$name takes a whole number, not '$value'" >&2; exit 2 ;;
+        esac
+    done
     if [ -z "$shared" ]; then
         for d in ../shared /work/shared; do [ -d "$d" ] && { shared=$d; break; }; done
     fi
