@@ -111,7 +111,7 @@ with open(path, "r+b") as f:
         count[$name $outcome]=$(( ${count[$name $outcome]:-0} + 1 ))
         printf ' %-20s' "$outcome"
     done
-    printf '  %s\n' "$(head -n 1 "$work/verify.err" | sed "s|^robotsieve: $damaged: ||" | cut -c1-100)"
+    printf '  %s\n' "$(head -n 1 "$work/verify.err" | sed -e "s|^robotsieve: ||" -e "s|$damaged: ||" | cut -c1-100)"
 done < "$work/flips"
 rm -f "$damaged"
 
