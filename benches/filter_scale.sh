@@ -28,7 +28,7 @@
 # synth-corpus`, then its `compile --corpus`; origins-N-SUM.rsv, SUM its
 # sha1's first 12 hex digits). Everything generated is under
 # target/filter-scale/ and deleted at the end unless --keep (the 4x
-# artifact is about 700 MB, the lists about 60 MB per million URLs).
+# artifact is about 700 MB, the lists about 52 MB per million URLs).
 #
 # The issue's flatness figure, 9 M URLs, partitioned, one thread, three rounds:
 #   benches/filter_scale.sh --urls 9000000 --groupings auto --rounds 3
