@@ -30,7 +30,7 @@
 # target/filter-scale/ and deleted at the end unless --keep (the 4x
 # artifact is about 700 MB, the lists about 52 MB per million URLs).
 #
-# The flatness figure, 9 M URLs, partitioned, one thread, three rounds:
+# The flatness figure: 9 M URLs, partitioned, one thread, three rounds:
 #   benches/filter_scale.sh --urls 9000000 --groupings auto --rounds 3
 set -euo pipefail
 
