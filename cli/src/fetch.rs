@@ -38,6 +38,18 @@ pub struct FetchArgs {
     /// The time --due judges at (RFC 3339, e.g. 2026-12-06T00:00:00Z); default: the clock.
     #[arg(long, value_name = "TIME", value_parser = parse_time)]
     now: Option<Timestamp>,
+    /// The cache policy's bounds.
+    #[command(flatten)]
+    policy: PolicyArgs,
+    /// The network mode's flags.
+    #[command(flatten)]
+    network: NetworkArgs,
+}
+
+/// The bounds of the cache policy (`robotsieve_sources::freshness`), the
+/// same flags wherever a copy's expiry is judged (`fetch --due`, `inspect --now`).
+#[derive(clap::Args)]
+pub struct PolicyArgs {
     /// How long a copy is kept when the server gives no max-age (a number and
     /// s, m, h or d; a bare number is seconds).
     #[arg(long, value_name = "DURATION", value_parser = flags::parse_duration, default_value = "24h")]
@@ -51,9 +63,22 @@ pub struct FetchArgs {
     /// The longest wait a failure's Retry-After may ask for.
     #[arg(long, value_name = "DURATION", value_parser = flags::parse_duration, default_value = "24h")]
     retry_after_cap: Duration,
-    /// The network mode's flags.
-    #[command(flatten)]
-    network: NetworkArgs,
+}
+
+impl PolicyArgs {
+    /// The policy these flags give; an error when they contradict each other.
+    pub fn policy(&self) -> Result<CachePolicy, Failure> {
+        if self.min_ttl > self.max_ttl {
+            return Err(fail!("--min-ttl is longer than --max-ttl"));
+        }
+        Ok(CachePolicy {
+            default_ttl: self.default_ttl,
+            min_ttl: self.min_ttl,
+            max_ttl: self.max_ttl,
+            retry_after_cap: self.retry_after_cap,
+            ..CachePolicy::default()
+        })
+    }
 }
 
 impl FetchArgs {
@@ -86,16 +111,7 @@ fn read_corpora(paths: &[PathBuf]) -> Result<Corpus, Failure> {
 
 /// `--due`: the URLs due, one per line.
 fn due(args: &FetchArgs) -> Result<ExitCode, Failure> {
-    if args.min_ttl > args.max_ttl {
-        return Err(fail!("--min-ttl is longer than --max-ttl"));
-    }
-    let policy = CachePolicy {
-        default_ttl: args.default_ttl,
-        min_ttl: args.min_ttl,
-        max_ttl: args.max_ttl,
-        retry_after_cap: args.retry_after_cap,
-        ..CachePolicy::default()
-    };
+    let policy = args.policy.policy()?;
     let now = args.now.map_or_else(clock, Ok)?;
     let corpus = read_corpora(&args.due)?;
     let stdout = std::io::stdout();
@@ -108,7 +124,7 @@ fn due(args: &FetchArgs) -> Result<ExitCode, Failure> {
 }
 
 /// The time now, from the system clock.
-fn clock() -> Result<Timestamp, Failure> {
+pub fn clock() -> Result<Timestamp, Failure> {
     let since = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_err(|_| fail!("the system clock is before 1970: give --now"))?;
@@ -165,6 +181,6 @@ fn write_all(records: &[robotsieve_sources::FetchRecord], out: &mut impl Write) 
 }
 
 /// An RFC 3339 time for `--now`.
-fn parse_time(text: &str) -> Result<Timestamp, String> {
+pub fn parse_time(text: &str) -> Result<Timestamp, String> {
     Timestamp::parse_rfc3339(text).map_err(|e| e.to_string())
 }

@@ -1,10 +1,13 @@
 //! `robotsieve inspect`: what an artifact holds, and one origin's rules.
 
 use crate::failure::{fail, Context, Failure};
+use crate::fetch::{parse_time, PolicyArgs};
 use robotsieve_core::preference::format_entries;
 use robotsieve_core::url::OriginKey;
 use robotsieve_engine::ShardSet;
-use robotsieve_engine::{Artifact, ArtifactError, FetchKind, GroupStats, Section};
+use robotsieve_engine::{Artifact, ArtifactError, FetchFacts, FetchKind, GroupStats, Section};
+use robotsieve_sources::freshness::{CachePolicy, Freshness};
+use robotsieve_sources::{CopyFacts, Timestamp};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -36,6 +39,60 @@ pub struct Args {
     /// header and index that opening checks; exit 2 naming the first damage.
     #[arg(long)]
     verify: bool,
+    /// Count the origins whose robots.txt copies have expired at this time
+    /// (RFC 3339) under the cache policy of `fetch --due`, from when each
+    /// copy was fetched; with --origin, say whether its copy has.
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    now: Option<Timestamp>,
+    /// The cache policy's bounds, as for `fetch --due`.
+    #[command(flatten)]
+    policy: PolicyArgs,
+}
+
+/// Origin `origin`'s copy judged by `policy` at `now`: the policy of `fetch
+/// --due` on the facts the artifact kept (its status, when it was fetched,
+/// its max-age and failures in a row; no Retry-After is kept).
+fn freshness(
+    artifact: &Artifact,
+    origin: usize,
+    policy: &CachePolicy,
+    now: Timestamp,
+) -> Result<Freshness, ArtifactError> {
+    let facts = artifact.fetch_facts(origin)?;
+    let copy = CopyFacts {
+        fetched_at: facts.fetched_at.map(|t| Timestamp::from_unix_nanos(t, 0)),
+        max_age: facts.max_age.map(u64::from),
+        failures_in_a_row: facts.failures_in_a_row,
+    };
+    Ok(policy.freshness_of(artifact.fetch_info(origin).status, None, &copy, now))
+}
+
+/// How many origins of the set have expired copies at `now` (those without
+/// a known fetch time among them), and how many have no known time.
+fn expired(set: &ShardSet, policy: &CachePolicy, now: Timestamp) -> Result<(usize, usize), ArtifactError> {
+    let (mut due, mut undated) = (0, 0);
+    for artifact in set.shards() {
+        for o in 0..artifact.origins() {
+            due += usize::from(freshness(artifact, o, policy, now)?.is_due());
+            undated += usize::from(artifact.fetch_facts(o)?.fetched_at.is_none());
+        }
+    }
+    Ok((due, undated))
+}
+
+/// The text of an origin's fetch facts: `fetched T, max-age S s, N failures in a row`.
+fn facts_text(facts: &FetchFacts) -> String {
+    let mut parts = vec![match facts.fetched_at {
+        Some(t) => format!("fetched {}", Timestamp::from_unix_nanos(t, 0)),
+        None => "fetch time unknown".to_string(),
+    }];
+    if let Some(age) = facts.max_age {
+        parts.push(format!("max-age {age} s"));
+    }
+    if let Some(k) = facts.failures_in_a_row {
+        parts.push(format!("{k} failures in a row"));
+    }
+    parts.join(", ")
 }
 
 /// Why a view could not be written: the output failed, or a group of the
@@ -73,21 +130,24 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             println!("verified      {} in {:.2?} (every byte checked)", path.display(), started.elapsed());
         }
     }
+    let policy = args.policy.policy()?;
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let written = match &args.origin {
         Some(url) => {
             let key = OriginKey::of_url(url).map_err(|e| fail!("--origin {url}: {e}"))?;
             if args.json {
-                origin_json(&set, path, &key).map_err(ViewError::from).and_then(|v| Ok(writeln!(out, "{v}")?))
+                origin_json(&set, path, &key, &policy, args.now)
+                    .map_err(ViewError::from)
+                    .and_then(|v| Ok(writeln!(out, "{v}")?))
             } else {
-                show_origin(&mut out, &set, &key)
+                show_origin(&mut out, &set, &key, &policy, args.now)
             }
         }
-        None if args.json => {
-            overview_json(&set, path, &args, opened).map_err(ViewError::from).and_then(|v| Ok(writeln!(out, "{v}")?))
-        }
-        None => overview(&mut out, &set, path, &args, opened),
+        None if args.json => overview_json(&set, path, &args, &policy, opened)
+            .map_err(ViewError::from)
+            .and_then(|v| Ok(writeln!(out, "{v}")?)),
+        None => overview(&mut out, &set, path, &args, &policy, opened),
     };
     match written {
         Err(ViewError::Artifact(e)) => return Err(fail!("{e}")),
@@ -99,7 +159,22 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
 }
 
 /// The summary of an artifact, or of a shard set and then each of its shards.
-fn overview(out: &mut impl Write, set: &ShardSet, path: &Path, args: &Args, opened: Duration) -> Result<(), ViewError> {
+fn overview(
+    out: &mut impl Write,
+    set: &ShardSet,
+    path: &Path,
+    args: &Args,
+    policy: &CachePolicy,
+    opened: Duration,
+) -> Result<(), ViewError> {
+    if let Some(now) = args.now {
+        let (due, undated) = expired(set, policy, now)?;
+        writeln!(
+            out,
+            "expired       {due} of {} origins at {now} (cache policy of fetch --due; {undated} without a fetch time, expired)",
+            set.origins()
+        )?;
+    }
     let shards = set.shards();
     if let [artifact] = shards {
         return summary(out, artifact, path, args, opened);
@@ -139,6 +214,7 @@ fn summary(
         robotsieve_engine::FORMAT_VERSION,
         robotsieve_engine::SEMANTICS_VERSION
     )?;
+    writeln!(out, "digest        {:016x} (of its contents: copies share it)", artifact.digest())?;
     writeln!(out, "agents        {}", meta.agents.join("  "))?;
     for (k, v) in &meta.build {
         writeln!(out, "build         {k}: {v}")?;
@@ -250,8 +326,16 @@ fn overview_json(
     set: &ShardSet,
     path: &Path,
     args: &Args,
+    policy: &CachePolicy,
     opened: Duration,
 ) -> Result<serde_json::Value, ArtifactError> {
+    let expiry = match args.now {
+        Some(now) => {
+            let (due, undated) = expired(set, policy, now)?;
+            serde_json::json!({"now": now.to_string(), "expired": due, "undated": undated})
+        }
+        None => serde_json::Value::Null,
+    };
     let shards = set
         .shards()
         .iter()
@@ -264,6 +348,7 @@ fn overview_json(
         "groups": set.groups(),
         "bytes": set.shards().iter().map(Artifact::len).sum::<usize>(),
         "opened_seconds": opened.as_secs_f64(),
+        "expiry": expiry,
         "shards": shards,
     }))
 }
@@ -287,6 +372,7 @@ fn summary_json(artifact: &Artifact, path: &Path, args: &Args) -> Result<serde_j
         "shard": meta.shard.as_ref().map(|s| serde_json::json!({"index": s.index, "count": s.count, "scheme": s.scheme})),
         "format_version": robotsieve_engine::FORMAT_VERSION,
         "semantics_version": robotsieve_engine::SEMANTICS_VERSION,
+        "digest": format!("{:016x}", artifact.digest()),
         "agents": meta.agents,
         "build": meta.build.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(v.as_str()))).collect::<serde_json::Map<_, _>>(),
         "explain": artifact.explains(),
@@ -320,7 +406,13 @@ fn fetch_kind_name(kind: FetchKind) -> &'static str {
 /// `inspect --origin URL --json`: what the text shows, with the same keys
 /// whether the origin is known (`fetch` and `agents` are then null and
 /// empty) and whether the artifact kept its rules (`rules` null if not).
-fn origin_json(set: &ShardSet, path: &Path, key: &OriginKey) -> Result<serde_json::Value, ArtifactError> {
+fn origin_json(
+    set: &ShardSet,
+    path: &Path,
+    key: &OriginKey,
+    policy: &CachePolicy,
+    now: Option<Timestamp>,
+) -> Result<serde_json::Value, ArtifactError> {
     let artifact = &set.shards()[set.shard_of(key.hash64())];
     let origin = artifact.find_origin(key.as_bytes(), key.hash64());
     let agents = origin
@@ -384,9 +476,24 @@ fn origin_json(set: &ShardSet, path: &Path, key: &OriginKey) -> Result<serde_jso
         Some(o) => Some(artifact.sitemaps(o)?.iter().map(|s| String::from_utf8_lossy(s).into_owned()).collect()),
         None => None,
     };
-    let fetch = origin
-        .map(|o| artifact.fetch_info(o))
-        .map(|info| serde_json::json!({"kind": fetch_kind_name(info.kind), "status": info.status}));
+    let fetch = match origin {
+        Some(o) => {
+            let (info, facts) = (artifact.fetch_info(o), artifact.fetch_facts(o)?);
+            let judged = match now {
+                Some(now) => freshness_json(&freshness(artifact, o, policy, now)?),
+                None => serde_json::Value::Null,
+            };
+            Some(serde_json::json!({
+                "kind": fetch_kind_name(info.kind),
+                "status": info.status,
+                "fetched_at": facts.fetched_at.map(|t| Timestamp::from_unix_nanos(t, 0).to_string()),
+                "max_age": facts.max_age,
+                "failures_in_a_row": facts.failures_in_a_row,
+                "freshness": judged,
+            }))
+        }
+        None => None,
+    };
     Ok(serde_json::json!({
         "rules": path.display().to_string(),
         "origin": key.to_string(),
@@ -397,7 +504,21 @@ fn origin_json(set: &ShardSet, path: &Path, key: &OriginKey) -> Result<serde_jso
     }))
 }
 
-fn show_origin(out: &mut impl Write, set: &ShardSet, key: &OriginKey) -> Result<(), ViewError> {
+/// A copy's freshness as JSON: `{"due": bool, "since"|"until": T}`.
+fn freshness_json(judged: &Freshness) -> serde_json::Value {
+    match judged {
+        Freshness::Due { since, .. } => serde_json::json!({"due": true, "since": since.map(|t| t.to_string())}),
+        Freshness::Fresh { until, .. } => serde_json::json!({"due": false, "until": until.to_string()}),
+    }
+}
+
+fn show_origin(
+    out: &mut impl Write,
+    set: &ShardSet,
+    key: &OriginKey,
+    policy: &CachePolicy,
+    now: Option<Timestamp>,
+) -> Result<(), ViewError> {
     let artifact = &set.shards()[set.shard_of(key.hash64())];
     let Some(origin) = artifact.find_origin(key.as_bytes(), key.hash64()) else {
         writeln!(out, "{key}: not in the artifact (its URLs are 'unknown')")?;
@@ -410,6 +531,14 @@ fn show_origin(out: &mut impl Write, set: &ShardSet, key: &OriginKey) -> Result<
         FetchKind::Blocked => format!("everything disallowed (status {})", info.status),
     };
     writeln!(out, "{key}: {fetch}")?;
+    writeln!(out, "  copy: {}", facts_text(&artifact.fetch_facts(origin)?))?;
+    if let Some(now) = now {
+        match freshness(artifact, origin, policy, now)? {
+            Freshness::Due { since: Some(since), .. } => writeln!(out, "  expired at {since} (at {now}: fetch again)")?,
+            Freshness::Due { since: None, .. } => writeln!(out, "  expired: no fetch time (at {now}: fetch again)")?,
+            Freshness::Fresh { until, .. } => writeln!(out, "  fresh until {until} (at {now})")?,
+        }
+    }
     let sitemaps = artifact.sitemaps(origin)?;
     if sitemaps.is_empty() {
         writeln!(out, "  sitemaps: none")?;

@@ -538,6 +538,9 @@ fn an_artifact_of_another_format_version_says_which_and_what_to_do() {
     std::fs::write(dir.path().join("urls.txt"), "https://example.com/\n").unwrap();
     let version = artifact_of_version(dir.path(), 1, "newer.rsv");
     artifact_of_version(dir.path(), -1, "older.rsv");
+    // A real format-6 artifact, as the previous release compiled it.
+    let format6 = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/format6.rsv");
+    std::fs::copy(format6, dir.path().join("format6.rsv")).unwrap();
     let bytes = std::fs::read(dir.path().join("x.rsv")).unwrap();
     std::fs::write(dir.path().join("cut.rsv"), &bytes[..bytes.len() / 2]).unwrap();
     let expected = [
@@ -551,8 +554,14 @@ fn an_artifact_of_another_format_version_says_which_and_what_to_do() {
         (
             "older.rsv",
             format!(
-                "older.rsv: format version {}, written by an older robotsieve; this one reads version {version}: compile the artifact again",
+                "older.rsv: format version {}, written by an older robotsieve; this one reads version {version}: rebuild it from its inputs with `robotsieve compile`",
                 version - 1
+            ),
+        ),
+        (
+            "format6.rsv",
+            format!(
+                "format6.rsv: format version 6, written by an older robotsieve; this one reads version {version}: rebuild it from its inputs with `robotsieve compile`"
             ),
         ),
         ("cut.rsv", format!("cut.rsv: header says {} bytes but the file has {}", bytes.len(), bytes.len() / 2)),

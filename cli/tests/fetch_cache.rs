@@ -450,7 +450,8 @@ fn summary(dir: &Path, rules: &str) -> Value {
     }
     for shard in object["shards"].as_array_mut().unwrap() {
         let shard = shard.as_object_mut().unwrap();
-        for name in ["artifact", "bytes"] {
+        // The digest covers META, which names the sources.
+        for name in ["artifact", "bytes", "digest"] {
             shard.remove(name);
         }
         let sources = shard["build"].as_object_mut().unwrap().remove("sources");
@@ -505,4 +506,74 @@ fn a_compacted_random_corpus_compiles_the_same_and_gives_the_same_due_list() {
     }
     assert!(sizes.windows(2).all(|w| w[0] <= w[1]), "{sizes:?}");
     assert!(sizes.iter().filter(|&&n| n > 100 && n + 100 < sizes[sizes.len() - 1]).count() >= 2, "{sizes:?}");
+}
+
+/// `inspect --now` judges the copies an artifact kept by the policy of
+/// `fetch --due`: on a corpus without redirects, at every time around the
+/// rows' expiries, it counts as expired exactly the origins `fetch --due`
+/// lists (policy flags included), and `inspect --origin` shows the facts.
+#[test]
+fn inspect_now_counts_the_origins_fetch_due_lists() {
+    let dir = tempfile::tempdir().unwrap();
+    let records = [
+        record("https://a.example/robots.txt", 200, 0, json!({})),
+        record("https://b.example/robots.txt", 200, 0, json!({"max_age": 2 * H})),
+        record("https://c.example/robots.txt", 404, 3 * H, json!({"max_age": 30 * D})),
+        record("https://d.example/robots.txt", 503, 5 * H, json!({"failures_in_a_row": 3})),
+        record("https://e.example/robots.txt", 503, 0, json!({})),
+        // The artifact keeps the governing record's own count, as `fetch` and compaction write it.
+        record("https://e.example/robots.txt", 0, H, json!({"failures_in_a_row": 2})),
+        json!({"url": "https://f.example/robots.txt", "status": 200, "body": "user-agent: *\ndisallow: /x\n"}),
+    ];
+    write_jsonl(&dir.path().join("c.jsonl"), &records);
+    let out = robotsieve(dir.path(), &["compile", "--agent", "mybot", "--corpus", "c.jsonl", "-o", "c.rsv"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let expired = |now: &str, flags: &[&str]| -> u64 {
+        let mut args = vec!["inspect", "--json", "--rules", "c.rsv", "--now", now];
+        args.extend_from_slice(flags);
+        let out = robotsieve(dir.path(), &args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(json["expiry"]["undated"], 1, "{json}");
+        json["expiry"]["expired"].as_u64().unwrap()
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    for flags in [&[][..], &["--default-ttl", "2h", "--max-ttl", "10d"][..]] {
+        for secs in [0, H, 2 * H - 1, 2 * H, 3 * H, 7 * H, 9 * H, D, D + 3 * H, 2 * D, 8 * D, 40 * D] {
+            let now = at(secs);
+            let listed = due(dir.path(), &["c.jsonl"], &now, flags).len() as u64;
+            assert_eq!(expired(&now, flags), listed, "at {now} with {flags:?}");
+            seen.insert(listed);
+        }
+    }
+    assert!(seen.len() >= 4, "the times cross several expiries: {seen:?}");
+
+    let out =
+        robotsieve(dir.path(), &["inspect", "--rules", "c.rsv", "--origin", "https://d.example", "--now", &at(6 * H)]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&format!("  copy: fetched {}, 3 failures in a row\n", at(5 * H))), "{text}");
+    assert!(text.contains(&format!("  fresh until {} (at {})", at(9 * H), at(6 * H))), "{text}");
+    let out = robotsieve(dir.path(), &["inspect", "--json", "--rules", "c.rsv", "--origin", "https://b.example"]);
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["fetch"]["fetched_at"], at(0));
+    assert_eq!(json["fetch"]["max_age"], 2 * H);
+    assert_eq!(json["fetch"]["failures_in_a_row"], Value::Null);
+}
+
+/// An artifact compiled from a robots.txt file given directly has no
+/// FRESHNESS section, so it is no larger than without the feature: its
+/// sections are those of format 6 and every origin counts as expired.
+#[test]
+fn files_given_directly_have_no_fetch_times() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("robots.txt"), "user-agent: *\ndisallow: /x\n").unwrap();
+    let args =
+        ["compile", "--agent", "mybot", "--robots", "robots.txt", "--origin", "https://a.example", "-o", "a.rsv"];
+    assert!(robotsieve(dir.path(), &args).status.success());
+    let out = robotsieve(dir.path(), &["inspect", "--json", "--rules", "a.rsv", "--now", &at(0)]);
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["expiry"]["expired"], 1);
+    let sections = json["shards"][0]["sections"].as_array().unwrap();
+    let fetch_times = sections.iter().find(|s| s["section"] == "fetch times").unwrap();
+    assert_eq!(fetch_times["bytes"], 0, "{json}");
 }

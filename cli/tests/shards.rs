@@ -302,3 +302,47 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     std::fs::write(&path, text).unwrap();
     path
 }
+
+/// The content digest of each shard of the set `set` as `inspect --json` shows it.
+fn digests_shown(set: &Path) -> Vec<String> {
+    let out = succeeds(robotsieve().args(["inspect", "--json", "--largest", "0", "--rules"]).arg(set));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let shards = json["shards"].as_array().unwrap();
+    shards.iter().map(|s| s["digest"].as_str().unwrap().to_string()).collect()
+}
+
+/// The header's content digest tells shards of different contents apart,
+/// and is the same for the same input compiled twice and for a copy, so
+/// that a cache may key on it without reading the files.
+#[test]
+fn the_content_digest_tells_contents_apart_and_copies_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, set) = corpus_and_set(dir.path(), 3);
+    let digests = digests_shown(&set);
+    assert_eq!(digests.len(), 3);
+    assert!(digests.iter().all(|d| d.len() == 16 && d.bytes().all(|b| b.is_ascii_hexdigit())), "{digests:?}");
+    assert!(digests[0] != digests[1] && digests[1] != digests[2] && digests[0] != digests[2], "{digests:?}");
+    let again = dir.path().join("again");
+    compile(&corpus, &again, &["--shards", "3"]);
+    assert_eq!(digests_shown(&again), digests, "the same input compiled twice");
+    let copy = dir.path().join("copy");
+    std::fs::create_dir(&copy).unwrap();
+    for (k, digest) in digests.iter().enumerate() {
+        let name = format!("{k:05}-of-00003.rsv");
+        std::fs::copy(set.join(&name), copy.join(&name)).unwrap();
+        let opened = Artifact::open(&set.join(&name)).unwrap();
+        assert_eq!(&format!("{:016x}", opened.digest()), digest);
+        opened.verify().unwrap();
+    }
+    assert_eq!(digests_shown(&copy), digests, "a copy");
+    // One rule changed in one body, the corpus at the same path (META names
+    // it): a different digest.
+    let whole = |out: &str| {
+        compile(&corpus, &dir.path().join(out), &[]);
+        Artifact::open(&dir.path().join(out)).unwrap().digest()
+    };
+    let before = whole("a.rsv");
+    let text = std::fs::read_to_string(&corpus).unwrap();
+    std::fs::write(&corpus, text.replacen("disallow: /private0", "disallow: /privatE0", 1)).unwrap();
+    assert_ne!(before, whole("b.rsv"));
+}

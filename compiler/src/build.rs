@@ -28,10 +28,10 @@ use robotsieve_core::preference::PreferenceLine;
 use robotsieve_engine::shard_of_hash;
 use robotsieve_engine::{encode_group, CrawlRefs, RuleText, Selection};
 use robotsieve_engine::{ArtifactWriter, WriteError, DEFAULT_MEMORY};
-use robotsieve_engine::{FetchInfo, FetchKind};
+use robotsieve_engine::{FetchFacts, FetchInfo, FetchKind};
 use robotsieve_robotstxt::group::{Agent, Group, Rule, Source, Verb};
 use robotsieve_robotstxt::parse::RobotsTxt;
-use robotsieve_sources::corpus::{OriginRobots, Robots};
+use robotsieve_sources::corpus::{CopyFacts, OriginRobots, Robots};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::time::{Duration, Instant};
@@ -399,7 +399,8 @@ pub fn build_shards(
                     *delay = Some(string_list_id(&mut writers[k], &mut known_lists[k], list)?);
                 }
             }
-            writers[k].add_origin_with_extras(&origin.origin, info, groups, &selections, &crawl)?;
+            let facts = fetch_facts(&origin.copy);
+            writers[k].add_origin_with_extras(&origin.origin, info, groups, &selections, &crawl, facts)?;
         }
         report.origins += batch.len();
         report.elapsed = started.elapsed();
@@ -415,6 +416,17 @@ pub fn build_shards(
     }
     report.elapsed = started.elapsed();
     Ok(report)
+}
+
+/// What the artifact keeps of an origin's governing copy for the cache
+/// policy: its time in whole seconds, its `max_age` (at most what the
+/// format holds), its failures in a row.
+pub fn fetch_facts(copy: &CopyFacts) -> FetchFacts {
+    FetchFacts {
+        fetched_at: copy.fetched_at.map(|t| t.unix_seconds()),
+        max_age: copy.max_age.map(|a| u32::try_from(a).unwrap_or(u32::MAX)),
+        failures_in_a_row: copy.failures_in_a_row,
+    }
 }
 
 /// Gives the memory freed by a batch back to the system (glibc's

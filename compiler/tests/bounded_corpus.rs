@@ -27,9 +27,12 @@ impl Random {
 
 /// `records` fetch records over `hosts` hosts: both schemes, a few other
 /// paths, every status class, times from a few days (so ties), redirects
-/// absolute, scheme-relative, root-relative, relative, invalid or missing.
+/// absolute, scheme-relative, root-relative, relative, invalid or missing;
+/// some with the cache's `max_age` and `failures_in_a_row`.
 fn corpus(records: usize, hosts: u64, seed: u64) -> Vec<Value> {
     let mut r = Random(seed | 1);
+    // Drawn apart, so that the records' other fields are what they were without them.
+    let mut cache = Random(seed.wrapping_mul(0x9E37_79B9) | 1);
     let bodies = ["", "User-agent: *\nDisallow: /private\n", "User-agent: mybot\nDisallow: /\n", "Disallow: /a$\n"];
     (0..records)
         .map(|i| {
@@ -65,6 +68,12 @@ fn corpus(records: usize, hosts: u64, seed: u64) -> Vec<Value> {
                     _ => format!("https://h{other}.example/x/robots.txt"),
                 };
                 record["location"] = json!(location);
+            }
+            if cache.below(3) == 0 {
+                record["max_age"] = json!(cache.below(200_000));
+            }
+            if cache.below(4) == 0 {
+                record["failures_in_a_row"] = json!(cache.below(6));
             }
             if i % 97 == 0 {
                 record["url"] = json!("not a url");
@@ -102,6 +111,9 @@ fn bounded_resolution_equals_the_one_in_memory() {
             assert!(redirected(true) && redirected(false), "seed {seed}");
             assert!(expected.iter().any(|o| o.robots == Robots::Blocked));
             assert!(expected_warnings.iter().any(|w| w.contains("is not /robots.txt at the root")));
+            // The governing copies' facts come through, each kind of them.
+            assert!(expected.iter().any(|o| o.copy.max_age.is_some() && o.copy.fetched_at.is_some()));
+            assert!(expected.iter().any(|o| o.copy.failures_in_a_row.is_some() && o.robots == Robots::Blocked));
         }
 
         for budget in [2048, 64 << 20] {

@@ -25,9 +25,9 @@
 //! dependency (bincode, the usual choice, is unmaintained) for no speed gain.
 
 use crate::format::{
-    checksum, Check, CrawlTable, Fault, GroupHead, GroupView, Header, HeaderError, MetaProblem, OriginRecord, PartView,
-    PreferenceTable, SectionEntry, ShardSetProblem, Slot, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START, MAX_SECTIONS,
-    NO_RULE,
+    checksum, Check, ContentDigest, CrawlTable, Fault, FetchFacts, GroupHead, GroupView, Header, HeaderError,
+    MetaProblem, OriginRecord, PartView, PreferenceTable, SectionEntry, ShardSetProblem, Slot, EMPTY_SLOT,
+    FLAG_EXPLAIN, GROUPS_START, MAX_SECTIONS, NO_RULE,
 };
 use crate::rules::LazyPrefilter;
 use crate::runtime::{CompiledGroup, RunnerPart};
@@ -469,6 +469,8 @@ pub struct Artifact {
     sections: SectionTable,
     meta: Meta,
     flags: u32,
+    /// The header's content digest.
+    digest: u64,
     origins: usize,
     groups: usize,
     agents: usize,
@@ -485,11 +487,38 @@ pub struct Artifact {
     /// all at open they cost 26 MB and a third of the open time on the whole
     /// corpus. Only split groups have such parts, so a map is small.
     prefilters: RwLock<HashMap<(usize, usize), Arc<LazyPrefilter>>>,
-    /// The CRAWL section's stored checksum, and the result of checking it
-    /// and its tables on first use: no verdict reads the section, so
-    /// opening does not pay for it.
-    crawl_checksum: u64,
-    crawl_checked: OnceLock<Result<(), Damage>>,
+    /// The CRAWL section, checked (checksum, tables) on first use: no
+    /// verdict reads the section, so opening does not pay for it.
+    crawl_check: CheckedOnUse,
+    /// The FRESHNESS section, checked (checksum) on first use, likewise.
+    freshness_check: CheckedOnUse,
+}
+
+/// An optional section no verdict reads: its stored checksum, and the
+/// result of checking it on first use.
+#[derive(Default)]
+struct CheckedOnUse {
+    checksum: u64,
+    checked: OnceLock<Result<(), Damage>>,
+}
+
+impl CheckedOnUse {
+    /// Checks `bytes`, the section `section`, once: its checksum, then
+    /// `parse`; the same answer afterwards.
+    fn check(
+        &self,
+        section: Section,
+        bytes: &[u8],
+        parse: impl FnOnce(&[u8]) -> Result<(), Damage>,
+    ) -> Result<(), Damage> {
+        let checked = self.checked.get_or_init(|| {
+            if checksum(bytes) != self.checksum {
+                return Err(Fault::SectionChecksum { section }.into());
+            }
+            parse(bytes)
+        });
+        checked.clone()
+    }
 }
 
 impl fmt::Debug for Artifact {
@@ -629,6 +658,13 @@ impl ArtifactHead {
         Ok(ArtifactHead { header, entries })
     }
 
+    /// The content digest the header records: equal for two copies of one
+    /// file, different for builds of different contents (see
+    /// [`Artifact::digest`]); covered by the header's checksum.
+    pub fn digest(&self) -> u64 {
+        self.header.digest
+    }
+
     /// Where the META section lies in the file: the range to read and give
     /// to [`ArtifactHead::read_meta`].
     pub fn meta_range(&self) -> std::ops::Range<u64> {
@@ -681,13 +717,14 @@ impl Artifact {
         let head = ArtifactHead::read(bytes, bytes.len() as u64)?;
         let mut sections: SectionTable = [(0, 0); Section::ALL.len()];
         let mut tiles: Vec<(usize, usize)> = Vec::with_capacity(Section::ALL.len());
-        let mut crawl_checksum = 0;
+        let (mut crawl_check, mut freshness_check) = (CheckedOnUse::default(), CheckedOnUse::default());
         for entry in head.entries.iter().flatten() {
             let range = entry.offset as usize..(entry.offset + entry.len) as usize;
-            // GROUPS' blobs carry their own checksums; CRAWL is checked on
-            // first use; META when it is read, below.
+            // GROUPS' blobs carry their own checksums; CRAWL and FRESHNESS
+            // are checked on first use; META when it is read, below.
             match entry.section {
-                Section::Crawl => crawl_checksum = entry.checksum,
+                Section::Crawl => crawl_check.checksum = entry.checksum,
+                Section::Freshness => freshness_check.checksum = entry.checksum,
                 Section::Groups | Section::Meta => {}
                 section if checksum(&bytes[range.clone()]) != entry.checksum => {
                     return invalid(Fault::SectionChecksum { section })
@@ -757,6 +794,9 @@ impl Artifact {
                 return invalid(damage);
             }
         }
+        if seen(Section::Freshness) && section(Section::Freshness).len() != origins * FetchFacts::LEN {
+            return invalid(Fault::SectionMisaligned { section: Section::Freshness });
+        }
         let slots = section(Section::Slots);
         let slot_count = slots.len() / Slot::LEN;
         if slots.len() % Slot::LEN != 0 || !slot_count.is_power_of_two() || slot_count < origins {
@@ -780,6 +820,7 @@ impl Artifact {
             sections,
             meta,
             flags: head.header.flags,
+            digest: head.header.digest,
             origins,
             groups,
             agents,
@@ -788,8 +829,8 @@ impl Artifact {
             path,
             checked: (0..groups.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
             prefilters: RwLock::new(HashMap::new()),
-            crawl_checksum,
-            crawl_checked: OnceLock::new(),
+            crawl_check,
+            freshness_check,
         })
     }
 
@@ -805,10 +846,21 @@ impl Artifact {
                 return Err(self.invalid(Fault::OriginNotIndexed { origin: o, key }));
             }
         }
+        let mut digest = ContentDigest::default();
         for g in 0..self.groups {
-            self.checked_group(g)?;
+            digest.add_group(self.checked_group(g)?.bytes());
+        }
+        let bytes = self.bytes();
+        let count = Header::decode(bytes).map_or(0, |h| h.sections as usize);
+        let entries: Vec<SectionEntry> = (0..count)
+            .filter_map(|i| SectionEntry::decode(&bytes[Header::LEN + i * SectionEntry::LEN..]).ok())
+            .collect();
+        let computed = digest.finish(&entries);
+        if computed != self.digest {
+            return Err(self.invalid(Fault::Digest { stored: self.digest, computed }));
         }
         self.crawl()?;
+        self.fetch_facts(0)?;
         // Verifying read every page; lookups will read the few their origins need.
         if let Backing::Mapped(map) = &self.backing {
             crate::mapped::release(map, 0, map.len());
@@ -885,6 +937,14 @@ impl Artifact {
         &self.meta
     }
 
+    /// The content digest the header records: a hash of every section's
+    /// checksum and every group blob's, so that a cache can tell two files
+    /// apart (or a copy from its original) by their first bytes. Opening
+    /// does not recompute it; [`Artifact::verify`] does.
+    pub fn digest(&self) -> u64 {
+        self.digest
+    }
+
     /// Whether the automata identify the deciding rule (`compile --explain`).
     pub fn explains(&self) -> bool {
         self.flags & FLAG_EXPLAIN != 0
@@ -939,16 +999,28 @@ impl Artifact {
             return Ok(None);
         }
         let bytes = self.section(Section::Crawl);
-        let checked = self.crawl_checked.get_or_init(|| {
-            if checksum(bytes) != self.crawl_checksum {
-                return Err(Fault::SectionChecksum { section: Section::Crawl }.into());
-            }
-            CrawlTable::parse(bytes, self.origins, self.agents).map(|_| ())
-        });
-        match checked {
-            Ok(()) => CrawlTable::layout(bytes, self.origins, self.agents).map(Some).map_err(|e| self.invalid(e)),
-            Err(e) => Err(self.invalid(e.clone())),
+        let parse = |b: &[u8]| CrawlTable::parse(b, self.origins, self.agents).map(|_| ());
+        self.crawl_check.check(Section::Crawl, bytes, parse).map_err(|e| self.invalid(e))?;
+        CrawlTable::layout(bytes, self.origins, self.agents).map(Some).map_err(|e| self.invalid(e))
+    }
+
+    /// Whether the artifact records when origins' copies were fetched (a
+    /// FRESHNESS section: compiled from fetch records that carry times).
+    pub fn has_fetch_facts(&self) -> bool {
+        self.sections[Section::Freshness.index()].1 > 0
+    }
+
+    /// When origin `origin`'s governing robots.txt copy was fetched and
+    /// what the cache policy reads of it (all `None` without a FRESHNESS
+    /// section); the section's checksum is checked on first use (an error
+    /// naming the file when it is damaged).
+    pub fn fetch_facts(&self, origin: usize) -> Result<FetchFacts, ArtifactError> {
+        if !self.has_fetch_facts() || origin >= self.origins {
+            return Ok(FetchFacts::default());
         }
+        let bytes = self.section(Section::Freshness);
+        self.freshness_check.check(Section::Freshness, bytes, |_| Ok(())).map_err(|e| self.invalid(e))?;
+        Ok(FetchFacts::decode(&bytes[origin * FetchFacts::LEN..(origin + 1) * FetchFacts::LEN]))
     }
 
     /// The `sitemap` URLs of origin `origin`'s robots.txt, in file order

@@ -80,9 +80,9 @@ pub use comb::{Accel, CombDfa, CombDfaRef, NarrowComb, SlotId, SlotTable};
 pub use compiled::{Matcher, MatcherError, Owned, Part, PartTables, MAX_PARTS};
 pub use dfa::{Dfa, DfaError, DfaRef, StateId, TransitionTable};
 pub use format::{
-    encode_group, CrawlRefs, Damage, DamageKind, EncodeError, FetchInfo, FetchKind, GroupDamage, GroupTable,
-    MetaProblem, PartProblem, PreferenceTable, RuleText, Section, Selection, ShardSetProblem, VersionMismatch,
-    Versioned, FORMAT_VERSION, SEMANTICS_VERSION,
+    encode_group, CrawlRefs, Damage, DamageKind, EncodeError, FetchFacts, FetchInfo, FetchKind, GroupDamage,
+    GroupTable, MetaProblem, PartProblem, PreferenceTable, RuleText, Section, Selection, ShardSetProblem,
+    VersionMismatch, Versioned, FORMAT_VERSION, SEMANTICS_VERSION,
 };
 pub use mapped::release as release_mapped;
 pub use matcher::{MatcherRef, Outcome};

@@ -21,9 +21,9 @@
 
 use crate::artifact::Meta;
 use crate::format::{
-    align8, encode_group_offset, encode_preference_set, encode_string_list, Checksum, CrawlHeader, CrawlRefs,
-    EncodeError, FetchInfo, Header, ListSection, OriginRecord, PreferenceHeader, Section, SectionEntry, Selection,
-    Slot, CRAWL_LISTS, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START, PREFERENCE_LISTS,
+    align8, encode_group_offset, encode_preference_set, encode_string_list, Checksum, ContentDigest, CrawlHeader,
+    CrawlRefs, EncodeError, FetchFacts, FetchInfo, Header, ListSection, OriginRecord, PreferenceHeader, Section,
+    SectionEntry, Selection, Slot, CRAWL_LISTS, EMPTY_SLOT, FLAG_EXPLAIN, GROUPS_START, PREFERENCE_LISTS,
 };
 use crate::pending::{OutputError, PendingFile};
 use robotsieve_core::preference::PreferenceLine;
@@ -279,6 +279,12 @@ pub struct ArtifactWriter {
     record: Vec<u8>,
     preferences: ListSpools,
     crawl: ListSpools,
+    /// The content digest, fed each group blob as it is appended.
+    digest: ContentDigest,
+    /// Each origin's [`FetchFacts`], and whether any is known (else the
+    /// FRESHNESS section is left out).
+    freshness: Spool,
+    any_facts: bool,
 }
 
 /// A list section as it is written (PREFERENCES, CRAWL; their shared shape
@@ -430,6 +436,9 @@ impl ArtifactWriter {
             record: Vec::new(),
             preferences: ListSpools::new(PREFERENCE_LISTS, dir)?,
             crawl: ListSpools::new(CRAWL_LISTS, dir)?,
+            digest: ContentDigest::default(),
+            freshness: Spool::new(dir)?,
+            any_facts: false,
         })
     }
 
@@ -471,6 +480,7 @@ impl ArtifactWriter {
             .map_err(|_| WriteError::TooMany { what: "groups".into(), most: u64::from(u32::MAX) + 1 })?;
         debug_assert_eq!(blob.len() % 8, 0);
         self.target.file()?.write_all(blob)?;
+        self.digest.add_group(blob);
         self.group_index.write(&encode_group_offset(self.pos))?;
         self.pos += blob.len() as u64;
         self.groups += 1;
@@ -526,12 +536,14 @@ impl ArtifactWriter {
         selections: &[Selection],
     ) -> Result<(), WriteError> {
         let crawl = CrawlRefs { sitemaps: None, delays: vec![None; groups.len()] };
-        self.add_origin_with_extras(key, info, groups, selections, &crawl)
+        self.add_origin_with_extras(key, info, groups, selections, &crawl, FetchFacts::default())
     }
 
     /// [`ArtifactWriter::add_origin_with_preferences`], with the origin's
     /// sitemap list and each crawler's crawl-delay list (ids from
-    /// [`ArtifactWriter::add_string_list`]).
+    /// [`ArtifactWriter::add_string_list`]), and what is known of when its
+    /// governing copy was fetched (the FRESHNESS section, written when any
+    /// origin's facts are not empty).
     pub fn add_origin_with_extras(
         &mut self,
         key: &OriginKey,
@@ -539,6 +551,7 @@ impl ArtifactWriter {
         groups: &[u32],
         selections: &[Selection],
         crawl: &CrawlRefs,
+        facts: FetchFacts,
     ) -> Result<(), WriteError> {
         let mismatch = |what, added| WriteError::OriginMismatch { origin: key.to_string(), what, added };
         if groups.len() != self.meta.agents.len() || groups.iter().any(|&g| u64::from(g) >= self.groups) {
@@ -567,6 +580,10 @@ impl ArtifactWriter {
                 .encode(&mut self.record);
             self.keys.write(bytes)?;
             self.records.write(&self.record)?;
+            self.record.clear();
+            facts.encode(&mut self.record);
+            self.freshness.write(&self.record)?;
+            self.any_facts |= !facts.is_empty();
             self.index.push(key.hash64(), self.origins)?;
             self.origins += 1;
             Ok(())
@@ -657,6 +674,11 @@ impl ArtifactWriter {
             entries.push(SectionEntry { section, offset: pos, len, checksum });
             pos = pad_to_8(file, pos + len)?;
         }
+        if self.any_facts {
+            let (len, checksum) = copy_summed(&mut self.freshness.into_file()?, file)?;
+            entries.push(SectionEntry { section: Section::Freshness, offset: pos, len, checksum });
+            pos += len;
+        }
         let (slots_len, checksum) = write_slots(file, pos, self.index, self.origins, &entries, self.meta.agents.len())?;
         entries.push(SectionEntry { section: Section::Slots, offset: pos, len: slots_len, checksum });
         pos += slots_len;
@@ -679,6 +701,7 @@ impl ArtifactWriter {
             file_len: pos,
             checksum: 0,
             sections: entries.len() as u32,
+            digest: self.digest.finish(&entries),
         };
         file.write_all_at(&header.encode_with_sections(&entries), 0)?;
         file.set_len(pos)?;
@@ -893,11 +916,59 @@ mod tests {
         let e = writer.add_origin_with_preferences(&key(0), INFO, &[0], &none).unwrap_err();
         assert!(matches!(&e, WriteError::OriginMismatch { what: "preference sets", added: "sets", .. }), "{e:?}");
         let crawl = CrawlRefs { sitemaps: Some(0), delays: vec![None] };
-        let e = writer.add_origin_with_extras(&key(0), INFO, &[0], &[Selection::default()], &crawl).unwrap_err();
+        let e = writer
+            .add_origin_with_extras(&key(0), INFO, &[0], &[Selection::default()], &crawl, FetchFacts::default())
+            .unwrap_err();
         assert!(matches!(&e, WriteError::OriginMismatch { added: "lists", .. }), "{e:?}");
         // Nothing of the refused origins was written.
         writer.add_origin(&key(0), INFO, &[0]).unwrap();
         assert_eq!(writer.origins(), 1);
+    }
+
+    /// Fetch facts are stored per origin and read back, absent ones as
+    /// absent; without any, no FRESHNESS section is written (the artifact is
+    /// the bytes it is without the feature).
+    #[test]
+    fn fetch_facts_read_back_and_cost_nothing_when_absent() {
+        let crawl = CrawlRefs { sitemaps: None, delays: vec![None] };
+        let build = |facts: &[FetchFacts]| {
+            let mut writer = writer_with_one_group(DEFAULT_MEMORY);
+            for (i, &f) in facts.iter().enumerate() {
+                writer.add_origin_with_extras(&key(i), INFO, &[0], &[Selection::default()], &crawl, f).unwrap();
+            }
+            writer.finish_bytes().unwrap()
+        };
+        let some = [
+            FetchFacts { fetched_at: Some(1_796_000_000), max_age: Some(3600), failures_in_a_row: None },
+            FetchFacts::default(),
+            FetchFacts { fetched_at: Some(-5), max_age: None, failures_in_a_row: Some(4) },
+        ];
+        let bytes = build(&some);
+        let artifact = Artifact::from_bytes(&bytes).unwrap();
+        assert!(artifact.has_fetch_facts());
+        for (i, f) in some.iter().enumerate() {
+            let k = key(i);
+            let o = artifact.find_origin(k.as_bytes(), k.hash64()).unwrap();
+            assert_eq!(artifact.fetch_facts(o).unwrap(), *f);
+        }
+        let none = build(&[FetchFacts::default(); 3]);
+        let without = Artifact::from_bytes(&none).unwrap();
+        assert!(!without.has_fetch_facts());
+        assert_eq!(bytes.len() - none.len(), 3 * FetchFacts::LEN);
+        assert_eq!(without.fetch_facts(0).unwrap(), FetchFacts::default());
+        // A damaged record is found by the section's checksum on first use.
+        let at = bytes.len() - none.len();
+        let entry = (0..Header::decode(&bytes).unwrap().sections as usize)
+            .map(|i| SectionEntry::decode(&bytes[Header::LEN + i * SectionEntry::LEN..]).unwrap())
+            .find(|e| e.section == Section::Freshness)
+            .unwrap();
+        assert_eq!(entry.len as usize, at);
+        let mut damaged = bytes.clone();
+        damaged[entry.offset as usize + 20] ^= 1;
+        let opened = Artifact::from_bytes(&damaged).unwrap();
+        let e = opened.fetch_facts(1).unwrap_err().to_string();
+        assert!(e.contains("fetch times"), "{e}");
+        assert!(opened.verify().is_err());
     }
 
     /// Hashes whose home slots crowd the end of the table wrap round to the

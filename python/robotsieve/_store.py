@@ -115,7 +115,7 @@ def _read_file_head(filesystem, path: str, size: int, label: str):
     head_len = min(_native.ARTIFACT_HEAD_LEN, size)
     with filesystem.open_input_file(path) as f:
         head = f.read_at(head_len, 0)
-        meta_at, meta_len = _native.artifact_head(label, head, size)
+        meta_at, meta_len, _digest = _native.artifact_head(label, head, size)
         meta = f.read_at(meta_len, meta_at)
     return _native.artifact_meta(label, head, size, meta)
 

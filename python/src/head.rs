@@ -20,11 +20,14 @@ fn refused(name: &str, error: robotsieve_engine::ArtifactError) -> PyErr {
 
 /// Checks the header and section table of the artifact `name` (its first
 /// [`HEAD_LEN`] bytes, `head`, of a file of `size` bytes) as opening checks
-/// them. Returns where its META section lies: `(offset, len)`.
+/// them. Returns where its META section lies, `(offset, len)`, and its
+/// content digest (16 hex digits): what the executors' cache keys a copy
+/// on, the same for every copy of the file and read without the rest of it.
 #[pyfunction]
-pub fn artifact_head(name: &str, head: &[u8], size: u64) -> PyResult<(u64, u64)> {
-    let range = ArtifactHead::read(head, size).map_err(|e| refused(name, e))?.meta_range();
-    Ok((range.start, range.end - range.start))
+pub fn artifact_head(name: &str, head: &[u8], size: u64) -> PyResult<(u64, u64, String)> {
+    let head = ArtifactHead::read(head, size).map_err(|e| refused(name, e))?;
+    let range = head.meta_range();
+    Ok((range.start, range.end - range.start, format!("{:016x}", head.digest())))
 }
 
 /// The META section of the artifact `name` (`meta`, the bytes at the range

@@ -37,8 +37,8 @@
 //! temporary files.
 
 use crate::corpus::{
-    record_key, resolve_location, CorpusError, CorpusReader, FetchRecord, OriginRobots, Place, RecordSink, Robots,
-    SourceRef, Warning,
+    record_key, resolve_location, CopyFacts, CorpusError, CorpusReader, FetchDetails, FetchRecord, OriginRobots, Place,
+    RecordSink, Robots, SourceRef, Warning,
 };
 use crate::runs::{read_or_end, Merged, SortedRuns, Spill};
 use crate::status::{Choice, FetchHistory, StatusClass, MAX_REDIRECTS};
@@ -77,6 +77,42 @@ fn time_key(time: Option<Timestamp>) -> u128 {
 fn time_of(key: u128) -> Option<Timestamp> {
     let key = key.checked_sub(1)?;
     Some(Timestamp::from_unix_nanos(((key >> 32) as i128 + i64::MIN as i128) as i64, key as u32))
+}
+
+/// The bytes of a [`CopyFacts`] in the temporary files.
+const COPY_LEN: usize = 28;
+
+/// A copy's `max_age` and `failures_in_a_row` as words (`u64::MAX`,
+/// `u32::MAX`: none).
+fn copy_words(copy: &FetchDetails) -> (u64, u32) {
+    let max_age = copy.max_age.map_or(u64::MAX, |a| a.min(u64::MAX - 1));
+    (max_age, copy.failures_in_a_row.map_or(u32::MAX, |k| k.min(u32::MAX - 1)))
+}
+
+/// The facts of a copy from its [`time_key`] and [`copy_words`].
+fn copy_of_words(time: u128, max_age: u64, failures: u32) -> CopyFacts {
+    CopyFacts {
+        fetched_at: time_of(time),
+        max_age: (max_age != u64::MAX).then_some(max_age),
+        failures_in_a_row: (failures != u32::MAX).then_some(failures),
+    }
+}
+
+/// Writes a copy's facts in [`COPY_LEN`] bytes.
+fn write_copy(copy: &CopyFacts, out: &mut impl Write) -> io::Result<()> {
+    let details =
+        FetchDetails { max_age: copy.max_age, failures_in_a_row: copy.failures_in_a_row, ..Default::default() };
+    let (max_age, failures) = copy_words(&details);
+    out.write_all(&time_key(copy.fetched_at).to_le_bytes())?;
+    out.write_all(&max_age.to_le_bytes())?;
+    out.write_all(&failures.to_le_bytes())
+}
+
+/// Reads what [`write_copy`] wrote.
+fn copy_of(b: &[u8; COPY_LEN]) -> CopyFacts {
+    let word = |r: std::ops::Range<usize>| u64::from_le_bytes(b[r].try_into().expect("8 bytes"));
+    let failures = u32::from_le_bytes(b[24..28].try_into().expect("4 bytes"));
+    copy_of_words(u128::from_le_bytes(b[..16].try_into().expect("16 bytes")), word(16..24), failures)
 }
 
 /// Where a record redirects to.
@@ -158,6 +194,10 @@ struct RootFact {
     status: u16,
     redirect: u8,
     target: u128,
+    /// `max_age` (`u64::MAX`: none) and `failures_in_a_row` (`u32::MAX`:
+    /// none), for the artifact's freshness facts.
+    max_age: u64,
+    failures: u32,
 }
 
 impl Spill for RootFact {
@@ -168,14 +208,16 @@ impl Spill for RootFact {
         out.write_all(&self.seq.to_le_bytes())?;
         out.write_all(&self.status.to_le_bytes())?;
         out.write_all(&[self.redirect])?;
-        out.write_all(&self.target.to_le_bytes())
+        out.write_all(&self.target.to_le_bytes())?;
+        out.write_all(&self.max_age.to_le_bytes())?;
+        out.write_all(&self.failures.to_le_bytes())
     }
 
     fn read_from(input: &mut impl Read) -> io::Result<Option<Self>> {
         let Some(length) = read_array::<4>(input)? else { return Ok(None) };
         let mut key = vec![0; u32::from_le_bytes(length) as usize];
         input.read_exact(&mut key)?;
-        let b = read_array::<43>(input)?.ok_or_else(cut_short)?;
+        let b = read_array::<55>(input)?.ok_or_else(cut_short)?;
         Ok(Some(RootFact {
             key: key.into(),
             time: u128::from_le_bytes(b[..16].try_into().expect("16 bytes")),
@@ -183,6 +225,8 @@ impl Spill for RootFact {
             status: u16::from_le_bytes([b[24], b[25]]),
             redirect: b[26],
             target: u128::from_le_bytes(b[27..43].try_into().expect("16 bytes")),
+            max_age: u64::from_le_bytes(b[43..51].try_into().expect("8 bytes")),
+            failures: u32::from_le_bytes(b[51..55].try_into().expect("4 bytes")),
         }))
     }
 
@@ -486,6 +530,8 @@ impl BoundedCorpus {
             }
             roots_file.write_all(&fact.time.to_le_bytes()).map_err(tmp)?;
             roots_file.write_all(&fact.status.to_le_bytes()).map_err(tmp)?;
+            roots_file.write_all(&fact.max_age.to_le_bytes()).map_err(tmp)?;
+            roots_file.write_all(&fact.failures.to_le_bytes()).map_err(tmp)?;
             let class = StatusClass::of(fact.status);
             match fact.redirect {
                 NOT_REDIRECT => write_outcome(&outcomes, place, Outcome { class, last: fact.seq }).map_err(tmp)?,
@@ -549,25 +595,28 @@ impl BoundedCorpus {
             (&roots_file).seek(SeekFrom::Start(0)).map_err(tmp)?;
             let mut outcomes_in = BufReader::new(&outcomes);
             let mut key: Vec<u8> = Vec::new();
-            let mut history: FetchHistory<(u16, Outcome)> = FetchHistory::default();
-            let mut decide = |key: &[u8], history: FetchHistory<(u16, Outcome)>| -> io::Result<()> {
+            // Per fetch: its status, its outcome, and its facts for the cache policy.
+            type Fetch = (u16, Outcome, CopyFacts);
+            let mut history: FetchHistory<Fetch> = FetchHistory::default();
+            let mut decide = |key: &[u8], history: FetchHistory<Fetch>| -> io::Result<()> {
                 let Some(choice) = history.choose() else { return Ok(()) };
-                let plain = |(status, outcome): (u16, Outcome)| match outcome.class {
-                    StatusClass::Success => (0u8, status, Some(outcome.last)),
-                    StatusClass::ClientError => (1, status, None),
-                    _ => (2, status, None),
+                let plain = |(status, outcome, copy): Fetch| match outcome.class {
+                    StatusClass::Success => (0u8, status, copy, Some(outcome.last)),
+                    StatusClass::ClientError => (1, status, copy, None),
+                    _ => (2, status, copy, None),
                 };
-                let (kind, status, body) = match choice {
+                let (kind, status, copy, body) = match choice {
                     Choice::Newest(fetch) | Choice::Fallback { reachable: fetch, .. } => plain(fetch),
-                    Choice::StaysBlocked { newest: (status, _), .. } | Choice::Blocked((status, _)) => {
-                        (2, status, None)
+                    Choice::StaysBlocked { newest: (status, _, copy), .. } | Choice::Blocked((status, _, copy)) => {
+                        (2, status, copy, None)
                     }
-                    Choice::Expired { newest: (status, _), .. } => (1, status, None),
+                    Choice::Expired { newest: (status, _, copy), .. } => (1, status, copy, None),
                 };
                 origins_file.write_all(&(key.len() as u32).to_le_bytes())?;
                 origins_file.write_all(key)?;
                 origins_file.write_all(&[kind])?;
                 origins_file.write_all(&status.to_le_bytes())?;
+                write_copy(&copy, &mut origins_file)?;
                 if let Some(seq) = body {
                     needed.push(Pair(seq, origins))?;
                 }
@@ -582,13 +631,17 @@ impl BoundedCorpus {
                     key.resize(u32::from_le_bytes(length) as usize, 0);
                     roots_in.read_exact(&mut key).map_err(tmp)?;
                 }
-                let b = read_array::<18>(&mut roots_in).map_err(tmp)?.ok_or_else(|| tmp(cut_short()))?;
-                let time = time_of(u128::from_le_bytes(b[..16].try_into().expect("16 bytes")));
+                let b = read_array::<30>(&mut roots_in).map_err(tmp)?.ok_or_else(|| tmp(cut_short()))?;
+                let time_word = u128::from_le_bytes(b[..16].try_into().expect("16 bytes"));
                 let status = u16::from_le_bytes([b[16], b[17]]);
+                let max_age = u64::from_le_bytes(b[18..26].try_into().expect("8 bytes"));
+                let failures = u32::from_le_bytes(b[26..30].try_into().expect("4 bytes"));
+                let copy = copy_of_words(time_word, max_age, failures);
+                let time = copy.fetched_at;
                 let o = read_array::<16>(&mut outcomes_in).map_err(tmp)?.ok_or_else(|| tmp(cut_short()))?;
                 let outcome =
                     Outcome { class: class_of(o[0]), last: u64::from_le_bytes(o[8..].try_into().expect("8")) };
-                history.push((status, outcome), outcome.class, time);
+                history.push((status, outcome, copy), outcome.class, time);
             }
             decide(&key, history).map_err(tmp)?;
         }
@@ -723,7 +776,11 @@ impl FirstPass {
         debug_assert_eq!(record_key(record.url.as_bytes()).as_deref(), Some(&url_key[..]));
         self.urls.push(UrlFact { url: url_hash(&url_key), time, seq, class: class_code(class), redirect, target })?;
         match root_key {
-            Some(key) => self.roots.push(RootFact { key, time, seq, status: record.status, redirect, target }),
+            Some(key) => {
+                let (max_age, failures) = copy_words(record.details());
+                let status = record.status;
+                self.roots.push(RootFact { key, time, seq, status, redirect, target, max_age, failures })
+            }
             None => {
                 let message = format!("skipped: {} is not /robots.txt at the root of its origin", record.url);
                 let text = Warning { source: record.source, message }.to_string();
@@ -858,6 +915,7 @@ impl ResolvedOrigins {
         let mut key = vec![0; u32::from_le_bytes(length) as usize];
         self.origins.read_exact(&mut key)?;
         let [kind, s0, s1] = read_array::<3>(&mut self.origins)?.ok_or_else(cut_short)?;
+        let copy = copy_of(&read_array::<COPY_LEN>(&mut self.origins)?.ok_or_else(cut_short)?);
         let place = read_array::<16>(&mut self.placement)?.ok_or_else(cut_short)?;
         let origin = OriginKey::of_url(&key).map_err(|e| io::Error::other(format!("an origin key: {e}")))?;
         let robots = match kind {
@@ -870,7 +928,7 @@ impl ResolvedOrigins {
             1 => Robots::Unrestricted,
             _ => Robots::Blocked,
         };
-        Ok(OriginRobots { origin, robots, status: u16::from_le_bytes([s0, s1]) })
+        Ok(OriginRobots { origin, robots, status: u16::from_le_bytes([s0, s1]), copy })
     }
 }
 

@@ -259,6 +259,8 @@ pub struct Provenance {
     pub status: u16,
     /// When it was fetched.
     pub fetched_at: Option<Timestamp>,
+    /// Its time, `max_age` and `failures_in_a_row` ([`CopyFacts::of`]).
+    pub copy: CopyFacts,
     /// Redirects followed from it.
     pub redirects: usize,
     /// The rule that applied.
@@ -279,6 +281,36 @@ pub struct Governing {
     pub provenance: Provenance,
 }
 
+/// What the cache policy reads of a fetched copy beside its status and
+/// `Retry-After`: when it was fetched, the server's `max_age`, and the
+/// failures in a row. What an artifact keeps of each origin's governing
+/// copy (`robotsieve inspect --now` judges it by
+/// [`crate::freshness::CachePolicy::freshness_of`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct CopyFacts {
+    /// When it was fetched, if known.
+    pub fetched_at: Option<Timestamp>,
+    /// [`crate::corpus::FetchDetails::max_age`].
+    pub max_age: Option<u64>,
+    /// How many fetches in a row, this one included, failed, where known
+    /// (the newest record's count of
+    /// [`crate::freshness::failures_in_a_row`]; one when unknown).
+    pub failures_in_a_row: Option<u32>,
+}
+
+impl CopyFacts {
+    /// A record's own facts: its time, its `max_age` and the
+    /// `failures_in_a_row` it carries (not counted over other records).
+    pub fn of(record: &FetchRecord) -> CopyFacts {
+        let details = record.details();
+        CopyFacts {
+            fetched_at: record.fetched_at,
+            max_age: details.max_age,
+            failures_in_a_row: details.failures_in_a_row,
+        }
+    }
+}
+
 /// What an artifact keeps of an origin: its key, its robots.txt or blanket
 /// verdict, and the status of the fetch that decided (the start of its
 /// redirect chain). What the build takes, from either resolution.
@@ -290,11 +322,19 @@ pub struct OriginRobots {
     pub robots: Robots,
     /// [`Provenance::status`].
     pub status: u16,
+    /// [`Provenance::copy`]: what the cache policy reads of that fetch.
+    pub copy: CopyFacts,
 }
 
 impl From<Governing> for OriginRobots {
     fn from(governing: Governing) -> OriginRobots {
-        OriginRobots { origin: governing.origin, robots: governing.robots, status: governing.provenance.status }
+        let provenance = governing.provenance;
+        OriginRobots {
+            origin: governing.origin,
+            robots: governing.robots,
+            status: provenance.status,
+            copy: provenance.copy,
+        }
     }
 }
 
@@ -1080,6 +1120,7 @@ fn choose(records: &[FetchRecord], indices: &[usize], outcomes: &[Outcome], orig
         url: records[indices[k]].url.clone(),
         status: records[indices[k]].status,
         fetched_at: records[indices[k]].fetched_at,
+        copy: CopyFacts::of(&records[indices[k]]),
         redirects: outcomes[k].redirects,
         reason,
         explanation,

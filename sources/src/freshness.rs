@@ -24,7 +24,7 @@
 //! redirects is due when any URL of its redirect chain (each hop's newest
 //! record, as compile follows them) is due.
 
-use crate::corpus::FetchRecord;
+use crate::corpus::{CopyFacts, FetchRecord};
 use crate::history::UrlHistories;
 use crate::status::StatusClass;
 use crate::time::Timestamp;
@@ -178,29 +178,38 @@ pub fn failures_in_a_row(history: &[&FetchRecord]) -> u32 {
 impl CachePolicy {
     /// Whether the URL whose records (in the order read, any number of
     /// them) are `records` is due for a new fetch at `now`, and since or
-    /// until when, by the policy of the module documentation.
+    /// until when, by the policy of the module documentation: the newest
+    /// record's facts, with the failures counted over the history, through
+    /// [`CachePolicy::freshness_of`].
     pub fn freshness(&self, records: &[&FetchRecord], now: Timestamp) -> Freshness {
         let history = oldest_first(records);
         let Some(newest) = history.last() else {
             return Freshness::Due { since: None, rule: CacheRule::Undated };
         };
-        let Some(fetched_at) = newest.fetched_at else {
+        let copy = CopyFacts { failures_in_a_row: Some(failures_in_a_row(&history)), ..CopyFacts::of(newest) };
+        self.freshness_of(newest.status, newest.details().retry_after, &copy, now)
+    }
+
+    /// The policy itself, on one copy: fetched with HTTP `status` (0 for
+    /// no answer), the server's `retry_after` (seconds) if it gave one, and
+    /// `copy`'s facts; due or fresh at `now`, and since or until when.
+    pub fn freshness_of(&self, status: u16, retry_after: Option<u64>, copy: &CopyFacts, now: Timestamp) -> Freshness {
+        let Some(fetched_at) = copy.fetched_at else {
             return Freshness::Due { since: None, rule: CacheRule::Undated };
         };
-        let details = newest.details();
         let secs = |d: Duration| d.as_secs();
-        let rule = if is_failure(newest) {
-            match details.retry_after {
+        let rule = if StatusClass::of(status) == StatusClass::Unreachable {
+            match retry_after {
                 Some(given) => CacheRule::RetryAfter { given, used: given.min(secs(self.retry_after_cap)) },
                 None => {
-                    let failures = failures_in_a_row(&history).max(1);
+                    let failures = copy.failures_in_a_row.unwrap_or(1).max(1);
                     let doublings = (failures - 1).min(63);
                     let wait = secs(self.backoff_start).saturating_mul(1u64 << doublings).min(secs(self.backoff_cap));
                     CacheRule::Backoff { failures, wait }
                 }
             }
         } else {
-            match details.max_age {
+            match copy.max_age {
                 Some(given) => CacheRule::MaxAge { given, used: given.clamp(secs(self.min_ttl), secs(self.max_ttl)) },
                 None => CacheRule::DefaultTtl,
             }

@@ -64,7 +64,8 @@ pub mod warc;
 
 pub use compaction::{compact, CompactionStats};
 pub use corpus::{
-    Corpus, CorpusError, CorpusProblem, FetchDetails, FetchRecord, Governing, RecordError, Resolution, Robots,
+    CopyFacts, Corpus, CorpusError, CorpusProblem, FetchDetails, FetchRecord, Governing, RecordError, Resolution,
+    Robots,
 };
 pub use freshness::{corpus_freshness, CachePolicy, CacheRule, Freshness, UrlFreshness};
 pub use http::{HttpError, HttpResponse};

@@ -62,7 +62,7 @@ impl fmt::Display for VersionMismatch {
             ),
             (Versioned::Format, false) => write!(
                 f,
-                "format version {found}, written by an older robotsieve; this one reads version {supported}: compile the artifact again"
+                "format version {found}, written by an older robotsieve; this one reads version {supported}: rebuild it from its inputs with `robotsieve compile`"
             ),
             (Versioned::Semantics, newer) => {
                 let (age, advice) = if newer {
@@ -99,6 +99,7 @@ impl Damage {
             Fault::Truncated { .. } => DamageKind::Truncated,
             Fault::SectionTable { .. } => DamageKind::SectionTable,
             Fault::HeaderChecksum { .. } => DamageKind::HeaderChecksum,
+            Fault::Digest { .. } => DamageKind::Digest,
             Fault::UnknownSection { .. } => DamageKind::UnknownSection,
             Fault::SectionBounds { .. } => DamageKind::SectionBounds,
             Fault::SectionChecksum { .. } => DamageKind::SectionChecksum,
@@ -175,6 +176,8 @@ pub enum DamageKind {
     SectionTable,
     /// The header and section table do not match their checksum.
     HeaderChecksum,
+    /// The header's content digest is not that of the checksums it covers.
+    Digest,
     /// An entry of the section table names no section this build knows.
     UnknownSection,
     /// A section lies outside the file or is not 8-byte aligned.
@@ -250,6 +253,14 @@ pub(crate) enum Fault {
         /// The stored checksum.
         stored: u64,
         /// The checksum of the bytes.
+        computed: u64,
+    },
+    /// The header's content digest differs from the one its section and
+    /// group checksums give.
+    Digest {
+        /// The stored digest.
+        stored: u64,
+        /// The digest of the checksums.
         computed: u64,
     },
     /// An entry of the section table names no section this build knows.
@@ -374,6 +385,10 @@ impl fmt::Display for Fault {
             Fault::HeaderChecksum { stored, computed } => write!(
                 f,
                 "header checksum mismatch (stored {stored:016x}, computed {computed:016x}): the file is damaged"
+            ),
+            Fault::Digest { stored, computed } => write!(
+                f,
+                "content digest mismatch (stored {stored:016x}, computed {computed:016x}): the file is damaged"
             ),
             Fault::UnknownSection { kind } => write!(f, "unknown section kind {kind}"),
             Fault::SectionBounds { section, offset, len } => {
@@ -869,14 +884,14 @@ mod tests {
 
     #[test]
     fn an_older_format_is_named_with_a_hint_to_recompile() {
-        let mut b = Header { flags: 0, file_len: 0, checksum: 0, sections: 0 }.encode();
+        let mut b = Header { flags: 0, file_len: 0, checksum: 0, sections: 0, digest: 0 }.encode();
         put32(&mut b, 8, 3);
         let err = Header::decode(&b).unwrap_err();
         assert!(matches!(err, HeaderError::Version(VersionMismatch { of: Versioned::Format, found: 3, .. })), "{err}");
         let err = err.to_string();
         assert!(
             err.contains("format version 3, written by an older robotsieve")
-                && err.contains("compile the artifact again"),
+                && err.contains("rebuild it from its inputs with `robotsieve compile`"),
             "{err}"
         );
     }

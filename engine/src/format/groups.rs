@@ -64,6 +64,14 @@ impl GroupHead {
     }
 }
 
+/// The checksums a group blob carries, in the order it stores them: what
+/// the header's content digest ([`super::ContentDigest`]) hashes for the
+/// blob, so that a blob whose checksums change changes the digest. Today one,
+/// the head's; nothing for bytes too short to hold a head.
+pub(crate) fn group_checksums(blob: &[u8]) -> impl Iterator<Item = u64> {
+    (blob.len() >= GroupHead::LEN).then(|| GroupHead::decode(blob).checksum).into_iter()
+}
+
 /// Part kind: a DFA with u16 transitions.
 pub const PART_DFA16: u32 = 1;
 /// Part kind: a DFA with u32 transitions.

@@ -1,6 +1,7 @@
 //! The header and the section table: the first [`GROUPS_START`] bytes of
 //! every artifact, what they hold and how they are sealed.
 
+use super::groups::group_checksums;
 use super::{
     checksum, ne32, ne64, put32, put64, Checksum, Damage, Fault, GroupHead, HeaderError, VersionMismatch, Versioned,
     BYTE_ORDER_MARK, FLAG_EXPLAIN, FORMAT_VERSION, GROUPS_START, MAGIC, MAX_SECTIONS, SEMANTICS_VERSION,
@@ -17,13 +18,20 @@ pub struct Header {
     pub checksum: u64,
     /// Number of section entries after the header.
     pub sections: u32,
+    /// The content digest ([`content_digest`]): a hash of every section's
+    /// checksum and every group blob's, so that two copies of one build
+    /// compare equal from their first bytes, and two builds of different
+    /// inputs differ, without reading the rest.
+    pub digest: u64,
 }
 
 impl Header {
     /// Encoded size.
-    pub const LEN: usize = 48;
+    pub const LEN: usize = 56;
     /// Where the checksum lies.
     pub const CHECKSUM_AT: std::ops::Range<usize> = 32..40;
+    /// Where the content digest lies.
+    pub const DIGEST_AT: usize = 48;
 
     /// Encodes with this build's versions and byte-order mark.
     pub fn encode(&self) -> [u8; Header::LEN] {
@@ -36,6 +44,7 @@ impl Header {
         put64(&mut b, 24, self.file_len);
         put64(&mut b, 32, self.checksum);
         put32(&mut b, 40, self.sections);
+        put64(&mut b, Header::DIGEST_AT, self.digest);
         b
     }
 
@@ -69,7 +78,13 @@ impl Header {
         if flags & !FLAG_EXPLAIN != 0 {
             return damaged(Fault::UnknownFlags { flags });
         }
-        Ok(Header { flags, file_len: ne64(b, 24), checksum: ne64(b, 32), sections: ne32(b, 40) })
+        Ok(Header {
+            flags,
+            file_len: ne64(b, 24),
+            checksum: ne64(b, 32),
+            sections: ne32(b, 40),
+            digest: ne64(b, Header::DIGEST_AT),
+        })
     }
 
     /// The checksum of a header and its whole section table as stored (the
@@ -106,6 +121,35 @@ impl Header {
     }
 }
 
+/// The header's content digest, built as the file is: the [`Checksum`] of
+/// every group blob's checksums in id order, then each section entry's kind
+/// and checksum in table order. Every byte of the file is under one of
+/// those checksums (or is the header and table, which hold them), so two
+/// files with the same digest hold the same contents (up to the checksum's
+/// collisions), and a copy has its original's digest without being read.
+#[derive(Default)]
+pub struct ContentDigest {
+    sum: Checksum,
+}
+
+impl ContentDigest {
+    /// Adds the next group blob's checksums.
+    pub fn add_group(&mut self, blob: &[u8]) {
+        for sum in group_checksums(blob) {
+            self.sum.update(&sum.to_ne_bytes());
+        }
+    }
+
+    /// The digest, once every group was added, over the section table's `entries`.
+    pub fn finish(mut self, entries: &[SectionEntry]) -> u64 {
+        for entry in entries {
+            self.sum.update(&u64::from(entry.section as u32).to_ne_bytes());
+            self.sum.update(&entry.checksum.to_ne_bytes());
+        }
+        self.sum.finish()
+    }
+}
+
 /// The sections of an artifact.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u32)]
@@ -127,25 +171,29 @@ pub enum Section {
     Preferences = 13,
     /// Optional: each origin's sitemaps and each crawler's crawl-delay (see `CrawlTable`).
     Crawl = 14,
+    /// Optional: per origin, when its governing copy was fetched and what
+    /// the cache policy reads of it ([`FetchFacts`](super::FetchFacts)).
+    Freshness = 15,
 }
 
 impl Section {
     /// Every section, in file order.
-    pub const ALL: [Section; 8] = [
+    pub const ALL: [Section; 9] = [
         Section::Groups,
         Section::GroupIndex,
         Section::Keys,
         Section::Origins,
         Section::Preferences,
         Section::Crawl,
+        Section::Freshness,
         Section::Slots,
         Section::Meta,
     ];
 
-    /// Whether every artifact has the section (all but [`Section::Preferences`]
-    /// and [`Section::Crawl`]).
+    /// Whether every artifact has the section (all but [`Section::Preferences`],
+    /// [`Section::Crawl`] and [`Section::Freshness`]).
     pub fn is_required(self) -> bool {
-        !matches!(self, Section::Preferences | Section::Crawl)
+        !matches!(self, Section::Preferences | Section::Crawl | Section::Freshness)
     }
 
     /// The section's name in messages and `inspect`.
@@ -159,6 +207,7 @@ impl Section {
             Section::Groups => "groups",
             Section::Preferences => "preferences",
             Section::Crawl => "sitemaps and crawl-delays",
+            Section::Freshness => "fetch times",
         }
     }
 
@@ -217,10 +266,15 @@ pub fn reseal(bytes: &mut [u8]) {
     if bytes.len() < GROUPS_START {
         return;
     }
+    let mut digest = ContentDigest::default();
+    let mut entries = Vec::new();
     for i in 0..(header.sections as usize).min(MAX_SECTIONS) {
         let at = Header::LEN + i * SectionEntry::LEN;
         let Ok(mut entry) = SectionEntry::decode(&bytes[at..]) else { continue };
-        let Some(end) = entry.offset.checked_add(entry.len).filter(|&e| e <= bytes.len() as u64) else { continue };
+        let Some(end) = entry.offset.checked_add(entry.len).filter(|&e| e <= bytes.len() as u64) else {
+            entries.push(entry);
+            continue;
+        };
         let (start, end) = (entry.offset as usize, end as usize);
         if entry.section == Section::Groups {
             let mut pos = start;
@@ -231,13 +285,16 @@ pub fn reseal(bytes: &mut [u8]) {
                 }
                 let sum = checksum(&bytes[pos + 8..pos + len as usize]);
                 put64(bytes, pos, sum);
+                digest.add_group(&bytes[pos..pos + len as usize]);
                 pos += len as usize;
             }
         } else {
             entry.checksum = checksum(&bytes[start..end]);
             bytes[at..at + SectionEntry::LEN].copy_from_slice(&entry.encode());
         }
+        entries.push(entry);
     }
+    put64(bytes, Header::DIGEST_AT, digest.finish(&entries));
     Header::seal(&mut bytes[..GROUPS_START]);
 }
 
@@ -249,7 +306,7 @@ mod tests {
     fn reseal_restores_the_checksums_the_writer_made() {
         let mut b = vec![0u8; GROUPS_START + 24];
         let entry = SectionEntry { section: Section::Keys, offset: GROUPS_START as u64, len: 20, checksum: 0 };
-        let header = Header { flags: 0, file_len: b.len() as u64, checksum: 0, sections: 1 };
+        let header = Header { flags: 0, file_len: b.len() as u64, checksum: 0, sections: 1, digest: 0 };
         b[..Header::LEN].copy_from_slice(&header.encode());
         b[Header::LEN..Header::LEN + SectionEntry::LEN].copy_from_slice(&entry.encode());
         b[GROUPS_START..GROUPS_START + 20].copy_from_slice(b"https://example.com/");

@@ -2,7 +2,7 @@
 //! by side, used by the artifact's writer and by [`crate::Artifact`]'s
 //! reader alike, so that a new part kind or field is one change here.
 //!
-//! # Layout (format version 6)
+//! # Layout (format version 7)
 //!
 //! All integers are in the byte order of the machine that wrote the file
 //! (the header records it; a reader of the other order refuses the file).
@@ -10,9 +10,11 @@
 //! multiple of 8 bytes, so that mapped tables can be read in place.
 //!
 //! ```text
-//! header    Header (48 bytes): magic "RSIEVE\r\n", format version u32,
+//! header    Header (56 bytes): magic "RSIEVE\r\n", format version u32,
 //!           semantics version u32, byte-order mark u32, flags u32,
-//!           file length u64, checksum u64, section count u32, reserved u32
+//!           file length u64, checksum u64, section count u32, reserved u32,
+//!           content digest u64
+//! sections  up to MAX_SECTIONS (16) entries, the unused ones zero
 //! sections  SectionEntry (32 bytes) each: kind, offset, length, checksum
 //! GROUPS    the group blobs, one per distinct compiled group, in id order
 //! GROUP_INDEX  u64 per group: the file offset of its blob
@@ -26,6 +28,11 @@
 //!           origin and agent ([`PreferenceTable`] has its layout)
 //! CRAWL     optional: each origin's sitemaps and each crawler's
 //!           crawl-delay, never used for verdicts (`CrawlTable`)
+//! FRESHNESS optional: a FetchFacts (16 bytes) per origin, by origin
+//!           number: fetched_at i64 (unix seconds, i64::MIN unknown),
+//!           max_age u32 and failures_in_a_row u32 (u32::MAX none), the
+//!           facts of its governing copy the cache policy reads; written
+//!           only when some origin has one (never for files given directly)
 //! META      JSON: agents, shard, build information
 //! ```
 //!
@@ -40,12 +47,19 @@
 //! - The header checksum covers the header (its checksum field read as 0)
 //!   and the section table with its unused entries (up to [`MAX_SECTIONS`]); each section entry carries the checksum of its
 //!   section's bytes, except GROUPS (0), whose blobs carry their own.
+//! - The content digest is the [`Checksum`] of every group blob's
+//!   checksums in id order (`groups::group_checksums`), then each section
+//!   entry's kind (as u64) and checksum in table order (`ContentDigest`):
+//!   equal for copies, different for different contents, read with the
+//!   header alone. Opening does not recompute it; `Artifact::verify` does.
 //! - Opening checks the header, the section table, META, GROUP_INDEX, KEYS,
 //!   ORIGINS, PREFERENCES and SLOTS (checksums, and every offset and id in them), so that
 //!   finding an origin and its group ids can neither read out of bounds nor
 //!   panic. A group blob is checked (checksum, then every table and
 //!   transition) before its first use answers anything (`GroupView::check`);
-//!   so is CRAWL (checksum, then every id and offset), which no verdict reads.
+//!   so is CRAWL (checksum, then every id and offset), which no verdict
+//!   reads, and FRESHNESS (checksum; opening checks only that it holds one
+//!   record per origin), whose every value is valid.
 //! - Sections follow one another from [`GROUPS_START`] to the end of the
 //!   file, with fewer than 8 zero bytes between two; group blobs follow one
 //!   another through GROUPS in id order. No byte of the file is therefore
@@ -62,7 +76,8 @@
 //! (sitemaps, crawl-delays), groups checked on first use; 6 the [`Checksum`]
 //! of 32 u64 lanes of two 32-bit multiplies a step, vectorised, cheaper to
 //! check and without the certain two-bit collision of format 5's
-//! one-multiply lanes.
+//! one-multiply lanes; 7 the content digest in a 56-byte header, room for
+//! 16 sections, the FRESHNESS section.
 
 mod checksum;
 mod errors;
@@ -78,9 +93,10 @@ pub use errors::{
 };
 pub(crate) use errors::{Fault, ListProblem};
 pub use groups::{encode_group, EncodeError, RuleText};
+pub(crate) use header::ContentDigest;
 pub use header::{Header, Section, SectionEntry};
 pub use lists::{CrawlRefs, PreferenceTable, Selection};
-pub use origins::{FetchInfo, FetchKind};
+pub use origins::{FetchFacts, FetchInfo, FetchKind};
 
 pub(crate) use groups::{Check, GroupHead, GroupView, PartView};
 pub(crate) use lists::{
@@ -93,7 +109,7 @@ pub(crate) use origins::{OriginRecord, Slot};
 /// mangling, as in PNG.
 pub const MAGIC: [u8; 8] = *b"RSIEVE\r\n";
 /// The layout version this code reads and writes.
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 /// The version of the matching semantics the automata were built with. A
 /// change of semantics (a fix to Google conformance) bumps it, so old
 /// artifacts are refused rather than silently answering differently.
@@ -107,7 +123,7 @@ pub(crate) const EMPTY_SLOT: u64 = u64::MAX;
 /// `rules[rank]` when the rank does not identify a rule.
 pub(crate) const NO_RULE: u32 = u32::MAX;
 /// At most this many sections; the writer reserves room for the table.
-pub const MAX_SECTIONS: usize = 8;
+pub const MAX_SECTIONS: usize = 16;
 /// Where the first group blob starts: after the header and a full section table.
 pub const GROUPS_START: usize = Header::LEN + MAX_SECTIONS * SectionEntry::LEN;
 
@@ -147,7 +163,7 @@ mod tests {
 
     #[test]
     fn records_read_back_what_was_written() {
-        let header = Header { flags: FLAG_EXPLAIN, file_len: 12345, checksum: 99, sections: 6 };
+        let header = Header { flags: FLAG_EXPLAIN, file_len: 12345, checksum: 99, sections: 6, digest: 77 };
         assert_eq!(Header::decode(&header.encode()), Ok(header));
         let entry = SectionEntry { section: Section::Keys, offset: 8, len: 16, checksum: 7 };
         assert_eq!(SectionEntry::decode(&entry.encode()), Ok(entry));

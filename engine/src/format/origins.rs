@@ -50,6 +50,56 @@ impl FetchInfo {
     }
 }
 
+/// When and how an origin's governing robots.txt copy was fetched, as the
+/// optional FRESHNESS section stores it per origin: the raw facts the cache
+/// policy of `robotsieve fetch --due` reads, so that a crawl loop can tell
+/// from the artifact which origins' copies have expired. `None` where the
+/// record did not say (a file given directly says nothing).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FetchFacts {
+    /// When the copy was fetched, in seconds since 1970 (UTC).
+    pub fetched_at: Option<i64>,
+    /// How long the server said it may be kept, in seconds (at most
+    /// `u32::MAX - 1`, 136 years; longer is stored as that).
+    pub max_age: Option<u32>,
+    /// How many fetches in a row had failed, as `robotsieve fetch` recorded it.
+    pub failures_in_a_row: Option<u32>,
+}
+
+/// The stored `fetched_at` of an unknown time.
+const UNKNOWN_TIME: i64 = i64::MIN;
+/// The stored `max_age` or `failures_in_a_row` of an absent one.
+const ABSENT: u32 = u32::MAX;
+
+impl FetchFacts {
+    /// Encoded size: `fetched_at i64, max_age u32, failures_in_a_row u32`.
+    pub const LEN: usize = 16;
+
+    /// Whether nothing is known (what needs no FRESHNESS section).
+    pub fn is_empty(&self) -> bool {
+        *self == FetchFacts::default()
+    }
+
+    /// Appends the record (a time of `i64::MIN` is stored as one second later).
+    pub(crate) fn encode(&self, out: &mut Vec<u8>) {
+        let time = self.fetched_at.map_or(UNKNOWN_TIME, |t| t.max(UNKNOWN_TIME + 1));
+        out.extend_from_slice(&time.to_ne_bytes());
+        out.extend_from_slice(&self.max_age.map_or(ABSENT, |a| a.min(ABSENT - 1)).to_ne_bytes());
+        out.extend_from_slice(&self.failures_in_a_row.map_or(ABSENT, |k| k.min(ABSENT - 1)).to_ne_bytes());
+    }
+
+    /// Reads a record of [`FetchFacts::LEN`] bytes: every value is valid.
+    pub(crate) fn decode(b: &[u8]) -> FetchFacts {
+        let time = ne64(b, 0) as i64;
+        let absent = |v: u32| (v != ABSENT).then_some(v);
+        FetchFacts {
+            fetched_at: (time != UNKNOWN_TIME).then_some(time),
+            max_age: absent(ne32(b, 8)),
+            failures_in_a_row: absent(ne32(b, 12)),
+        }
+    }
+}
+
 /// One origin in ORIGINS: `key_off u64, key_len u32, info u32`, then one
 /// u32 group id per agent, padded to a multiple of 8 bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
