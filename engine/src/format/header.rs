@@ -18,7 +18,7 @@ pub struct Header {
     pub checksum: u64,
     /// Number of section entries after the header.
     pub sections: u32,
-    /// The content digest ([`content_digest`]): a hash of every section's
+    /// The content digest (`ContentDigest`): a hash of every section's
     /// checksum and every group blob's, so that two copies of one build
     /// compare equal from their first bytes, and two builds of different
     /// inputs differ, without reading the rest.
