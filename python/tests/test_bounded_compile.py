@@ -12,8 +12,10 @@ import pytest
 import robotsieve
 from test_spark import robotsieve_binary
 
-# The META section's kind in the section table (engine/src/format.rs, Section::Meta).
+# The META section's kind in the section table (engine/src/format/header.rs, Section::Meta).
 META = 1
+# The header's length in bytes (format 7).
+HEADER_LEN = 56
 
 
 def corpus():
@@ -46,12 +48,14 @@ def corpus():
 
 
 def sections(path):
-    """The artifact's sections by kind, as its section table places them."""
+    """The artifact's sections by kind, as its section table places them
+    (format 7: the section count at byte 40 of the 56-byte header, the
+    table's 32-byte entries right after it)."""
     data = path.read_bytes()
     count = struct.unpack_from("=I", data, 40)[0]
     out = {}
     for i in range(count):
-        kind, offset, length = struct.unpack_from("=I4xQQ", data, 48 + 32 * i)
+        kind, offset, length = struct.unpack_from("=I4xQQ", data, HEADER_LEN + 32 * i)
         out[kind] = data[offset : offset + length]
     return out
 
