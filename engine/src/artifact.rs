@@ -127,6 +127,13 @@ pub enum ArtifactError {
         /// How many the artifact has.
         groups: usize,
     },
+    /// A caller asked for an origin number the artifact does not have.
+    NoSuchOrigin {
+        /// The origin number asked for.
+        origin: usize,
+        /// How many origins the artifact has.
+        origins: usize,
+    },
     /// The file is an artifact of another version of robotsieve: not
     /// damaged, but it wants compiling again (or a newer robotsieve).
     Version {
@@ -201,6 +208,9 @@ impl fmt::Display for ArtifactError {
                 write!(f, ": {problem}: compile the artifact again")
             }
             ArtifactError::NoSuchGroup { group, groups } => write!(f, "no group {group}: the artifact has {groups}"),
+            ArtifactError::NoSuchOrigin { origin, origins } => {
+                write!(f, "no origin {origin}: the artifact has {origins}")
+            }
             ArtifactError::Version { path: Some(path), mismatch } => {
                 write!(f, "not a valid robotsieve artifact: {}: {mismatch}", path.display())
             }
@@ -471,6 +481,9 @@ pub struct Artifact {
     flags: u32,
     /// The header's content digest.
     digest: u64,
+    /// The section table as opening read it, in the file's order:
+    /// [`Artifact::verify`] hashes it into the digest it recomputes.
+    table: Vec<SectionEntry>,
     origins: usize,
     groups: usize,
     agents: usize,
@@ -609,6 +622,9 @@ pub struct ArtifactHead {
     header: Header,
     /// Each section's entry, indexed by [`Section::index`].
     entries: [Option<SectionEntry>; Section::ALL.len()],
+    /// The same entries in the table's order, which the content digest
+    /// hashes them in.
+    table: Vec<SectionEntry>,
 }
 
 impl ArtifactHead {
@@ -641,6 +657,7 @@ impl ArtifactHead {
             return invalid(Fault::HeaderChecksum { stored: header.checksum, computed });
         }
         let mut entries = [None; Section::ALL.len()];
+        let mut table = Vec::with_capacity(count);
         for i in 0..count {
             let entry = SectionEntry::decode(&head[Header::LEN + i * SectionEntry::LEN..]).or_else(invalid)?;
             let (offset, len, section) = (entry.offset, entry.len, entry.section);
@@ -651,11 +668,12 @@ impl ArtifactHead {
             if entries[section.index()].replace(entry).is_some() {
                 return invalid(Fault::SectionTwice { section });
             }
+            table.push(entry);
         }
         if let Some(missing) = Section::ALL.iter().find(|s| s.is_required() && entries[s.index()].is_none()) {
             return invalid(Fault::SectionMissing { section: *missing });
         }
-        Ok(ArtifactHead { header, entries })
+        Ok(ArtifactHead { header, entries, table })
     }
 
     /// The content digest the header records: equal for two copies of one
@@ -821,6 +839,7 @@ impl Artifact {
             meta,
             flags: head.header.flags,
             digest: head.header.digest,
+            table: head.table,
             origins,
             groups,
             agents,
@@ -850,17 +869,12 @@ impl Artifact {
         for g in 0..self.groups {
             digest.add_group(self.checked_group(g)?.bytes());
         }
-        let bytes = self.bytes();
-        let count = Header::decode(bytes).map_or(0, |h| h.sections as usize);
-        let entries: Vec<SectionEntry> = (0..count)
-            .filter_map(|i| SectionEntry::decode(&bytes[Header::LEN + i * SectionEntry::LEN..]).ok())
-            .collect();
-        let computed = digest.finish(&entries);
+        let computed = digest.finish(&self.table);
         if computed != self.digest {
             return Err(self.invalid(Fault::Digest { stored: self.digest, computed }));
         }
         self.crawl()?;
-        self.fetch_facts(0)?;
+        self.freshness()?;
         // Verifying read every page; lookups will read the few their origins need.
         if let Backing::Mapped(map) = &self.backing {
             crate::mapped::release(map, 0, map.len());
@@ -1013,14 +1027,27 @@ impl Artifact {
     /// When origin `origin`'s governing robots.txt copy was fetched and
     /// what the cache policy reads of it (all `None` without a FRESHNESS
     /// section); the section's checksum is checked on first use (an error
-    /// naming the file when it is damaged).
+    /// naming the file when it is damaged). An origin number past
+    /// [`Artifact::origins`] is [`ArtifactError::NoSuchOrigin`].
     pub fn fetch_facts(&self, origin: usize) -> Result<FetchFacts, ArtifactError> {
-        if !self.has_fetch_facts() || origin >= self.origins {
-            return Ok(FetchFacts::default());
+        if origin >= self.origins {
+            return Err(ArtifactError::NoSuchOrigin { origin, origins: self.origins });
+        }
+        Ok(self.freshness()?.map_or_else(FetchFacts::default, |bytes| {
+            FetchFacts::decode(&bytes[origin * FetchFacts::LEN..(origin + 1) * FetchFacts::LEN])
+        }))
+    }
+
+    /// The FRESHNESS section, checked (its checksum) on first use; `None`
+    /// when the artifact has none. Its length, one record an origin, was
+    /// checked at open.
+    fn freshness(&self) -> Result<Option<&[u8]>, ArtifactError> {
+        if !self.has_fetch_facts() {
+            return Ok(None);
         }
         let bytes = self.section(Section::Freshness);
         self.freshness_check.check(Section::Freshness, bytes, |_| Ok(())).map_err(|e| self.invalid(e))?;
-        Ok(FetchFacts::decode(&bytes[origin * FetchFacts::LEN..(origin + 1) * FetchFacts::LEN]))
+        Ok(Some(bytes))
     }
 
     /// The `sitemap` URLs of origin `origin`'s robots.txt, in file order

@@ -951,6 +951,8 @@ mod tests {
             let o = artifact.find_origin(k.as_bytes(), k.hash64()).unwrap();
             assert_eq!(artifact.fetch_facts(o).unwrap(), *f);
         }
+        let past = artifact.fetch_facts(3).unwrap_err();
+        assert!(matches!(past, crate::ArtifactError::NoSuchOrigin { origin: 3, origins: 3 }), "{past}");
         let none = build(&[FetchFacts::default(); 3]);
         let without = Artifact::from_bytes(&none).unwrap();
         assert!(!without.has_fetch_facts());
