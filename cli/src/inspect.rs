@@ -229,8 +229,10 @@ fn summary(
     let [rules, unrestricted, blocked] = figures.fetch;
     writeln!(out, "fetch         {rules} rules, {unrestricted} unrestricted, {blocked} blocked")?;
     writeln!(out, "sections")?;
-    for (section, size) in artifact.section_sizes() {
-        writeln!(out, "  {:<18} {size:>14} bytes", section_name(section))?;
+    let sizes = artifact.section_sizes();
+    let width = sizes.iter().map(|&(section, _)| section_name(section).len()).max().unwrap_or(0);
+    for (section, size) in sizes {
+        writeln!(out, "  {:<width$} {size:>14} bytes", section_name(section))?;
     }
     let stats = &figures.stats;
     let first_user = |g: usize| figures.first_user(g).unwrap_or_else(|| "-".to_string());

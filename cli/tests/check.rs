@@ -328,4 +328,14 @@ fn json_and_inspect_show_sitemaps_and_crawl_delays() {
         assert!(text.contains(expected), "{expected:?} not in:\n{text}");
     }
     assert_eq!(text.matches("crawl-delay").count(), 1, "only gptbot's group has one:\n{text}");
+    // The whole-artifact view lists every section, the longest name among
+    // them, with the sizes in one column.
+    let out = robotsieve().args(["inspect", "--rules"]).arg(&rules).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    let rows: Vec<&str> =
+        text.lines().skip_while(|l| *l != "sections").skip(1).take_while(|l| l.starts_with("  ")).collect();
+    assert!(rows.iter().any(|r| r.contains("sitemaps and crawl-delays")), "{text}");
+    let ends: Vec<usize> = rows.iter().map(|r| r.find(" bytes").expect("a size")).collect();
+    assert!(ends.len() >= 6 && ends.iter().all(|&e| e == ends[0]), "sizes out of column:\n{text}");
 }
