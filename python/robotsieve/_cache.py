@@ -3,12 +3,16 @@
 Each executor copies a file from the rules' store the first time one of
 its tasks needs it, into ``robotsieve-cache/`` under its scratch directory
 (Spark's per-executor files root, gone when the executor exits), named by
-the digest of the file's contents, so a new set never reads a stale copy.
+the content digest its header records, so a new set never reads a stale
+copy.
 A lock file (``fcntl.flock``) makes the Python workers of one executor
 copy a file once: the second waits and finds it there. The copies are
 held within a byte cap: before a copy, the least recently used others are
 removed until it fits (a worker that has one mapped keeps reading it; the
-name is gone). Each copy is checked against its digest while it is made.
+name is gone). A copy is checked whole before it is renamed into place:
+its size and header digest must be those the driver read, and every byte
+must pass ``Artifact.verify`` (which recomputes the digest), so the cache
+never holds a copy that differs from the file the job was planned on.
 
 When the environment variable :data:`EVENT_LOG_VARIABLE` is set, opens,
 copies and tasks are appended to that file as JSON lines (tests read them).
@@ -17,13 +21,13 @@ copies and tasks are appended to that file as JSON lines (tests read them).
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 from contextlib import contextmanager
 from typing import Dict, Iterator, Tuple
 
 import robotsieve
+from robotsieve import _native
 from robotsieve._store import CHUNK, Rules, RulesFile
 
 #: When set in an executor's environment, every open, copy and task is
@@ -112,24 +116,47 @@ def local_copy(rules: Rules, file: RulesFile, cap: int = DEFAULT_CACHE_BYTES) ->
             return path
         _evict(folder, file.size, cap)
         part = path + ".part"
-        sha = hashlib.sha256()
         copied = 0
         with rules.filesystem.open_input_stream(file.path) as source, open(part, "wb") as out:
             while True:
                 chunk = source.read(CHUNK)
                 if not chunk:
                     break
-                sha.update(chunk)
                 out.write(chunk)
                 copied += len(chunk)
-        if sha.hexdigest() != file.digest:
+        try:
+            _check_copy(part, copied, rules, file)
+        except BaseException:
             os.unlink(part)
-            raise robotsieve.ArtifactError(
-                f"{rules.location}: {file.name} changed after the job read it (its digest differs): run the job again"
-            )
+            raise
         os.replace(part, path)
         note("copy", shard=file.index, bytes=copied)
     return path
+
+
+def _check_copy(part: str, copied: int, rules: Rules, file: RulesFile) -> None:
+    """Raises :class:`robotsieve.ArtifactError` naming ``file`` unless the
+    copy ``part`` (``copied`` bytes) is the file the driver read: its size,
+    the content digest in its header, then every byte against that digest
+    (``Artifact.verify``)."""
+    label = f"{rules.location}: {file.name}"
+    changed = f"{label} changed after the job read it"
+    if copied != file.size:
+        raise robotsieve.ArtifactError(f"{changed} ({copied} bytes, not {file.size}): run the job again")
+    with open(part, "rb") as f:
+        head = f.read(_native.ARTIFACT_HEAD_LEN)
+    try:
+        _, _, digest = _native.artifact_head(label, head, copied)
+    except robotsieve.ArtifactError as e:
+        raise robotsieve.ArtifactError(f"{changed} ({e}): run the job again") from None
+    if digest != file.digest:
+        raise robotsieve.ArtifactError(
+            f"{changed} (its digest is {digest}, not {file.digest}): run the job again"
+        )
+    try:
+        robotsieve.Artifact(part, shard=(file.index, file.count) if rules.is_set else None).verify()
+    except robotsieve.ArtifactError as e:
+        raise robotsieve.ArtifactError(f"{label} is damaged in the store: {e}") from None
 
 
 def open_shard(path: str, file: RulesFile, is_set: bool) -> robotsieve.Artifact:

@@ -4,15 +4,15 @@ URI that ``pyarrow.fs`` opens (``file://``, ``hdfs://``, ``s3://``,
 
 The driver checks a set's files with two ranged reads each (the header and
 section table, then META: the checks opening makes of them, without
-copying the file), and computes once per set a digest of each file's whole
-contents, by which executors cache their copies (:mod:`robotsieve._cache`):
-a new set, even one whose changed rule kept every length, never reads a
-stale copy.
+copying the file). The header holds the file's content digest (every group
+blob's and section's checksum hashed together), by which executors cache
+their copies (:mod:`robotsieve._cache`): a new set, even one whose changed
+rule kept every length, never reads a stale copy, and the driver reads no
+file whole.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
@@ -28,7 +28,8 @@ CHUNK = 1 << 20
 class RulesFile:
     """One artifact file of a rules location: shard ``index`` of ``count``
     (0 of 1 for a whole artifact), its path in ``Rules.filesystem``, its
-    size and the digest of its contents."""
+    size and the content digest its header records (16 hex digits: the
+    same for every copy of the file, different for different contents)."""
 
     path: str
     index: int
@@ -85,39 +86,16 @@ def join(path: str, name: str) -> str:
     return path.rstrip("/") + "/" + name
 
 
-#: Digests computed in this process, by (filesystem type, path, size, mtime).
-_DIGESTS: Dict[Tuple[str, str, int, Optional[int]], str] = {}
-
-
-def file_digest(filesystem, path: str, size: int, mtime_ns: Optional[int] = None) -> str:
-    """The SHA-256 of the whole file ``path`` (all its bytes, group blobs
-    included, which the header checksum does not cover), computed once per
-    driver process for a file of that size and modification time. The one
-    place a shard's content digest comes from: a header that stores one
-    can supply it here instead."""
-    key = (filesystem.type_name, path, size, mtime_ns)
-    digest = _DIGESTS.get(key)
-    if digest is None:
-        sha = hashlib.sha256()
-        with filesystem.open_input_stream(path) as stream:
-            while True:
-                chunk = stream.read(CHUNK)
-                if not chunk:
-                    break
-                sha.update(chunk)
-        digest = sha.hexdigest()
-        _DIGESTS[key] = digest
-    return digest
-
-
 def _read_file_head(filesystem, path: str, size: int, label: str):
-    """The agents and shard of the artifact ``path``, from two ranged reads."""
+    """The agents, shard and content digest of the artifact ``path``, from
+    two ranged reads."""
     head_len = min(_native.ARTIFACT_HEAD_LEN, size)
     with filesystem.open_input_file(path) as f:
         head = f.read_at(head_len, 0)
-        meta_at, meta_len, _digest = _native.artifact_head(label, head, size)
+        meta_at, meta_len, digest = _native.artifact_head(label, head, size)
         meta = f.read_at(meta_len, meta_at)
-    return _native.artifact_meta(label, head, size, meta)
+    agents, shard = _native.artifact_meta(label, head, size, meta)
+    return agents, shard, digest
 
 
 def open_rules(location, agent: Optional[str] = None) -> Rules:
@@ -148,7 +126,7 @@ def open_rules(location, agent: Optional[str] = None) -> Rules:
     count: Optional[int] = None
     for i in infos:
         label = join(location, i.base_name) if info.type == fs.FileType.Directory else location
-        file_agents, shard = _read_file_head(filesystem, i.path, i.size, label)
+        file_agents, shard, digest = _read_file_head(filesystem, i.path, i.size, label)
         if agents is None:
             agents = tuple(file_agents)
         elif tuple(file_agents) != agents:
@@ -173,7 +151,7 @@ def open_rules(location, agent: Optional[str] = None) -> Rules:
                 raise robotsieve.ArtifactError(
                     f"{label}: holds shard {index} of {n}, whose name is {_native.shard_file_name(index, n)}"
                 )
-        found[index] = RulesFile(i.path, index, n, i.size, file_digest(filesystem, i.path, i.size, i.mtime_ns))
+        found[index] = RulesFile(i.path, index, n, i.size, digest)
     n = count or 1
     missing = [k for k in range(n) if k not in found]
     if missing:

@@ -37,48 +37,44 @@ def require_java():
     pytest.skip(message)
 
 
-def cached_rules(tmp_path, sizes):
-    """Files of random bytes of ``sizes`` in a folder, described as the
-    driver describes a set's files (the cache copies and digests them; it
-    does not open them)."""
-    from pyarrow import fs
-
-    from robotsieve._store import Rules, RulesFile, file_digest
-
-    folder = tmp_path / "store"
-    folder.mkdir()
-    files = []
-    for k, size in enumerate(sizes):
-        path = folder / f"{k:05}-of-{len(sizes):05}.rsv"
-        path.write_bytes(os.urandom(size))
-        local = fs.LocalFileSystem()
-        files.append(RulesFile(str(path), k, len(sizes), size, file_digest(local, str(path), size)))
-    return Rules(folder.as_uri(), fs.LocalFileSystem(), tuple(files), (AGENT,), True)
-
-
-def copy_in_child(rules, barrier, results):
-    from robotsieve import _cache
-
-    barrier.wait()
-    results.put(_cache.local_copy(rules, rules.files[0]))
+def compile_set(folder, origins, rule):
+    """A 3-shard set of ``origins`` origins, each disallowing ``/{rule}{i}``,
+    compiled by the CLI into ``folder``."""
+    records = folder.parent / f"{folder.name}.jsonl"
+    with records.open("w") as out:
+        for i in range(origins):
+            body = f"User-agent: *\nDisallow: /{rule}{i}\nAllow: /{rule}{i}/open$\n"
+            out.write(json.dumps({"url": f"https://h{i}.example/robots.txt", "status": 200, "body": body}) + "\n")
+    subprocess.run(
+        [robotsieve_binary(), "compile", "--corpus", records, "--agent", AGENT, "--shards", "3", "-o", folder],
+        check=True,
+        capture_output=True,
+    )
 
 
 def test_executor_cache_copies_once_under_its_lock_and_evicts_the_least_recently_used(tmp_path, monkeypatch):
     """Two worker processes of one executor ask for the same file at once:
     one copies it, the other finds it; beyond the byte cap the least
-    recently used copy goes; a file changed since the driver read it is
-    refused and leaves nothing behind."""
+    recently used copy goes; a file changed since the driver read it, and
+    one damaged in the store, are refused and leave nothing behind. The
+    copies are keyed by the digest the driver read from each header."""
     import multiprocessing
 
-    from robotsieve import _cache
+    from robotsieve import _cache, _store
 
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     log = tmp_path / "events.log"
     monkeypatch.setattr(_cache, "scratch_root", lambda: str(scratch))
+    monkeypatch.setattr(_cache, "CHUNK", 4096)  # copies of many pieces
     monkeypatch.setenv(_cache.EVENT_LOG_VARIABLE, str(log))
-    size = 16 << 20
-    rules = cached_rules(tmp_path, [size, size, size])
+    store = tmp_path / "store"
+    compile_set(store, 3000, "p")
+    rules = _store.open_rules(store.as_uri(), AGENT)
+    sizes = [f.size for f in rules.files]
+    assert min(sizes) > 8 * 4096, sizes
+    digests = [f.digest for f in rules.files]
+    assert len(set(digests)) == 3 and all(len(d) == 16 for d in digests), digests
     context = multiprocessing.get_context("fork")
     barrier, results = context.Barrier(2), context.Queue()
     workers = [context.Process(target=copy_in_child, args=(rules, barrier, results)) for _ in range(2)]
@@ -92,8 +88,9 @@ def test_executor_cache_copies_once_under_its_lock_and_evicts_the_least_recently
     assert [e["event"] for e in events] == ["copy"], events
     (path,) = paths
     assert Path(path).read_bytes() == Path(rules.files[0].path).read_bytes()
+    assert os.path.basename(path) == f"{digests[0]}.rsv"
 
-    cap = size * 5 // 2
+    cap = sum(sizes) - 1
     second = _cache.local_copy(rules, rules.files[1], cap)
     os.utime(path, ns=(1, 1))  # file 0 used longest ago ...
     assert _cache.local_copy(rules, rules.files[0], cap) == path  # ... until now, without a copy
@@ -101,14 +98,31 @@ def test_executor_cache_copies_once_under_its_lock_and_evicts_the_least_recently
     events = [json.loads(line) for line in log.read_text().splitlines()]
     assert [e["event"] for e in events] == ["copy", "copy", "evict", "copy"], events
     assert events[2]["name"] == os.path.basename(second)
-    assert sorted(p.name for p in (scratch / "robotsieve-cache").glob("*.rsv")) == sorted(
-        [os.path.basename(path), f"{rules.files[2].digest}.rsv"]
-    )
+    cached = scratch / "robotsieve-cache"
+    assert sorted(p.name for p in cached.glob("*.rsv")) == sorted([f"{digests[0]}.rsv", f"{digests[2]}.rsv"])
 
-    Path(rules.files[1].path).write_bytes(os.urandom(size))
+    # Shard 1 recompiled with other rules after the driver read the set.
+    other = tmp_path / "other"
+    compile_set(other, 3000, "q")
+    shutil.copyfile(other / "00001-of-00003.rsv", rules.files[1].path)
     with pytest.raises(robotsieve.ArtifactError, match="00001-of-00003.rsv changed after the job read it"):
         _cache.local_copy(rules, rules.files[1], cap)
-    assert not list((scratch / "robotsieve-cache").glob("*.part"))
+    # One byte past the header damaged in the store: the header and its
+    # digest are the driver's, and the copy's whole check refuses it.
+    damaged = bytearray(Path(rules.files[2].path).read_bytes())
+    damaged[len(damaged) // 2] ^= 0x10
+    shutil.rmtree(cached)
+    Path(rules.files[2].path).write_bytes(bytes(damaged))
+    with pytest.raises(robotsieve.ArtifactError, match="00002-of-00003.rsv is damaged in the store"):
+        _cache.local_copy(rules, rules.files[2], cap)
+    assert not list(cached.glob("*.part")) and not list(cached.glob("*.rsv"))
+
+
+def copy_in_child(rules, barrier, results):
+    from robotsieve import _cache
+
+    barrier.wait()
+    results.put(_cache.local_copy(rules, rules.files[0]))
 
 
 def robotsieve_binary():
