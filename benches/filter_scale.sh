@@ -89,7 +89,10 @@ for run in $baseline "$bin"; do
     done
 done
 
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores; $urls URLs, $threads threads; $(git rev-parse --short HEAD)"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores; $urls URLs, $threads threads"
+for run in $baseline "$bin"; do
+    echo "binary $run (sha1 $(sha1sum "$run" | cut -c1-12)): $("$run" --version)"
+done
 printf '%-24s %-10s %8s %10s %8s %8s %6s %6s %12s %9s %9s\n' \
     binary origins MB grouping wall cpu user sys "M URLs/cpu-s" "RSS MB" "minor flt"
 : > "$work/cpu"
