@@ -1244,7 +1244,8 @@ impl Artifact {
             let end = queries[start..].iter().position(|q| q.0 != group).map_or(queries.len(), |n| start + n);
             let view = self.checked_group(group)?;
             for p in 0..view.head.parts as usize {
-                let Ok(part) = view.part(p, Check::Validated) else { continue };
+                // SAFETY: `checked_group` checked the group (on its first use).
+                let Ok(part) = (unsafe { view.part(p, Check::Validated) }) else { continue };
                 let jobs = start..end;
                 match part {
                     PartView::Comb(comb) => combs.add(comb, jobs),
@@ -1289,7 +1290,8 @@ impl Artifact {
         let view = self.checked_group(group)?;
         let mut compiled = CompiledGroup::new(view.labels().unwrap_or(&[0]));
         for p in 0..view.head.parts as usize {
-            let part = view.part(p, Check::Validated).map_err(|problem| self.damaged(group, problem))?;
+            // SAFETY: `checked_group` checked the group (on its first use).
+            let part = unsafe { view.part(p, Check::Validated) }.map_err(|problem| self.damaged(group, problem))?;
             compiled.push(self.runner_part(group, p, part));
         }
         Ok(compiled)
@@ -1350,7 +1352,8 @@ impl Artifact {
         let mut stats = GroupStats { ranks: view.head.ranks as usize, ..GroupStats::default() };
         for p in 0..view.head.parts as usize {
             // An automaton part: (states, table bytes, stored as a comb).
-            let automaton = match view.part(p, Check::Validated) {
+            // SAFETY: `checked_group` checked the group (on its first use).
+            let automaton = match unsafe { view.part(p, Check::Validated) } {
                 Ok(PartView::Dfa(dfa)) => Some((dfa.states(), dfa.memory_bytes(), false)),
                 Ok(PartView::Dfa16(dfa)) => Some((dfa.states(), dfa.memory_bytes(), false)),
                 Ok(PartView::Comb(comb)) => Some((comb.states(), comb.memory_bytes(), true)),

@@ -450,18 +450,24 @@ impl<S: SlotTable, R: AsRef<[[u32; 2]]>, A: AsRef<[u32]>, X: AsRef<[Accel]>, C: 
         start: u32,
         sinks: u32,
     ) -> Result<(Self, u32), DfaError> {
-        let comb = Self::validated(classes, rows, slots, answers, accels, start, sinks);
+        // SAFETY: checked at once, before anything walks it: `check` reads
+        // the rows and slots with bounds checks, and steps (unchecked) only
+        // after they passed.
+        let comb = unsafe { Self::validated(classes, rows, slots, answers, accels, start, sinks) };
         let max_answer = comb.as_ref().check()?;
         Ok((comb, max_answer))
     }
 
     /// Makes a comb of tables that [`CombDfa::new`] has already accepted,
     /// without re-checking them (which costs the tables' size): for lookups in
-    /// an artifact whose tables were all checked when it was opened. Given
-    /// tables that were never checked, [`CombDfa::scan`] may panic on an
-    /// out-of-range index, but never reads out of bounds.
+    /// an artifact whose group was checked on its first use.
+    ///
+    /// # Safety
+    ///
+    /// [`CombDfa::new`] accepts these very tables: the walks read them
+    /// without bounds checks, trusting its checks.
     #[inline]
-    pub fn validated(classes: C, rows: R, slots: S, answers: A, accels: X, start: u32, sinks: u32) -> Self {
+    pub unsafe fn validated(classes: C, rows: R, slots: S, answers: A, accels: X, start: u32, sinks: u32) -> Self {
         CombDfa { classes, rows, slots, answers, accels, start, sinks }
     }
 
@@ -688,7 +694,10 @@ impl<T: SlotId> CombDfaRef<'_, T> {
             let allowed = may_leave.iter().filter(|&&class| leaves(class)).count();
             if T::leaving_count(row_slots, state, default) != allowed {
                 // The first byte that leaves, to name it.
-                if let Some(byte) = (0..=255u8).find(|b| !escapes.contains(b) && self.step(state, *b) != state) {
+                // SAFETY: `state` has a row (checked above), and the rows
+                // and slots passed their checks.
+                let step = |b: u8| unsafe { self.step(state, b) };
+                if let Some(byte) = (0..=255u8).find(|b| !escapes.contains(b) && step(*b) != state) {
                     return Err(DfaError::AccelLeaves { state, byte });
                 }
             }
@@ -708,16 +717,24 @@ impl<T: SlotId> Automaton for CombDfaRef<'_, T> {
         state < self.sinks
     }
 
+    // The tables passed [`CombDfa::new`]'s checks (or were built valid,
+    // [`CombDfa::from_dense`]): a state has a row, a row's base plus any
+    // class is a slot, and every default, target and the start is a state.
+
     #[inline(always)]
-    fn locate(&self, state: u32, byte: u8) -> Located {
-        let row = self.rows[state as usize];
+    unsafe fn locate(&self, state: u32, byte: u8) -> Located {
+        // SAFETY: `state` is a state (the caller's word), so it has a row.
+        let row = unsafe { *self.rows.get_unchecked(state as usize) };
         let base = (row[1] & !ACCEL) as usize;
         Located { index: base + usize::from(self.classes[usize::from(byte)]), default: default_of::<T>(row) }
     }
 
     #[inline(always)]
-    fn follow(&self, state: u32, at: Located) -> u32 {
-        let [owner, target] = self.slots[at.index];
+    unsafe fn follow(&self, state: u32, at: Located) -> u32 {
+        // SAFETY: `at` is `locate`'s for a state: its row's base plus a
+        // class, within the slots (checked: the largest base plus the
+        // largest class is below their count).
+        let [owner, target] = unsafe { *self.slots.get_unchecked(at.index) };
         if owner.into() == state {
             target.into()
         } else {
@@ -726,17 +743,22 @@ impl<T: SlotId> Automaton for CombDfaRef<'_, T> {
     }
 
     #[inline(always)]
-    fn answer(&self, state: u32) -> u32 {
-        if T::ANSWER_IN_ROW {
-            self.rows[state as usize][0] >> 16
-        } else {
-            self.answers[state as usize]
+    unsafe fn answer(&self, state: u32) -> u32 {
+        // SAFETY: `state` is a state: it has a row, and an answer when the
+        // rows do not carry them (checked: one answer per state).
+        unsafe {
+            if T::ANSWER_IN_ROW {
+                self.rows.get_unchecked(state as usize)[0] >> 16
+            } else {
+                *self.answers.get_unchecked(state as usize)
+            }
         }
     }
 
     #[inline(always)]
-    fn accelerated(&self, state: u32) -> bool {
-        self.rows[state as usize][1] & ACCEL != 0
+    unsafe fn accelerated(&self, state: u32) -> bool {
+        // SAFETY: `state` is a state, so it has a row.
+        unsafe { self.rows.get_unchecked(state as usize)[1] & ACCEL != 0 }
     }
 
     /// Remembers the state's escapes as the search takes them: three bytes
@@ -744,8 +766,11 @@ impl<T: SlotId> Automaton for CombDfaRef<'_, T> {
     /// so that a run's later skips in the state read them as they are.
     #[inline(always)]
     fn skip(&self, state: u32, path: &[u8], at: usize, memo: &SkipMemo) -> usize {
-        if !self.accelerated(state) {
-            return 0;
+        // Checked: a skip is rare, and it is the one method a caller may
+        // give any number.
+        match self.rows.get(state as usize) {
+            Some(row) if row[1] & ACCEL != 0 => {}
+            _ => return 0,
         }
         let mut last = memo.get();
         if last.state != state {
@@ -1165,7 +1190,10 @@ impl CombDfa {
         let id = |id: u32| if id == FREE_SLOT { u16::FREE } else { id as u16 };
         let slots = self.slots.iter().map(|&[owner, target]| [id(owner), id(target)]);
         let (classes, accels, start, sinks) = (self.classes, self.accels.clone(), self.start, self.sinks);
-        let narrow = CombDfa::validated(classes, rows.collect(), slots.collect(), Vec::new(), accels, start, sinks);
+        // SAFETY: the same comb in narrower ids (all of which fit, above):
+        // valid as `self` is.
+        let narrow =
+            unsafe { CombDfa::validated(classes, rows.collect(), slots.collect(), Vec::new(), accels, start, sinks) };
         debug_assert_eq!(narrow.as_ref().check().map(|_| ()), Ok(()), "the 16-bit form of a valid comb");
         Some(narrow)
     }
@@ -1339,14 +1367,17 @@ mod tests {
     }
 
     /// `comb`'s classes, accelerations, start and sinks with these rows,
-    /// slots and answers (the 16-bit form's, or broken ones), unchecked.
+    /// slots and answers (the 16-bit form's, or broken ones), unchecked:
+    /// only for the checks ([`recheck`], [`plain_check`]), never walked.
     fn with<'a, T: SlotId>(
         comb: &'a CombDfa,
         rows: &'a [[u32; 2]],
         slots: &'a [[T; 2]],
         answers: &'a [u32],
     ) -> CombDfaRef<'a, T> {
-        CombDfa::validated(&comb.classes, rows, slots, answers, &comb.accels[..], comb.start, comb.sinks)
+        // SAFETY: the tests only check these tables, which reads them with
+        // bounds checks, and step them only once they passed.
+        unsafe { CombDfa::validated(&comb.classes, rows, slots, answers, &comb.accels[..], comb.start, comb.sinks) }
     }
 
     /// A trie over `words`: one state per prefix, every other byte to a
@@ -1485,7 +1516,8 @@ mod tests {
             if state < t.sinks || state as usize >= states || !(1..=3).contains(&count) {
                 return Err(DfaError::NoStates);
             }
-            if (0..=255u8).any(|b| !escapes[..count].contains(&b) && t.step(state, b) != state) {
+            // SAFETY: `state` is a state, and the rows and slots passed above.
+            if (0..=255u8).any(|b| !escapes[..count].contains(&b) && unsafe { t.step(state, b) } != state) {
                 return Err(DfaError::NoStates);
             }
         }
@@ -1920,9 +1952,10 @@ mod tests {
             let dense_last = SkipMemo::new();
             for path in paths.iter().flat_map(|p| [p.clone(), [&b"/"[..], p].concat()]) {
                 let want = dfa.scan(&path);
-                prop_assert_eq!(walk::scan_after_slash(&view, &path, wide_slash, &wide_last), want);
-                prop_assert_eq!(walk::scan_after_slash(&narrow, &path, narrow_slash, &narrow_last), want);
-                let dense = walk::scan_after_slash(&dfa, &path, dense_slash, &dense_last);
+                // SAFETY (the three): each slash is `after_slash` of its automaton.
+                prop_assert_eq!(unsafe { walk::scan_after_slash(&view, &path, wide_slash, &wide_last) }, want);
+                prop_assert_eq!(unsafe { walk::scan_after_slash(&narrow, &path, narrow_slash, &narrow_last) }, want);
+                let dense = unsafe { walk::scan_after_slash(&dfa, &path, dense_slash, &dense_last) };
                 prop_assert_eq!(dense, want);
             }
         }

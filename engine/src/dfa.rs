@@ -328,16 +328,20 @@ impl<T: TransitionTable, A: AsRef<[u32]>, C: Borrow<[u8; 256]>> Dfa<T, A, C> {
             let index = table.iter().position(|&id| !valid(id.into())).expect("an id off the stride or past the end");
             return Err(DfaError::TransitionNotState { index, target: table[index].into() });
         }
-        Ok(Dfa::validated(classes, stride2, transitions, answers, start, sinks))
+        // SAFETY: checked above.
+        Ok(unsafe { Dfa::validated(classes, stride2, transitions, answers, start, sinks) })
     }
 
     /// Makes an automaton of tables that [`Dfa::new`] has already accepted,
     /// without re-checking every transition (which costs the table's size):
-    /// for lookups in an artifact whose tables were all checked when it was
-    /// opened. Given tables that were never checked, [`Dfa::scan`] may panic
-    /// on an out-of-range index, but never reads out of bounds.
+    /// for lookups in an artifact whose group was checked on its first use.
+    ///
+    /// # Safety
+    ///
+    /// [`Dfa::new`] accepts these very tables: the walks read them without
+    /// bounds checks, trusting its checks.
     #[inline]
-    pub fn validated(classes: C, stride2: u32, transitions: T, answers: A, start: u32, sinks: u32) -> Self {
+    pub unsafe fn validated(classes: C, stride2: u32, transitions: T, answers: A, start: u32, sinks: u32) -> Self {
         Dfa { classes, stride2, transitions, answers, start, sink_limit: sinks << stride2 }
     }
 
@@ -375,7 +379,8 @@ impl<T: TransitionTable, A: AsRef<[u32]>, C: Borrow<[u8; 256]>> Dfa<T, A, C> {
     pub fn next_index(&self, state: usize, byte: u8) -> usize {
         assert!(state < self.states(), "state {state} of an automaton of {} states", self.states());
         let id = (state as u32) << self.stride2;
-        (self.as_ref().step(id, byte) >> self.stride2) as usize
+        // SAFETY: `id` is the row start of a state (asserted above).
+        (unsafe { self.as_ref().step(id, byte) } >> self.stride2) as usize
     }
 
     /// The answer (a rank) if the input ends in state index `state`.
@@ -451,19 +456,25 @@ impl<I: StateId> Automaton for DfaRef<'_, I> {
         state < self.sink_limit
     }
 
+    // The tables passed [`Dfa::new`]'s checks: every id (the start and
+    // each transition) is a row's start within the transitions, and every
+    // class is below the stride.
+
     #[inline(always)]
-    fn locate(&self, state: u32, byte: u8) -> Located {
+    unsafe fn locate(&self, state: u32, byte: u8) -> Located {
         Located { index: state as usize + usize::from(self.classes[usize::from(byte)]), default: 0 }
     }
 
     #[inline(always)]
-    fn follow(&self, _: u32, at: Located) -> u32 {
-        self.transitions[at.index].into()
+    unsafe fn follow(&self, _: u32, at: Located) -> u32 {
+        // SAFETY: `at` is a state's row start plus a class below the stride.
+        unsafe { (*self.transitions.get_unchecked(at.index)).into() }
     }
 
     #[inline(always)]
-    fn answer(&self, state: u32) -> u32 {
-        self.answers[(state >> self.stride2) as usize]
+    unsafe fn answer(&self, state: u32) -> u32 {
+        // SAFETY: `state` is a state's row start: its index has an answer.
+        unsafe { *self.answers.get_unchecked((state >> self.stride2) as usize) }
     }
 
     #[inline(always)]
@@ -475,7 +486,7 @@ impl<I: StateId> Automaton for DfaRef<'_, I> {
     }
 
     #[inline(always)]
-    fn accelerated(&self, _: u32) -> bool {
+    unsafe fn accelerated(&self, _: u32) -> bool {
         false
     }
 

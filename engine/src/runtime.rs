@@ -26,7 +26,7 @@ const MAX_PARTS: usize = GroupHead::MAX_PARTS as usize;
 /// and by [`crate::MatcherRef`].
 #[derive(Clone, Debug)]
 pub(crate) struct RunnerPart<'a> {
-    /// The stored part.
+    /// The stored part (never replaced: `slash` is its automaton's).
     pub(crate) view: PartView<'a>,
     /// A rule list's prefilter, shared by every use of the part
     /// ([`LazyPrefilter`]); `None` for an automaton.
@@ -86,11 +86,13 @@ impl<'a> RunnerPart<'a> {
     /// it beats `floor`.
     #[inline]
     pub(crate) fn rank(&self, path: &[u8], floor: u32) -> u32 {
+        // SAFETY (the four): `slash` was taken of this very view when the
+        // part was made (`with_prefilter`), and neither changes since.
         match &self.view {
-            PartView::Dfa(dfa) => scan_automaton(dfa, path, self.slash, &self.last_skip),
-            PartView::Dfa16(dfa) => scan_automaton(dfa, path, self.slash, &self.last_skip),
-            PartView::Comb(comb) => scan_automaton(comb, path, self.slash, &self.last_skip),
-            PartView::Comb16(comb) => scan_automaton(comb, path, self.slash, &self.last_skip),
+            PartView::Dfa(dfa) => unsafe { scan_automaton(dfa, path, self.slash, &self.last_skip) },
+            PartView::Dfa16(dfa) => unsafe { scan_automaton(dfa, path, self.slash, &self.last_skip) },
+            PartView::Comb(comb) => unsafe { scan_automaton(comb, path, self.slash, &self.last_skip) },
+            PartView::Comb16(comb) => unsafe { scan_automaton(comb, path, self.slash, &self.last_skip) },
             PartView::Rules(list) => match &self.prefilter {
                 Some(prefilter) => prefilter.best(list, path, floor),
                 None => 0,
@@ -105,9 +107,14 @@ impl<'a> RunnerPart<'a> {
 /// stack and moved them between registers (about 4 instructions a step
 /// more, 6 to 7 steps a URL on crawl2019, against a call's 15 or so); and
 /// [`RunnerPart::rank`] stays a dispatch that jumps here.
+///
+/// # Safety
+///
+/// `slash` is [`walk::after_slash`] of `automaton`.
 #[inline(never)]
-fn scan_automaton<A: Automaton>(automaton: &A, path: &[u8], slash: u32, last: &SkipMemo) -> u32 {
-    walk::scan_after_slash(automaton, path, slash, last)
+unsafe fn scan_automaton<A: Automaton>(automaton: &A, path: &[u8], slash: u32, last: &SkipMemo) -> u32 {
+    // SAFETY: the caller's word.
+    unsafe { walk::scan_after_slash(automaton, path, slash, last) }
 }
 
 /// A group of an artifact with its parts read, for deciding a run of paths

@@ -434,7 +434,8 @@ impl<'a> GroupView<'a> {
         }
         for p in 0..rec.parts as usize {
             let mut comb_max_answer = None;
-            let part = self.read_part(p, Check::Full, &mut comb_max_answer)?;
+            // SAFETY: a full check takes nothing on trust.
+            let part = unsafe { self.read_part(p, Check::Full, &mut comb_max_answer)? };
             let max_answer = match (part, comb_max_answer) {
                 (_, Some(max)) => max,
                 (PartView::Dfa(dfa), None) => dfa.max_answer(),
@@ -511,27 +512,45 @@ impl<'a> GroupView<'a> {
     /// Part `p`, read in place. Every lookup reads its group's parts with
     /// [`Check::Validated`] (a constant at each call), which goes to a
     /// reading of its own without the checks' branches.
+    ///
+    /// # Safety
+    ///
+    /// With [`Check::Validated`], [`GroupView::check`] accepted this group:
+    /// the walks read its automata without bounds checks.
     #[inline(always)]
-    pub fn part(&self, p: usize, check: Check) -> Result<PartView<'a>, GroupDamage> {
-        match check {
-            Check::Validated => self.validated_part(p),
-            Check::Full => self.read_part(p, check, &mut None),
+    pub unsafe fn part(&self, p: usize, check: Check) -> Result<PartView<'a>, GroupDamage> {
+        // SAFETY: the caller's word.
+        unsafe {
+            match check {
+                Check::Validated => self.validated_part(p),
+                Check::Full => self.read_part(p, check, &mut None),
+            }
         }
     }
 
     /// [`GroupView::read_part`] with [`Check::Validated`], the constant
     /// folded in: the tables' bounds, no automaton check.
+    ///
+    /// # Safety
+    ///
+    /// [`GroupView::check`] accepted this group.
     #[inline(never)]
-    fn validated_part(&self, p: usize) -> Result<PartView<'a>, GroupDamage> {
-        self.read_part(p, Check::Validated, &mut None)
+    unsafe fn validated_part(&self, p: usize) -> Result<PartView<'a>, GroupDamage> {
+        // SAFETY: the caller's word.
+        unsafe { self.read_part(p, Check::Validated, &mut None) }
     }
 
     /// Part `p`, and in `comb_max_answer` a comb's largest answer when
     /// `check` is [`Check::Full`] (found by its check's pass over the rows;
     /// an out-parameter so that the view is built where the caller wants it,
     /// not moved through a tuple).
+    ///
+    /// # Safety
+    ///
+    /// With [`Check::Validated`], [`GroupView::check`] accepted this group:
+    /// the walks read its automata without bounds checks.
     #[inline(always)]
-    fn read_part(
+    unsafe fn read_part(
         &self,
         p: usize,
         check: Check,
@@ -541,10 +560,11 @@ impl<'a> GroupView<'a> {
         let part = self.part_record(p).ok_or(out_of_range(GroupTable::PartRecord))?;
         let count = part.count as usize;
         match part.kind {
-            PART_DFA16 => self.dense(p, &part, check).map(PartView::Dfa16),
-            PART_DFA32 => self.dense(p, &part, check).map(PartView::Dfa),
-            PART_COMB => self.comb(p, &part, check, comb_max_answer).map(PartView::Comb),
-            PART_COMB16 => self.comb(p, &part, check, comb_max_answer).map(PartView::Comb16),
+            // SAFETY (the four): the caller's word, passed on.
+            PART_DFA16 => unsafe { self.dense(p, &part, check) }.map(PartView::Dfa16),
+            PART_DFA32 => unsafe { self.dense(p, &part, check) }.map(PartView::Dfa),
+            PART_COMB => unsafe { self.comb(p, &part, check, comb_max_answer) }.map(PartView::Comb),
+            PART_COMB16 => unsafe { self.comb(p, &part, check, comb_max_answer) }.map(PartView::Comb16),
             PART_RULES => {
                 let ends: &[u32] = self.table(part.b, count).ok_or(out_of_range(GroupTable::RuleEnds))?;
                 let ranks: &[u32] = self.table(part.c, count).ok_or(out_of_range(GroupTable::RuleRanks))?;
@@ -568,8 +588,12 @@ impl<'a> GroupView<'a> {
     }
 
     /// A dense part's tables: `count` rows of `1 << stride2` ids of type `I`.
+    ///
+    /// # Safety
+    ///
+    /// With [`Check::Validated`], [`GroupView::check`] accepted this group.
     #[inline(always)]
-    fn dense<I: StateId + bytemuck::Pod>(
+    unsafe fn dense<I: StateId + bytemuck::Pod>(
         &self,
         p: usize,
         part: &PartRecord,
@@ -585,14 +609,22 @@ impl<'a> GroupView<'a> {
         match check {
             Check::Full => Dfa::new(classes, part.stride2, transitions, answers, part.start, part.sinks)
                 .map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Automaton(e) }),
-            Check::Validated => Ok(Dfa::validated(classes, part.stride2, transitions, answers, part.start, part.sinks)),
+            // SAFETY: the group was checked (the caller's word): `Dfa::new`
+            // accepted these tables then.
+            Check::Validated => {
+                Ok(unsafe { Dfa::validated(classes, part.stride2, transitions, answers, part.start, part.sinks) })
+            }
         }
     }
 
     /// A comb part's tables: `count` rows, then `slots` slots of `T` ids;
     /// with [`Check::Full`], its largest answer too (in `max_answer`).
+    ///
+    /// # Safety
+    ///
+    /// With [`Check::Validated`], [`GroupView::check`] accepted this group.
     #[inline(always)]
-    fn comb<T: SlotId>(
+    unsafe fn comb<T: SlotId>(
         &self,
         p: usize,
         part: &PartRecord,
@@ -620,7 +652,9 @@ impl<'a> GroupView<'a> {
                     comb
                 })
                 .map_err(|e| GroupDamage::Part { part: p, problem: PartProblem::Automaton(e) }),
-            Check::Validated => Ok(CombDfa::validated(classes, rows, slots, answers, accels, start, sinks)),
+            // SAFETY: the group was checked (the caller's word):
+            // `CombDfa::new` accepted these tables then.
+            Check::Validated => Ok(unsafe { CombDfa::validated(classes, rows, slots, answers, accels, start, sinks) }),
         }
     }
 }

@@ -56,8 +56,9 @@
 //!   ORIGINS, PREFERENCES and SLOTS (checksums, and every offset and id in them), so that
 //!   finding an origin and its group ids can neither read out of bounds nor
 //!   panic. A group blob is checked (checksum, then every table and
-//!   transition) before its first use answers anything (`GroupView::check`);
-//!   so is CRAWL (checksum, then every id and offset), which no verdict
+//!   transition) before its first use answers anything (`GroupView::check`),
+//!   and on the strength of that check the walks read its automata without
+//!   bounds checks; so is CRAWL (checksum, then every id and offset), which no verdict
 //!   reads, and FRESHNESS (checksum; opening checks only that it holds one
 //!   record per origin), whose every value is valid.
 //! - Sections follow one another from [`GROUPS_START`] to the end of the
