@@ -37,8 +37,8 @@
 //! temporary files.
 
 use crate::corpus::{
-    record_key, resolve_location, CopyFacts, CorpusError, CorpusReader, FetchDetails, FetchRecord, OriginRobots, Place,
-    RecordSink, Robots, SourceRef, Warning,
+    record_key, resolve_location, CopyFacts, CorpusError, CorpusReader, FetchRecord, OriginRobots, Place, RecordSink,
+    Robots, SourceRef, Warning,
 };
 use crate::runs::{read_or_end, Merged, SortedRuns, Spill};
 use crate::status::{Choice, FetchHistory, StatusClass, MAX_REDIRECTS};
@@ -84,35 +84,33 @@ const COPY_LEN: usize = 28;
 
 /// A copy's `max_age` and `failures_in_a_row` as words (`u64::MAX`,
 /// `u32::MAX`: none).
-fn copy_words(copy: &FetchDetails) -> (u64, u32) {
-    let max_age = copy.max_age.map_or(u64::MAX, |a| a.min(u64::MAX - 1));
-    (max_age, copy.failures_in_a_row.map_or(u32::MAX, |k| k.min(u32::MAX - 1)))
-}
-
-/// The facts of a copy from its [`time_key`] and [`copy_words`].
-fn copy_of_words(time: u128, max_age: u64, failures: u32) -> CopyFacts {
-    CopyFacts {
-        fetched_at: time_of(time),
-        max_age: (max_age != u64::MAX).then_some(max_age),
-        failures_in_a_row: (failures != u32::MAX).then_some(failures),
-    }
+fn copy_words(max_age: Option<u64>, failures_in_a_row: Option<u32>) -> (u64, u32) {
+    (max_age.map_or(u64::MAX, |a| a.min(u64::MAX - 1)), failures_in_a_row.map_or(u32::MAX, |k| k.min(u32::MAX - 1)))
 }
 
 /// Writes a copy's facts in [`COPY_LEN`] bytes.
 fn write_copy(copy: &CopyFacts, out: &mut impl Write) -> io::Result<()> {
-    let details =
-        FetchDetails { max_age: copy.max_age, failures_in_a_row: copy.failures_in_a_row, ..Default::default() };
-    let (max_age, failures) = copy_words(&details);
-    out.write_all(&time_key(copy.fetched_at).to_le_bytes())?;
+    let (max_age, failures) = copy_words(copy.max_age, copy.failures_in_a_row);
+    write_copy_words(time_key(copy.fetched_at), max_age, failures, out)
+}
+
+/// Writes a copy's facts as words ([`time_key`], [`copy_words`]) in
+/// [`COPY_LEN`] bytes.
+fn write_copy_words(time: u128, max_age: u64, failures: u32, out: &mut impl Write) -> io::Result<()> {
+    out.write_all(&time.to_le_bytes())?;
     out.write_all(&max_age.to_le_bytes())?;
     out.write_all(&failures.to_le_bytes())
 }
 
-/// Reads what [`write_copy`] wrote.
+/// Reads what [`write_copy`] and [`write_copy_words`] wrote.
 fn copy_of(b: &[u8; COPY_LEN]) -> CopyFacts {
-    let word = |r: std::ops::Range<usize>| u64::from_le_bytes(b[r].try_into().expect("8 bytes"));
+    let max_age = u64::from_le_bytes(b[16..24].try_into().expect("8 bytes"));
     let failures = u32::from_le_bytes(b[24..28].try_into().expect("4 bytes"));
-    copy_of_words(u128::from_le_bytes(b[..16].try_into().expect("16 bytes")), word(16..24), failures)
+    CopyFacts {
+        fetched_at: time_of(u128::from_le_bytes(b[..16].try_into().expect("16 bytes"))),
+        max_age: (max_age != u64::MAX).then_some(max_age),
+        failures_in_a_row: (failures != u32::MAX).then_some(failures),
+    }
 }
 
 /// Where a record redirects to.
@@ -528,10 +526,8 @@ impl BoundedCorpus {
                 roots_file.write_all(&(fact.key.len() as u32).to_le_bytes()).map_err(tmp)?;
                 roots_file.write_all(&fact.key).map_err(tmp)?;
             }
-            roots_file.write_all(&fact.time.to_le_bytes()).map_err(tmp)?;
             roots_file.write_all(&fact.status.to_le_bytes()).map_err(tmp)?;
-            roots_file.write_all(&fact.max_age.to_le_bytes()).map_err(tmp)?;
-            roots_file.write_all(&fact.failures.to_le_bytes()).map_err(tmp)?;
+            write_copy_words(fact.time, fact.max_age, fact.failures, &mut roots_file).map_err(tmp)?;
             let class = StatusClass::of(fact.status);
             match fact.redirect {
                 NOT_REDIRECT => write_outcome(&outcomes, place, Outcome { class, last: fact.seq }).map_err(tmp)?,
@@ -631,12 +627,10 @@ impl BoundedCorpus {
                     key.resize(u32::from_le_bytes(length) as usize, 0);
                     roots_in.read_exact(&mut key).map_err(tmp)?;
                 }
-                let b = read_array::<30>(&mut roots_in).map_err(tmp)?.ok_or_else(|| tmp(cut_short()))?;
-                let time_word = u128::from_le_bytes(b[..16].try_into().expect("16 bytes"));
-                let status = u16::from_le_bytes([b[16], b[17]]);
-                let max_age = u64::from_le_bytes(b[18..26].try_into().expect("8 bytes"));
-                let failures = u32::from_le_bytes(b[26..30].try_into().expect("4 bytes"));
-                let copy = copy_of_words(time_word, max_age, failures);
+                let status = read_array::<2>(&mut roots_in).map_err(tmp)?.ok_or_else(|| tmp(cut_short()))?;
+                let status = u16::from_le_bytes(status);
+                let copy =
+                    copy_of(&read_array::<COPY_LEN>(&mut roots_in).map_err(tmp)?.ok_or_else(|| tmp(cut_short()))?);
                 let time = copy.fetched_at;
                 let o = read_array::<16>(&mut outcomes_in).map_err(tmp)?.ok_or_else(|| tmp(cut_short()))?;
                 let outcome =
@@ -777,7 +771,8 @@ impl FirstPass {
         self.urls.push(UrlFact { url: url_hash(&url_key), time, seq, class: class_code(class), redirect, target })?;
         match root_key {
             Some(key) => {
-                let (max_age, failures) = copy_words(record.details());
+                let details = record.details();
+                let (max_age, failures) = copy_words(details.max_age, details.failures_in_a_row);
                 let status = record.status;
                 self.roots.push(RootFact { key, time, seq, status, redirect, target, max_age, failures })
             }
