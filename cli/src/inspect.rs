@@ -2,12 +2,13 @@
 
 use crate::failure::{fail, Context, Failure};
 use crate::fetch::{parse_time, PolicyArgs};
+use robotsieve_compiler::build::copy_facts;
 use robotsieve_core::preference::format_entries;
 use robotsieve_core::url::OriginKey;
 use robotsieve_engine::ShardSet;
 use robotsieve_engine::{Artifact, ArtifactError, FetchFacts, FetchKind, GroupStats, Section};
-use robotsieve_sources::freshness::{CachePolicy, Freshness};
-use robotsieve_sources::{CopyFacts, Timestamp};
+use robotsieve_sources::freshness::{CachePolicy, CacheRule, Freshness};
+use robotsieve_sources::Timestamp;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -58,12 +59,7 @@ fn freshness(
     policy: &CachePolicy,
     now: Timestamp,
 ) -> Result<Freshness, ArtifactError> {
-    let facts = artifact.fetch_facts(origin)?;
-    let copy = CopyFacts {
-        fetched_at: facts.fetched_at.map(|t| Timestamp::from_unix_nanos(t, 0)),
-        max_age: facts.max_age.map(u64::from),
-        failures_in_a_row: facts.failures_in_a_row,
-    };
+    let copy = copy_facts(&artifact.fetch_facts(origin)?);
     Ok(policy.freshness_of(artifact.fetch_info(origin).status, None, &copy, now))
 }
 
@@ -73,8 +69,9 @@ fn expired(set: &ShardSet, policy: &CachePolicy, now: Timestamp) -> Result<(usiz
     let (mut due, mut undated) = (0, 0);
     for artifact in set.shards() {
         for o in 0..artifact.origins() {
-            due += usize::from(freshness(artifact, o, policy, now)?.is_due());
-            undated += usize::from(artifact.fetch_facts(o)?.fetched_at.is_none());
+            let judged = freshness(artifact, o, policy, now)?;
+            due += usize::from(judged.is_due());
+            undated += usize::from(matches!(judged, Freshness::Due { rule: CacheRule::Undated, .. }));
         }
     }
     Ok((due, undated))

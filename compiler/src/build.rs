@@ -32,6 +32,7 @@ use robotsieve_engine::{FetchFacts, FetchInfo, FetchKind};
 use robotsieve_robotstxt::group::{Agent, Group, Rule, Source, Verb};
 use robotsieve_robotstxt::parse::RobotsTxt;
 use robotsieve_sources::corpus::{CopyFacts, OriginRobots, Robots};
+use robotsieve_sources::Timestamp;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::time::{Duration, Instant};
@@ -429,6 +430,18 @@ pub fn fetch_facts(copy: &CopyFacts) -> FetchFacts {
     }
 }
 
+/// The copy's facts an artifact kept ([`fetch_facts`]), as the cache policy
+/// reads them (`CachePolicy::freshness_of`): the inverse of
+/// [`fetch_facts`] but for what the artifact does not keep (the time's
+/// fraction of a second, a max-age past what [`FetchFacts`] holds).
+pub fn copy_facts(facts: &FetchFacts) -> CopyFacts {
+    CopyFacts {
+        fetched_at: facts.fetched_at.map(|t| Timestamp::from_unix_nanos(t, 0)),
+        max_age: facts.max_age.map(u64::from),
+        failures_in_a_row: facts.failures_in_a_row,
+    }
+}
+
 /// Gives the memory freed by a batch back to the system (glibc's
 /// `malloc_trim`: every free page of every arena, not only the top of the
 /// heap), after a batch that had a large build. Without it, the pages a batch's builds used and freed stay
@@ -529,6 +542,28 @@ mod tests {
     use super::*;
     use robotsieve_core::url::{OriginKey, PathMode};
     use robotsieve_engine::Artifact;
+
+    /// What the artifact keeps of a copy reads back as the copy, but for
+    /// the parts it does not keep.
+    #[test]
+    fn copy_facts_read_back_what_fetch_facts_kept() {
+        let whole = CopyFacts {
+            fetched_at: Some(Timestamp::from_unix_nanos(1_796_000_000, 0)),
+            max_age: Some(86_400),
+            failures_in_a_row: Some(3),
+        };
+        for copy in [whole, CopyFacts::default(), CopyFacts { failures_in_a_row: None, ..whole }] {
+            assert_eq!(copy_facts(&fetch_facts(&copy)), copy);
+        }
+        let lossy = CopyFacts {
+            fetched_at: Some(Timestamp::from_unix_nanos(1_796_000_000, 500)),
+            max_age: Some(u64::MAX),
+            failures_in_a_row: None,
+        };
+        let kept = copy_facts(&fetch_facts(&lossy));
+        assert_eq!(kept.fetched_at, Some(Timestamp::from_unix_nanos(1_796_000_000, 0)));
+        assert_eq!(kept.max_age, Some(u64::from(u32::MAX)));
+    }
 
     /// Resolves one fetch record per origin, as `compile --corpus` would.
     pub(crate) fn resolve(records: &[(&str, u16, &str)]) -> Vec<robotsieve_sources::corpus::Governing> {
