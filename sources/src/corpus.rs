@@ -257,9 +257,8 @@ pub struct Provenance {
     pub url: String,
     /// Its status.
     pub status: u16,
-    /// When it was fetched.
-    pub fetched_at: Option<Timestamp>,
-    /// Its time, `max_age` and `failures_in_a_row` ([`CopyFacts::of`]).
+    /// When it was fetched, its `max_age` and its `failures_in_a_row`
+    /// ([`CopyFacts::of`]).
     pub copy: CopyFacts,
     /// Redirects followed from it.
     pub redirects: usize,
@@ -1119,7 +1118,6 @@ fn choose(records: &[FetchRecord], indices: &[usize], outcomes: &[Outcome], orig
         source: records[indices[k]].source.clone(),
         url: records[indices[k]].url.clone(),
         status: records[indices[k]].status,
-        fetched_at: records[indices[k]].fetched_at,
         copy: CopyFacts::of(&records[indices[k]]),
         redirects: outcomes[k].redirects,
         reason,

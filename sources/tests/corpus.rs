@@ -618,7 +618,7 @@ fn check_sample_resolution(r: &Resolution, name: &str) {
     assert!(!allowed(r, "https://c.org/zipped"));
     assert!(!allowed(r, "https://d.org/anything"));
     let d = &r.origins[&OriginKey::of_url("https://d.org/").unwrap()].provenance;
-    assert_eq!(d.fetched_at.unwrap().to_string(), "2026-11-01T00:00:05Z");
+    assert_eq!(d.copy.fetched_at.unwrap().to_string(), "2026-11-01T00:00:05Z");
     assert_eq!(d.source.to_string(), format!("{name}: record 8"));
     assert!(!r.origins.contains_key(&OriginKey::of_url("https://e.org/").unwrap()));
     assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
